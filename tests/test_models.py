@@ -1,0 +1,894 @@
+"""Wire types and codec of ``models``: every packet, the errors, the encoding rules."""
+
+from __future__ import annotations
+
+import contextlib
+import doctest
+import json
+from typing import Any, get_args
+
+import orjson
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import BaseModel
+
+import models
+from models import (
+    CLIENT_PACKETS,
+    HUMAN_CLIENT_PACKETS,
+    PACKETS,
+    SERVER_PACKETS,
+    SPECTATOR_PACKETS,
+    Board,
+    BoardUpdatePacket,
+    BwsV1Alpha,
+    Capabilities,
+    Cell,
+    ConfigPacket,
+    Coord,
+    EndCause,
+    EndPacket,
+    EvalRequestPacket,
+    EvalResponsePacket,
+    GameStatus,
+    HeartbeatPacket,
+    HumanMoveResponsePacket,
+    InterruptPacket,
+    Match,
+    Move,
+    MoveOption,
+    MoveRequestPacket,
+    MoveResponsePacket,
+    NewGameRequest,
+    NewGameResponse,
+    NopePacket,
+    Player,
+    PlayerConfig,
+    PositionEvaluation,
+    ProtocolError,
+    ResultReason,
+    SetupPacket,
+    StatelessMoveRequest,
+    StatelessMoveResponse,
+    dump_packet,
+    parse_body,
+    parse_packet,
+)
+
+# ------------------------------------------------------------------------ samples
+
+CELLS = '[{"q":0,"r":0,"p":"x"},{"q":1,"r":0,"p":"o"},{"q":0,"r":1,"p":"o"}]'
+SAMPLES: dict[str, tuple[str, type[Any]]] = {
+    "config": ('{"type":"config","depth":4,"x-seed":7}', ConfigPacket),
+    "setup for a seat": (f'{{"type":"setup","board":{{"cells":{CELLS}}}}}', SetupPacket),
+    "setup for a spectator": (
+        '{"type":"setup","board":{"cells":' + CELLS + '},"game_id":"g1",'
+        '"moves":[{"side":"o","pieces":[{"q":1,"r":0},{"q":0,"r":1}],"considerations":[],'
+        '"clock_ms":59000}],'
+        '"player_x":{"name":"center","type":"bot","bot_url":"http://localhost:8002"},'
+        '"player_o":{"name":"ann","type":"human"},'
+        '"match":{"heartbeat":5000,"view_distance":8,"win_distance":6,"clock_type":"match",'
+        '"clock":60,"increment":0},"to_move":"x","status":"in_progress",'
+        '"clock_x_ms":60000,"clock_o_ms":59000}',
+        SetupPacket,
+    ),
+    "move_request": (
+        '{"type":"move_request","side":"x","previous":['
+        '{"side":"x","pieces":[{"q":0,"r":2},{"q":0,"r":3}]},'
+        '{"side":"o","pieces":[{"q":2,"r":0},{"q":3,"r":0}]}],'
+        '"board":{"cells":' + CELLS + '},"move_time_limit":2.5}',
+        MoveRequestPacket,
+    ),
+    "heartbeat": ('{"type":"heartbeat","waiting":false}', HeartbeatPacket),
+    "eval_request": (
+        '{"type":"eval_request","side":"o","evaluation_time_limit":1}',
+        EvalRequestPacket,
+    ),
+    "interrupt": ('{"type":"interrupt"}', InterruptPacket),
+    "end by forfeit": (
+        '{"type":"end","winner":"x","reason":"forfeit","detail":"timeout",'
+        '"board":{"cells":' + CELLS + "}}",
+        EndPacket,
+    ),
+    "end in a draw": ('{"type":"end","winner":null,"reason":"draw"}', EndPacket),
+    "nope": ('{"type":"nope","reason":"move_response without a move_request"}', NopePacket),
+    "move_response": (
+        '{"type":"move_response","move":{"pieces":[{"q":1,"r":1},{"q":2,"r":1}],'
+        '"evaluation":{"heuristic":0.25,"win_in":3}},'
+        '"considerations":[{"pieces":[{"q":-1,"r":1},{"q":-2,"r":1}]}]}',
+        MoveResponsePacket,
+    ),
+    "eval_response": (
+        '{"type":"eval_response","evaluation":{"heuristic":-0.5,"nodes":1200}}',
+        EvalResponsePacket,
+    ),
+    "board_update": (
+        '{"type":"board_update","board":{"cells":' + CELLS + "},"
+        '"move":{"side":"o","pieces":[{"q":1,"r":0},{"q":0,"r":1}]},'
+        '"to_move":"x","status":"in_progress","clock_x_ms":60000,"clock_o_ms":58500,'
+        '"evaluation":{"heuristic":0.1}}',
+        BoardUpdatePacket,
+    ),
+}
+
+
+def problem_of(data: str | bytes, **kwargs: Any) -> str:
+    """The message of the ProtocolError that parsing ``data`` raises."""
+    with pytest.raises(ProtocolError) as caught:
+        parse_packet(data, **kwargs)
+    return str(caught.value)
+
+
+def body_problem_of(model: type[Any], data: str) -> str:
+    with pytest.raises(ProtocolError) as caught:
+        parse_body(model, data)
+    return str(caught.value)
+
+
+def new_game(**match_config: Any) -> str:
+    return json.dumps(
+        {
+            "player_x": {"type": "human"},
+            "player_o": {"type": "bot", "bot_url": "http://localhost:8002"},
+            "match_config": match_config,
+        }
+    )
+
+
+# ------------------------------------------------------------------ every packet
+
+
+def test_samples_cover_every_packet_type() -> None:
+    assert {json.loads(data)["type"] for data, _ in SAMPLES.values()} == PACKETS.tags
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_packet_parses_from_realistic_json(name: str) -> None:
+    data, model = SAMPLES[name]
+    packet = parse_packet(data)
+    assert type(packet) is model
+    assert packet.type == json.loads(data)["type"]
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_packet_round_trips_through_dump_and_parse(name: str) -> None:
+    packet = parse_packet(SAMPLES[name][0])
+    assert parse_packet(dump_packet(packet)) == packet
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_encoded_packet_equals_the_json_it_was_read_from(name: str) -> None:
+    data = SAMPLES[name][0]
+    assert orjson.loads(dump_packet(parse_packet(data))) == orjson.loads(data)
+
+
+def test_prototype_move_request_with_board_parses() -> None:
+    data = (
+        '{"type":"move_request","side":"o","previous":[],"board":{"cells":[{"q":0,"r":0,"p":"x"}]}}'
+    )
+    packet = parse_packet(data)
+    assert packet == MoveRequestPacket(
+        side=Player.O, previous=[], board=Board(cells=[Cell(q=0, r=0, p=Player.X)])
+    )
+
+
+def test_packet_parses_from_bytes_as_from_text() -> None:
+    data = SAMPLES["move_request"][0]
+    assert parse_packet(data.encode()) == parse_packet(data)
+
+
+def test_packets_can_be_built_without_naming_their_type() -> None:
+    assert dump_packet(InterruptPacket()) == b'{"type":"interrupt"}'
+
+
+def test_setup_without_board_means_the_standard_start() -> None:
+    assert parse_packet('{"type":"setup"}') == SetupPacket(board=Board.standard())
+
+
+def test_spectator_setup_carries_history_players_match_and_clocks() -> None:
+    packet = parse_packet(SAMPLES["setup for a spectator"][0])
+    assert isinstance(packet, SetupPacket)
+    assert packet.moves is not None and packet.moves[0].clock_ms == 59000
+    assert packet.player_o is not None and packet.player_o.name == "ann"
+    assert packet.match == Match(clock_type="match", clock=60)
+    assert (packet.to_move, packet.status) == (Player.X, GameStatus.IN_PROGRESS)
+    assert (packet.clock_x_ms, packet.clock_o_ms) == (60000, 59000)
+
+
+def test_setup_for_a_seat_carries_no_spectator_fields() -> None:
+    assert orjson.loads(dump_packet(SetupPacket(board=Board.standard()))) == {
+        "type": "setup",
+        "board": {"cells": [{"q": 0, "r": 0, "p": "x"}]},
+    }
+
+
+# ------------------------------------------------------------------- moves, humans
+
+
+def test_previous_may_hold_a_one_stone_move() -> None:
+    data = '{"type":"move_request","side":"o","previous":[{"side":"o","pieces":[{"q":1,"r":0}]}]}'
+    packet = parse_packet(data)
+    assert isinstance(packet, MoveRequestPacket)
+    assert packet.previous == [Move(side=Player.O, pieces=[Coord(q=1, r=0)])]
+
+
+def test_previous_move_of_three_stones_is_refused() -> None:
+    stones = ",".join(f'{{"q":{q},"r":0}}' for q in range(1, 4))
+    message = problem_of(
+        f'{{"type":"move_request","side":"o","previous":[{{"side":"o","pieces":[{stones}]}}]}}'
+    )
+    assert "move_request.previous[0].pieces: expected at most 2 items, got 3" in message
+
+
+def test_bot_move_response_with_one_piece_is_refused() -> None:
+    message = problem_of('{"type":"move_response","move":{"pieces":[{"q":1,"r":0}]}}')
+    assert message == "move_response.move.pieces: expected at least 2 items, got 1"
+
+
+def test_human_move_response_may_have_one_piece() -> None:
+    packet = parse_packet(
+        '{"type":"move_response","move":{"pieces":[{"q":1,"r":0}]}}',
+        allowed=HUMAN_CLIENT_PACKETS,
+    )
+    assert isinstance(packet, HumanMoveResponsePacket)
+    assert packet.move.pieces == [Coord(q=1, r=0)]
+
+
+def test_human_move_response_with_three_pieces_is_refused() -> None:
+    stones = ",".join(f'{{"q":{q},"r":0}}' for q in range(1, 4))
+    message = problem_of(
+        f'{{"type":"move_response","move":{{"pieces":[{stones}]}}}}',
+        allowed=HUMAN_CLIENT_PACKETS,
+    )
+    assert "move_response.move.pieces: expected at most 2 items, got 3" in message
+
+
+def test_human_move_response_with_two_pieces_reads_like_a_bots() -> None:
+    data = SAMPLES["move_response"][0]
+    human = parse_packet(data, allowed=HUMAN_CLIENT_PACKETS)
+    assert human.model_dump() == parse_packet(data).model_dump()
+
+
+# ------------------------------------------------------------------- bad input
+
+
+def test_text_that_is_not_json_is_refused() -> None:
+    assert problem_of('{"type": "heartbeat", ').startswith("not valid JSON: ")
+
+
+def test_json_that_is_not_an_object_is_refused() -> None:
+    assert problem_of("[1, 2]") == "expected a JSON object with a 'type' field, got a list"
+
+
+def test_packet_without_type_is_refused_naming_the_types() -> None:
+    message = problem_of('{"waiting": true}')
+    assert message.startswith("type: missing; expected one of: config, setup, move_request")
+
+
+def test_packet_of_unknown_type_is_refused() -> None:
+    message = problem_of('{"type": "move_reqest", "side": "x", "previous": []}')
+    assert message.startswith("type: unknown type 'move_reqest'; expected one of: ")
+
+
+def test_packet_type_that_is_not_a_string_is_refused() -> None:
+    assert problem_of('{"type": 3}').startswith("type: expected a string, got 3;")
+
+
+def test_packet_not_accepted_by_the_receiver_is_refused() -> None:
+    message = problem_of('{"type": "setup"}', allowed=CLIENT_PACKETS)
+    assert message == (
+        "type: 'setup' packets are not accepted here; expected one of: move_response, eval_response"
+    )
+
+
+def test_bot_refuses_packets_only_a_server_receives() -> None:
+    message = problem_of(SAMPLES["move_response"][0], allowed=SERVER_PACKETS)
+    assert "'move_response' packets are not accepted here" in message
+
+
+def test_spectator_accepts_setup_board_update_end_and_nope() -> None:
+    assert SPECTATOR_PACKETS.tags == {"setup", "board_update", "end", "nope"}
+    packet = parse_packet(SAMPLES["board_update"][0], allowed=SPECTATOR_PACKETS)
+    assert isinstance(packet, BoardUpdatePacket)
+
+
+def test_missing_field_is_named() -> None:
+    assert problem_of('{"type": "heartbeat"}') == "heartbeat.waiting: missing required field"
+
+
+def test_wrong_type_names_the_path_and_the_value() -> None:
+    data = '{"type":"move_response","move":{"pieces":[{"q":"0","r":1},{"q":1,"r":1}]}}'
+    assert problem_of(data) == "move_response.move.pieces[0].q: expected an integer, got '0'"
+
+
+@pytest.mark.parametrize(("value", "shown"), [('"0"', "'0'"), ("0.5", "0.5"), ("true", "true")])
+def test_coordinate_that_is_not_an_integer_is_refused(value: str, shown: str) -> None:
+    data = f'{{"type":"move_response","move":{{"pieces":[{{"q":{value},"r":1}},{{"q":1,"r":1}}]}}}}'
+    assert problem_of(data) == f"move_response.move.pieces[0].q: expected an integer, got {shown}"
+
+
+@pytest.mark.parametrize(("value", "shown"), [('"1"', "'1'"), ("1.0", "1.0"), ("false", "false")])
+def test_board_coordinate_that_is_not_an_integer_is_refused(value: str, shown: str) -> None:
+    data = (
+        '{"type":"move_request","side":"x","previous":[],"board":{"cells":'
+        f'[{{"q":0,"r":0,"p":"x"}},{{"q":{value},"r":0,"p":"o"}}]}}}}'
+    )
+    assert problem_of(data) == f"move_request.board.cells[1].q: expected an integer, got {shown}"
+
+
+def test_board_cell_of_unknown_side_is_refused() -> None:
+    data = '{"type":"setup","board":{"cells":[{"q":0,"r":0,"p":"X"}]}}'
+    assert problem_of(data) == "setup.board.cells[0].p: expected 'x' or 'o', got 'X'"
+
+
+def test_board_without_cells_is_refused() -> None:
+    assert problem_of('{"type":"setup","board":{}}') == "setup.board.cells: missing required field"
+
+
+def test_board_that_is_not_an_object_is_refused() -> None:
+    message = problem_of('{"type":"end","winner":"x","reason":"win","board":[]}')
+    assert message == "end.board: expected an object, got a list"
+
+
+def test_null_board_reads_as_no_board() -> None:
+    packet = parse_packet('{"type":"move_request","side":"x","previous":[],"board":null}')
+    assert isinstance(packet, MoveRequestPacket) and packet.board is None
+
+
+def test_heartbeat_waiting_must_be_a_boolean() -> None:
+    message = problem_of('{"type":"heartbeat","waiting":"yes"}')
+    assert message == "heartbeat.waiting: expected true or false, got 'yes'"
+
+
+def test_time_limit_must_be_positive() -> None:
+    message = problem_of('{"type":"move_request","side":"x","previous":[],"move_time_limit":0}')
+    assert message == "move_request.move_time_limit: expected more than 0, got 0"
+
+
+def test_time_limit_given_as_text_is_refused() -> None:
+    message = problem_of('{"type":"eval_request","side":"x","evaluation_time_limit":"2"}')
+    assert message == "eval_request.evaluation_time_limit: expected a number, got '2'"
+
+
+def test_heuristic_must_be_a_number_not_a_boolean() -> None:
+    message = problem_of('{"type":"eval_response","evaluation":{"heuristic":true}}')
+    assert message == "eval_response.evaluation.heuristic: expected a number, got true"
+
+
+def test_every_problem_of_a_packet_is_reported() -> None:
+    data = '{"type":"move_response","move":{"pieces":[{"q":"0","r":1},{"q":1}]}}'
+    with pytest.raises(ProtocolError) as caught:
+        parse_packet(data)
+    assert caught.value.problems == (
+        "move_response.move.pieces[0].q: expected an integer, got '0'",
+        "move_response.move.pieces[1].r: missing required field",
+    )
+
+
+def test_message_shows_the_first_five_problems_and_counts_the_rest() -> None:
+    cells = ",".join('{"q":"a","r":0,"p":"x"}' for _ in range(8))
+    message = problem_of(f'{{"type":"setup","board":{{"cells":[{cells}]}}}}')
+    assert message.count("expected an integer") == 5
+    assert message.endswith("(and 3 more)")
+
+
+def test_deeply_nested_json_is_refused_without_crashing() -> None:
+    nested = "[" * 100_000 + "]" * 100_000
+    message = problem_of(f'{{"type":"config","x-deep":{nested}}}')
+    assert "nested too deeply" in message
+
+
+def test_protocol_error_is_a_value_error() -> None:
+    with pytest.raises(ValueError, match="not valid JSON"):
+        parse_packet(b"\xff")
+
+
+# --------------------------------------------------------- unknown and extra fields
+
+
+def test_unknown_fields_are_ignored() -> None:
+    data = (
+        '{"type":"move_request","side":"x","previous":[],"x-trace":"abc",'
+        '"board":{"cells":[{"q":0,"r":0,"p":"x","colour":"red"}],"size":1}}'
+    )
+    packet = parse_packet(data)
+    assert packet == MoveRequestPacket(
+        side=Player.X, previous=[], board=Board(cells=[Cell(q=0, r=0, p=Player.X)])
+    )
+
+
+def test_config_keeps_x_keys() -> None:
+    packet = parse_packet('{"type":"config","depth":4,"x-seed":7,"x-book":{"moves":[1,2]}}')
+    assert isinstance(packet, ConfigPacket)
+    assert packet.depth == 4
+    assert packet.extensions() == {"x-seed": 7, "x-book": {"moves": [1, 2]}}
+
+
+def test_config_extensions_leave_out_unknown_standard_keys() -> None:
+    packet = parse_packet('{"type":"config","width":3,"x-seed":7}')
+    assert isinstance(packet, ConfigPacket)
+    assert packet.extensions() == {"x-seed": 7}
+
+
+def test_config_x_keys_are_written_back_even_when_null() -> None:
+    packet = parse_packet('{"type":"config","x-seed":7,"x-book":null}')
+    assert orjson.loads(dump_packet(packet)) == {"type": "config", "x-seed": 7, "x-book": None}
+
+
+def test_config_depth_must_be_an_integer() -> None:
+    assert problem_of('{"type":"config","depth":"4"}') == (
+        "config.depth: expected an integer, got '4'"
+    )
+
+
+def test_evaluation_keeps_extra_fields() -> None:
+    packet = parse_packet(SAMPLES["eval_response"][0])
+    assert isinstance(packet, EvalResponsePacket)
+    assert packet.evaluation.model_extra == {"nodes": 1200}
+    assert b'"nodes":1200' in dump_packet(packet)
+
+
+# ------------------------------------------------------------------------- end
+
+
+def test_end_detail_naming_a_known_cause_is_an_end_cause() -> None:
+    packet = parse_packet(SAMPLES["end by forfeit"][0])
+    assert isinstance(packet, EndPacket)
+    assert packet.detail is EndCause.TIMEOUT
+    assert packet.cause is EndCause.TIMEOUT
+
+
+def test_end_detail_of_unknown_cause_is_kept_as_text() -> None:
+    packet = parse_packet('{"type":"end","winner":"o","reason":"forfeit","detail":"meteor"}')
+    assert isinstance(packet, EndPacket)
+    assert packet.detail == "meteor" and not isinstance(packet.detail, EndCause)
+    assert packet.cause is None
+    assert b'"detail":"meteor"' in dump_packet(packet)
+
+
+def test_end_detail_that_is_not_text_is_refused() -> None:
+    message = problem_of('{"type":"end","winner":"o","reason":"forfeit","detail":5}')
+    assert message == "end.detail: expected a string naming the cause, got 5"
+
+
+def test_end_draw_with_a_winner_is_refused() -> None:
+    message = problem_of('{"type":"end","winner":"x","reason":"draw"}')
+    assert message == "end: a draw has no winner, and every other result has one"
+
+
+def test_end_without_winner_field_is_refused() -> None:
+    assert problem_of('{"type":"end","reason":"draw"}') == "end.winner: missing required field"
+
+
+# -------------------------------------------------------------- None and null
+
+
+def test_optional_fields_left_unset_are_absent_not_null() -> None:
+    encoded = dump_packet(MoveRequestPacket(side=Player.O, previous=[]))
+    assert encoded == b'{"type":"move_request","side":"o","previous":[]}'
+
+
+def test_nested_optional_fields_left_unset_are_absent() -> None:
+    packet = MoveResponsePacket(
+        move=MoveOption(pieces=[Coord(q=1, r=0), Coord(q=0, r=1)], evaluation=PositionEvaluation())
+    )
+    assert orjson.loads(dump_packet(packet)) == {
+        "type": "move_response",
+        "move": {"pieces": [{"q": 1, "r": 0}, {"q": 0, "r": 1}], "evaluation": {}},
+    }
+
+
+def test_end_winner_null_is_written() -> None:
+    encoded = dump_packet(EndPacket(winner=None, reason=ResultReason.DRAW))
+    assert encoded == b'{"type":"end","winner":null,"reason":"draw"}'
+
+
+def test_board_update_to_move_null_is_written_and_absent_clocks_are_not() -> None:
+    packet = BoardUpdatePacket(
+        board=Board.standard(),
+        move=Move(side=Player.O, pieces=[Coord(q=1, r=0)]),
+        to_move=None,
+        status=GameStatus.O_WINS,
+    )
+    encoded = orjson.loads(dump_packet(packet))
+    assert encoded["to_move"] is None
+    assert "clock_x_ms" not in encoded and "evaluation" not in encoded
+
+
+def nested_models(model: type[BaseModel], seen: set[type[BaseModel]]) -> set[type[BaseModel]]:
+    """Every model reachable through the fields of ``model``, itself excluded."""
+    found: set[type[BaseModel]] = set()
+    for field in model.model_fields.values():
+        pending: list[object] = [field.annotation]
+        while pending:
+            annotation = pending.pop()
+            if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+                if annotation not in seen:
+                    seen.add(annotation)
+                    found |= {annotation} | nested_models(annotation, seen)
+            else:
+                pending.extend(get_args(annotation))
+    return found
+
+
+def test_no_nested_wire_model_has_a_required_field_that_may_be_null() -> None:
+    # dump_packet puts back meaningful nulls at the top level only; this keeps that true.
+    roots = [*PACKETS.models.values(), *HUMAN_CLIENT_PACKETS.models.values()]
+    roots += [StatelessMoveRequest, StatelessMoveResponse, Capabilities, NewGameRequest]
+    nested = set().union(*(nested_models(root, set()) for root in roots))
+    assert Cell in nested and Match in nested  # the walk does reach nested models
+    offenders = {
+        f"{model.__name__}.{name}"
+        for model in nested
+        for name, field in model.model_fields.items()
+        if field.is_required() and models._allows_none(field.annotation)
+    }
+    assert offenders == set()
+
+
+def test_encoding_is_compact_json_bytes_with_type_first() -> None:
+    encoded = dump_packet(HeartbeatPacket(waiting=True))
+    assert encoded == b'{"type":"heartbeat","waiting":true}'
+
+
+def test_huge_coordinates_round_trip() -> None:
+    far = 2**70
+    packet = MoveRequestPacket(
+        side=Player.X, previous=[], board=Board(cells=[Cell(q=far, r=-far, p=Player.O)])
+    )
+    assert parse_packet(dump_packet(packet)) == packet
+
+
+# -------------------------------------------------------------- fast path
+
+
+def test_boards_share_interned_cells() -> None:
+    data = SAMPLES["move_request"][0]
+    first, second = parse_packet(data), parse_packet(data)
+    assert isinstance(first, MoveRequestPacket) and isinstance(second, MoveRequestPacket)
+    assert first.board is not None and second.board is not None
+    assert all(a is b for a, b in zip(first.board.cells, second.board.cells, strict=True))
+
+
+def test_board_with_a_repeated_stone_keeps_both_entries() -> None:
+    packet = parse_packet(
+        '{"type":"setup","board":{"cells":[{"q":5,"r":5,"p":"o"},{"q":5,"r":5,"p":"o"}]}}'
+    )
+    assert isinstance(packet, SetupPacket)
+    assert packet.board.cells == [Cell(q=5, r=5, p=Player.O)] * 2
+
+
+def test_cell_intern_table_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(models._CellInterner, "LIMIT", 10)
+    for q in range(30):
+        parse_packet(f'{{"type":"setup","board":{{"cells":[{{"q":{q},"r":99,"p":"x"}}]}}}}')
+        assert len(models._cell_interner) <= 10
+
+
+def test_cell_dict_holds_exactly_the_wire_fields() -> None:
+    # dump_packet hands Cell.__dict__ to orjson: a new attribute there would be sent.
+    cell = Cell(q=1, r=2, p=Player.O)
+    for name in dir(Cell):
+        if not name.startswith(("_", "model_")):
+            getattr(cell, name)
+    assert cell.__dict__ == {"q": 1, "r": 2, "p": Player.O}
+
+
+# ---------------------------------------------------------------- match settings
+
+
+def test_match_defaults_are_the_prototypes() -> None:
+    match = parse_body(NewGameRequest, new_game()).match_config
+    assert match == Match(heartbeat=5000, view_distance=8, win_distance=6, clock_type="none")
+
+
+@pytest.mark.parametrize(
+    ("settings", "expected"),
+    [
+        ({"view_distance": 0}, "match_config.view_distance: expected at least 1, got 0"),
+        ({"view_distance": -3}, "match_config.view_distance: expected at least 1, got -3"),
+        ({"view_distance": 51}, "match_config.view_distance: expected at most 50, got 51"),
+        ({"win_distance": 1}, "match_config.win_distance: expected at least 2, got 1"),
+        ({"win_distance": -6}, "match_config.win_distance: expected at least 2, got -6"),
+        ({"heartbeat": 99}, "match_config.heartbeat: expected at least 100, got 99"),
+        ({"turn_limit": 0}, "match_config.turn_limit: expected at least 1, got 0"),
+        (
+            {"clock_type": "turn", "clock": 0},
+            "match_config.clock: expected more than 0, got 0",
+        ),
+        (
+            {"clock_type": "match"},
+            "match_config: clock_type 'match' needs 'clock' (seconds, greater than 0)",
+        ),
+        (
+            {"clock_type": "match", "clock": 60, "increment": 2},
+            "match_config: 'increment' only applies to clock_type 'incremental'",
+        ),
+        (
+            {"clock_type": "hourglass"},
+            "match_config.clock_type: expected 'none', 'turn', 'match' or 'incremental', "
+            "got 'hourglass'",
+        ),
+        ({"clock_type": "turn", "clock": "60"}, "match_config.clock: expected a number, got '60'"),
+    ],
+)
+def test_match_settings_out_of_range_are_refused(settings: dict[str, Any], expected: str) -> None:
+    assert body_problem_of(NewGameRequest, new_game(**settings)) == expected
+
+
+def test_match_clock_may_be_given_in_whole_seconds() -> None:
+    match = parse_body(NewGameRequest, new_game(clock_type="turn", clock=10)).match_config
+    assert match.clock == 10.0
+
+
+# ------------------------------------------------------------------- REST bodies
+
+
+def test_bot_seat_without_url_is_refused() -> None:
+    data = '{"player_x": {"type": "bot"}, "player_o": {"type": "human"}}'
+    assert body_problem_of(NewGameRequest, data) == (
+        "player_x: a bot seat needs 'bot_url', the address of the bot"
+    )
+
+
+def test_bot_seat_config_with_wrong_depth_is_refused() -> None:
+    data = json.dumps(
+        {
+            "player_x": {"type": "human"},
+            "player_o": {"type": "bot", "bot_url": "http://b", "config": {"depth": "3"}},
+        }
+    )
+    assert body_problem_of(NewGameRequest, data) == (
+        "player_o.config: depth: expected an integer, got '3'"
+    )
+
+
+def test_bot_seat_config_becomes_its_config_packet() -> None:
+    seat = PlayerConfig.model_validate(
+        {"type": "bot", "bot_url": "http://b", "config": {"depth": 3, "x-style": "sharp"}}
+    )
+    packet = seat.config_packet()
+    assert packet is not None
+    assert (packet.depth, packet.extensions()) == (3, {"x-style": "sharp"})
+
+
+def test_new_game_response_leaves_out_tokens_of_bot_seats() -> None:
+    encoded = dump_packet(NewGameResponse(game_id="g1", token_o="t-o"))
+    assert encoded == b'{"game_id":"g1","token_o":"t-o"}'
+
+
+def test_body_that_is_not_an_object_is_refused() -> None:
+    assert body_problem_of(NewGameRequest, "42") == "expected a JSON object, got 42"
+
+
+def test_body_that_is_not_json_is_refused() -> None:
+    assert body_problem_of(NewGameRequest, "{").startswith("not valid JSON: ")
+
+
+# --------------------------------------------------------------- stateless API
+
+
+def test_stateless_move_request_round_trips() -> None:
+    data = f'{{"board":{{"to_move":"o","cells":{CELLS}}},"time_limit":0}}'
+    request = parse_body(StatelessMoveRequest, data)
+    assert request.board.to_move is Player.O and request.time_limit == 0
+    assert orjson.loads(dump_packet(request)) == orjson.loads(data)
+
+
+def test_stateless_board_needs_the_side_to_move() -> None:
+    message = body_problem_of(StatelessMoveRequest, f'{{"board":{{"cells":{CELLS}}}}}')
+    assert message == "board.to_move: missing required field"
+
+
+def test_stateless_negative_time_limit_is_refused() -> None:
+    data = '{"board":{"to_move":"x","cells":[]},"time_limit":-1}'
+    assert body_problem_of(StatelessMoveRequest, data) == (
+        "time_limit: expected at least 0, got -1"
+    )
+
+
+def test_stateless_move_response_round_trips() -> None:
+    data = (
+        '{"move":{"pieces":[{"q":1,"r":0},{"q":2,"r":0}],"evaluation":{"win_in":-2}},'
+        '"considerations":[{"pieces":[{"q":0,"r":1},{"q":0,"r":2}]}]}'
+    )
+    response = parse_body(StatelessMoveResponse, data)
+    assert orjson.loads(dump_packet(response)) == orjson.loads(data)
+
+
+def test_stateless_move_of_one_piece_is_refused() -> None:
+    message = body_problem_of(StatelessMoveResponse, '{"move":{"pieces":[{"q":1,"r":0}]}}')
+    assert message == "move.pieces: expected at least 2 items, got 1"
+
+
+# ---------------------------------------------------------------- capabilities
+
+CAPABILITIES = """{
+  "meta": {"name": "Center", "authors": ["ann"], "tags": ["minimax", "ab-pruning"],
+           "homepage": "https://example.com"},
+  "stateless": {"versions": {"v1-alpha": {"move_time_limit": true}}},
+  "basic_websocket": {"versions": {
+      "v1-alpha": {"api_root": "ws/game", "config": {"dynamic": true}, "evaluation": true,
+                   "interruptible": true, "x-ponder": true},
+      "v2": {"api_root": "ws2"}}},
+  "telepathy": {"versions": {}}
+}"""
+
+
+def test_capabilities_with_v1_alpha_keys_parse() -> None:
+    caps = parse_body(Capabilities, CAPABILITIES)
+    bws = caps.bws_v1_alpha
+    assert bws is not None
+    assert bws.api_root == "ws/game"
+    assert bws.config is not None and bws.config.dynamic
+    assert (bws.evaluation, bws.interruptible, bws.free_setup) == (True, True, False)
+    assert caps.stateless_v1_alpha is not None and caps.stateless_v1_alpha.move_time_limit
+
+
+def test_capabilities_serialise_back_with_the_v1_alpha_key() -> None:
+    encoded = orjson.loads(dump_packet(parse_body(Capabilities, CAPABILITIES)))
+    versions = encoded["basic_websocket"]["versions"]
+    assert "v1-alpha" in versions and "v1_alpha" not in versions
+    assert encoded["stateless"]["versions"]["v1-alpha"]["move_time_limit"] is True
+
+
+def test_capabilities_keep_unknown_versions_fields_and_capabilities() -> None:
+    encoded = orjson.loads(dump_packet(parse_body(Capabilities, CAPABILITIES)))
+    assert encoded["basic_websocket"]["versions"]["v2"] == {"api_root": "ws2"}
+    assert encoded["basic_websocket"]["versions"]["v1-alpha"]["x-ponder"] is True
+    assert encoded["meta"]["homepage"] == "https://example.com"
+    assert encoded["telepathy"] == {"versions": {}}
+
+
+def test_capabilities_built_in_python_use_the_json_key_everywhere() -> None:
+    caps = Capabilities.model_validate(
+        {"basic_websocket": {"versions": {"v1_alpha": BwsV1Alpha(evaluation=True)}}}
+    )
+    assert '"v1-alpha"' in caps.model_dump_json()
+    assert b'"v1-alpha"' in dump_packet(caps)
+
+
+def test_capabilities_default_api_roots_are_the_specs() -> None:
+    caps = parse_body(
+        Capabilities,
+        '{"stateless":{"versions":{"v1-alpha":{}}},"basic_websocket":{"versions":{"v1-alpha":{}}}}',
+    )
+    assert caps.stateless_v1_alpha is not None and caps.bws_v1_alpha is not None
+    assert caps.stateless_v1_alpha.api_root == "stateless/v1-alpha"
+    assert caps.bws_v1_alpha.api_root == "bws/v1-alpha"
+
+
+def test_capability_without_versions_declares_no_version() -> None:
+    caps = parse_body(Capabilities, '{"basic_websocket": {}}')
+    assert caps.bws_v1_alpha is None
+
+
+def test_capabilities_with_upper_case_tag_are_refused() -> None:
+    message = body_problem_of(Capabilities, '{"meta": {"tags": ["AB-pruning"]}}')
+    assert message == "meta.tags[0]: expected text matching '^[a-z0-9-]+$', got 'AB-pruning'"
+
+
+def test_capability_flag_must_be_a_boolean() -> None:
+    data = '{"basic_websocket": {"versions": {"v1-alpha": {"evaluation": "yes"}}}}'
+    assert body_problem_of(Capabilities, data) == (
+        "basic_websocket.versions.v1-alpha.evaluation: expected true or false, got 'yes'"
+    )
+
+
+# ------------------------------------------------------------------ properties
+
+coordinates = st.builds(Coord, q=st.integers(), r=st.integers())
+moves = st.builds(
+    Move, side=st.sampled_from(Player), pieces=st.lists(coordinates, min_size=1, max_size=2)
+)
+boards = st.builds(
+    Board,
+    cells=st.lists(
+        st.builds(Cell, q=st.integers(-60, 60), r=st.integers(-60, 60), p=st.sampled_from(Player)),
+        max_size=60,
+    ),
+)
+move_requests = st.builds(
+    MoveRequestPacket,
+    side=st.sampled_from(Player),
+    previous=st.lists(moves, max_size=4),
+    board=st.none() | boards,
+    move_time_limit=st.none()
+    | st.floats(min_value=0, exclude_min=True, allow_nan=False, allow_infinity=False),
+)
+
+
+@given(move_requests)
+def test_random_move_requests_round_trip_unchanged(packet: MoveRequestPacket) -> None:
+    assert parse_packet(dump_packet(packet)) == packet
+
+
+@given(move_requests)
+def test_fast_path_reads_what_plain_pydantic_reads(packet: MoveRequestPacket) -> None:
+    data = dump_packet(packet)
+    assert parse_packet(data) == MoveRequestPacket.model_validate(json.loads(data))
+
+
+json_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text()
+)
+
+
+@given(q=json_scalars, p=st.sampled_from(["x", "o", "X", "", "xo"]))
+def test_fast_path_refuses_what_plain_pydantic_refuses(q: object, p: str) -> None:
+    data = json.dumps(
+        {
+            "type": "setup",
+            "board": {"cells": [{"q": 0, "r": 0, "p": "x"}, {"q": q, "r": 1, "p": p}]},
+        }
+    )
+    valid = type(q) is int and p in ("x", "o")
+    if valid:
+        assert isinstance(parse_packet(data), SetupPacket)
+    else:
+        with pytest.raises(ProtocolError, match=r"setup\.board\.cells\[1\]\.[qp]: expected"):
+            parse_packet(data)
+
+
+# ---------------------------------------------------------------------- docs
+
+
+def test_examples_in_docstrings_hold() -> None:
+    failed, attempted = doctest.testmod(models, optionflags=doctest.ELLIPSIS)
+    assert attempted > 0 and failed == 0
+
+
+# ------------------------------------------------------------------ robustness
+
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+field_names = st.sampled_from(
+    [
+        "side",
+        "previous",
+        "board",
+        "cells",
+        "move",
+        "pieces",
+        "winner",
+        "reason",
+        "detail",
+        "waiting",
+        "evaluation",
+        "depth",
+        "to_move",
+        "status",
+        "moves",
+        "match",
+        "q",
+        "r",
+        "p",
+    ]
+)
+
+
+@given(st.text() | st.binary())
+def test_any_frame_parses_or_raises_protocol_error(data: str | bytes) -> None:
+    with contextlib.suppress(ProtocolError):
+        parse_packet(data)
+
+
+@given(
+    tag=st.sampled_from(sorted(PACKETS.tags)),
+    fields=st.dictionaries(field_names, json_values, max_size=5),
+)
+def test_any_object_with_a_known_type_parses_or_raises_protocol_error(
+    tag: str, fields: dict[str, Any]
+) -> None:
+    with contextlib.suppress(ProtocolError):
+        parse_packet(json.dumps({**fields, "type": tag}))
