@@ -1,0 +1,542 @@
+"""The rules of HTTTX, as a fast incremental position.
+
+X's first stone stands at (0, 0) before the game starts; then O moves, and every move
+places two stones. Each stone is checked on its own, in order: its cell must be empty and
+within ``view_distance`` of a stone already on the board (the mover's first stone of a
+move counts for the second). ``win_distance`` stones in a row on one of the three axes
+win, checked after every stone; a winning first stone ends the game at once.
+
+>>> pos = Position()
+>>> pos.to_move, pos.stones_left
+('o', 2)
+>>> pos.place(1, 0); pos.place(2, 0)
+>>> pos.to_move
+'x'
+>>> pos.is_legal(0, 0), pos.is_legal(11, 0), pos.is_legal(-8, 0)
+(False, False, True)
+>>> pos.place(11, 0)
+Traceback (most recent call last):
+...
+game.rules.OutOfViewError: (11, 0) is farther than view_distance 8 from every stone
+
+How it stays fast (every operation is O(1) in the number of stones):
+
+* The board is a dict keyed by one integer per cell, so walking a line is integer
+  additions and dict lookups; only the lines through the new stone are examined.
+* "Within view of a stone" is answered from one bit mask of stones per board row: the
+  hexagon of radius R around a cell is one interval of q in each of its 2R + 1 rows, so
+  the check is a shift and a mask per row, nearest rows first, stopping at the first hit.
+  Placing a stone sets one bit.
+* ``legal_cells()`` is a maintained set, updated lazily: stones placed since the last call
+  are folded in with per-row coverage masks, so only cells that become newly covered are
+  touched, never the whole hexagon cell by cell, and never the whole board.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, KeysView
+from dataclasses import dataclass
+from enum import Enum
+from typing import Literal, TypeAlias
+
+from game.hexgrid import Hex, row_span
+
+Side: TypeAlias = Literal["x", "o"]
+X: Side = "x"
+O: Side = "o"  # noqa: E741 - the side's name
+
+_OTHER: dict[str, Side] = {X: O, O: X}
+
+# One integer per cell: q * _STRIDE + r. Stepping along the three axes is then adding
+# a constant, which keeps the line walk to integer additions and dict lookups.
+# A stride of 2**20 keeps keys near the origin below 2**30, CPython's one-digit ints,
+# which hash and add fastest. Coordinates stay within +-_COORD_LIMIT so keys never collide;
+# no game gets there (it would take tens of thousands of stones in a straight line).
+_STRIDE = 1 << 20
+_COORD_LIMIT = 1 << 19
+_AXIS_STEPS = (_STRIDE, 1, _STRIDE - 1)  # (1, 0), (0, 1), (1, -1)
+
+MIN_VIEW_DISTANCE, MAX_VIEW_DISTANCE = 1, 50
+MIN_WIN_DISTANCE, MAX_WIN_DISTANCE = 2, 20
+
+
+# ------------------------------------------------------------------------- errors
+
+
+class IllegalMoveError(ValueError):
+    """A stone that the rules do not allow. The message says why."""
+
+
+class OccupiedCellError(IllegalMoveError):
+    """The cell already holds a stone."""
+
+
+class OutOfViewError(IllegalMoveError):
+    """The cell is farther than ``view_distance`` from every stone on the board."""
+
+
+class GameOverError(IllegalMoveError):
+    """The game has already ended."""
+
+
+class NothingToUndoError(IndexError):
+    """``undo()`` with no stone placed since the setup."""
+
+
+class InvalidSetupError(ValueError):
+    """A start position the rules cannot play from (a repeated cell, an existing line)."""
+
+
+# ------------------------------------------------------------------------ outcome
+
+
+class Termination(Enum):
+    """Why a game ended."""
+
+    LINE = "line"  # ``win_distance`` or more in a row
+    TURN_LIMIT = "turn_limit"  # ``turn_limit`` moves were played: a draw
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """The end of a game, as a value.
+
+    ``winner`` is ``"x"``, ``"o"``, or None for a draw; ``line`` holds the winning run of
+    cells in order along its axis (it may be longer than ``win_distance``).
+
+    >>> Outcome(termination=Termination.TURN_LIMIT, winner=None).result()
+    '1/2-1/2'
+    """
+
+    termination: Termination
+    winner: Side | None
+    line: tuple[Hex, ...] = ()
+
+    def result(self) -> str:
+        """``"1-0"`` when X won, ``"0-1"`` when O won, ``"1/2-1/2"`` for a draw."""
+        if self.winner is None:
+            return "1/2-1/2"
+        return "1-0" if self.winner == X else "0-1"
+
+
+# ----------------------------------------------------------------------- position
+
+
+# Coverage bits one stone added to the covered rows when it was folded into
+# ``legal_cells``: [(row, bits, bias at the time)].
+_CoverageDelta: TypeAlias = list[tuple[int, int, int]]
+
+
+class Position:
+    """A game in progress: the board, the side to move, and the outcome.
+
+    ``setup`` replaces the standard start (X at the origin) with any stones, given as
+    ``(q, r, side)``; ``to_move`` is then the side that makes the first move.
+    ``turn_limit`` ends the game in a draw after that many moves (a move is two stones).
+    A setup that already holds a winning line raises ``InvalidSetupError`` unless
+    ``reject_setup_lines`` is False (for callers that only ask which cells are legal).
+    """
+
+    __slots__ = (
+        "_bias",
+        "_board",
+        "_coverage_deltas",
+        "_covered_rows",
+        "_history",
+        "_keys_of",
+        "_legal",
+        "_line_checks",
+        "_moves_played",
+        "_outcome",
+        "_row_checks",
+        "_setup_size",
+        "_stone_rows",
+        "_stones_left",
+        "_to_move",
+        "turn_limit",
+        "view_distance",
+        "win_distance",
+    )
+
+    def __init__(
+        self,
+        view_distance: int = 8,
+        win_distance: int = 6,
+        *,
+        setup: Iterable[tuple[int, int, str]] | None = None,
+        to_move: str = O,
+        turn_limit: int | None = None,
+        reject_setup_lines: bool = True,
+    ) -> None:
+        if not MIN_VIEW_DISTANCE <= view_distance <= MAX_VIEW_DISTANCE:
+            raise ValueError(
+                f"view_distance must be {MIN_VIEW_DISTANCE}..{MAX_VIEW_DISTANCE}, "
+                f"got {view_distance}"
+            )
+        if not MIN_WIN_DISTANCE <= win_distance <= MAX_WIN_DISTANCE:
+            raise ValueError(
+                f"win_distance must be {MIN_WIN_DISTANCE}..{MAX_WIN_DISTANCE}, got {win_distance}"
+            )
+        if turn_limit is not None and turn_limit < 1:
+            raise ValueError(f"turn_limit must be at least 1 move, got {turn_limit}")
+        self.view_distance = view_distance
+        self.win_distance = win_distance
+        self.turn_limit = turn_limit
+        self._to_move: Side = _side(to_move)
+        self._stones_left = 2
+        self._moves_played = 0
+        self._outcome: Outcome | None = None
+        self._board: dict[int, Side] = {}
+        # The keys of each side's stones: walking a line is then `key in set`, one
+        # opcode a step instead of a method call and a comparison.
+        self._keys_of: dict[str, set[int]] = {X: set(), O: set()}
+        self._history: list[tuple[int, int, Side]] = []
+        # Row r -> bit (q + bias) set for every stone in that row. The bias keeps bit
+        # positions non-negative; it grows (all rows shift) when a stone lands further
+        # left than any before, which happens O(log width) times in a game.
+        self._bias = 2 * view_distance + 64
+        self._stone_rows: dict[int, int] = {}
+        # For the view check: (dr, lowest dq of that hexagon row, mask of its width),
+        # nearest rows first because that is where a stone is most likely found.
+        spans = [
+            (dr, *row_span(view_distance, dr)) for dr in range(-view_distance, view_distance + 1)
+        ]
+        spans.sort(key=lambda span: abs(span[0]))
+        self._row_checks = tuple((dr, lo, (1 << (hi - lo + 1)) - 1) for dr, lo, hi in spans)
+        # (axis step, span of a winning run on that axis in key units): a run from
+        # key b to key f, both exclusive, wins when f - b exceeds the span.
+        self._line_checks = tuple((step, win_distance * step) for step in _AXIS_STEPS)
+        # legal_cells(): covered rows (bit masks like _stone_rows) and the empty covered
+        # cells. Stones are folded in lazily, in order; _coverage_deltas[i] is what stone
+        # i added, so its length is the number of stones folded in so far.
+        self._covered_rows: dict[int, int] = {}
+        self._legal: dict[Hex, None] = {}
+        self._coverage_deltas: list[_CoverageDelta] = []
+
+        stones = [(0, 0, X)] if setup is None else list(setup)
+        for q, r, side in stones:
+            self._check_coordinates(q, r)
+            key = q * _STRIDE + r
+            if key in self._board:
+                raise InvalidSetupError(f"the setup puts two stones on ({q}, {r})")
+            self._put(q, r, _side(side))
+        for q, r, side in stones if reject_setup_lines else ():
+            line = self._line_through(q * _STRIDE + r, _side(side))
+            if line:
+                raise InvalidSetupError(
+                    f"the setup already has {len(line)} in a row for {side}: {list(line)}"
+                )
+        self._setup_size = len(self._history)
+
+    # ------------------------------------------------------------------ queries
+
+    @property
+    def to_move(self) -> Side:
+        """The side whose stone comes next (still the last mover once the game is over)."""
+        return self._to_move
+
+    @property
+    def stones_left(self) -> int:
+        """Stones the side to move still places in this move: 2, then 1."""
+        return self._stones_left
+
+    @property
+    def moves_played(self) -> int:
+        """Complete moves (2 stones, or a winning first stone) since the setup."""
+        return self._moves_played
+
+    @property
+    def outcome(self) -> Outcome | None:
+        """None while the game goes on."""
+        return self._outcome
+
+    def is_game_over(self) -> bool:
+        return self._outcome is not None
+
+    @property
+    def stones(self) -> list[tuple[int, int, Side]]:
+        """Every stone in placement order, setup stones first: ``(q, r, side)``."""
+        return list(self._history)
+
+    @property
+    def setup(self) -> list[tuple[int, int, Side]]:
+        """The stones of the start position."""
+        return self._history[: self._setup_size]
+
+    def __len__(self) -> int:
+        """Number of stones on the board."""
+        return len(self._history)
+
+    def piece_at(self, q: int, r: int) -> Side | None:
+        """The side of the stone on (q, r), or None for an empty cell."""
+        return self._board.get(q * _STRIDE + r)
+
+    def is_legal(self, q: int, r: int) -> bool:
+        """Whether the side to move may put its next stone on (q, r)."""
+        # The fast path of _illegality: this runs once per stone on a game server.
+        if self._outcome is not None or type(q) is not int or type(r) is not int:
+            return False
+        return (
+            -_COORD_LIMIT < r < _COORD_LIMIT  # beyond it, keys q * _STRIDE + r would collide
+            and q * _STRIDE + r not in self._board
+            and self._in_view(q, r)
+        )
+
+    def why_illegal(self, q: int, r: int) -> str | None:
+        """None for a legal stone, else the reason it is not."""
+        error = self._illegality(q, r)
+        return None if error is None else str(error)
+
+    def legal_cells(self) -> KeysView[Hex]:
+        """Every cell the side to move may play, as a live, read-only set-like view.
+
+        It changes as stones are placed: copy it (``set(...)``, ``list(...)``) to keep a
+        snapshot or to place stones while iterating. Empty once the game is over.
+
+        >>> sorted(Position(view_distance=1).legal_cells())
+        [(-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0)]
+        """
+        if self._outcome is not None:
+            return {}.keys()
+        if not self._board:  # an empty setup: the first stone goes to the origin
+            return {(0, 0): None}.keys()
+        self._fold_coverage()
+        return self._legal.keys()
+
+    def copy(self) -> Position:
+        """An independent copy, e.g. for a search to play on."""
+        clone = Position.__new__(Position)
+        for name in Position.__slots__:
+            setattr(clone, name, getattr(self, name))
+        clone._board = dict(self._board)
+        clone._keys_of = {side: set(keys) for side, keys in self._keys_of.items()}
+        clone._history = list(self._history)
+        clone._coverage_deltas = list(self._coverage_deltas)  # deltas are never mutated
+        clone._stone_rows = dict(self._stone_rows)
+        clone._covered_rows = dict(self._covered_rows)
+        clone._legal = dict(self._legal)
+        return clone
+
+    def __repr__(self) -> str:
+        return (
+            f"<Position {len(self._history)} stones, {self._to_move} to move "
+            f"({self._stones_left} left), outcome={self._outcome}>"
+        )
+
+    # ------------------------------------------------------------------ changes
+
+    def place(self, q: int, r: int) -> None:
+        """Put the next stone of the side to move on (q, r).
+
+        Raises ``OccupiedCellError``, ``OutOfViewError`` or ``GameOverError`` (all
+        ``IllegalMoveError``) with the reason, leaving the position unchanged.
+        """
+        if not self.is_legal(q, r):
+            raise self._illegality(q, r) or IllegalMoveError(f"({q}, {r}) cannot be played")
+        key = q * _STRIDE + r
+        side = self._to_move
+        # _put, inlined: this is the hottest line of a game server.
+        if q - self.view_distance + self._bias < 0:
+            self._grow_bias(self.view_distance - q + self._bias)
+        self._board[key] = side
+        self._keys_of[side].add(key)
+        self._history.append((q, r, side))
+        rows = self._stone_rows
+        rows[r] = rows.get(r, 0) | (1 << (q + self._bias))
+        line = self._line_through(key, side)
+        if line:
+            self._outcome = Outcome(Termination.LINE, side, line)
+            self._moves_played += 1
+            return
+        if self._stones_left == 2:
+            self._stones_left = 1
+            return
+        self._stones_left = 2
+        self._to_move = _OTHER[side]
+        self._moves_played += 1
+        if self.turn_limit is not None and self._moves_played >= self.turn_limit:
+            self._outcome = Outcome(Termination.TURN_LIMIT, None)
+
+    def place_move(self, first: Hex, second: Hex | None = None) -> None:
+        """Play a whole move: two stones, or one when it wins the game.
+
+        Atomic: if either stone is illegal, nothing is placed.
+        """
+        self.place(*first)
+        if self._outcome is not None and self._outcome.termination is Termination.LINE:
+            if second is not None:
+                self.undo()
+                raise GameOverError(
+                    f"the first stone {first} already won; a second stone is not played"
+                )
+            return
+        if second is None:
+            self.undo()
+            raise IllegalMoveError(f"a move places 2 stones; only {first} was given")
+        try:
+            self.place(*second)
+        except IllegalMoveError:
+            self.undo()
+            raise
+
+    def undo(self) -> tuple[int, int, Side]:
+        """Take back the last stone and return it as ``(q, r, side)``."""
+        if len(self._history) <= self._setup_size:
+            raise NothingToUndoError("no stone has been placed since the setup")
+        q, r, side = self._history.pop()
+        del self._board[q * _STRIDE + r]
+        self._keys_of[side].discard(q * _STRIDE + r)
+        self._stone_rows[r] ^= 1 << (q + self._bias)
+        if not self._stone_rows[r]:
+            del self._stone_rows[r]
+        if len(self._coverage_deltas) > len(self._history):
+            self._unfold(q, r, self._coverage_deltas.pop())
+        # Rewind the turn state to just before this stone was placed.
+        outcome, self._outcome = self._outcome, None
+        if outcome is not None and outcome.termination is Termination.LINE:
+            self._moves_played -= 1
+        elif self._stones_left == 2:
+            self._stones_left = 1
+            self._to_move = side
+            self._moves_played -= 1
+        else:
+            self._stones_left = 2
+        return q, r, side
+
+    # ----------------------------------------------------------------- internals
+
+    def _illegality(self, q: int, r: int) -> IllegalMoveError | None:
+        if self._outcome is not None:
+            return GameOverError(
+                f"the game is over ({self._outcome.termination.value}); ({q}, {r}) cannot be played"
+            )
+        if type(q) is not int or type(r) is not int:  # bool is an int subclass: reject it
+            return IllegalMoveError(f"coordinates must be integers, got ({q!r}, {r!r})")
+        if not -_COORD_LIMIT < q < _COORD_LIMIT or not -_COORD_LIMIT < r < _COORD_LIMIT:
+            return OutOfViewError(f"({q}, {r}) is too far from the origin to be in view")
+        if self._board.get(q * _STRIDE + r) is not None:
+            return OccupiedCellError(
+                f"({q}, {r}) is already taken by {self._board[q * _STRIDE + r]}"
+            )
+        if not self._in_view(q, r):
+            return OutOfViewError(
+                f"({q}, {r}) is farther than view_distance {self.view_distance} from every stone"
+            )
+        return None
+
+    def _in_view(self, q: int, r: int) -> bool:
+        rows_get = self._stone_rows.get
+        base = q + self._bias
+        for dr, lo, width_mask in self._row_checks:
+            row = rows_get(r + dr)
+            if not row:
+                continue
+            shift = base + lo
+            # Bits below 0 hold no stone (the bias sees to that): for a hexagon reaching
+            # left of bit 0, test the part of its row mask that remains.
+            if (row >> shift) & width_mask if shift >= 0 else row & (width_mask >> -shift):
+                return True
+        # An empty setup: the first stone goes to the origin.
+        return not self._board and q == 0 and r == 0
+
+    def _put(self, q: int, r: int, side: Side) -> None:
+        if q - self.view_distance + self._bias < 0:
+            self._grow_bias(self.view_distance - q + self._bias)
+        self._board[q * _STRIDE + r] = side
+        self._keys_of[side].add(q * _STRIDE + r)
+        self._history.append((q, r, side))
+        bit = 1 << (q + self._bias)
+        rows = self._stone_rows
+        rows[r] = rows.get(r, 0) | bit
+
+    def _grow_bias(self, at_least: int) -> None:
+        shift = max(at_least, 2 * self._bias) - self._bias
+        self._bias += shift
+        for rows in (self._stone_rows, self._covered_rows):
+            for r in rows:
+                rows[r] <<= shift
+
+    def _line_through(self, key: int, side: Side) -> tuple[Hex, ...]:
+        """The run of ``side`` through ``key`` if it is ``win_distance`` long, else ()."""
+        own = self._keys_of[side]
+        for step, winning_span in self._line_checks:
+            forward = key + step
+            while forward in own:
+                forward += step
+            backward = key - step
+            while backward in own:
+                backward -= step
+            if forward - backward > winning_span:
+                return tuple(_hex(k) for k in range(backward + step, forward, step))
+        return ()
+
+    def _check_coordinates(self, q: int, r: int) -> None:
+        if type(q) is not int or type(r) is not int:
+            raise InvalidSetupError(f"coordinates must be integers, got ({q!r}, {r!r})")
+        if not -_COORD_LIMIT < q < _COORD_LIMIT or not -_COORD_LIMIT < r < _COORD_LIMIT:
+            raise InvalidSetupError(f"({q}, {r}) is too far from the origin")
+
+    # -- legal_cells maintenance
+
+    def _fold_coverage(self) -> None:
+        """Fold stones placed since the last call into the covered rows and legal set."""
+        history = self._history
+        deltas = self._coverage_deltas
+        if len(deltas) == len(history):
+            return
+        covered = self._covered_rows
+        legal = self._legal
+        board = self._board
+        radius = self.view_distance
+        spans = [(dr, *row_span(radius, dr)) for dr in range(-radius, radius + 1)]
+        for q, r, _ in history[len(deltas) :]:
+            bias = self._bias
+            delta: list[tuple[int, int, int]] = []
+            for dr, lo, hi in spans:
+                row_index = r + dr
+                row = covered.get(row_index, 0)
+                mask = ((1 << (hi - lo + 1)) - 1) << (q + lo + bias)
+                new = mask & ~row
+                if not new:
+                    continue
+                covered[row_index] = row | mask
+                delta.append((row_index, new, bias))
+                while new:
+                    low = new & -new
+                    cell_q = low.bit_length() - 1 - bias
+                    if cell_q * _STRIDE + row_index not in board:
+                        legal[(cell_q, row_index)] = None
+                    new ^= low
+            deltas.append(delta)
+            legal.pop((q, r), None)
+
+    def _unfold(self, q: int, r: int, delta: _CoverageDelta) -> None:
+        """Take back what the stone on (q, r) added to the legal-cell bookkeeping."""
+        covered = self._covered_rows
+        legal = self._legal
+        bias = self._bias
+        for row_index, bits, bias_then in delta:
+            bits <<= bias - bias_then
+            covered[row_index] &= ~bits
+            if not covered[row_index]:
+                del covered[row_index]
+            while bits:
+                low = bits & -bits
+                legal.pop((low.bit_length() - 1 - bias, row_index), None)
+                bits ^= low
+        if (covered.get(r, 0) >> (q + bias)) & 1:
+            legal[(q, r)] = None
+
+
+def _side(value: str) -> Side:
+    if value == X:
+        return X
+    if value == O:
+        return O
+    raise ValueError(f"a side is 'x' or 'o', got {value!r}")
+
+
+def _hex(key: int) -> Hex:
+    # Undo q * _STRIDE + r for negative r too: round r into (-STRIDE/2, STRIDE/2].
+    q, r = divmod(key + _STRIDE // 2, _STRIDE)
+    return q, r - _STRIDE // 2
