@@ -21,8 +21,9 @@ game.rules.OutOfViewError: (11, 0) is farther than view_distance 8 from every st
 
 How it stays fast (every operation is O(1) in the number of stones):
 
-* The board is a dict keyed by one integer per cell, so walking a line is integer
-  additions and dict lookups; only the lines through the new stone are examined.
+* Each cell has one integer key, ``q * 2**20 + r``; the board is a dict of them and each
+  side's stones a set, so walking a line through the new stone (the only lines that can
+  change) is integer additions and set lookups.
 * "Within view of a stone" is answered from one bit mask of stones per board row: the
   hexagon of radius R around a cell is one interval of q in each of its 2R + 1 rows, so
   the check is a shift and a mask per row, nearest rows first, stopping at the first hit.
