@@ -38,6 +38,7 @@ from __future__ import annotations
 from collections.abc import Iterable, KeysView
 from dataclasses import dataclass
 from enum import Enum
+from functools import cache
 from typing import Literal, TypeAlias
 
 from game.hexgrid import Hex, row_span
@@ -197,16 +198,8 @@ class Position:
         # left than any before, which happens O(log width) times in a game.
         self._bias = 2 * view_distance + 64
         self._stone_rows: dict[int, int] = {}
-        # For the view check: (dr, lowest dq of that hexagon row, mask of its width),
-        # nearest rows first because that is where a stone is most likely found.
-        spans = [
-            (dr, *row_span(view_distance, dr)) for dr in range(-view_distance, view_distance + 1)
-        ]
-        spans.sort(key=lambda span: abs(span[0]))
-        self._row_checks = tuple((dr, lo, (1 << (hi - lo + 1)) - 1) for dr, lo, hi in spans)
-        # (axis step, span of a winning run on that axis in key units): a run from
-        # key b to key f, both exclusive, wins when f - b exceeds the span.
-        self._line_checks = tuple((step, win_distance * step) for step in _AXIS_STEPS)
+        self._row_checks = _row_checks(view_distance)
+        self._line_checks = _line_checks(win_distance)
         # legal_cells(): covered rows (bit masks like _stone_rows) and the empty covered
         # cells. Stones are folded in lazily, in order; _coverage_deltas[i] is what stone
         # i added, so its length is the number of stones folded in so far.
@@ -307,15 +300,25 @@ class Position:
     def copy(self) -> Position:
         """An independent copy, e.g. for a search to play on."""
         clone = Position.__new__(Position)
-        for name in Position.__slots__:
-            setattr(clone, name, getattr(self, name))
-        clone._board = dict(self._board)
-        clone._keys_of = {side: set(keys) for side, keys in self._keys_of.items()}
-        clone._history = list(self._history)
-        clone._coverage_deltas = list(self._coverage_deltas)  # deltas are never mutated
-        clone._stone_rows = dict(self._stone_rows)
-        clone._covered_rows = dict(self._covered_rows)
-        clone._legal = dict(self._legal)
+        # Immutable or shared-by-design values first, then fresh containers.
+        clone.view_distance = self.view_distance
+        clone.win_distance = self.win_distance
+        clone.turn_limit = self.turn_limit
+        clone._to_move = self._to_move
+        clone._stones_left = self._stones_left
+        clone._moves_played = self._moves_played
+        clone._outcome = self._outcome
+        clone._setup_size = self._setup_size
+        clone._bias = self._bias
+        clone._row_checks = self._row_checks
+        clone._line_checks = self._line_checks
+        clone._board = self._board.copy()
+        clone._keys_of = {X: self._keys_of[X].copy(), O: self._keys_of[O].copy()}
+        clone._history = self._history.copy()
+        clone._coverage_deltas = self._coverage_deltas.copy()  # deltas are never mutated
+        clone._stone_rows = self._stone_rows.copy()
+        clone._covered_rows = self._covered_rows.copy()
+        clone._legal = self._legal.copy()
         return clone
 
     def __repr__(self) -> str:
@@ -488,8 +491,7 @@ class Position:
         covered = self._covered_rows
         legal = self._legal
         board = self._board
-        radius = self.view_distance
-        spans = [(dr, *row_span(radius, dr)) for dr in range(-radius, radius + 1)]
+        spans = _row_spans(self.view_distance)
         for q, r, _ in history[len(deltas) :]:
             bias = self._bias
             delta: list[tuple[int, int, int]] = []
@@ -527,6 +529,30 @@ class Position:
                 bits ^= low
         if (covered.get(r, 0) >> (q + bias)) & 1:
             legal[(q, r)] = None
+
+
+@cache
+def _row_spans(view_distance: int) -> tuple[tuple[int, int, int], ...]:
+    """(dr, lo, hi) of every row of a hexagon of radius ``view_distance``, top to bottom."""
+    return tuple(
+        (dr, *row_span(view_distance, dr)) for dr in range(-view_distance, view_distance + 1)
+    )
+
+
+@cache
+def _row_checks(view_distance: int) -> tuple[tuple[int, int, int], ...]:
+    """For the view check: (dr, lowest dq of that hexagon row, mask of its width), nearest
+    rows first because that is where a stone is most likely found. Cached: positions are
+    built often (a bot server builds one per request)."""
+    spans = sorted(_row_spans(view_distance), key=lambda span: abs(span[0]))
+    return tuple((dr, lo, (1 << (hi - lo + 1)) - 1) for dr, lo, hi in spans)
+
+
+@cache
+def _line_checks(win_distance: int) -> tuple[tuple[int, int], ...]:
+    """(axis step, span of a winning run on that axis in key units): a run from key b to
+    key f, both exclusive, wins when f - b exceeds the span."""
+    return tuple((step, win_distance * step) for step in _AXIS_STEPS)
 
 
 def _side(value: str) -> Side:
