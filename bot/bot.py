@@ -1,0 +1,195 @@
+"""``BaseBot``: subclass it, implement one method, serve it.
+
+The prototype's API, unchanged::
+
+    class MyBot(BaseBot):
+        def choose_move(self, cells: list[Cell], player: Player, match: Match):
+            candidates = valid_placement_cells(cells, match.view_distance)
+            return candidates[0], candidates[1]
+
+Beyond it, without breaking it:
+
+* ``play(position, player, match, deadline)`` works on the fast ``game.rules.Position``
+  (a copy the bot may change) instead of ``list[Cell]``; override it instead of
+  ``choose_move`` for speed.
+* Either method may return a ``MoveDecision`` (the move plus its evaluation and the
+  other moves considered, best first), which the server records and shows.
+* ``self.deadline`` (also passed to ``play``) says how long the bot has; a search can
+  poll ``deadline.expired`` and report its best move so far with ``deadline.report``,
+  which the framework sends if time runs out.
+* ``match`` carries the game's real settings when the server sends them (the ``x-match``
+  config key); otherwise the defaults.
+
+One bot instance serves one game session, so instance attributes are per game.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from bot.capabilities import Capabilities, default_capabilities
+from game.rules import Position
+from models import Cell, Coord, Match, MoveOption, Player, PositionEvaluation
+
+__all__ = ["BaseBot", "Deadline", "MoveDecision", "PositionEvaluation", "cells_of"]
+
+
+@dataclass
+class MoveDecision:
+    """A bot's answer: two stones, and optionally what it thinks of the result.
+
+    ``considerations`` are other moves the bot weighed, best first.
+    """
+
+    pieces: tuple[Coord, Coord]
+    evaluation: PositionEvaluation | None = None
+    considerations: list[MoveOption] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, answer: MoveDecision | Sequence[Any]) -> MoveDecision:
+        """Normalise what a bot returned: a ``MoveDecision``, or two stones as ``Coord``,
+        ``(q, r)`` tuples or ``{"q": .., "r": ..}`` dicts.
+
+        >>> MoveDecision.of([(1, 0), Coord(q=2, r=0)]).pieces
+        (Coord(q=1, r=0), Coord(q=2, r=0))
+        """
+        if isinstance(answer, MoveDecision):
+            return answer
+        stones = list(answer)
+        if len(stones) != 2:
+            raise ValueError(f"a move is 2 stones, the bot returned {len(stones)}: {answer!r}")
+        first, second = (_coord(stone) for stone in stones)
+        return cls(pieces=(first, second))
+
+    def to_option(self) -> MoveOption:
+        return MoveOption(pieces=list(self.pieces), evaluation=self.evaluation)
+
+
+def _coord(stone: Any) -> Coord:
+    if isinstance(stone, Coord):
+        return stone
+    if isinstance(stone, dict):
+        return Coord.model_validate(stone)
+    if isinstance(stone, tuple | list) and len(stone) == 2:
+        return Coord(q=stone[0], r=stone[1])
+    raise ValueError(f"a stone is a Coord, a (q, r) pair or a {{q, r}} dict, got {stone!r}")
+
+
+class Deadline:
+    """How long a bot may think, polled by the bot; thread-safe.
+
+    ``expired`` turns true when the time is up or the framework cancels the request
+    (an ``interrupt``, a closed connection). A bot that searches should check it now and
+    then and ``report`` its best move so far: if the time runs out first, that move is
+    sent (else a legal fallback).
+
+    >>> deadline = Deadline(None)
+    >>> deadline.expired, deadline.remaining()
+    (False, inf)
+    >>> deadline.cancel(); deadline.expired
+    True
+    """
+
+    def __init__(self, seconds: float | None, *, clock: Callable[[], float] = time.monotonic):
+        self._clock = clock
+        self._ends_at = math.inf if seconds is None else clock() + seconds
+        self._cancelled = threading.Event()
+        self._best: MoveDecision | None = None
+
+    @property
+    def ends_at(self) -> float:
+        """The ``clock()`` time at which the answer is due (``inf``: no limit)."""
+        return self._ends_at
+
+    def remaining(self) -> float:
+        """Seconds left (``inf`` without a limit, 0 once expired)."""
+        if self._cancelled.is_set():
+            return 0.0
+        return max(0.0, self._ends_at - self._clock())
+
+    @property
+    def expired(self) -> bool:
+        return self._cancelled.is_set() or self._clock() >= self._ends_at
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled.is_set()
+
+    def cancel(self) -> None:
+        self._cancelled.set()
+
+    def report(self, move: MoveDecision | Sequence[Any]) -> None:
+        """Record the best move found so far."""
+        self._best = MoveDecision.of(move)
+
+    @property
+    def best(self) -> MoveDecision | None:
+        return self._best
+
+
+def cells_of(position: Position) -> list[Cell]:
+    """The board of ``position`` as the prototype's ``list[Cell]``."""
+    return [Cell(q=q, r=r, p=Player(side)) for q, r, side in position.stones]
+
+
+class BaseBot:
+    """Base class of every bot. Override ``choose_move`` (or ``play``).
+
+    Optional hooks: ``evaluate`` (declare ``evaluation`` in the capabilities),
+    ``on_config`` (declare ``config``), ``on_setup`` (a new start position).
+    """
+
+    #: Per-class name used in logs and ``meta`` when ``capabilities`` gives none.
+    name: ClassVar[str | None] = None
+
+    def __init__(self) -> None:
+        self.deadline: Deadline = Deadline(None)
+
+    @classmethod
+    def capabilities(cls) -> Capabilities:
+        """What this bot supports; the framework implements all of it. Default: the
+        basic WebSocket and stateless APIs with their base features."""
+        return default_capabilities()
+
+    # ----------------------------------------------------------------- moves
+
+    def choose_move(self, cells: list[Cell], player: Player, match: Match) -> Any:
+        """Pick 2 stones for ``player`` on the board ``cells``.
+
+        Return ``(Coord, Coord)`` (or ``(q, r)`` pairs), or a ``MoveDecision``.
+        """
+        raise NotImplementedError(f"{type(self).__name__} must override choose_move or play")
+
+    def play(self, position: Position, player: Player, match: Match, deadline: Deadline) -> Any:
+        """Pick 2 stones on the engine's ``position`` (a copy: change it freely).
+
+        The default calls ``choose_move`` with the board as ``list[Cell]``.
+        """
+        self.deadline = deadline
+        return self.choose_move(cells_of(position), player, match)
+
+    # ------------------------------------------------------------ evaluation
+
+    def evaluate(self, cells: list[Cell], player: Player, match: Match) -> PositionEvaluation:
+        """Judge the position with ``player`` to move (positive favours X)."""
+        raise NotImplementedError(f"{type(self).__name__} declares evaluation but has no evaluate")
+
+    def evaluate_position(
+        self, position: Position, player: Player, match: Match, deadline: Deadline
+    ) -> PositionEvaluation:
+        """``evaluate`` on the engine's position; the default calls ``evaluate``."""
+        self.deadline = deadline
+        return self.evaluate(cells_of(position), player, match)
+
+    # ----------------------------------------------------------------- hooks
+
+    def on_config(self, depth: int | None, extras: dict[str, Any]) -> None:
+        """A ``config`` packet: ``depth`` and every ``x-`` key (``extras``)."""
+
+    def on_setup(self, position: Position) -> None:
+        """A new start position (``setup``); the default does nothing."""
