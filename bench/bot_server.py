@@ -1,0 +1,200 @@
+"""Round trips per second through the bot server, against a bare WebSocket echo server.
+
+A round trip is one ``move_request`` (a 12-stone board) sent and its ``move_response``
+received, over the real stack: uvicorn (same settings for both, ``bot.serve.
+uvicorn_config``), Starlette, ``BotSession``, the bot's call in the thread pool and back.
+The bot is trivial (the first two legal cells, at once), so the figure is the
+framework's own cost. The baseline is a Starlette WebSocket route on the same uvicorn
+stack that sends every frame straight back: the least any server on this stack can do.
+
+Both servers run in one child process (so the client's CPU does not compete with
+them); the client (aiohttp, in this process) keeps some sockets busy, each
+sending its next request as soon as the answer arrives. Rounds alternate between the
+two servers and the median of each is printed, because machines are shared and noisy.
+One connection measures latency (the client's own time counts on both sides); four
+keep the server busy and measure its throughput. Target: the bot server keeps at least
+70% of the echo rate. Nothing is asserted.
+
+Run: ``.venv/bin/python bench/bot_server.py`` (``--connections 1 4``, ``--seconds S``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.util
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import aiohttp
+import uvicorn
+from starlette.applications import Starlette
+from starlette.routing import WebSocketRoute
+from starlette.websockets import WebSocket
+
+from bot.bot import BaseBot, Deadline
+from bot.capabilities import BwsV1Alpha, Capabilities, default_capabilities
+from bot.serve import BotServer, create_app, uvicorn_config
+from game.rules import Position
+from models import Match, Player
+
+ROUNDS = 3
+WARMUP_SECONDS = 0.5
+
+# 12 stones around the origin, X and O alternating, no line: a small mid-game board.
+_CELLS = [(0, 0), (1, 0), (0, 1), (-1, 1), (-1, 0), (0, -1), (1, -1), (2, 0), (2, -1), (0, 2)]
+_CELLS += [(-2, 2), (-2, 0)]
+STONES = [(q, r, "xo"[i % 2]) for i, (q, r) in enumerate(_CELLS)]
+BOARD = [{"q": q, "r": r, "p": p} for q, r, p in STONES]
+REQUEST = json.dumps(
+    {"type": "move_request", "side": "x", "previous": [], "board": {"cells": BOARD}}
+)
+
+
+def _first_two_legal() -> tuple[tuple[int, int], tuple[int, int]]:
+    position = Position(setup=STONES, to_move="x")
+    first, second = sorted(position.legal_cells())[:2]
+    return first, second
+
+
+class TrivialBot(BaseBot):
+    """Answers the first two legal cells of the benchmark's board, found once: no
+    thinking at all. Declares ``move_skips``, so the client may send the same position
+    again and again instead of playing the bot's answers."""
+
+    MOVE = _first_two_legal()
+
+    @classmethod
+    def capabilities(cls) -> Capabilities:
+        return default_capabilities(BwsV1Alpha(move_skips=True))
+
+    def play(self, position: Position, player: Player, match: Match, deadline: Deadline) -> Any:
+        return self.MOVE
+
+
+async def echo(websocket: WebSocket) -> None:
+    await websocket.accept()
+    while True:
+        message = await websocket.receive()
+        if message["type"] == "websocket.disconnect":
+            return
+        await websocket.send_text(message["text"])
+
+
+# ------------------------------------------------------------------ the servers
+
+
+async def serve_both() -> None:
+    """Child process: both servers on ephemeral ports; prints them, runs until stdin
+    closes."""
+    bot_app = create_app(TrivialBot)
+    bot_config = uvicorn_config(bot_app, port=0, log_level="warning")
+    bot_server = BotServer(bot_config, bot_app.state.bot_pool)
+    echo_app = Starlette(routes=[WebSocketRoute("/echo", echo)])
+    echo_server = uvicorn.Server(uvicorn_config(echo_app, port=0, log_level="warning"))
+    tasks = [asyncio.create_task(s.serve()) for s in (bot_server, echo_server)]
+    while not (bot_server.started and echo_server.started):
+        await asyncio.sleep(0.01)
+    echo_port = echo_server.servers[0].sockets[0].getsockname()[1]
+    print(f"{bot_server.port} {echo_port}", flush=True)
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+    bot_server.should_exit = echo_server.should_exit = True
+    await asyncio.gather(*tasks)
+
+
+# ------------------------------------------------------------------- the client
+
+
+async def drive(url: str, connections: int, seconds: float, check: bool) -> float:
+    """Round trips per second over ``connections`` busy sockets for ``seconds``."""
+    async with aiohttp.ClientSession() as client:
+        sockets = [await client.ws_connect(url, autoping=False) for _ in range(connections)]
+        try:
+            counts = [0] * connections
+            stop = time.perf_counter() + seconds
+
+            async def loop(index: int) -> None:
+                ws = sockets[index]
+                while time.perf_counter() < stop:
+                    await ws.send_str(REQUEST)
+                    message = await ws.receive()
+                    if message.type is not aiohttp.WSMsgType.TEXT:
+                        raise RuntimeError(f"{url}: {message.type} {message.data} {message.extra}")
+                    if check and not message.data.startswith('{"type":"move_response"'):
+                        raise RuntimeError(f"unexpected answer: {message.data[:200]}")
+                    counts[index] += 1
+
+            started = time.perf_counter()
+            await asyncio.gather(*(loop(i) for i in range(connections)))
+            return sum(counts) / (time.perf_counter() - started)
+        finally:
+            for ws in sockets:
+                await ws.close()
+
+
+async def measure(connections: int, seconds: float) -> None:
+    child = subprocess.Popen(
+        [sys.executable, __file__, "--serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        bot_port, echo_port = child.stdout.readline().split()
+        bot_url = f"ws://127.0.0.1:{bot_port}/bws/v1-alpha/game"
+        echo_url = f"ws://127.0.0.1:{echo_port}/echo"
+        await drive(echo_url, connections, WARMUP_SECONDS, check=False)
+        await drive(bot_url, connections, WARMUP_SECONDS, check=True)
+        echo_rates: list[float] = []
+        bot_rates: list[float] = []
+        for _ in range(ROUNDS):
+            echo_rates.append(await drive(echo_url, connections, seconds, check=False))
+            bot_rates.append(await drive(bot_url, connections, seconds, check=True))
+    finally:
+        if child.stdin is not None:
+            child.stdin.close()
+        try:
+            child.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            child.kill()
+    echo_rate = statistics.median(echo_rates)
+    bot_rate = statistics.median(bot_rates)
+    print(f"{connections} connection(s), {ROUNDS} rounds of {seconds:g} s each, median:")
+    print(f"  echo server (uvicorn + Starlette)  {echo_rate:9.0f} round trips/s")
+    print(f"  bot server (TrivialBot, threads)   {bot_rate:9.0f} round trips/s")
+    verdict = "meets" if bot_rate >= 0.7 * echo_rate else "misses"
+    print(f"  bot / echo = {bot_rate / echo_rate:.0%} ({verdict} the 70% target)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--connections", type=int, nargs="+", default=[1, 4], help="busy sockets (default 1 4)"
+    )
+    parser.add_argument("--seconds", type=float, default=2.0, help="per round and server")
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        # The servers' loop is the one `python -m bot.serve` uses (uvicorn picks uvloop).
+        if importlib.util.find_spec("uvloop"):
+            import uvloop
+
+            with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+                runner.run(serve_both())
+        else:
+            asyncio.run(serve_both())
+        return
+    for connections in args.connections:
+        asyncio.run(measure(connections, args.seconds))
+
+
+if __name__ == "__main__":
+    main()
