@@ -187,17 +187,6 @@ def load_bot(spec: str) -> type[BaseBot]:
 
 
 @dataclass(frozen=True)
-class _ConfigureCall:
-    depth: int | None
-    extras: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class _SetupCall:
-    position: Position
-
-
-@dataclass(frozen=True)
 class _ThinkCall:
     kind: Literal["move", "eval"]
     position: Position
@@ -205,15 +194,17 @@ class _ThinkCall:
     match: Match
 
 
-_Call: TypeAlias = _ConfigureCall | _SetupCall | _ThinkCall
+# The session's Configure and Reset actions travel as they are; a think job travels
+# without the session's private copy of the position.
+_Call: TypeAlias = Configure | Reset | _ThinkCall
 
 
 def _perform(bot: BaseBot, call: _Call, deadline: Deadline) -> Any:
     """Carry out one call on ``bot`` (in a worker thread or process)."""
-    if isinstance(call, _ConfigureCall):
+    if isinstance(call, Configure):
         bot.on_config(call.depth, dict(call.extras))
         return None
-    if isinstance(call, _SetupCall):
+    if isinstance(call, Reset):
         bot.on_setup(call.position)
         return None
     # Bots that override play() but read self.deadline elsewhere see this request's.
@@ -629,10 +620,10 @@ class _Connection:
                 elif isinstance(action, Cancel):
                     self._cancel(action.job_id)
                 elif isinstance(action, Configure):
-                    await self._submit(_ConfigureCall(action.depth, dict(action.extras)))
+                    await self._submit(action)
                 elif isinstance(action, Reset):
                     # A copy: the session keeps using its own position.
-                    await self._submit(_SetupCall(action.position.copy()))
+                    await self._submit(Reset(action.position.copy()))  # the bot's own copy
                 elif isinstance(action, Close):
                     await self.close(action.code, action.reason)
 
