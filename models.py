@@ -461,7 +461,8 @@ class MoveRequestPacket(BaseModel):
 
     ``previous`` holds the moves made since this seat's last request (protocol.md);
     ``board`` is our extension, the full board after them; ``move_time_limit`` (seconds)
-    is sent only to bots that declare ``move_time_limit``.
+    is sent only to bots that declare ``move_time_limit``. ``clock_x_ms``/``clock_o_ms``
+    (extension) are both sides' remaining time when the game has a clock.
 
     >>> parse_packet('{"type":"move_request","side":"o","previous":[]}').side
     <Player.O: 'o'>
@@ -474,6 +475,8 @@ class MoveRequestPacket(BaseModel):
     previous: list[Move]
     board: Board | None = None
     move_time_limit: Seconds | None = None
+    clock_x_ms: Milliseconds | None = None
+    clock_o_ms: Milliseconds | None = None
 
 
 class HeartbeatPacket(BaseModel):

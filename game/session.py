@@ -1,0 +1,967 @@
+"""The server side of one game, as a pure state machine (no I/O, no clock of its own).
+
+``GameSession`` referees one game between two seats. It takes what happens — a seat
+connects or drops, a frame arrives, a stateless bot answered, a timer fired, a ping
+measured the round trip, the server shuts down — and returns ``Action`` values for the
+I/O adapters (``game.seats``, ``game.server``) to carry out: send a packet to a seat,
+broadcast one to the spectators, post a stateless turn, close a seat, write a move to
+the store, report the end of the game. Time comes in as ``now`` arguments (monotonic
+seconds, ``time.monotonic()`` or ``loop.time()``), so tests drive it without sockets or
+sleeps. It is the mirror image of ``bot.session.BotSession``.
+
+Protocol: ``../shared/spec/bws-v1-alpha.yaml`` and ``../shared/protocol.md``.
+
+>>> bots = {Player.X: SeatInfo("bot_ws"), Player.O: SeatInfo("bot_ws")}
+>>> session = GameSession("g1", Match(), bots, started_at=0.0)
+>>> session.seat_connected(Player.X, now=0.1)
+[]
+>>> [(a.side.value, a.packet.type) for a in session.seat_connected(Player.O, now=0.2)]
+[('x', 'setup'), ('o', 'setup'), ('o', 'move_request')]
+>>> answer = '{"type":"move_response","move":{"pieces":[{"q":1,"r":0},{"q":2,"r":0}]}}'
+>>> [type(a).__name__ for a in session.receive(Player.O, answer, now=1.2)]
+['RecordMove', 'Broadcast', 'SendTo']
+>>> [type(a).__name__ for a in session.receive(Player.O, answer, now=1.3)]
+['SendTo', 'SendTo', 'SendTo', 'Broadcast', 'CloseSeat', 'CloseSeat', 'GameOver']
+>>> session.result
+GameResult(winner=<Player.X: 'x'>, reason=<ResultReason.FORFEIT: 'forfeit'>, \
+cause=<EndCause.PROTOCOL_ERROR: 'protocol_error'>)
+
+The interface
+-------------
+
+* ``GameSession(game_id, match, seats, *, limits=SessionLimits(), started_at,
+  started_wall=None)``. ``seats`` maps each ``Player`` to a ``SeatInfo``: ``kind``
+  (``"bot_ws"``, ``"bot_stateless"`` or ``"human"``), ``name``, ``declares`` (the bot's
+  ``BwsV1Alpha`` or ``StatelessV1Alpha``: optional features are used only when declared
+  there), ``config`` (the ``config`` packet for a websocket bot) and ``url`` (for the
+  record). ``started_at`` is the monotonic time the game was created (the no-show limit
+  counts from it); ``started_wall`` is the wall-clock time written to the record.
+* Inputs, each returning ``list[Action]``: ``seat_connected(side, now)``,
+  ``seat_disconnected(side, now)``, ``receive(side, data, now)`` (one raw frame),
+  ``stateless_answer(side, response_or_error, now)``, ``timer(now)``,
+  ``rtt_measured(side, rtt_s)``, ``abort(reason, now)``.
+* ``next_deadline``: when the adapter must call ``timer`` next (one timer per game), or
+  None. Calling ``timer`` early or late is harmless: it does what is due at ``now``.
+* ``spectator_setup(now)``: the ``setup`` for a spectator joining now.
+* Read-only state: ``status``, ``awaiting`` (the side whose answer is awaited),
+  ``board``, ``moves``, ``result``, ``record()``, ``over``.
+
+Actions (frozen dataclasses): ``SendTo(side, packet)``, ``Broadcast(packet)`` (to every
+spectator; one packet object per update so the adapter encodes it once),
+``RequestStatelessTurn(side, request, time_limit)``, ``CloseSeat(side, code, reason)``,
+``RecordMove(index, move)``, ``GameOver(result, record, detail)``.
+
+No method raises: a bug inside the session ends the game as ``aborted`` (close code
+1011) instead of escaping into the adapter's task.
+
+How the open points are settled
+-------------------------------
+
+*Start.* Stateless seats count as present from the start. The game starts when the
+last websocket or human seat connects: each websocket seat gets ``config`` (a bot that
+declares ``config`` and has one), then ``setup`` (the standard board); then O gets its
+``move_request``. A game with no websocket seat starts at the first ``timer`` call
+(``next_deadline`` is ``started_at`` until then).
+
+*Requests.* ``previous`` holds the stones placed since the seat's last ``move_request``
+(or ``setup``), grouped by move: ``[]`` for O's first request, then ``[own last move,
+opponent's move]``. ``board`` is always the full board. ``move_time_limit`` (seconds
+left on the mover's clock, live) goes only to bots that declare ``move_time_limit``,
+and only with a clock that has a limit. A seat that is disconnected when its request is
+due gets it on reconnection. A stateless bot gets a ``StatelessMoveRequest`` (with
+``time_limit`` only when declared); the action's ``time_limit`` is the seconds until
+the flag, for the adapter's HTTP timeout.
+
+*Answers.* Stones are applied one at a time with ``game.rules``. A first stone that
+wins ends the game and the second is ignored. An illegal stone forfeits the move's
+whole answer (a legal first stone of the same answer is taken back, so the record holds
+only complete moves). Evaluation and considerations go into the ``RecordedMove`` and the
+``board_update``; ``thinking_ms`` is the clock's charge, ``clock_ms`` the mover's time
+left after the move (absent without a clock). ``RecordMove.index`` is 0-based.
+
+*Humans' stone-by-stone mode.* A 1-piece answer from a human is placed at once and
+broadcast (``board_update`` with that stone as ``move`` and the same side to move); the
+seat then gets a second ``move_request`` whose ``previous`` holds that stone. The clock
+keeps running. Each ``board_update``'s ``move`` holds the stones new since the previous
+update, so a split move's second update carries only the second stone; the record holds
+the whole move. If the seat forfeits between its two stones, the first stays on the
+board (spectators saw it, the ``end`` board shows it) but not in the record, which only
+holds complete moves. A 2-piece answer to the request for the second stone is a
+protocol error.
+
+*Clocks.* ``game.clock.GameClock``, built with ``stall_limit=limits.stall_s``: in a
+``none`` game the stall limit bounds each move and its flag is cause ``stall``; other
+clocks flag with ``timeout``. A move's clock starts when its request is made and stops
+when the answer is applied. The seat's last measured round trip (``rtt_measured``,
+clamped to ``limits.max_rtt_s`` so slow pongs cannot buy time) is the grace added to the
+deadline and is subtracted from the time charged. An answer that arrives after the flag
+is a timeout, even if ``timer`` has not been called yet.
+
+*Heartbeats.* Every ``match.heartbeat`` ms from ``started_at``, on one grid for the
+whole game, to every connected websocket or human seat; ``waiting`` is true exactly for
+the seat whose answer is awaited. A late ``timer`` sends one heartbeat, not a burst.
+
+*Failures.* Each cause has an error class (``SeatTimeoutError`` ... ``SeatNoShowError``),
+raised inside and turned into a forfeit: the other side wins, the cause is recorded.
+``nope`` (with the reason) goes to a seat that sent something malformed, unsolicited or
+out of order (``protocol_error``), played an illegal stone (``illegal_move``) or stayed
+silent (``timeout``, ``stall``); not to one that is gone (``disconnect``) or never came
+(``no_show``). A websocket bot that drops forfeits at once; a human gets
+``limits.reconnect_s`` to come back with the same token (the clock keeps running), then
+forfeits with ``disconnect``. A seat that has not connected ``limits.no_show_s`` after
+``started_at`` forfeits with ``no_show``; if neither came, the game is a draw with cause
+``no_show`` (a forfeit needs a winner). Frames larger than ``limits.max_frame_bytes``
+are protocol errors. Frames from a stateless seat, and stateless answers nobody waits
+for (a late answer after a forfeit, say), are ignored.
+
+*End.* ``end`` (``winner``, ``reason``, ``detail`` = the cause, ``board``) to every
+connected websocket seat (after the ``nope`` for a violator) and to spectators, then
+``CloseSeat`` for each (1000; 1001 when the server aborts; 1011 after an internal
+error), then ``GameOver``. A line is ``win``; ``turn_limit`` is a ``draw`` with cause
+``turn_limit``; ``abort`` is a ``draw`` with cause ``aborted``. A seat that connects
+after the end gets ``end`` and is closed. The adapter cancels a stateless turn still in
+flight when it sees ``GameOver``.
+
+*Stateless errors.* ``stateless_answer`` takes a ``StatelessMoveResponse`` or the
+exception the adapter caught: ``TimeoutError`` is ``timeout``, ``ConnectionError`` /
+``OSError`` is ``disconnect``, anything else (``ProtocolError``, an HTTP 4xx/5xx) is
+``protocol_error``.
+
+*Time.* ``now`` never goes backwards inside the session: an earlier or non-finite
+``now`` is read as the latest one seen.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import partial
+from typing import ClassVar, Literal, TypeAlias
+
+from pydantic import BaseModel
+
+from game.clock import DEFAULT_STALL_LIMIT, GameClock
+from game.rules import IllegalMoveError, Position, Termination
+from models import (
+    CLIENT_PACKETS,
+    HUMAN_CLIENT_PACKETS,
+    Board,
+    BoardUpdatePacket,
+    BwsV1Alpha,
+    Cell,
+    ConfigPacket,
+    Coord,
+    EndCause,
+    EndPacket,
+    EvalResponsePacket,
+    GameRecord,
+    GameResult,
+    GameStatus,
+    HeartbeatPacket,
+    HumanMoveResponsePacket,
+    Match,
+    Move,
+    MoveOption,
+    MoveRequestPacket,
+    MoveResponsePacket,
+    NopePacket,
+    Player,
+    PlayerType,
+    PositionEvaluation,
+    ProtocolError,
+    RecordedMove,
+    RecordPlayer,
+    ResultReason,
+    SetupPacket,
+    StatelessBoard,
+    StatelessMoveRequest,
+    StatelessMoveResponse,
+    StatelessV1Alpha,
+    parse_packet,
+)
+
+__all__ = [
+    "CLOSE_GOING_AWAY",
+    "CLOSE_INTERNAL_ERROR",
+    "CLOSE_NORMAL",
+    "Action",
+    "Broadcast",
+    "CloseSeat",
+    "GameOver",
+    "GameSession",
+    "RecordMove",
+    "RequestStatelessTurn",
+    "SeatDisconnectError",
+    "SeatError",
+    "SeatIllegalMoveError",
+    "SeatInfo",
+    "SeatKind",
+    "SeatNoShowError",
+    "SeatProtocolError",
+    "SeatStallError",
+    "SeatTimeoutError",
+    "SendTo",
+    "SessionLimits",
+]
+
+CLOSE_NORMAL = 1000
+CLOSE_GOING_AWAY = 1001
+CLOSE_INTERNAL_ERROR = 1011
+
+SeatKind: TypeAlias = Literal["bot_ws", "bot_stateless", "human"]
+
+# ------------------------------------------------------------------- configuration
+
+
+@dataclass(frozen=True)
+class SeatInfo:
+    """Who sits in a seat and what it declares.
+
+    ``declares`` is the bot's ``BwsV1Alpha`` (websocket) or ``StatelessV1Alpha``
+    (stateless); ``None`` means base features only (always so for humans). ``config``
+    is sent only to a websocket bot that declares ``config``.
+    """
+
+    kind: SeatKind
+    name: str | None = None
+    declares: BwsV1Alpha | StatelessV1Alpha | None = None
+    config: ConfigPacket | None = None
+    url: str | None = None
+
+    @property
+    def speaks_websocket(self) -> bool:
+        """Bots over a WebSocket and humans: the seats that get packets."""
+        return self.kind != "bot_stateless"
+
+
+@dataclass(frozen=True)
+class SessionLimits:
+    """Server-wide limits, in seconds (``max_frame_bytes`` in bytes).
+
+    ``stall_s`` bounds each move of a game without a clock (``None``: no bound).
+    ``max_rtt_s`` caps the round trip credited to a seat.
+    """
+
+    no_show_s: float = 30.0
+    stall_s: float | None = DEFAULT_STALL_LIMIT
+    reconnect_s: float = 60.0
+    max_rtt_s: float = 2.0
+    max_frame_bytes: int = 1 << 20
+
+
+# ------------------------------------------------------------------------ actions
+
+
+@dataclass(frozen=True)
+class SendTo:
+    """Send ``packet`` to the seat of ``side``."""
+
+    side: Player
+    packet: BaseModel
+
+
+@dataclass(frozen=True)
+class Broadcast:
+    """Send ``packet`` to every spectator (the same object to all: encode it once)."""
+
+    packet: BaseModel
+
+
+@dataclass(frozen=True)
+class RequestStatelessTurn:
+    """``POST .../turn`` to the stateless bot of ``side``; answer with
+    ``stateless_answer``. ``time_limit`` is the seconds until the side flags (the HTTP
+    timeout to use), or None."""
+
+    side: Player
+    request: StatelessMoveRequest
+    time_limit: float | None
+
+
+@dataclass(frozen=True)
+class CloseSeat:
+    """Close the seat's socket with a WebSocket close ``code`` and ``reason``."""
+
+    side: Player
+    code: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class RecordMove:
+    """Write move ``index`` (0-based) of the game to the store."""
+
+    index: int
+    move: RecordedMove
+
+
+@dataclass(frozen=True)
+class GameOver:
+    """The game ended: store ``record`` (which holds ``result``); ``detail`` is for the
+    log."""
+
+    result: GameResult
+    record: GameRecord
+    detail: str
+
+
+Action: TypeAlias = SendTo | Broadcast | RequestStatelessTurn | CloseSeat | RecordMove | GameOver
+
+# ------------------------------------------------------------------------- errors
+#
+# Raised inside the session and turned into a forfeit of ``side``; one class per cause.
+
+
+class SeatError(Exception):
+    """A seat failed; the message says how and is the ``nope`` reason."""
+
+    cause: ClassVar[EndCause]
+    #: Whether the seat is told why with a ``nope`` (not when it is gone or never came).
+    tells_seat: ClassVar[bool] = True
+
+    def __init__(self, side: Player, message: str) -> None:
+        super().__init__(message)
+        self.side = side
+
+
+class SeatTimeoutError(SeatError):
+    """The seat's clock ran out before its answer came."""
+
+    cause = EndCause.TIMEOUT
+
+
+class SeatStallError(SeatError):
+    """No answer within the stall limit of a game without a clock."""
+
+    cause = EndCause.STALL
+
+
+class SeatIllegalMoveError(SeatError):
+    """The answer puts a stone where the rules do not allow it."""
+
+    cause = EndCause.ILLEGAL_MOVE
+
+
+class SeatProtocolError(SeatError):
+    """A frame that is malformed, unsolicited or out of order."""
+
+    cause = EndCause.PROTOCOL_ERROR
+
+
+class SeatDisconnectError(SeatError):
+    """The seat's connection dropped (for a human: and did not come back in time)."""
+
+    cause = EndCause.DISCONNECT
+    tells_seat = False
+
+
+class SeatNoShowError(SeatError):
+    """The seat never connected within the no-show limit."""
+
+    cause = EndCause.NO_SHOW
+    tells_seat = False
+
+
+# -------------------------------------------------------------------------- state
+
+
+@dataclass
+class _Seat:
+    info: SeatInfo
+    connected: bool
+    ever_connected: bool
+    rtt: float = 0.0
+    # When a dropped human forfeits unless it is back.
+    reconnect_by: float | None = None
+    # Stones of the game (``GameSession._stones``) this seat has been told about.
+    told: int = 0
+    # It answered and nothing was asked since: another answer is a second answer.
+    answered: bool = False
+
+
+@dataclass(frozen=True)
+class _Stone:
+    """A stone placed in the game, with the move (0-based) it belongs to."""
+
+    move_index: int
+    side: Player
+    coord: Coord
+
+
+@dataclass
+class _Request:
+    """The answer being waited for."""
+
+    side: Player
+    stones_wanted: int  # 2, or 1 for the second stone of a human's split move
+    placed: list[Coord] = field(default_factory=list)  # the split move's first stone
+
+
+_FLAG_ERRORS: dict[EndCause, type[SeatError]] = {
+    EndCause.TIMEOUT: SeatTimeoutError,
+    EndCause.STALL: SeatStallError,
+}
+
+
+class GameSession:
+    """One game between two seats, refereed without I/O."""
+
+    def __init__(
+        self,
+        game_id: str,
+        match: Match,
+        seats: Mapping[Player, SeatInfo],
+        *,
+        limits: SessionLimits | None = None,
+        started_at: float,
+        started_wall: datetime | None = None,
+    ) -> None:
+        self.game_id = game_id
+        self.match = match
+        self.limits = limits if limits is not None else SessionLimits()
+        self._seats = {
+            side: _Seat(
+                seats[side],
+                connected=not seats[side].speaks_websocket,
+                ever_connected=not seats[side].speaks_websocket,
+            )
+            for side in Player
+        }
+        self._started_at = started_at if math.isfinite(started_at) else 0.0
+        self._started_wall = started_wall
+        self._now = self._started_at
+        self._clock = GameClock(match, stall_limit=self.limits.stall_s)
+        self._position = Position(
+            match.view_distance, match.win_distance, turn_limit=match.turn_limit
+        )
+        self._cells: list[Cell] = [Cell(q=0, r=0, p=Player.X)]
+        self._stones: list[_Stone] = []
+        self._moves: list[RecordedMove] = []
+        self._started = False
+        self._request: _Request | None = None
+        self._result: GameResult | None = None
+        self._end: EndPacket | None = None
+        self._next_heartbeat = self._started_at + match.heartbeat / 1000
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def over(self) -> bool:
+        return self._result is not None
+
+    @property
+    def result(self) -> GameResult | None:
+        return self._result
+
+    @property
+    def awaiting(self) -> Player | None:
+        """The side whose answer the session is waiting for."""
+        return self._request.side if self._request is not None else None
+
+    @property
+    def status(self) -> GameStatus:
+        if self._result is not None:
+            return _status_of(self._result)
+        return GameStatus.IN_PROGRESS if self._started else GameStatus.WAITING
+
+    @property
+    def board(self) -> Board:
+        """Every stone on the board, in the order placed."""
+        return Board.model_construct(cells=list(self._cells))
+
+    @property
+    def moves(self) -> list[RecordedMove]:
+        """The complete moves so far, as recorded."""
+        return list(self._moves)
+
+    def record(self) -> GameRecord:
+        """The game so far (with its result once over)."""
+        return GameRecord(
+            game_id=self.game_id,
+            player_x=self._record_player(Player.X),
+            player_o=self._record_player(Player.O),
+            match=self.match,
+            started_at=self._started_wall,
+            moves=list(self._moves),
+            result=self._result,
+        )
+
+    @property
+    def next_deadline(self) -> float | None:
+        """When ``timer`` must be called next; None once the game is over."""
+        if self._result is not None:
+            return None
+        if not self._started and self._everyone_present():
+            return self._started_at  # no websocket seat: start at the first timer call
+        candidates: list[float] = []
+        if not self._started and self._someone_never_came():
+            candidates.append(self._started_at + self.limits.no_show_s)
+        candidates.extend(
+            seat.reconnect_by for seat in self._seats.values() if seat.reconnect_by is not None
+        )
+        deadline = self._clock.deadline()
+        if deadline is not None:
+            candidates.append(deadline)
+        if any(seat.connected and seat.info.speaks_websocket for seat in self._seats.values()):
+            candidates.append(self._next_heartbeat)
+        return min(candidates, default=None)
+
+    def spectator_setup(self, now: float) -> SetupPacket:
+        """What a spectator joining now gets first: the board, the whole history,
+        players, match settings, clocks and status."""
+        now = self._advance(now)
+        clocks = self._clocks(now)
+        return SetupPacket(
+            board=self.board,
+            game_id=self.game_id,
+            moves=list(self._moves),
+            player_x=self._record_player(Player.X),
+            player_o=self._record_player(Player.O),
+            match=self.match,
+            to_move=self._to_move(),
+            status=self.status,
+            clock_x_ms=clocks[Player.X],
+            clock_o_ms=clocks[Player.O],
+        )
+
+    # ------------------------------------------------------------------ inputs
+
+    def seat_connected(self, side: Player, now: float) -> list[Action]:
+        """The seat of ``side`` connected (a bot's socket opened; a human's token came)."""
+        if self._end is not None and self._seats[side].info.speaks_websocket:
+            return [SendTo(side, self._end), CloseSeat(side, CLOSE_NORMAL, "the game is over")]
+        return self._guarded(now, lambda now: self._on_connected(side, now))
+
+    def seat_disconnected(self, side: Player, now: float) -> list[Action]:
+        """The seat's socket closed or failed."""
+        return self._guarded(now, lambda now: self._on_disconnected(side, now))
+
+    def receive(self, side: Player, data: str | bytes, now: float) -> list[Action]:
+        """One frame from the seat of ``side``."""
+        return self._guarded(now, lambda now: self._on_frame(side, data, now))
+
+    def stateless_answer(
+        self, side: Player, answer: StatelessMoveResponse | BaseException, now: float
+    ) -> list[Action]:
+        """A stateless bot's answer, or the exception its ``POST`` ended with."""
+        return self._guarded(now, lambda now: self._on_stateless_answer(side, answer, now))
+
+    def timer(self, now: float) -> list[Action]:
+        """Do what is due at ``now``: start, no-show, reconnect window, flag, heartbeats."""
+        return self._guarded(now, self._on_timer)
+
+    def rtt_measured(self, side: Player, rtt_s: float) -> list[Action]:
+        """A ping of the seat's socket took ``rtt_s`` seconds there and back."""
+        if math.isfinite(rtt_s):
+            self._seats[side].rtt = min(max(rtt_s, 0.0), self.limits.max_rtt_s)
+        return []
+
+    def abort(self, reason: str, now: float) -> list[Action]:
+        """End the game without a winner (server shutdown): cause ``aborted``."""
+
+        def aborted(now: float) -> list[Action]:
+            result = GameResult(winner=None, reason=ResultReason.DRAW, cause=EndCause.ABORTED)
+            return self._finish(result, f"aborted: {reason}", now, CLOSE_GOING_AWAY)
+
+        return self._guarded(now, aborted)
+
+    # ----------------------------------------------------------------- events
+
+    def _on_connected(self, side: Player, now: float) -> list[Action]:
+        seat = self._seats[side]
+        if not seat.info.speaks_websocket:
+            return []
+        seat.connected = True
+        seat.ever_connected = True
+        seat.reconnect_by = None
+        if not self._started:
+            return self._begin(now) if self._everyone_present() else []
+        # Back after a drop: the current position, then the pending request if it is ours.
+        actions: list[Action] = [
+            *self._config_for(side),
+            SendTo(side, SetupPacket(board=self.board)),
+        ]
+        seat.told = len(self._stones)
+        if self._request is not None and self._request.side is side:
+            actions.extend(self._ask(now))
+        return actions
+
+    def _on_disconnected(self, side: Player, now: float) -> list[Action]:
+        seat = self._seats[side]
+        if not seat.connected or not seat.info.speaks_websocket:
+            return []
+        seat.connected = False
+        if seat.info.kind == "human" and self.limits.reconnect_s > 0:
+            seat.reconnect_by = now + self.limits.reconnect_s
+            return []
+        raise SeatDisconnectError(side, f"{side.value}'s connection dropped")
+
+    def _on_frame(self, side: Player, data: str | bytes, now: float) -> list[Action]:
+        seat = self._seats[side]
+        if not seat.info.speaks_websocket:
+            return []  # a stateless bot has no socket: nothing it could have sent
+        if not isinstance(data, str | bytes | bytearray | memoryview):
+            raise SeatProtocolError(side, f"unreadable frame of type {type(data).__name__}")
+        if len(data) > self.limits.max_frame_bytes:
+            raise SeatProtocolError(
+                side, f"frame of {len(data)} bytes; at most {self.limits.max_frame_bytes}"
+            )
+        try:
+            if seat.info.kind == "human":
+                packet: BaseModel = parse_packet(data, allowed=HUMAN_CLIENT_PACKETS)
+            else:
+                packet = parse_packet(data, allowed=CLIENT_PACKETS)
+        except ProtocolError as exc:
+            raise SeatProtocolError(side, f"bad packet: {exc}") from None
+        match packet:
+            case MoveResponsePacket() | HumanMoveResponsePacket():
+                self._check_solicited(side)
+                return self._on_answer(
+                    side,
+                    list(packet.move.pieces),
+                    packet.move.evaluation,
+                    list(packet.considerations or []),
+                    now,
+                )
+            case EvalResponsePacket():
+                raise SeatProtocolError(side, "eval_response, but no eval_request was sent")
+        raise SeatProtocolError(side, f"{type(packet).__name__} is not a packet a seat sends")
+
+    def _on_stateless_answer(
+        self, side: Player, answer: StatelessMoveResponse | BaseException, now: float
+    ) -> list[Action]:
+        seat = self._seats[side]
+        if seat.info.kind != "bot_stateless" or self.awaiting is not side:
+            return []  # late or stray: the adapter's request outlived its turn
+        if isinstance(answer, BaseException):
+            raise _stateless_failure(side, answer)
+        considerations: list[MoveOption] = list(answer.considerations or [])
+        return self._on_answer(
+            side, list(answer.move.pieces), answer.move.evaluation, considerations, now
+        )
+
+    def _on_timer(self, now: float) -> list[Action]:
+        if not self._started:
+            if self._everyone_present():
+                return self._begin(now)
+            if self._someone_never_came() and now >= self._started_at + self.limits.no_show_s:
+                return self._no_show(now)
+        for side, seat in self._seats.items():
+            if seat.reconnect_by is not None and now >= seat.reconnect_by:
+                raise SeatDisconnectError(
+                    side,
+                    f"{side.value} dropped and did not reconnect within "
+                    f"{self.limits.reconnect_s:g} s",
+                )
+        self._check_flag(now)
+        if now >= self._next_heartbeat:
+            return self._heartbeats(now)
+        return []
+
+    # ---------------------------------------------------------------- the game
+
+    def _begin(self, now: float) -> list[Action]:
+        self._started = True
+        actions: list[Action] = []
+        for side, seat in self._seats.items():
+            if seat.info.speaks_websocket and seat.connected:
+                actions.extend(self._config_for(side))
+                actions.append(SendTo(side, SetupPacket(board=Board.standard())))
+        return actions + self._request_move(Player.O, now)
+
+    def _config_for(self, side: Player) -> list[Action]:
+        info = self._seats[side].info
+        declares = info.declares
+        if info.config is None or not isinstance(declares, BwsV1Alpha) or declares.config is None:
+            return []
+        return [SendTo(side, info.config)]
+
+    def _request_move(self, side: Player, now: float) -> list[Action]:
+        self._request = _Request(side, stones_wanted=2)
+        self._clock.start(side, now, grace=self._seats[side].rtt)
+        return self._ask(now)
+
+    def _ask(self, now: float) -> list[Action]:
+        """Send the pending request to its seat (if it can hear it now)."""
+        request = self._request
+        assert request is not None
+        side = request.side
+        seat = self._seats[side]
+        seat.answered = False
+        declares = seat.info.declares
+        limit = self._time_left(side, now)
+        if seat.info.kind == "bot_stateless":
+            declared = isinstance(declares, StatelessV1Alpha) and declares.move_time_limit
+            board = StatelessBoard.model_construct(cells=list(self._cells), to_move=side)
+            turn = StatelessMoveRequest(board=board, time_limit=limit if declared else None)
+            deadline = self._clock.deadline()
+            flag_in = None if deadline is None else max(deadline - now, 0.0)
+            return [RequestStatelessTurn(side, turn, flag_in)]
+        if not seat.connected:
+            return []  # sent on reconnection
+        declared = isinstance(declares, BwsV1Alpha) and declares.move_time_limit
+        clocks = self._clocks(now)
+        packet = MoveRequestPacket(
+            side=side,
+            previous=self._previous(seat),
+            board=self.board,
+            move_time_limit=limit if declared else None,
+            clock_x_ms=clocks[Player.X],
+            clock_o_ms=clocks[Player.O],
+        )
+        seat.told = len(self._stones)
+        return [SendTo(side, packet)]
+
+    def _previous(self, seat: _Seat) -> list[Move]:
+        """The stones placed since the seat was last told, grouped by move."""
+        groups: dict[int, tuple[Player, list[Coord]]] = {}
+        for stone in self._stones[seat.told :]:
+            groups.setdefault(stone.move_index, (stone.side, []))[1].append(stone.coord)
+        return [Move(side=side, pieces=pieces) for side, pieces in groups.values()]
+
+    def _time_left(self, side: Player, now: float) -> float | None:
+        """Seconds left on the side's clock (live), for ``move_time_limit``."""
+        remaining = self._clock.remaining_ms(side, now)
+        return None if remaining is None else max(remaining, 1) / 1000
+
+    def _check_solicited(self, side: Player) -> None:
+        if self._request is not None and self._request.side is side:
+            return
+        if self._seats[side].answered:
+            raise SeatProtocolError(side, "a second move_response to one move_request")
+        raise SeatProtocolError(side, "move_response, but no move_request is pending")
+
+    def _on_answer(
+        self,
+        side: Player,
+        pieces: list[Coord],
+        evaluation: PositionEvaluation | None,
+        considerations: list[MoveOption],
+        now: float,
+    ) -> list[Action]:
+        request = self._request
+        assert request is not None and request.side is side
+        self._check_flag(now)
+        if len(pieces) > request.stones_wanted:
+            raise SeatProtocolError(
+                side,
+                f"move_response with {len(pieces)} pieces; the move_request asked for "
+                f"the second stone only (1 piece)",
+            )
+        new = self._place(side, pieces)
+        stones = [*request.placed, *new]
+        move_index = len(self._moves)
+        self._stones.extend(_Stone(move_index, side, coord) for coord in new)
+        self._cells.extend(Cell(q=c.q, r=c.r, p=side) for c in new)
+        self._seats[side].answered = True
+        outcome = self._position.outcome
+        if outcome is None and len(stones) < 2:
+            # A human's first stone: show it, then ask for the second (the clock runs on).
+            request.placed = stones
+            request.stones_wanted = 1
+            update = self._board_update(side, new, side, now, None, [])
+            return [Broadcast(update), *self._ask(now)]
+        thinking_ms = self._clock.stop(now, rtt=self._seats[side].rtt)
+        self._request = None
+        clock_ms = self._clock.remaining_ms(side)
+        recorded = RecordedMove(
+            side=side,
+            pieces=stones,
+            evaluation=evaluation,
+            considerations=considerations,
+            clock_ms=clock_ms,
+            thinking_ms=thinking_ms,
+        )
+        self._moves.append(recorded)
+        actions: list[Action] = [RecordMove(move_index, recorded)]
+        if outcome is None:
+            update = self._board_update(side, new, side.other, now, evaluation, considerations)
+            return [*actions, Broadcast(update), *self._request_move(side.other, now)]
+        if outcome.termination is Termination.LINE:
+            result = GameResult(winner=side, reason=ResultReason.WIN)
+            detail = f"{side.value} made {len(outcome.line)} in a row"
+        else:
+            result = GameResult(winner=None, reason=ResultReason.DRAW, cause=EndCause.TURN_LIMIT)
+            detail = f"turn limit of {self.match.turn_limit} moves reached"
+        update = self._board_update(
+            side, new, None, now, evaluation, considerations, _status_of(result)
+        )
+        return [*actions, Broadcast(update), *self._finish(result, detail, now)]
+
+    def _place(self, side: Player, pieces: list[Coord]) -> list[Coord]:
+        """Place the answer's stones one by one; the ones placed (a winning first stone
+        ends it). An illegal stone takes back the answer's earlier stones and forfeits."""
+        placed: list[Coord] = []
+        for index, coord in enumerate(pieces):
+            try:
+                self._position.place(coord.q, coord.r)
+            except IllegalMoveError as exc:
+                for _ in placed:
+                    self._position.undo()
+                raise SeatIllegalMoveError(
+                    side, f"illegal move: move_response.move.pieces[{index}]: {exc}"
+                ) from None
+            placed.append(coord)
+            if self._position.outcome is not None:
+                break
+        return placed
+
+    def _board_update(
+        self,
+        side: Player,
+        new: list[Coord],
+        to_move: Player | None,
+        now: float,
+        evaluation: PositionEvaluation | None,
+        considerations: list[MoveOption],
+        status: GameStatus = GameStatus.IN_PROGRESS,
+    ) -> BoardUpdatePacket:
+        clocks = self._clocks(now)
+        return BoardUpdatePacket(
+            board=self.board,
+            move=Move(side=side, pieces=new),
+            to_move=to_move,
+            status=status,
+            clock_x_ms=clocks[Player.X],
+            clock_o_ms=clocks[Player.O],
+            evaluation=evaluation,
+            considerations=considerations or None,
+        )
+
+    def _check_flag(self, now: float) -> None:
+        side = self._clock.running
+        if side is None or not self._clock.flagged(now):
+            return
+        cause = self._clock.flag_cause
+        if cause is EndCause.STALL:
+            why = f"no answer within the stall limit of {self.limits.stall_s:g} s"
+        else:
+            why = f"{side.value} ran out of time"
+        raise _FLAG_ERRORS.get(cause, SeatTimeoutError)(side, why)
+
+    def _heartbeats(self, now: float) -> list[Action]:
+        interval = self.match.heartbeat / 1000
+        # The next point of the grid after now: a late timer sends one, not a burst.
+        missed = math.floor((now - self._next_heartbeat) / interval) + 1
+        self._next_heartbeat += missed * interval
+        awaiting = self.awaiting
+        return [
+            SendTo(side, HeartbeatPacket(waiting=side is awaiting))
+            for side, seat in self._seats.items()
+            if seat.connected and seat.info.speaks_websocket
+        ]
+
+    def _no_show(self, now: float) -> list[Action]:
+        absent = [side for side, seat in self._seats.items() if not seat.ever_connected]
+        limit = f"{self.limits.no_show_s:g} s"
+        if len(absent) == 1:
+            raise SeatNoShowError(absent[0], f"{absent[0].value} did not connect within {limit}")
+        result = GameResult(winner=None, reason=ResultReason.DRAW, cause=EndCause.NO_SHOW)
+        return self._finish(result, f"neither seat connected within {limit}", now)
+
+    # ----------------------------------------------------------------- the end
+
+    def _forfeit(self, error: SeatError, now: float) -> list[Action]:
+        loser = error.side
+        seat = self._seats[loser]
+        actions: list[Action] = []
+        if error.tells_seat and seat.connected and seat.info.speaks_websocket:
+            actions.append(SendTo(loser, NopePacket(reason=str(error))))
+        result = GameResult(winner=loser.other, reason=ResultReason.FORFEIT, cause=error.cause)
+        return actions + self._finish(result, f"{loser.value} forfeits: {error}", now)
+
+    def _finish(
+        self, result: GameResult, detail: str, now: float, code: int = CLOSE_NORMAL
+    ) -> list[Action]:
+        if self._clock.running is not None:
+            self._clock.stop(now)  # the time used until the end counts
+        self._request = None
+        self._result = result
+        end = EndPacket(
+            winner=result.winner, reason=result.reason, detail=result.cause, board=self.board
+        )
+        self._end = end
+        listening = [
+            side
+            for side, seat in self._seats.items()
+            if seat.connected and seat.info.speaks_websocket
+        ]
+        for seat in self._seats.values():
+            seat.reconnect_by = None
+        return [
+            *(SendTo(side, end) for side in listening),
+            Broadcast(end),
+            *(CloseSeat(side, code, detail) for side in listening),
+            GameOver(result, self.record(), detail),
+        ]
+
+    # ---------------------------------------------------------------- helpers
+
+    def _guarded(self, now: float, handle: Callable[[float], list[Action]]) -> list[Action]:
+        now = self._advance(now)
+        if self._result is not None:
+            return []  # nothing changes a finished game
+        try:
+            return handle(now)
+        except SeatError as error:
+            return self._safely(partial(self._forfeit, error, now))
+        except Exception as exc:  # a bug here must cost one game, never the server
+            return self._safely(partial(self._internal_error, exc, now))
+
+    def _internal_error(self, exc: Exception, now: float) -> list[Action]:
+        result = GameResult(winner=None, reason=ResultReason.DRAW, cause=EndCause.ABORTED)
+        detail = f"internal error in the game session: {exc!r}"
+        return self._finish(result, detail, now, CLOSE_INTERNAL_ERROR)
+
+    def _safely(self, finish: Callable[[], list[Action]]) -> list[Action]:
+        try:
+            return finish()
+        except Exception as exc:  # the end itself failed: still end, with the bare facts
+            result = self._result or GameResult(
+                winner=None, reason=ResultReason.DRAW, cause=EndCause.ABORTED
+            )
+            self._result = result
+            self._request = None
+            detail = f"internal error while ending the game: {exc!r}"
+            return [GameOver(result, GameRecord(game_id=self.game_id, result=result), detail)]
+
+    def _advance(self, now: float) -> float:
+        if math.isfinite(now) and now > self._now:
+            self._now = now
+        return self._now
+
+    def _someone_never_came(self) -> bool:
+        return not all(seat.ever_connected for seat in self._seats.values())
+
+    def _everyone_present(self) -> bool:
+        return all(seat.connected for seat in self._seats.values())
+
+    def _to_move(self) -> Player | None:
+        if self._result is not None:
+            return None
+        return Player(self._position.to_move)
+
+    def _clocks(self, now: float) -> dict[Player, int | None]:
+        return self._clock.snapshot(now)
+
+    def _record_player(self, side: Player) -> RecordPlayer:
+        info = self._seats[side].info
+        kind = PlayerType.HUMAN if info.kind == "human" else PlayerType.BOT
+        return RecordPlayer(name=info.name, type=kind, bot_url=info.url)
+
+
+def _status_of(result: GameResult) -> GameStatus:
+    if result.winner is None:
+        return GameStatus.DRAW
+    return GameStatus.X_WINS if result.winner is Player.X else GameStatus.O_WINS
+
+
+def _stateless_failure(side: Player, error: BaseException) -> SeatError:
+    what = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    if isinstance(error, TimeoutError):
+        return SeatTimeoutError(side, f"the stateless turn timed out ({what})")
+    if isinstance(error, ConnectionError | OSError):
+        return SeatDisconnectError(side, f"the stateless turn failed to connect ({what})")
+    return SeatProtocolError(side, f"the stateless turn failed: {what}")
