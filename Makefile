@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP_RUN := $(VENV)/.installed-run
 STAMP_DEV := $(VENV)/.installed-dev
 
-.PHONY: run test lint bench clean
+.PHONY: run test lint bench clean postgres
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -26,7 +26,23 @@ lint: $(STAMP_DEV)
 	$(PY) -m ruff check .
 	$(PY) -m mypy .
 
-test: lint
+# The store tests start a throwaway PostgreSQL server of their own (tests/test_store.py);
+# this installs the server binaries if they are absent (Debian/Ubuntu, root or sudo).
+# PG_BINDIR, if set, names the directory holding initdb and pg_ctl instead.
+postgres:
+	@if [ -n "$$PG_BINDIR" ] || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 \
+		|| command -v initdb >/dev/null 2>&1; then :; \
+	elif command -v apt-get >/dev/null 2>&1; then \
+		sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		echo "Installing PostgreSQL for the store tests"; \
+		$$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+			$$sudo apt-get install -y -qq --no-install-recommends postgresql >/dev/null; \
+	else \
+		echo "PostgreSQL server binaries (initdb, pg_ctl) are needed: install them or set PG_BINDIR" >&2; \
+		exit 1; \
+	fi
+
+test: lint postgres
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest
 
 bench: $(STAMP_DEV)

@@ -1,0 +1,705 @@
+"""Game records in ``game.store``, against a real SQLite file and a real PostgreSQL server.
+
+Every test that takes ``db_url`` runs on both backends. The PostgreSQL server is a
+throwaway cluster started for the test session (initdb into a temporary directory,
+unix socket only, as the ``postgres`` user when running as root); each test gets a
+fresh database in it. Without PostgreSQL's server binaries the PostgreSQL cases are
+skipped, except under CI (``CI`` set), where that is a failure: ``make test`` installs
+them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import os
+import shutil
+import sqlite3
+import subprocess
+import tempfile
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from game.store import (
+    ABORTED_RESULT,
+    MAX_PAGE_SIZE,
+    DuplicateGameError,
+    GameNotRunningError,
+    GameStore,
+    InvalidCursorError,
+    InvalidGameIdError,
+    InvalidPageSizeError,
+    MoveConflictError,
+    MoveIndexError,
+    RecordAlreadyFinishedError,
+    RecordStatus,
+    UnknownGameError,
+    UnsupportedDatabaseError,
+)
+from models import (
+    Cell,
+    Coord,
+    EndCause,
+    GameRecord,
+    GameResult,
+    Match,
+    MoveOption,
+    Player,
+    PlayerType,
+    PositionEvaluation,
+    RecordedMove,
+    RecordPlayer,
+    ResultReason,
+)
+
+T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+
+# ------------------------------------------------------------------ PostgreSQL cluster
+
+
+class PostgresCluster:
+    """A PostgreSQL server of our own: a data directory and a unix socket in one temp dir."""
+
+    PORT = 5432  # only names the socket file; the socket directory is private
+
+    def __init__(self, bindir: Path) -> None:
+        self.bindir = bindir
+        self.root = Path(tempfile.mkdtemp(prefix="htttx-pg-"))
+        self.data = self.root / "data"
+        self.socket_dir = self.root / "socket"
+        self.log = self.root / "server.log"
+        self._names = itertools.count()
+        # The server refuses to run as root; the postgres user needs to own its files.
+        self._as_server: list[str] = []
+        if os.geteuid() == 0:
+            shutil.chown(self.root, user="postgres")
+            self._as_server = ["runuser", "-u", "postgres", "--"]
+
+    def _run(self, *command: str, as_server: bool = True) -> None:
+        prefix = self._as_server if as_server else []
+        subprocess.run([*prefix, *command], check=True, capture_output=True, timeout=120)
+
+    def start(self) -> None:
+        self._run("mkdir", str(self.socket_dir))
+        self._run(
+            str(self.bindir / "initdb"),
+            "--pgdata", str(self.data),
+            "--username", "postgres",
+            "--auth", "trust",
+            "--encoding", "UTF8",
+            "--locale", "C",
+            "--no-sync",
+        )  # fmt: skip
+        options = (
+            f"-p {self.PORT} -k {self.socket_dir} -c listen_addresses='' "
+            "-c fsync=off -c full_page_writes=off"
+        )
+        try:
+            self._run(
+                str(self.bindir / "pg_ctl"),
+                "--pgdata", str(self.data),
+                "--log", str(self.log),
+                "--options", options,
+                "--wait",
+                "start",
+            )  # fmt: skip
+        except subprocess.CalledProcessError as exc:
+            log = self.log.read_text() if self.log.exists() else "(no log)"
+            raise RuntimeError(f"PostgreSQL did not start: {exc.stderr!r}\n{log}") from exc
+
+    def stop(self) -> None:
+        with_data = self.data.exists()
+        try:
+            if with_data:
+                self._run(
+                    str(self.bindir / "pg_ctl"), "--pgdata", str(self.data),
+                    "--mode", "immediate", "stop",
+                )  # fmt: skip
+        finally:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    def new_database(self) -> str:
+        """Create an empty database and return its SQLAlchemy URL."""
+        name = f"test_{os.getpid()}_{next(self._names)}"
+        self._run(
+            str(self.bindir / "createdb"),
+            "--host", str(self.socket_dir),
+            "--port", str(self.PORT),
+            "--username", "postgres",
+            name,
+            as_server=False,
+        )  # fmt: skip
+        return f"postgresql+asyncpg://postgres@/{name}?host={self.socket_dir}&port={self.PORT}"
+
+
+def _postgres_bindir() -> Path | None:
+    """Where initdb and pg_ctl are: $PG_BINDIR, Debian's versioned dirs, or the PATH."""
+    if configured := os.environ.get("PG_BINDIR"):
+        return Path(configured)
+    debian = sorted(
+        Path("/usr/lib/postgresql").glob("*/bin/initdb"),
+        key=lambda path: int(path.parent.parent.name) if path.parent.parent.name.isdigit() else 0,
+    )
+    if debian:
+        return debian[-1].parent
+    found = shutil.which("initdb")
+    return Path(found).parent if found else None
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[PostgresCluster]:
+    bindir = _postgres_bindir()
+    if bindir is None:
+        message = "PostgreSQL server binaries not found (install them with `make test`)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    cluster = PostgresCluster(bindir)
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A URL to an empty database: a SQLite file in tmp_path, or a new PostgreSQL database."""
+    if request.param == "sqlite":
+        return f"sqlite+aiosqlite:///{tmp_path / 'data' / 'htttx.sqlite'}"
+    cluster: PostgresCluster = request.getfixturevalue("postgres_cluster")
+    return cluster.new_database()
+
+
+@pytest.fixture
+async def store(db_url: str) -> AsyncIterator[GameStore]:
+    opened = await GameStore.open(db_url)
+    try:
+        yield opened
+    finally:
+        await opened.close()
+
+
+# ------------------------------------------------------------------------- helpers
+
+
+def move(side: Player, *pieces: tuple[int, int], **fields: object) -> RecordedMove:
+    return RecordedMove.model_validate(
+        {"side": side, "pieces": [Coord(q=q, r=r) for q, r in pieces], **fields}
+    )
+
+
+def record(game_id: str, **fields: object) -> GameRecord:
+    return GameRecord.model_validate({"game_id": game_id, "started_at": T0, **fields})
+
+
+def rich_record() -> GameRecord:
+    """A finished game with every optional piece of data filled in."""
+    return GameRecord(
+        game_id="rich",
+        name="Final, game 3",
+        player_x=RecordPlayer(name="ThreatBot", type=PlayerType.BOT, bot_url="ws://b:1/ws"),
+        player_o=RecordPlayer(name="Ada", type=PlayerType.HUMAN),
+        match=Match(clock_type="incremental", clock=60.0, increment=2.5, turn_limit=200),
+        started_at=datetime(2026, 11, 22, 13, 30, 15, 123456, tzinfo=timezone(timedelta(hours=2))),
+        setup=[Cell(q=0, r=0, p=Player.X), Cell(q=3, r=-1, p=Player.O)],
+        first_to_move=Player.O,
+        moves=[
+            move(
+                Player.O,
+                (1, 0),
+                (2, 0),
+                evaluation=PositionEvaluation.model_validate(
+                    {"heuristic": -0.25, "win_in": None, "depth": 7, "pv": ["a", "b"]}
+                ),
+                considerations=[
+                    MoveOption(
+                        pieces=[Coord(q=1, r=0), Coord(q=2, r=0)],
+                        evaluation=PositionEvaluation(heuristic=0.5),
+                    ),
+                    MoveOption(pieces=[Coord(q=-1, r=0), Coord(q=0, r=-1)]),
+                ],
+                clock_ms=61_250,
+                thinking_ms=1_250,
+            ),
+            move(
+                Player.X,
+                (0, 1),
+                (0, 2),
+                evaluation=PositionEvaluation(heuristic=float("inf"), win_in=3),
+                clock_ms=0,
+                thinking_ms=0,
+            ),
+            move(Player.O, (5, 5)),
+        ],
+        result=GameResult(winner=Player.O, reason=ResultReason.WIN),
+        tags={"Event": "Cup", "Round": "3"},
+    )
+
+
+async def play(store: GameStore, game: GameRecord) -> None:
+    """Write ``game`` as a server would: create it, add its moves, then its result."""
+    assert game.game_id is not None
+    await store.create_game(game.model_copy(update={"moves": [], "result": None}))
+    for index, recorded in enumerate(game.moves):
+        await store.add_move(game.game_id, index, recorded)
+    if game.result is not None:
+        await store.finish_game(game.game_id, game.result, ended_at=T0 + timedelta(hours=1))
+
+
+WIN_X = GameResult(winner=Player.X, reason=ResultReason.WIN)
+TIMEOUT_O = GameResult(winner=Player.O, reason=ResultReason.FORFEIT, cause=EndCause.TIMEOUT)
+
+# ------------------------------------------------------------------ round trips
+
+
+async def test_a_played_game_reads_back_exactly(store: GameStore) -> None:
+    game = rich_record()
+    await play(store, game)
+    assert await store.get_game("rich") == game
+
+
+async def test_a_game_in_progress_reads_back_with_its_moves_and_no_result(
+    store: GameStore,
+) -> None:
+    game = rich_record().model_copy(update={"result": None})
+    await play(store, game)
+    assert await store.get_game("rich") == game
+
+
+async def test_moves_already_in_the_created_record_are_stored_as_its_first_moves(
+    store: GameStore,
+) -> None:
+    game = rich_record().model_copy(update={"result": None})
+    await store.create_game(game)
+    await store.add_move("rich", 3, move(Player.X, (9, 9), (9, 8)))
+    stored = await store.get_game("rich")
+    assert stored is not None
+    assert stored.moves == [*game.moves, move(Player.X, (9, 9), (9, 8))]
+
+
+async def test_an_unknown_game_reads_as_none(store: GameStore) -> None:
+    assert await store.get_game("nope") is None
+
+
+async def test_latency_is_kept_beside_each_move(store: GameStore) -> None:
+    await store.create_game(record("g"))
+    await store.add_move("g", 0, move(Player.O, (1, 0), (2, 0)), latency_ms=12)
+    await store.add_move("g", 1, move(Player.X, (0, 1), (0, 2)))
+    assert await store.move_latencies("g") == [12, None]
+
+
+async def test_latencies_of_an_unknown_game_raise(store: GameStore) -> None:
+    with pytest.raises(UnknownGameError, match="'nope'"):
+        await store.move_latencies("nope")
+
+
+# ------------------------------------------------------------------ creating
+
+
+async def test_creating_a_game_twice_raises(store: GameStore) -> None:
+    await store.create_game(record("g"))
+    with pytest.raises(DuplicateGameError, match="'g' is already stored"):
+        await store.create_game(record("g", name="other"))
+
+
+@pytest.mark.parametrize("game_id", [None, "", "x" * 201, "a\x00b"])
+async def test_a_record_needs_a_usable_game_id(store: GameStore, game_id: str | None) -> None:
+    with pytest.raises(InvalidGameIdError, match="game_id"):
+        await store.create_game(GameRecord(game_id=game_id))
+
+
+async def test_a_created_record_cannot_have_a_result_yet(store: GameStore) -> None:
+    with pytest.raises(RecordAlreadyFinishedError, match="finish_game"):
+        await store.create_game(record("g", result=WIN_X))
+    assert await store.get_game("g") is None
+
+
+# ------------------------------------------------------------------ moves
+
+
+async def test_a_move_for_an_unknown_game_raises(store: GameStore) -> None:
+    with pytest.raises(UnknownGameError, match="no game 'nope' to add move 0 to"):
+        await store.add_move("nope", 0, move(Player.O, (1, 0), (2, 0)))
+
+
+async def test_writing_the_same_move_again_changes_nothing(store: GameStore) -> None:
+    await store.create_game(record("g"))
+    first = move(Player.O, (1, 0), (2, 0), thinking_ms=5)
+    await store.add_move("g", 0, first, latency_ms=3)
+    await store.add_move("g", 0, first, latency_ms=3)
+    stored = await store.get_game("g")
+    assert stored is not None and stored.moves == [first]
+
+
+async def test_a_different_move_at_a_stored_index_raises(store: GameStore) -> None:
+    await store.create_game(record("g"))
+    await store.add_move("g", 0, move(Player.O, (1, 0), (2, 0)))
+    with pytest.raises(MoveConflictError, match="already has a different move 0"):
+        await store.add_move("g", 0, move(Player.O, (1, 0), (3, 0)))
+
+
+@pytest.mark.parametrize("index", [-1, 2])
+async def test_moves_are_written_in_order(store: GameStore, index: int) -> None:
+    await store.create_game(record("g"))
+    await store.add_move("g", 0, move(Player.O, (1, 0), (2, 0)))
+    with pytest.raises(MoveIndexError, match=f"next index is 1, got {index}"):
+        await store.add_move("g", index, move(Player.X, (0, 1), (0, 2)))
+
+
+async def test_a_finished_game_takes_no_more_moves(store: GameStore) -> None:
+    await store.create_game(record("g"))
+    await store.finish_game("g", WIN_X, ended_at=T0)
+    with pytest.raises(GameNotRunningError, match="'g' is finished"):
+        await store.add_move("g", 0, move(Player.O, (1, 0), (2, 0)))
+
+
+async def test_racing_writers_of_one_move_store_it_once(store: GameStore) -> None:
+    await store.create_game(record("g"))
+    same = move(Player.O, (1, 0), (2, 0))
+    await asyncio.gather(*(store.add_move("g", 0, same) for _ in range(10)))
+    stored = await store.get_game("g")
+    assert stored is not None and stored.moves == [same]
+
+
+async def test_concurrent_games_lose_no_move(store: GameStore) -> None:
+    games, moves_each = 50, 20
+
+    async def one_game(n: int) -> None:
+        game_id = f"g{n}"
+        await store.create_game(record(game_id))
+        for index in range(moves_each):
+            side = Player.O if index % 2 == 0 else Player.X
+            await store.add_move(game_id, index, move(side, (n, index), (n, -index - 1)))
+        await store.finish_game(game_id, WIN_X, ended_at=T0)
+
+    await asyncio.gather(*(one_game(n) for n in range(games)))
+    page = await store.list_games(limit=MAX_PAGE_SIZE)
+    assert len(page.items) == games
+    assert {summary.moves for summary in page.items} == {moves_each}
+    for n in range(games):
+        stored = await store.get_game(f"g{n}")
+        assert stored is not None and stored.result == WIN_X
+        assert [m.pieces[0] for m in stored.moves] == [Coord(q=n, r=i) for i in range(moves_each)]
+
+
+async def test_a_cancelled_write_lands_whole_or_not_at_all(store: GameStore) -> None:
+    # A server shutting down cancels game tasks in the middle of their writes.
+    await store.create_game(record("g"))
+    for n in range(40):
+        stored = await store.get_game("g")
+        assert stored is not None
+        written = asyncio.create_task(
+            store.add_move("g", len(stored.moves), move(Player.O, (n, 0), (n, 1)))
+        )
+        await asyncio.sleep(n % 8 * 0.0005)
+        written.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await written
+    stored = await store.get_game("g")
+    assert stored is not None
+    # Every move that landed is whole and in order, and the store still takes moves.
+    landed = [m.pieces[0].q for m in stored.moves]
+    assert landed == sorted(set(landed))
+    await store.add_move("g", len(landed), move(Player.X, (-1, -1), (-2, -2)))
+    assert len(await store.move_latencies("g")) == len(landed) + 1
+
+
+# ------------------------------------------------------------------ results
+
+
+async def test_a_result_for_an_unknown_game_raises(store: GameStore) -> None:
+    with pytest.raises(UnknownGameError, match="no game 'nope' to finish"):
+        await store.finish_game("nope", WIN_X, ended_at=T0)
+
+
+async def test_recording_the_same_result_again_changes_nothing(store: GameStore) -> None:
+    await store.create_game(record("g"))
+    await store.finish_game("g", TIMEOUT_O, ended_at=T0)
+    await store.finish_game("g", TIMEOUT_O, ended_at=T0 + timedelta(seconds=1))
+    stored = await store.get_game("g")
+    assert stored is not None and stored.result == TIMEOUT_O
+
+
+async def test_a_second_different_result_raises(store: GameStore) -> None:
+    await store.create_game(record("g"))
+    await store.finish_game("g", TIMEOUT_O, ended_at=T0)
+    with pytest.raises(GameNotRunningError, match="already finished"):
+        await store.finish_game("g", WIN_X, ended_at=T0)
+
+
+async def test_a_result_caused_by_an_abort_marks_the_game_aborted(store: GameStore) -> None:
+    await store.create_game(record("g"))
+    await store.finish_game("g", ABORTED_RESULT, ended_at=T0)
+    page = await store.list_games()
+    assert [(s.status, s.result) for s in page.items] == [(RecordStatus.ABORTED, ABORTED_RESULT)]
+
+
+# ------------------------------------------------------------------ listing
+
+
+async def test_games_are_listed_newest_first_with_a_summary(store: GameStore) -> None:
+    for n in range(3):
+        await store.create_game(
+            record(f"g{n}", name=f"game {n}", player_x=RecordPlayer(name=f"bot{n}"))
+        )
+    await store.add_move("g1", 0, move(Player.O, (1, 0), (2, 0)))
+    await store.finish_game("g1", WIN_X, ended_at=T0 + timedelta(minutes=5))
+    page = await store.list_games()
+    assert [s.game_id for s in page.items] == ["g2", "g1", "g0"]
+    assert page.next_cursor is None
+    summary = page.items[1]
+    assert (summary.name, summary.player_x.name, summary.player_o.name) == (
+        "game 1",
+        "bot1",
+        None,
+    )
+    assert (summary.status, summary.result, summary.moves) == (RecordStatus.FINISHED, WIN_X, 1)
+    assert (summary.started_at, summary.ended_at) == (T0, T0 + timedelta(minutes=5))
+
+
+async def test_games_are_filtered_by_status(store: GameStore) -> None:
+    for n in range(6):
+        await store.create_game(record(f"g{n}"))
+    await store.finish_game("g1", WIN_X, ended_at=T0)
+    await store.finish_game("g4", TIMEOUT_O, ended_at=T0)
+    await store.finish_game("g5", ABORTED_RESULT, ended_at=T0)
+
+    async def ids(status: RecordStatus) -> list[str]:
+        return [s.game_id for s in (await store.list_games(status=status)).items]
+
+    assert await ids(RecordStatus.RUNNING) == ["g3", "g2", "g0"]
+    assert await ids(RecordStatus.FINISHED) == ["g4", "g1"]
+    assert await ids(RecordStatus.ABORTED) == ["g5"]
+    assert await store.count_games() == 6
+    assert await store.count_games(status=RecordStatus.RUNNING) == 3
+
+
+@pytest.mark.parametrize("status", [None, RecordStatus.RUNNING])
+async def test_pages_follow_each_other_without_gaps_or_repeats(
+    store: GameStore, status: RecordStatus | None
+) -> None:
+    for n in range(23):
+        await store.create_game(record(f"g{n:02}"))
+        if n % 3 == 0:
+            await store.finish_game(f"g{n:02}", WIN_X, ended_at=T0)
+    expected = [s.game_id for s in (await store.list_games(status=status, limit=100)).items]
+
+    seen: list[str] = []
+    cursor: str | None = None
+    for pages in itertools.count(1):
+        page = await store.list_games(status=status, limit=5, before=cursor)
+        seen += [s.game_id for s in page.items]
+        # Games created while paging come before the cursor, so they change nothing.
+        await store.create_game(record(f"new{pages}"))
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    assert seen == expected
+    assert pages == -(-len(expected) // 5)
+
+
+async def test_an_exactly_full_last_page_has_no_cursor(store: GameStore) -> None:
+    for n in range(4):
+        await store.create_game(record(f"g{n}"))
+    first = await store.list_games(limit=2)
+    second = await store.list_games(limit=2, before=first.next_cursor)
+    assert [s.game_id for s in second.items] == ["g1", "g0"]
+    assert second.next_cursor is None
+
+
+@pytest.mark.parametrize("cursor", ["", "abc", "-1", "1.5", "٣", "9" * 30])
+async def test_a_made_up_cursor_raises(store: GameStore, cursor: str) -> None:
+    with pytest.raises(InvalidCursorError, match="next_cursor"):
+        await store.list_games(before=cursor)
+
+
+@pytest.mark.parametrize("limit", [0, -1, MAX_PAGE_SIZE + 1])
+async def test_a_page_size_out_of_range_raises(store: GameStore, limit: int) -> None:
+    with pytest.raises(InvalidPageSizeError, match=f"between 1 and {MAX_PAGE_SIZE}"):
+        await store.list_games(limit=limit)
+
+
+# ------------------------------------------------------------------ restarts
+
+
+async def test_a_restart_keeps_finished_games_and_the_moves_of_running_ones(
+    db_url: str,
+) -> None:
+    finished = rich_record()
+    running = rich_record().model_copy(update={"game_id": "running", "result": None})
+    async with await GameStore.open(db_url) as before:
+        await play(before, finished)
+        await play(before, running)
+
+    async with await GameStore.open(db_url) as after:
+        assert await after.get_game("rich") == finished
+        assert await after.get_game("running") == running
+
+
+async def test_games_running_at_a_restart_are_aborted_with_their_moves(db_url: str) -> None:
+    running = rich_record().model_copy(update={"game_id": "running", "result": None})
+    async with await GameStore.open(db_url) as before:
+        await play(before, rich_record())
+        await play(before, running)
+
+    async with await GameStore.open(db_url) as after:
+        assert await after.abort_running(ended_at=T0 + timedelta(days=1)) == 1
+        assert await after.abort_running(ended_at=T0 + timedelta(days=2)) == 0
+        aborted = await after.get_game("running")
+        assert aborted == running.model_copy(update={"result": ABORTED_RESULT})
+        page = await after.list_games(status=RecordStatus.ABORTED)
+        assert [(s.game_id, s.ended_at, s.moves) for s in page.items] == [
+            ("running", T0 + timedelta(days=1), 3)
+        ]
+        assert await after.get_game("rich") == rich_record()
+        with pytest.raises(GameNotRunningError, match="aborted"):
+            await after.add_move("running", 3, move(Player.X, (7, 7), (7, 8)))
+
+
+# ------------------------------------------------------------------ opening
+
+
+async def test_opening_a_sqlite_file_creates_its_directory_in_wal_mode(tmp_path: Path) -> None:
+    path = tmp_path / "deep" / "er" / "games.sqlite"
+    async with await GameStore.open(f"sqlite:///{path}") as store:
+        assert store.url.drivername == "sqlite+aiosqlite"
+        await store.create_game(record("g"))
+    with sqlite3.connect(path) as raw:
+        assert raw.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
+async def test_sqlite_enforces_foreign_keys(tmp_path: Path) -> None:
+    path = tmp_path / "games.sqlite"
+    async with await GameStore.open(f"sqlite:///{path}") as store:
+        await store.create_game(record("g"))
+    # Our connections turn foreign keys on; check that moves really reference games.
+    with sqlite3.connect(path) as raw:
+        raw.execute("PRAGMA foreign_keys=ON")
+        with pytest.raises(sqlite3.IntegrityError):
+            raw.execute("INSERT INTO moves (game_id, idx, data) VALUES ('nope', 0, '{}')")
+
+
+async def test_an_in_memory_sqlite_store_works() -> None:
+    async with await GameStore.open("sqlite+aiosqlite:///:memory:") as store:
+        await play(store, rich_record())
+        assert await store.get_game("rich") == rich_record()
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("mysql://u@h/db", "unsupported database 'mysql'"),
+        ("sqlite+pysqlite:///x.db", "expected sqlite\\+aiosqlite"),
+        ("postgresql+psycopg2://h/db", "expected postgresql\\+asyncpg"),
+        ("not a url", "cannot parse"),
+    ],
+)
+async def test_unsupported_database_urls_raise(url: str, message: str) -> None:
+    with pytest.raises(UnsupportedDatabaseError, match=message):
+        await GameStore.open(url)
+
+
+def test_a_bare_postgres_url_gets_the_asyncpg_driver() -> None:
+    from game.store import _async_url
+
+    assert _async_url("postgres://u@h/db").drivername == "postgresql+asyncpg"
+
+
+# ------------------------------------------------------------------ any record
+
+_coords = st.builds(Coord, q=st.integers(-60, 60), r=st.integers(-60, 60))
+# NaN is left out only because NaN != NaN would fail the comparison; infinities stay.
+_heuristics = st.none() | st.floats(allow_nan=False)
+_evaluations = st.none() | st.builds(
+    PositionEvaluation,
+    heuristic=_heuristics,
+    win_in=st.none() | st.integers(-50, 50),
+    depth=st.integers(0, 40),  # an extra field, which bots may add
+)
+_moves = st.builds(
+    RecordedMove,
+    side=st.sampled_from(Player),
+    pieces=st.lists(_coords, min_size=1, max_size=2),
+    evaluation=_evaluations,
+    considerations=st.lists(
+        st.builds(
+            MoveOption, pieces=st.lists(_coords, min_size=2, max_size=2), evaluation=_evaluations
+        ),
+        max_size=3,
+    ),
+    clock_ms=st.none() | st.integers(0, 10**9),
+    thinking_ms=st.none() | st.integers(0, 10**9),
+)
+_players = st.builds(
+    RecordPlayer,
+    name=st.none() | st.text(max_size=20),
+    type=st.none() | st.sampled_from(PlayerType),
+    bot_url=st.none() | st.text(max_size=30),
+)
+
+
+@st.composite
+def _matches(draw: st.DrawFn) -> Match:
+    clock_type = draw(st.sampled_from(["none", "turn", "match", "incremental"]))
+    return Match(
+        heartbeat=draw(st.integers(100, 60_000)),
+        view_distance=draw(st.integers(1, 50)),
+        win_distance=draw(st.integers(2, 20)),
+        turn_limit=draw(st.none() | st.integers(1, 10_000)),
+        clock_type=clock_type,
+        clock=None if clock_type == "none" else draw(st.floats(0.001, 1e6)),
+        increment=draw(st.floats(0, 60)) if clock_type == "incremental" else 0.0,
+    )
+
+
+_results = st.none() | st.one_of(
+    st.builds(GameResult, winner=st.sampled_from(Player), reason=st.just(ResultReason.WIN)),
+    st.builds(GameResult, winner=st.none(), reason=st.just(ResultReason.DRAW),
+              cause=st.none() | st.sampled_from(EndCause)),
+    st.builds(GameResult, winner=st.sampled_from(Player), reason=st.just(ResultReason.FORFEIT),
+              cause=st.sampled_from(EndCause)),
+)  # fmt: skip
+_offsets = st.integers(-14 * 60, 14 * 60).map(lambda m: timezone(timedelta(minutes=m)))
+_ids = st.text(st.characters(codec="ascii", exclude_characters="\x00"), min_size=1, max_size=30)
+_records = st.builds(
+    GameRecord,
+    game_id=_ids,
+    name=st.none() | st.text(max_size=30),
+    player_x=_players,
+    player_o=_players,
+    match=_matches(),
+    started_at=st.none() | st.datetimes(timezones=st.none() | st.just(UTC) | _offsets),
+    setup=st.lists(st.builds(Cell, q=st.integers(-9, 9), r=st.integers(-9, 9),
+                             p=st.sampled_from(Player)), max_size=4),
+    first_to_move=st.sampled_from(Player),
+    moves=st.lists(_moves, max_size=6),
+    result=_results,
+    tags=st.dictionaries(st.text(max_size=10), st.text(max_size=20), max_size=3),
+)  # fmt: skip
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(game=_records)
+def test_any_record_reads_back_exactly(db_url: str, game: GameRecord) -> None:
+    # Examples share the database: a unique suffix keeps their ids apart.
+    game = game.model_copy(update={"game_id": f"{game.game_id}-{uuid.uuid4()}"})
+
+    async def round_trip() -> GameRecord | None:
+        async with await GameStore.open(db_url) as store:
+            await play(store, game)
+            assert game.game_id is not None
+            return await store.get_game(game.game_id)
+
+    assert asyncio.run(round_trip()) == game
