@@ -10,7 +10,7 @@ from collections.abc import Iterable
 import pytest
 
 from bot.bot import BaseBot, Deadline, MoveDecision
-from bot.bots import CenterBot, RandomBot, ThreatBot
+from bot.bots import CenterBot, LatticeBot, RandomBot, ThreatBot
 from bot.capabilities import Capabilities
 from game.hexgrid import distance, hexagon
 from game.rules import Position, Side, Termination
@@ -364,3 +364,34 @@ def test_only_random_bot_takes_config_and_only_threat_bot_evaluates() -> None:
     features = {bot: bot.capabilities().bws_v1_alpha for bot in (RandomBot, CenterBot, ThreatBot)}
     assert {bot for bot, caps in features.items() if caps and caps.config} == {RandomBot}
     assert {bot for bot, caps in features.items() if caps and caps.evaluation} == {ThreatBot}
+
+
+# ---------------------------------------------------------------------- LatticeBot
+
+
+@pytest.mark.parametrize(("view", "win"), [(8, 6), (2, 2), (3, 2), (50, 2)])
+def test_lattice_bots_never_make_a_line_so_games_reach_the_turn_limit(view: int, win: int) -> None:
+    match = Match(view_distance=view, win_distance=win, turn_limit=150)
+    position = play_game(LatticeBot(), LatticeBot(), match)
+    assert position.outcome is not None
+    assert position.outcome.termination is Termination.TURN_LIMIT
+    assert position.moves_played == 150
+
+
+def test_lattice_bot_keeps_to_its_own_cells() -> None:
+    position = play_game(LatticeBot(), LatticeBot(), Match(turn_limit=40))
+    for q, r, side in position.stones:
+        parity = 0 if side == "x" else 1
+        assert (q % 2, r % 2) == (parity, parity), (q, r, side)
+
+
+def test_lattice_bot_starts_over_when_given_a_new_position() -> None:
+    bot = LatticeBot()
+    play_game(bot, LatticeBot(), Match(turn_limit=20))
+    fresh = ask(LatticeBot(), Position(), Match())
+    assert ask(bot, Position(), Match()).pieces == fresh.pieces
+
+
+def test_lattice_bot_with_a_view_distance_of_one_still_plays_legally() -> None:
+    position = play_game(LatticeBot(), LatticeBot(), Match(view_distance=1, turn_limit=30))
+    assert position.outcome is not None
