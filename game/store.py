@@ -56,12 +56,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Coroutine
 from datetime import datetime
 from enum import Enum
 from pathlib import Path
-from typing import Any, ClassVar, Final
+from typing import Any, ClassVar, Concatenate, Final, ParamSpec, TypeVar
 
 from pydantic import BaseModel, Field
 from sqlalchemy import (
@@ -339,6 +340,38 @@ def _sqlite_engine(url: URL, *, begin: str) -> AsyncEngine:
 # --------------------------------------------------------------------------- store
 
 
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
+
+def _runs_to_completion(
+    write: Callable[Concatenate[GameStore, _P], Coroutine[Any, Any, _T]],
+) -> Callable[Concatenate[GameStore, _P], Coroutine[Any, Any, _T]]:
+    """Let a write finish even when its caller is cancelled, then honour the cancel.
+
+    A transaction cut off halfway (a server shutting down cancels game tasks in the
+    middle of their writes) can leave SQLite's write lock held by a connection whose
+    rollback never ran, and every later writer then fails with "database is locked".
+    So the write runs in its own task; a cancelled caller waits for it (a short wait:
+    one transaction) and only then sees its CancelledError. The write lands whole.
+    """
+
+    @functools.wraps(write)
+    async def run(store: GameStore, /, *args: _P.args, **kwargs: _P.kwargs) -> _T:
+        task = asyncio.ensure_future(write(store, *args, **kwargs))
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            while not task.done():
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.shield(task)
+            if not task.cancelled():
+                task.exception()  # retrieved: the caller is gone, its cancel wins
+            raise
+
+    return run
+
+
 class GameStore:
     """Game records in SQLite or PostgreSQL. Open with ``await GameStore.open(url)``.
 
@@ -404,6 +437,7 @@ class GameStore:
 
     # ------------------------------------------------------------------ writing
 
+    @_runs_to_completion
     async def create_game(self, record: GameRecord) -> None:
         """Store a new running game: players, match, setup, name, tags, start time.
 
@@ -446,6 +480,7 @@ class GameStore:
         except IntegrityError as exc:
             raise DuplicateGameError(f"a game with id {game_id!r} is already stored") from exc
 
+    @_runs_to_completion
     async def add_move(
         self, game_id: str, index: int, move: RecordedMove, *, latency_ms: int | None = None
     ) -> None:
@@ -500,6 +535,7 @@ class GameStore:
                 .values(move_count=_games.c.move_count + 1)
             )
 
+    @_runs_to_completion
     async def finish_game(self, game_id: str, result: GameResult, *, ended_at: datetime) -> None:
         """Record how a running game ended. A result with ``cause=ABORTED`` marks the
         game aborted rather than finished.
@@ -531,6 +567,7 @@ class GameStore:
                 .values(status=status.value, result=data, ended_at=ended_at)
             )
 
+    @_runs_to_completion
     async def abort_running(self, *, ended_at: datetime) -> int:
         """Mark every running game aborted, keeping its moves; for server startup.
 
