@@ -1,0 +1,365 @@
+"""Adapters that move a seat's bytes, and nothing else: no rules, no clocks, no decisions.
+
+``game.manager`` owns one of these per seat and feeds what they report into the pure
+``game.session.GameSession``:
+
+* ``BotSocketSeat`` dials a bot's WebSocket (``BotEndpoint.socket_url``) over the
+  server's shared aiohttp session, forwards every data frame and reports the end of
+  the connection the moment aiohttp sees it (not at the next heartbeat). It pings the
+  bot every ``ping_interval`` seconds and reports each round trip, which the session
+  subtracts from the time charged, so network jitter never costs a game.
+* ``StatelessSeat`` plays one move of a stateless-only bot: ``POST .../turn`` with the
+  ``StatelessMoveRequest``, bounded in time and size. Its failures are the exception
+  classes below, which the session maps to causes (``TimeoutError`` -> ``timeout``,
+  ``ConnectionError`` -> ``disconnect``, anything else -> ``protocol_error``).
+* ``InboundConnection`` is what the server hands the manager for a human or a
+  spectator: a WebSocket it accepted (Starlette's, wrapped), reduced to three calls.
+
+Frames too large for aiohttp's hard cap (``4 * max_frame_bytes``) never reach Python
+whole; the seat reports them as an ``OversizedFrame`` so the session can still record
+a ``protocol_error`` (frames between the session's limit and the cap are judged by the
+session itself, with their exact size).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+from collections.abc import Awaitable, Callable
+from typing import Protocol
+
+import aiohttp
+
+from models import (
+    ProtocolError,
+    StatelessMoveRequest,
+    StatelessMoveResponse,
+    dump_packet,
+    parse_body,
+)
+
+__all__ = [
+    "DEFAULT_CONNECT_TIMEOUT",
+    "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_PING_INTERVAL",
+    "DEFAULT_SEND_TIMEOUT",
+    "DEFAULT_TURN_MARGIN",
+    "BotSocketSeat",
+    "ConnectionClosed",
+    "InboundConnection",
+    "OversizedFrame",
+    "SeatConnectError",
+    "StatelessAnswerTooLarge",
+    "StatelessBadAnswer",
+    "StatelessConnectionFailed",
+    "StatelessHttpError",
+    "StatelessSeat",
+    "StatelessTimeout",
+    "TextSink",
+]
+
+log = logging.getLogger("game.seats")
+
+DEFAULT_CONNECT_TIMEOUT = 5.0
+DEFAULT_PING_INTERVAL = 2.0
+DEFAULT_SEND_TIMEOUT = 10.0
+DEFAULT_TURN_MARGIN = 1.0
+DEFAULT_MAX_BODY_BYTES = 1 << 20
+#: A stateless turn with no clock and no stall limit still gets a deadline.
+MAX_TURN_SECONDS = 3600.0
+
+
+# ------------------------------------------------------------------------- errors
+
+
+class ConnectionClosed(Exception):
+    """The peer's connection ended (``InboundConnection.receive_text`` raises it)."""
+
+
+class SeatConnectError(Exception):
+    """A bot's WebSocket could not be opened: refused, timed out, not a WebSocket."""
+
+
+class StatelessTimeout(TimeoutError):
+    """No complete answer to ``POST .../turn`` within the turn's time (``timeout``)."""
+
+
+class StatelessConnectionFailed(ConnectionError):
+    """``POST .../turn`` could not connect or the connection broke (``disconnect``)."""
+
+
+class StatelessHttpError(Exception):
+    """The bot answered ``POST .../turn`` with a status other than 200 (``protocol_error``)."""
+
+
+class StatelessAnswerTooLarge(Exception):
+    """The answer to ``POST .../turn`` is over the size cap (``protocol_error``)."""
+
+
+class StatelessBadAnswer(Exception):
+    """The answer to ``POST .../turn`` is not a valid ``StatelessMoveResponse``
+    (``protocol_error``)."""
+
+
+class OversizedFrame(bytes):
+    """Stands in for a frame aiohttp refused as too big: ``len`` is the cap + 1.
+
+    Only its length matters: the session refuses any frame over its limit before
+    looking inside, and records ``protocol_error``.
+    """
+
+
+# --------------------------------------------------------------- inbound sockets
+
+
+class TextSink(Protocol):
+    """Anything the manager writes packets to: a bot's socket or an inbound one."""
+
+    async def send_text(self, data: str) -> None: ...
+
+    async def close(self, code: int, reason: str) -> None: ...
+
+
+class InboundConnection(TextSink, Protocol):
+    """A WebSocket someone opened to the server (a human's seat or a spectator),
+    already accepted. The server wraps Starlette's ``WebSocket`` in this.
+
+    ``receive_text`` raises (``ConnectionClosed`` or any exception) once the connection
+    is gone; ``close`` must be harmless on a closed connection.
+    """
+
+    async def receive_text(self) -> str: ...
+
+
+# -------------------------------------------------------------- WebSocket bots
+
+
+class BotSocketSeat:
+    """One game's WebSocket to a bot.
+
+    ``await connect()`` opens it (``SeatConnectError`` if it cannot); ``start()`` then
+    runs the reader and the pinger: ``on_frame`` gets each data frame, ``on_rtt`` each
+    measured ping round trip (seconds), ``on_closed`` once, with why, when the
+    connection ends for any reason other than our own ``close``. ``close`` ends the
+    connection and both tasks; it is the owner's to call, always.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        http: aiohttp.ClientSession,
+        *,
+        on_frame: Callable[[str | bytes], Awaitable[None]],
+        on_closed: Callable[[str], Awaitable[None]],
+        on_rtt: Callable[[float], None],
+        max_frame_bytes: int,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        ping_interval: float = DEFAULT_PING_INTERVAL,
+        send_timeout: float = DEFAULT_SEND_TIMEOUT,
+        name: str = "bot",
+    ) -> None:
+        self.url = url
+        self._http = http
+        self._on_frame = on_frame
+        self._on_closed = on_closed
+        self._on_rtt = on_rtt
+        # aiohttp's own cap: frames up to it reach the session, which judges them
+        # against its limit with their exact size; beyond it, nothing is buffered.
+        self._cap = 4 * max_frame_bytes
+        self._connect_timeout = connect_timeout
+        self._ping_interval = ping_interval
+        self._send_timeout = send_timeout
+        self._name = name
+        self._ws: aiohttp.ClientWebSocketResponse | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._closing = False
+        self._pings: dict[bytes, float] = {}
+        self._ping_count = 0
+
+    async def connect(self) -> None:
+        try:
+            async with asyncio.timeout(self._connect_timeout):
+                self._ws = await self._http.ws_connect(
+                    self.url,
+                    autoping=False,  # we answer pings ourselves and see every pong
+                    autoclose=True,
+                    max_msg_size=self._cap,
+                )
+        except TimeoutError:
+            raise SeatConnectError(
+                f"{self.url}: no WebSocket within {self._connect_timeout:g} s"
+            ) from None
+        except (aiohttp.ClientError, OSError, ValueError) as exc:
+            raise SeatConnectError(f"{self.url}: cannot open the WebSocket: {exc!r}") from None
+
+    def start(self) -> None:
+        assert self._ws is not None, "connect() first"
+        loop = asyncio.get_running_loop()
+        self._tasks = [
+            loop.create_task(self._read(), name=f"htttx: read {self._name}"),
+            loop.create_task(self._ping(), name=f"htttx: ping {self._name}"),
+        ]
+
+    async def send_text(self, data: str) -> None:
+        ws = self._ws
+        if ws is None or ws.closed:
+            raise ConnectionClosed(f"{self.url}: the socket is closed")
+        async with asyncio.timeout(self._send_timeout):
+            await ws.send_str(data)
+
+    async def close(self, code: int = 1000, reason: str = "") -> None:
+        self._closing = True
+        current = asyncio.current_task()
+        for task in self._tasks:
+            if task is not current:
+                task.cancel()
+        ws = self._ws
+        if ws is not None and not ws.closed:
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(self._send_timeout):
+                    await ws.close(code=code, message=_close_reason(reason))
+        await asyncio.gather(*(t for t in self._tasks if t is not current), return_exceptions=True)
+
+    async def _read(self) -> None:
+        ws = self._ws
+        assert ws is not None
+        why = "the bot closed the connection"
+        try:
+            while True:
+                msg = await ws.receive()
+                kind = msg.type
+                if kind is aiohttp.WSMsgType.TEXT or kind is aiohttp.WSMsgType.BINARY:
+                    await self._on_frame(msg.data)
+                elif kind is aiohttp.WSMsgType.PING:
+                    await ws.pong(msg.data)
+                elif kind is aiohttp.WSMsgType.PONG:
+                    sent = self._pings.pop(bytes(msg.data or b""), None)
+                    if sent is not None:
+                        self._on_rtt(asyncio.get_running_loop().time() - sent)
+                elif kind is aiohttp.WSMsgType.ERROR:
+                    error = msg.data
+                    if (
+                        isinstance(error, aiohttp.WebSocketError)
+                        and error.code == aiohttp.WSCloseCode.MESSAGE_TOO_BIG
+                    ):
+                        await self._on_frame(OversizedFrame(self._cap + 1))
+                        return
+                    why = f"the connection failed: {error!r}"
+                    break
+                else:  # CLOSE, CLOSING, CLOSED
+                    if ws.close_code is not None:
+                        why = f"the bot closed the connection ({ws.close_code})"
+                    break
+        except (aiohttp.ClientError, OSError) as exc:
+            why = f"the connection failed: {exc!r}"
+        if not self._closing:
+            await self._on_closed(why)
+
+    async def _ping(self) -> None:
+        ws = self._ws
+        assert ws is not None
+        loop = asyncio.get_running_loop()
+        while not ws.closed:
+            self._ping_count += 1
+            payload = self._ping_count.to_bytes(8, "big")
+            # Only the latest ping is kept: a pong that never comes must not pile up.
+            self._pings = {payload: loop.time()}
+            try:
+                await ws.ping(payload)
+            except (aiohttp.ClientError, OSError, RuntimeError):
+                return  # the reader sees the end of the connection and reports it
+            await asyncio.sleep(self._ping_interval)
+
+
+def _close_reason(reason: str) -> bytes:
+    """A close reason fits in 123 bytes of UTF-8."""
+    data = reason.encode()
+    if len(data) <= 123:
+        return data
+    return data[:120].decode(errors="ignore").encode() + b"..."
+
+
+# -------------------------------------------------------------- stateless bots
+
+
+class StatelessSeat:
+    """Plays a stateless-only bot: one ``POST .../turn`` per move."""
+
+    def __init__(
+        self,
+        turn_url: str,
+        http: aiohttp.ClientSession,
+        *,
+        margin: float = DEFAULT_TURN_MARGIN,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    ) -> None:
+        self.turn_url = turn_url
+        self._http = http
+        self._margin = margin
+        self._max_body_bytes = max_body_bytes
+
+    async def turn(
+        self, request: StatelessMoveRequest, time_limit: float | None
+    ) -> StatelessMoveResponse:
+        """The bot's answer to ``request``. ``time_limit`` is the seconds until the side
+        flags; the HTTP request may take ``margin`` more, so the session (not the HTTP
+        timeout) decides a flag whenever it can.
+
+        Raises StatelessTimeout, StatelessConnectionFailed, StatelessHttpError,
+        StatelessAnswerTooLarge or StatelessBadAnswer.
+        """
+        limit = (
+            MAX_TURN_SECONDS
+            if time_limit is None or not math.isfinite(time_limit)
+            else (max(time_limit, 0.0) + self._margin)
+        )
+        body = dump_packet(request)
+        try:
+            async with asyncio.timeout(limit):
+                return await self._post(body)
+        except TimeoutError:
+            raise StatelessTimeout(f"{self.turn_url}: no answer within {limit:g} s") from None
+        except (aiohttp.ClientConnectionError, OSError) as exc:
+            raise StatelessConnectionFailed(f"{self.turn_url}: {exc!r}") from None
+        except aiohttp.ClientError as exc:  # payload errors and the like: a bad answer
+            raise StatelessBadAnswer(f"{self.turn_url}: {exc!r}") from None
+
+    async def _post(self, body: bytes) -> StatelessMoveResponse:
+        async with self._http.post(
+            self.turn_url,
+            data=body,
+            headers={"Content-Type": "application/json"},
+            allow_redirects=False,
+        ) as response:
+            if response.status != 200:
+                text = await _read_capped(response, 200)
+                raise StatelessHttpError(
+                    f"{self.turn_url}: HTTP {response.status} (expected 200 with a "
+                    f"move): {text.decode(errors='replace')!r}"
+                )
+            if (response.content_length or 0) > self._max_body_bytes:
+                raise StatelessAnswerTooLarge(
+                    f"{self.turn_url}: answer of {response.content_length} bytes; at most "
+                    f"{self._max_body_bytes}"
+                )
+            data = await _read_capped(response, self._max_body_bytes + 1)
+            if len(data) > self._max_body_bytes:
+                raise StatelessAnswerTooLarge(
+                    f"{self.turn_url}: answer over {self._max_body_bytes} bytes"
+                )
+        try:
+            return parse_body(StatelessMoveResponse, data)
+        except ProtocolError as exc:
+            raise StatelessBadAnswer(f"{self.turn_url}: invalid answer: {exc}") from None
+
+
+async def _read_capped(response: aiohttp.ClientResponse, limit: int) -> bytes:
+    """At most ``limit`` bytes of the body (the rest is never read)."""
+    data = bytearray()
+    async for chunk in response.content.iter_chunked(64 * 1024):
+        data += chunk
+        if len(data) >= limit:
+            break
+    return bytes(data[:limit])

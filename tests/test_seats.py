@@ -1,0 +1,222 @@
+"""The seat adapters over real sockets on 127.0.0.1: they move bytes and report.
+
+Timeouts are generous and only stop a broken test from hanging; nothing is timed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import aiohttp
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route, WebSocketRoute
+from starlette.websockets import WebSocket
+
+from bot.bots import CenterBot
+from bot.serve import BotPool, create_app, serving
+from game.seats import (
+    BotSocketSeat,
+    OversizedFrame,
+    SeatConnectError,
+    StatelessAnswerTooLarge,
+    StatelessBadAnswer,
+    StatelessConnectionFailed,
+    StatelessHttpError,
+    StatelessSeat,
+    StatelessTimeout,
+)
+from models import Board, Player, StatelessBoard, StatelessMoveRequest
+
+TIMEOUT = 20.0  # only against hangs
+
+REQUEST = StatelessMoveRequest(
+    board=StatelessBoard(cells=Board.standard().cells, to_move=Player.O), time_limit=None
+)
+ANSWER = b'{"move": {"pieces": [{"q": 1, "r": 0}, {"q": 2, "r": 0}]}}'
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[aiohttp.ClientSession]:
+    async with aiohttp.ClientSession() as session:
+        yield session
+
+
+@asynccontextmanager
+async def app_serving(app: Starlette) -> AsyncIterator[str]:
+    app.state.bot_pool = pool = BotPool(1)
+    try:
+        async with serving(app) as server:
+            yield server.url
+    finally:
+        pool.shutdown()
+
+
+class Reports:
+    def __init__(self) -> None:
+        self.frames: asyncio.Queue[str | bytes] = asyncio.Queue()
+        self.closed: asyncio.Queue[str] = asyncio.Queue()
+        self.rtts: asyncio.Queue[float] = asyncio.Queue()
+
+    def seat(
+        self, url: str, http: aiohttp.ClientSession, ping_interval: float = 0.1
+    ) -> BotSocketSeat:
+        async def frame(data: str | bytes) -> None:
+            await self.frames.put(data)
+
+        async def closed(why: str) -> None:
+            await self.closed.put(why)
+
+        return BotSocketSeat(
+            url,
+            http,
+            on_frame=frame,
+            on_closed=closed,
+            on_rtt=self.rtts.put_nowait,
+            max_frame_bytes=1000,
+            ping_interval=ping_interval,
+        )
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+# ------------------------------------------------------------ bot sockets
+
+
+async def test_a_bot_socket_measures_round_trips(http: aiohttp.ClientSession) -> None:
+    reports = Reports()
+    async with serving(create_app(CenterBot)) as server:
+        seat = reports.seat(server.url.replace("http", "ws") + "/bws/v1-alpha/game", http)
+        await seat.connect()
+        seat.start()
+        try:
+            rtt = await asyncio.wait_for(reports.rtts.get(), TIMEOUT)
+            assert rtt >= 0
+        finally:
+            await seat.close(1000, "done")
+    assert reports.closed.empty()  # our own close is not reported
+
+
+async def test_a_bot_socket_reports_frames_and_the_close_at_once(
+    http: aiohttp.ClientSession,
+) -> None:
+    async def game(websocket: WebSocket) -> None:
+        await websocket.accept()
+        await websocket.send_text("hello")
+        await websocket.send_text("x" * 5000)  # over the cap of 4 * 1000
+        await websocket.receive_text()
+
+    reports = Reports()
+    async with app_serving(Starlette(routes=[WebSocketRoute("/game", game)])) as url:
+        # No pings: ping_interval is long, so only the bot's frames and its end arrive.
+        seat = reports.seat(url.replace("http", "ws") + "/game", http, ping_interval=3600)
+        await seat.connect()
+        seat.start()
+        try:
+            assert await asyncio.wait_for(reports.frames.get(), TIMEOUT) == "hello"
+            oversized = await asyncio.wait_for(reports.frames.get(), TIMEOUT)
+            assert isinstance(oversized, OversizedFrame) and len(oversized) == 4001
+        finally:
+            await seat.close(1000, "done")
+
+
+async def test_a_bot_socket_reports_when_the_bot_leaves(http: aiohttp.ClientSession) -> None:
+    async def game(websocket: WebSocket) -> None:
+        await websocket.accept()
+        await websocket.close(1000)
+
+    reports = Reports()
+    async with app_serving(Starlette(routes=[WebSocketRoute("/game", game)])) as url:
+        seat = reports.seat(url.replace("http", "ws") + "/game", http)
+        await seat.connect()
+        seat.start()
+        try:
+            why = await asyncio.wait_for(reports.closed.get(), TIMEOUT)
+            assert "closed" in why
+        finally:
+            await seat.close(1000, "done")
+
+
+async def test_a_socket_that_cannot_be_opened_raises_seat_connect_error(
+    http: aiohttp.ClientSession,
+) -> None:
+    seat = Reports().seat(f"ws://127.0.0.1:{free_port()}/game", http)
+    with pytest.raises(SeatConnectError, match="cannot open"):
+        await seat.connect()
+
+
+# ------------------------------------------------------------ stateless
+
+
+@pytest.fixture
+async def turns() -> AsyncIterator[str]:
+    async def ok(request: Request) -> Response:
+        return Response(ANSWER, media_type="application/json")
+
+    async def fails(request: Request) -> Response:
+        return Response("boom", status_code=500)
+
+    async def garbage(request: Request) -> Response:
+        return Response("not json", media_type="application/json")
+
+    async def big(request: Request) -> Response:
+        return Response(b" " * 5000 + ANSWER, media_type="application/json")
+
+    async def slow(request: Request) -> Response:
+        await asyncio.sleep(3600)
+        return Response(ANSWER)
+
+    routes = [
+        Route(f"/{handler.__name__}", handler, methods=["POST"])
+        for handler in (ok, fails, garbage, big, slow)
+    ]
+    async with app_serving(Starlette(routes=routes)) as url:
+        yield url
+
+
+async def test_a_stateless_turn_returns_the_answer(http: aiohttp.ClientSession, turns: str) -> None:
+    answer = await StatelessSeat(f"{turns}/ok", http).turn(REQUEST, 5.0)
+    assert [(c.q, c.r) for c in answer.move.pieces] == [(1, 0), (2, 0)]
+
+
+@pytest.mark.parametrize(
+    ("path", "error"),
+    [
+        ("fails", StatelessHttpError),
+        ("garbage", StatelessBadAnswer),
+        ("big", StatelessAnswerTooLarge),
+    ],
+)
+async def test_a_bad_stateless_answer_raises_its_error(
+    http: aiohttp.ClientSession, turns: str, path: str, error: type[Exception]
+) -> None:
+    seat = StatelessSeat(f"{turns}/{path}", http, max_body_bytes=1000)
+    with pytest.raises(error):
+        await seat.turn(REQUEST, 5.0)
+
+
+async def test_a_stateless_turn_times_out_after_its_time_and_the_margin(
+    http: aiohttp.ClientSession, turns: str
+) -> None:
+    seat = StatelessSeat(f"{turns}/slow", http, margin=0.05)
+    with pytest.raises(StatelessTimeout) as caught:
+        await seat.turn(REQUEST, 0.05)
+    assert isinstance(caught.value, TimeoutError)  # the session reads it as a timeout
+
+
+async def test_a_stateless_bot_that_is_not_there_is_a_connection_failure(
+    http: aiohttp.ClientSession,
+) -> None:
+    seat = StatelessSeat(f"http://127.0.0.1:{free_port()}/turn", http)
+    with pytest.raises(StatelessConnectionFailed) as caught:
+        await seat.turn(REQUEST, 5.0)
+    assert isinstance(caught.value, ConnectionError)  # the session reads it as a disconnect
