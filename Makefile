@@ -19,8 +19,10 @@ $(STAMP_DEV): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e ".[dev,ui]"
 	touch $@ $(STAMP_RUN)
 
+# The game server with the example bots on 127.0.0.1:8001; plays one demo game at start
+# and runs until Ctrl-C. (python -m game.demo still plays an offline game.)
 run: $(STAMP_RUN)
-	$(PY) -m game.demo
+	$(PY) -m game.serve --demo
 
 lint: $(STAMP_DEV)
 	$(PY) -m ruff check .

@@ -1,0 +1,363 @@
+"""Run the game server: ``python -m game.serve`` (also ``htttx-server``).
+
+    htttx-server [--host H] [--port P] [--db URL] [--log-level L]
+                 [--address-policy 'allow=...;deny=...' | --allow LIST --deny LIST]
+                 [--no-example-bots] [--demo] [--max-games N] [--max-games-per-client N]
+
+``HTTTX_API_TOKEN``, when set, is required as ``Authorization: Bearer <token>`` on
+``POST /game/new``. SIGINT/SIGTERM stop taking games, abort the running ones (recorded,
+``end`` sent to everyone), close every socket and exit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import errno
+import json
+import os
+import shlex
+import socket
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import aiohttp
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+
+from game import notation
+from game.ascii import render
+from game.discovery import DEFAULT_POLICY, AddressPolicy, PolicySyntaxError
+from game.rules import Position
+from game.server import (
+    DEFAULT_MAX_GAMES,
+    DEFAULT_MAX_GAMES_PER_CLIENT,
+    HOSTED_BOTS,
+    GameServer,
+    create_app,
+    server_config,
+)
+from game.store import GameStore, StoreError
+from models import GameRecord
+
+__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "main"]
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8001  # the prototype's game server port
+API_TOKEN_VARIABLE = "HTTTX_API_TOKEN"
+#: The demo game gives up after this long (it normally takes well under a second).
+DEMO_TIMEOUT = 120.0
+
+
+class UsageError(Exception):
+    """A bad argument; the message is the one line printed."""
+
+
+# ------------------------------------------------------------------- arguments
+
+
+def _arguments() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="htttx-server",
+        description="The HTTTX game server: REST, human and spectator sockets, hosted bots.",
+        epilog=(
+            f"Set {API_TOKEN_VARIABLE} to require 'Authorization: Bearer <token>' on "
+            "POST /game/new. Bot address policy groups: loopback, public, private, "
+            "link-local, metadata, any; or networks such as 10.1.0.0/16."
+        ),
+    )
+    parser.add_argument("--host", default=DEFAULT_HOST, help="interface (default %(default)s)")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="port (default %(default)s)")
+    parser.add_argument(
+        "--db",
+        default=GameStore.DEFAULT_URL,
+        metavar="URL",
+        help="game store: sqlite+aiosqlite:///FILE or postgresql+asyncpg://... "
+        "(default %(default)s)",
+    )
+    parser.add_argument(
+        "--log-level",
+        default="info",
+        choices=["critical", "error", "warning", "info", "debug"],
+        help="default %(default)s",
+    )
+    parser.add_argument(
+        "--address-policy",
+        metavar="POLICY",
+        help=f"where bots may live, e.g. 'allow=loopback,public,private' "
+        f"(default {DEFAULT_POLICY})",
+    )
+    parser.add_argument("--allow", metavar="LIST", help="shorthand for --address-policy allow=LIST")
+    parser.add_argument("--deny", metavar="LIST", help="shorthand for --address-policy deny=LIST")
+    parser.add_argument(
+        "--no-example-bots",
+        dest="example_bots",
+        action="store_false",
+        help="do not host the example bots under /bots/",
+    )
+    parser.add_argument(
+        "--demo",
+        action="store_true",
+        help="once started, play one game between two hosted bots and print it",
+    )
+    parser.add_argument(
+        "--max-games",
+        type=int,
+        default=DEFAULT_MAX_GAMES,
+        metavar="N",
+        help="games running at once (default %(default)s)",
+    )
+    parser.add_argument(
+        "--max-games-per-client",
+        type=int,
+        default=DEFAULT_MAX_GAMES_PER_CLIENT,
+        metavar="N",
+        help="live games one client address may create (default %(default)s)",
+    )
+    return parser
+
+
+def _policy(args: argparse.Namespace) -> AddressPolicy:
+    if args.address_policy is not None and (args.allow is not None or args.deny is not None):
+        raise UsageError("give either --address-policy or --allow/--deny, not both")
+    text = args.address_policy
+    if text is None:  # a list left out keeps its default (AddressPolicy.parse)
+        given = (("allow", args.allow), ("deny", args.deny))
+        text = ";".join(f"{key}={value}" for key, value in given if value is not None)
+    try:
+        return AddressPolicy.parse(text)
+    except PolicySyntaxError as error:
+        raise UsageError(str(error)) from None
+
+
+def _check_numbers(args: argparse.Namespace) -> None:
+    if not 0 <= args.port <= 65535:
+        raise UsageError(f"--port must be from 0 to 65535, got {args.port}")
+    if args.max_games < 1 or args.max_games_per_client < 1:
+        raise UsageError("--max-games and --max-games-per-client must be at least 1")
+    if args.demo and not args.example_bots:
+        raise UsageError("--demo plays two hosted example bots: drop --no-example-bots")
+
+
+async def _check_store(url: str) -> None:
+    """Open and close the store once, so a bad URL or an unreachable database is a
+    one-line error here rather than a traceback from the server's startup."""
+    store = await GameStore.open(url)
+    await store.close()
+
+
+def _open_store(url: str) -> None:
+    try:
+        asyncio.run(_check_store(url))
+    except StoreError as error:
+        raise UsageError(f"--db: {error}") from None
+    except (SQLAlchemyError, OSError) as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise UsageError(f"--db {_safe_url(url)}: cannot open the store: {first}") from None
+
+
+def _safe_url(url: str) -> str:
+    """The URL with any password hidden, for printing."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return url
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """Bind the port before anything starts, so "in use" is one clear line."""
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        return socket.create_server((host, port), family=family)
+    except socket.gaierror as error:
+        raise UsageError(f"--host {host!r}: {error.strerror}") from None
+    except OSError as error:
+        if error.errno == errno.EADDRINUSE:
+            raise UsageError(
+                f"cannot listen on {host}:{port}: the port is already in use"
+            ) from None
+        raise UsageError(f"cannot listen on {host}:{port}: {error.strerror or error}") from None
+
+
+# ------------------------------------------------------------------ messages
+
+
+def _local_base(server: GameServer) -> str:
+    """A URL that reaches the server from this machine, even when bound to 0.0.0.0."""
+    host = server.config.host
+    if host in ("0.0.0.0", ""):
+        host = "127.0.0.1"
+    elif host == "::":
+        host = "[::1]"
+    elif ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{server.port}"
+
+
+def curl_command(base: str, *, with_token: bool) -> str:
+    """A ready-to-paste ``curl`` that pairs two hosted bots."""
+    body = {
+        "player_x": {"type": "bot", "bot_url": f"{base}/bots/threat"},
+        "player_o": {"type": "bot", "bot_url": f"{base}/bots/random"},
+    }
+    auth = f' -H "authorization: Bearer ${API_TOKEN_VARIABLE}"' if with_token else ""
+    return (
+        f"curl -s -X POST {base}/game/new -H 'content-type: application/json'{auth} "
+        f"-d {shlex.quote(json.dumps(body, separators=(',', ':')))}"
+    )
+
+
+def _banner(server: GameServer, *, db_url: str, example_bots: bool, with_token: bool) -> str:
+    base = _local_base(server)
+    ws = "ws" + base[4:]
+    lines = [
+        f"htttx-arena game server on {base}",
+        f"  REST        POST {base}/game/new",
+        "              GET /games   /games/<id>   /games/<id>/notation   /health",
+        f"  docs        {base}/docs   (OpenAPI 3.1: {base}/openapi.json)",
+        f"  humans      {ws}/ws?token=<token_x or token_o>",
+        f"  spectators  {ws}/spectate/<game_id>",
+        f"  store       {_safe_url(db_url)}",
+    ]
+    if example_bots:
+        lines.append("  bots        " + "   ".join(f"{base}{path}" for path in HOSTED_BOTS))
+        lines += ["", "Pair two hosted bots:", "  " + curl_command(base, with_token=with_token)]
+    if with_token:
+        lines.append(f"  ({API_TOKEN_VARIABLE} is set: POST /game/new needs it as a Bearer token)")
+    lines += ["", "Ctrl-C stops the server (running games are recorded as aborted)."]
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------- demo
+
+
+async def play_demo(base: str, api_token: str | None) -> GameRecord:
+    """Play one game between two hosted bots through the server's own API: create it,
+    follow it as a spectator until its ``end``, and read its record back."""
+    headers = {"authorization": f"Bearer {api_token}"} if api_token else {}
+    body = {
+        "name": "htttx-arena demo",
+        "player_x": {"type": "bot", "bot_url": f"{base}/bots/threat"},
+        "player_o": {"type": "bot", "bot_url": f"{base}/bots/random"},
+    }
+    timeout = aiohttp.ClientTimeout(total=DEMO_TIMEOUT)
+    async with aiohttp.ClientSession(timeout=timeout) as http:
+        async with http.post(f"{base}/game/new", json=body, headers=headers) as response:
+            answer: dict[str, Any] = await response.json()
+            if response.status != 200:
+                raise RuntimeError(f"POST /game/new answered {response.status}: {answer}")
+        game_id = str(answer["game_id"])
+        # The spectator socket closes after the end (or at once, if the game is already
+        # over: then the record is complete anyway).
+        async with http.ws_connect(f"ws{base[4:]}/spectate/{game_id}") as socket_:
+            async for _message in socket_:
+                pass
+        for _ in range(100):  # the result is written just before the socket closes
+            async with http.get(f"{base}/games/{game_id}") as response:
+                record = GameRecord.model_validate_json(await response.read())
+            if record.result is not None:
+                return record
+            await asyncio.sleep(0.05)
+        return record
+
+
+def describe(record: GameRecord) -> str:
+    """The board, the result and the notation of a finished game."""
+    position = Position(record.match.view_distance, record.match.win_distance)
+    for move in record.moves:
+        for piece in move.pieces:
+            if position.outcome is None:
+                position.place(piece.q, piece.r)
+    line = position.outcome.line if position.outcome is not None else ()
+    result = record.result
+    after = f"after {len(record.moves)} moves"
+    if result is None:
+        summary = f"unfinished {after}"
+    else:
+        cause = f" ({result.cause.value})" if result.cause is not None else ""
+        won = f"{result.winner.value} wins by {result.reason.value}" if result.winner else "draw"
+        summary = f"{won}{cause} {after}"
+    players = f"{record.player_x.name or 'x'} (x) vs {record.player_o.name or 'o'} (o)"
+    return "\n".join(
+        [
+            f"Demo game {record.game_id}: {players}",
+            "",
+            render(position.stones, highlight=line),
+            "",
+            summary,
+            "",
+            notation.dumps(record).rstrip(),
+        ]
+    )
+
+
+async def _demo(server: GameServer, api_token: str | None) -> None:
+    base = _local_base(server)
+    try:
+        record = await play_demo(base, api_token)
+    except (aiohttp.ClientError, TimeoutError, RuntimeError, ValueError) as error:
+        print(f"The demo game failed: {error}", file=sys.stderr, flush=True)
+        return
+    print("\n" + describe(record), flush=True)
+    print(
+        f"\nIts record: {base}/games/{record.game_id}  and  {base}/games/{record.game_id}/notation",
+        flush=True,
+    )
+
+
+# ---------------------------------------------------------------------- main
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``htttx-server`` / ``python -m game.serve``; returns the exit status."""
+    parser = _arguments()
+    args = parser.parse_args(argv)
+    try:
+        _check_numbers(args)
+        policy = _policy(args)
+        _open_store(args.db)
+        listener = _listen(args.host, args.port)
+    except UsageError as error:
+        print(f"{parser.prog}: error: {error}", file=sys.stderr)
+        return 2
+    api_token = os.environ.get(API_TOKEN_VARIABLE) or None
+    app = create_app(
+        db_url=args.db,
+        policy=policy,
+        api_token=api_token,
+        host_example_bots=args.example_bots,
+        max_games=args.max_games,
+        max_games_per_client=args.max_games_per_client,
+    )
+
+    def started(server: GameServer) -> None:
+        print(
+            _banner(
+                server, db_url=args.db, example_bots=args.example_bots, with_token=bool(api_token)
+            ),
+            flush=True,
+        )
+        if args.demo:
+            task = asyncio.create_task(_demo(server, api_token), name="demo game")
+            server.tasks.add(task)
+            task.add_done_callback(server.tasks.discard)
+
+    config = server_config(app, host=args.host, port=args.port, log_level=args.log_level)
+    server = GameServer(app, config, on_started=started)
+    # uvicorn handles SIGINT/SIGTERM: GameServer aborts the games, uvicorn closes the
+    # sockets, the lifespan closes the store; then uvicorn re-raises the signal (SIGINT
+    # arrives here as KeyboardInterrupt).
+    with contextlib.suppress(KeyboardInterrupt):
+        server.run(sockets=[listener])
+    if not server.started:
+        print(
+            f"{parser.prog}: error: the server failed to start (see the log above)", file=sys.stderr
+        )
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
