@@ -774,10 +774,26 @@ class StatelessCapability(_Capability):
     versions: StatelessVersions = Field(default_factory=StatelessVersions)
 
 
+#: Extension: the ``config`` key under which a game's ``Match`` is sent to a bot, and the
+#: flag of a declared ``config`` capability saying the bot understands that key (the spec
+#: lets a client send an ``x-`` key only to a bot it knows supports it). Bots served by
+#: ``bot.serve`` set the flag whenever they declare ``config``.
+MATCH_CONFIG_KEY = "x-match"
+
+
 class BwsConfigCapability(_Capability):
-    """The bot accepts ``config`` packets; ``dynamic``: also after any turn."""
+    """The bot accepts ``config`` packets; ``dynamic``: also after any turn.
+
+    >>> BwsConfigCapability.model_validate({"x-match": True}).accepts_match_settings
+    True
+    """
 
     dynamic: StrictBool = False
+
+    @property
+    def accepts_match_settings(self) -> bool:
+        """Whether the bot reads the game's settings from ``MATCH_CONFIG_KEY``."""
+        return (self.model_extra or {}).get(MATCH_CONFIG_KEY) is True
 
 
 class BwsV1Alpha(_Capability):

@@ -83,6 +83,8 @@ from bot.session import (
 from bot.stateless import stateless_answer, stateless_job, stateless_problem
 from game.rules import Position
 from models import (
+    MATCH_CONFIG_KEY,
+    BwsConfigCapability,
     BwsV1Alpha,
     Capabilities,
     Match,
@@ -785,8 +787,16 @@ def served_capabilities(bot_class: type[BaseBot], api_root: str | None = None) -
     >>> caps = served_capabilities(BaseBot, "api/v1")
     >>> caps.bws_v1_alpha.api_root, caps.stateless_v1_alpha.api_root
     ('api/v1', 'api/v1')
+
+    A bot that declares ``config`` is also said to accept the game's settings
+    (``MATCH_CONFIG_KEY``), which its ``BotSession`` reads for it.
     """
     capabilities = bot_class.capabilities().model_copy(deep=True)
+    if (bws := capabilities.bws_v1_alpha) is not None and bws.config is not None:
+        # BotSession reads the game's settings from this key for every bot that takes
+        # config: say so, so that game servers may send it.
+        flagged = {**bws.config.model_dump(by_alias=True), MATCH_CONFIG_KEY: True}
+        bws.config = BwsConfigCapability.model_validate(flagged)
     if api_root is not None:
         if (bws := capabilities.bws_v1_alpha) is not None:
             bws.api_root = _root(api_root)

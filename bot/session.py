@@ -115,6 +115,7 @@ from bot.fallback import fallback_move, move_problem
 from game.hexgrid import Hex
 from game.rules import InvalidSetupError, Position, Side
 from models import (
+    MATCH_CONFIG_KEY,
     SERVER_PACKETS,
     Board,
     BwsV1Alpha,
@@ -177,7 +178,6 @@ CLOSE_POLICY_VIOLATION = 1008
 CLOSE_INTERNAL_ERROR = 1011
 
 #: The config key that carries the game's ``Match`` settings.
-MATCH_CONFIG_KEY = "x-match"
 
 # The answer must cross the network before the client's limit runs out: keep this much
 # back, but never more than a fifth of a short limit (the bot needs time to think too).

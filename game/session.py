@@ -147,6 +147,7 @@ from game.rules import IllegalMoveError, Position, Termination
 from models import (
     CLIENT_PACKETS,
     HUMAN_CLIENT_PACKETS,
+    MATCH_CONFIG_KEY,
     Board,
     BoardUpdatePacket,
     BwsV1Alpha,
@@ -672,11 +673,18 @@ class GameSession:
         return actions + self._request_move(Player.O, now)
 
     def _config_for(self, side: Player) -> list[Action]:
+        """The seat's ``config`` packet: its own settings and, for a bot that says it
+        reads them, the game's ``Match`` under ``MATCH_CONFIG_KEY``."""
         info = self._seats[side].info
         declares = info.declares
-        if info.config is None or not isinstance(declares, BwsV1Alpha) or declares.config is None:
+        if not isinstance(declares, BwsV1Alpha) or declares.config is None:
             return []
-        return [SendTo(side, info.config)]
+        settings = {} if info.config is None else info.config.model_dump(by_alias=True)
+        if declares.config.accepts_match_settings:
+            settings[MATCH_CONFIG_KEY] = self.match.model_dump(mode="json")
+        elif info.config is None:
+            return []
+        return [SendTo(side, ConfigPacket.model_validate(settings))]
 
     def _request_move(self, side: Player, now: float) -> list[Action]:
         self._request = _Request(side, stones_wanted=2)

@@ -360,9 +360,16 @@ def test_each_bot_declares_its_name_tags_and_time_limits(bot: type[BaseBot], tag
     assert document.stateless_v1_alpha.move_time_limit
 
 
-def test_only_random_bot_takes_config_and_only_threat_bot_evaluates() -> None:
-    features = {bot: bot.capabilities().bws_v1_alpha for bot in (RandomBot, CenterBot, ThreatBot)}
-    assert {bot for bot, caps in features.items() if caps and caps.config} == {RandomBot}
+def test_every_example_bot_takes_config_and_only_threat_bot_evaluates() -> None:
+    bots = (RandomBot, CenterBot, ThreatBot, LatticeBot)
+    features = {bot: bot.capabilities().bws_v1_alpha for bot in bots}
+    # config, so a game server can send the game's settings (x-match); only RandomBot
+    # also takes a new seed mid-game.
+    assert all(caps and caps.config for caps in features.values())
+    dynamic = {
+        bot for bot, caps in features.items() if caps and caps.config and caps.config.dynamic
+    }
+    assert dynamic == {RandomBot}
     assert {bot for bot, caps in features.items() if caps and caps.evaluation} == {ThreatBot}
 
 

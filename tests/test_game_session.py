@@ -29,6 +29,7 @@ from game.session import (
     SessionLimits,
 )
 from models import (
+    MATCH_CONFIG_KEY,
     Board,
     BoardUpdatePacket,
     BwsConfigCapability,
@@ -182,6 +183,23 @@ def test_config_goes_before_setup_only_to_a_bot_that_declares_it() -> None:
         SetupPacket,
     ]
     assert to(actions, O, ConfigPacket) == []
+
+
+def test_a_bot_that_reads_match_settings_gets_them_in_its_config() -> None:
+    reads_match = BwsConfigCapability.model_validate({MATCH_CONFIG_KEY: True})
+    match = Match(view_distance=3, win_distance=4, turn_limit=30)
+    seat = SeatInfo("bot_ws", declares=BwsV1Alpha(config=reads_match), config=ConfigPacket(depth=2))
+    _, actions = started(x=seat, o=bot(config=reads_match), match=match)
+    [to_x] = to(actions, X, ConfigPacket)
+    assert to_x.depth == 2  # the seat's own settings are kept
+    for packet in (to_x, *to(actions, O, ConfigPacket)):
+        assert Match.model_validate(packet.extensions()[MATCH_CONFIG_KEY]) == match
+
+
+def test_match_settings_go_only_to_bots_that_say_they_read_them() -> None:
+    plain_config = bot(config=BwsConfigCapability())
+    _, actions = started(x=plain_config, match=Match(view_distance=3))
+    assert to(actions, X, ConfigPacket) == []  # no seat settings, no x-match: no packet
 
 
 def test_stateless_bots_start_at_the_first_timer_call() -> None:

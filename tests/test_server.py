@@ -32,7 +32,7 @@ from game.serve import curl_command
 from game.serve import main as serve_main
 from game.server import GameServer, create_app, redact_tokens, serving
 from game.store import GameStore, RecordStatus
-from models import EndCause, GameRecord, Player
+from models import EndCause, GameRecord, Player, ResultReason
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 60.0  # only against hangs
@@ -199,6 +199,25 @@ async def test_two_hosted_bots_play_to_the_end_and_the_record_reads_back(tmp_pat
     replayed = notation.loads(text)  # replays every stone through the rules
     assert [m.pieces for m in replayed.moves] == [m.pieces for m in record.moves]
     assert replayed.result is not None and replayed.result.winner == record.result.winner
+
+
+@pytest.mark.parametrize("view_distance", [2, 3, 12])
+async def test_hosted_bots_play_by_the_games_own_settings(
+    tmp_path: Path, view_distance: int
+) -> None:
+    # The bots learn the settings from their config (x-match): a bot assuming the
+    # default view distance of 8 would soon play out of view and forfeit.
+    match = {"view_distance": view_distance, "win_distance": 5, "turn_limit": 60}
+    async with arena(tmp_path) as a:
+        for x, o in (("threat", "random"), ("random", "center")):
+            created = await a.new_game(
+                {"player_x": a.bot(x), "player_o": a.bot(o), "match_config": match}
+            )
+            record = await a.finished_record(created["game_id"])
+            assert record.result is not None
+            assert record.result.cause is not EndCause.ILLEGAL_MOVE, record.result
+            assert record.result.reason is not ResultReason.FORFEIT, record.result
+            notation.loads(notation.dumps(record))  # every stone legal under these rules
 
 
 async def test_names_and_bot_config_are_accepted(tmp_path: Path) -> None:

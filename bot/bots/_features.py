@@ -25,6 +25,9 @@ def position_bot_capabilities(meta: Meta, **features: object) -> Capabilities:
             "free_move_order": True,
             "resettable_state": True,
             "interruptible": True,
+            # Config lets a game server send the game's settings (x-match), which the
+            # framework applies for the bot; a bot with its own settings adds to it.
+            "config": {"dynamic": False},
             **features,
         }
     )
