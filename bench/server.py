@@ -1,0 +1,327 @@
+"""Benchmark: games through the game server, against a bare relay, and under load.
+
+Four processes: a bot server hosting ``LatticeBot`` (it never makes a line, so every game
+lasts exactly its turn limit), the game server (``python -m game.serve``, SQLite store
+in a temporary directory), a bare relay (this file with ``--relay``: a minimal Starlette
+app that plays the same packets between the same two bot sockets with no rules, no
+clocks and no records), and this process, the client.
+
+1. Wall time of one 100-move and one 500-move game through the server, against the
+   relay, rounds alternating, medians. Target: the server within 1.5x the relay.
+2. Throughput: 64 games of 100 moves, 16 at a time. Target: at least 100 games/s.
+3. Load: 1000 concurrent games (20 moves, 5 s heartbeat): all finish, no forfeits; the
+   per-move latency a spectator sees (time between two ``board_update`` packets: the
+   server, the network and the bot together) as p50/p99 over a sample of games, and the
+   game server's peak RSS.
+
+Nothing is asserted; the script prints figures. Run: ``.venv/bin/python bench/server.py``
+(``--quick`` for smaller numbers).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import itertools
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import orjson
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+# ----------------------------------------------------------------- the bare relay
+
+
+def relay_app() -> Any:
+    """The baseline: two bot sockets, setup, then move_request/move_response in turn,
+    with ``previous`` and the full ``board`` like the server sends, and nothing else."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    http: dict[str, aiohttp.ClientSession] = {}
+
+    async def play(request: Request) -> JSONResponse:
+        body = orjson.loads(await request.body())
+        moves: int = body["moves"]
+        if "session" not in http:
+            http["session"] = aiohttp.ClientSession()
+        session = http["session"]
+        started = time.perf_counter()
+        sockets = {
+            side: await session.ws_connect(body[side], autoping=True, max_msg_size=0)
+            for side in ("x", "o")
+        }
+        cells: list[dict[str, Any]] = [{"q": 0, "r": 0, "p": "x"}]
+        setup = orjson.dumps({"type": "setup", "board": {"cells": cells}}).decode()
+        for ws in sockets.values():
+            await ws.send_str(setup)
+        last: dict[str, dict[str, Any] | None] = {"x": None, "o": None}
+        for index in range(moves):
+            side = "o" if index % 2 == 0 else "x"
+            other = "x" if side == "o" else "o"
+            previous = [move for move in (last[side], last[other]) if move is not None]
+            request_packet = {
+                "type": "move_request",
+                "side": side,
+                "previous": previous,
+                "board": {"cells": cells},
+            }
+            await sockets[side].send_str(orjson.dumps(request_packet).decode())
+            answer = orjson.loads((await sockets[side].receive()).data)
+            pieces = answer["move"]["pieces"]
+            cells.extend({"q": p["q"], "r": p["r"], "p": side} for p in pieces)
+            last[side] = {"side": side, "pieces": pieces}
+        end = orjson.dumps({"type": "end", "winner": None, "reason": "draw"}).decode()
+        for ws in sockets.values():
+            await ws.send_str(end)
+            await ws.close()
+        return JSONResponse({"moves": moves, "seconds": time.perf_counter() - started})
+
+    return Starlette(routes=[Route("/relay", play, methods=["POST"])])
+
+
+def serve_relay(port: int) -> None:
+    import uvicorn
+
+    from bot.serve import uvicorn_config
+
+    config = uvicorn_config(relay_app(), host="127.0.0.1", port=port, log_level="warning")
+    uvicorn.Server(config).run()
+
+
+# ------------------------------------------------------------------- processes
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{process.args!r} exited with {process.returncode}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+            return
+        time.sleep(0.05)
+    raise TimeoutError(f"nothing listens on port {port} after {timeout} s")
+
+
+@contextlib.contextmanager
+def started(args: list[str], port: int) -> Iterator[subprocess.Popen[bytes]]:
+    process = subprocess.Popen(
+        [sys.executable, *args],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_port(port, process)
+        yield process
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def peak_rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+# ---------------------------------------------------------------------- client
+
+
+class Client:
+    def __init__(self, http: aiohttp.ClientSession, server: str, bot: str) -> None:
+        self.http = http
+        self.server = server
+        self.bot = bot
+
+    async def new_game(self, moves: int, heartbeat_ms: int = 5000) -> str:
+        body = {
+            "player_x": {"type": "bot", "bot_url": self.bot},
+            "player_o": {"type": "bot", "bot_url": self.bot},
+            "match_config": {"turn_limit": moves, "heartbeat": heartbeat_ms},
+        }
+        async with self.http.post(f"{self.server}/game/new", json=body) as response:
+            if response.status != 200:
+                raise RuntimeError(f"POST /game/new: {response.status} {await response.text()}")
+            return str((await response.json())["game_id"])
+
+    async def watch(self, game_id: str) -> tuple[dict[str, Any], list[float]]:
+        """Spectate until ``end``: the end packet and the arrival times of the updates."""
+        url = self.server.replace("http", "ws", 1) + f"/spectate/{game_id}"
+        arrivals: list[float] = []
+        async with self.http.ws_connect(url, max_msg_size=0) as ws:
+            async for message in ws:
+                packet = orjson.loads(message.data)
+                if packet["type"] == "board_update":
+                    arrivals.append(time.perf_counter())
+                elif packet["type"] == "end":
+                    return packet, arrivals
+        raise RuntimeError(f"game {game_id}: the spectator socket closed before 'end'")
+
+    async def play(self, moves: int, heartbeat_ms: int = 5000) -> tuple[float, dict[str, Any]]:
+        started = time.perf_counter()
+        game_id = await self.new_game(moves, heartbeat_ms)
+        end, _ = await self.watch(game_id)
+        return time.perf_counter() - started, end
+
+    async def relay(self, relay: str, moves: int) -> float:
+        socket_url = self.bot.replace("http", "ws", 1) + "/bws/v1-alpha/game"
+        body = {"x": socket_url, "o": socket_url, "moves": moves}
+        started = time.perf_counter()
+        async with self.http.post(f"{relay}/relay", json=body) as response:
+            await response.read()
+        return time.perf_counter() - started
+
+
+@contextlib.asynccontextmanager
+async def client(server: str, bot: str) -> AsyncIterator[Client]:
+    connector = aiohttp.TCPConnector(limit=0)
+    async with aiohttp.ClientSession(connector=connector) as http:
+        yield Client(http, server, bot)
+
+
+# ------------------------------------------------------------------- scenarios
+
+
+async def game_wall_time(c: Client, relay: str, moves: int, rounds: int) -> None:
+    ours: list[float] = []
+    bare: list[float] = []
+    for _ in range(rounds):  # alternate, so drift in the machine's speed hits both
+        bare.append(await c.relay(relay, moves))
+        seconds, end = await c.play(moves)
+        if end.get("reason") != "draw":
+            print(f"   (a {moves}-move game ended by {end.get('reason')}: {end.get('detail')})")
+        ours.append(seconds)
+    server, relayed = statistics.median(ours), statistics.median(bare)
+    verdict = "meets" if server <= 1.5 * relayed else "misses"
+    print(
+        f"{moves}-move game: server {server * 1000:.0f} ms, bare relay {relayed * 1000:.0f} ms "
+        f"-> {server / relayed:.2f}x ({verdict} the 1.5x target)"
+    )
+
+
+async def throughput(c: Client, games: int, at_once: int, moves: int) -> None:
+    gate = asyncio.Semaphore(at_once)
+
+    async def one() -> None:
+        async with gate:
+            await c.play(moves)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(one() for _ in range(games)))
+    rate = games / (time.perf_counter() - started)
+    verdict = "meets" if rate >= 100 else "misses"
+    print(
+        f"throughput: {games} games of {moves} moves, {at_once} at once: "
+        f"{rate:.1f} games/s ({verdict} the 100 games/s target)"
+    )
+
+
+async def load(c: Client, games: int, moves: int, sample: int, server_pid: int) -> None:
+    started = time.perf_counter()
+    gate = asyncio.Semaphore(64)  # creating games, not playing them: keep the POSTs bounded
+
+    async def create() -> str:
+        async with gate:
+            return await c.new_game(moves, heartbeat_ms=5000)
+
+    async def create_and_watch() -> tuple[dict[str, Any], list[float]]:
+        return await c.watch(await create())
+
+    # The sampled games are watched from the moment they exist, so that their updates
+    # are seen as they happen; the others are checked for their end afterwards.
+    sampled = [asyncio.create_task(create_and_watch()) for _ in range(sample)]
+    others = await asyncio.gather(*(create() for _ in range(games - sample)))
+    watched = list(await asyncio.gather(*sampled))
+    watched += await asyncio.gather(*(c.watch(game_id) for game_id in others))
+    elapsed = time.perf_counter() - started
+    forfeits = [end for end, _ in watched if end.get("reason") == "forfeit"]
+    gaps = [
+        later - earlier
+        for _, arrivals in watched[:sample]
+        for earlier, later in itertools.pairwise(arrivals)
+    ]
+    gaps.sort()
+    p50 = gaps[len(gaps) // 2] * 1000 if gaps else float("nan")
+    p99 = gaps[int(len(gaps) * 0.99)] * 1000 if gaps else float("nan")
+    print(
+        f"load: {games} games of {moves} moves at once finished in {elapsed:.1f} s, "
+        f"{len(forfeits)} forfeits; per-move latency seen by spectators p50 {p50:.1f} ms, "
+        f"p99 {p99:.1f} ms; game server peak RSS {peak_rss_mib(server_pid):.0f} MiB"
+    )
+    if forfeits:
+        print(f"   first forfeit: {forfeits[0]}")
+
+
+async def run(quick: bool) -> None:
+    bot_port, server_port, relay_port = free_port(), free_port(), free_port()
+    bot = f"http://127.0.0.1:{bot_port}"
+    server = f"http://127.0.0.1:{server_port}"
+    relay = f"http://127.0.0.1:{relay_port}"
+    with tempfile.TemporaryDirectory() as data:
+        db = f"sqlite+aiosqlite:///{data}/bench.sqlite"
+        bot_args = ["-m", "bot.serve", "--bot", "bot.bots:LatticeBot", "--port", str(bot_port)]
+        bot_args += ["--log-level", "warning"]
+        server_args = ["-m", "game.serve", "--port", str(server_port), "--db", db]
+        server_args += ["--no-example-bots", "--log-level", "warning"]
+        # One client plays every game here: lift the per-client cap above the load.
+        server_args += ["--max-games", "2000", "--max-games-per-client", "2000"]
+        with (
+            started(bot_args, bot_port),
+            started(server_args, server_port) as server_process,
+            started([__file__, "--relay", str(relay_port)], relay_port),
+        ):
+            async with client(server, bot) as c:
+                await c.play(4)  # warm up both paths
+                await c.relay(relay, 4)
+                for moves in (100, 500):
+                    await game_wall_time(c, relay, moves, rounds=3 if quick else 5)
+                await throughput(c, games=32 if quick else 64, at_once=16, moves=100)
+                await load(
+                    c,
+                    games=200 if quick else 1000,
+                    moves=20,
+                    sample=50,
+                    server_pid=server_process.pid,
+                )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer games, for a smoke run")
+    parser.add_argument("--relay", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.relay:
+        serve_relay(args.relay)
+        return
+    print(__doc__.split("\n\n")[0])
+    print(f"(pid {os.getpid()}, {os.cpu_count()} CPUs)\n")
+    asyncio.run(run(args.quick))
+
+
+if __name__ == "__main__":
+    main()
