@@ -277,11 +277,12 @@ class PlayerType(str, Enum):
 
 
 class RecordPlayer(BaseModel):
-    """Who sat in a seat of a recorded game."""
+    """Who sat in a seat of a recorded game; ``meta`` is a bot's capabilities meta."""
 
     name: str | None = None
     type: PlayerType | None = None
     bot_url: str | None = None
+    meta: Meta | None = None
 
 
 class RecordedMove(BaseModel):
@@ -289,7 +290,8 @@ class RecordedMove(BaseModel):
 
     ``pieces`` has 2 stones, or 1 when the first stone of the move won the game.
     ``clock_ms`` is the mover's remaining clock after the move; ``thinking_ms`` the time
-    the mover was charged for it.
+    the mover was charged for it; ``latency_ms`` the mover's network round trip last
+    measured before it (a WebSocket ping), which was not charged.
     """
 
     side: Player
@@ -298,6 +300,7 @@ class RecordedMove(BaseModel):
     considerations: list[MoveOption] = Field(default_factory=list)
     clock_ms: Annotated[StrictInt, Field(ge=0)] | None = None
     thinking_ms: Annotated[StrictInt, Field(ge=0)] | None = None
+    latency_ms: Annotated[StrictInt, Field(ge=0)] | None = None
 
 
 class ResultReason(str, Enum):

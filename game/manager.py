@@ -300,7 +300,6 @@ class _Slot:
     conn: object | None = None  # identity of the current connection
     outbox: _Outbox | None = None
     socket: BotSocketSeat | None = None
-    rtt: float | None = None
 
 
 @dataclass(frozen=True)
@@ -461,9 +460,7 @@ class _Game:
                     slot.outbox.close(code, reason)
                 slot.conn = slot.outbox = None
             case RecordMove(index, move):
-                rtt = self.slots[move.side].rtt
-                latency = None if rtt is None else round(rtt * 1000)
-                return _WriteMove(index, move, latency)
+                return _WriteMove(index, move, move.latency_ms)
             case GameOver(result, _record, detail):
                 log.info("game %s over: %s", self.game_id, detail)
                 self._result_queued = True
@@ -528,7 +525,6 @@ class _Game:
     def _rtt(self, side: Player, conn: object, rtt: float) -> None:
         slot = self.slots[side]
         if slot.conn is conn and not self.session.over:
-            slot.rtt = rtt
             self.session.rtt_measured(side, rtt)
 
     def _post_turn(
@@ -908,6 +904,7 @@ def _slot(player: PlayerConfig, endpoint: BotEndpoint | None) -> _Slot:
             declares=endpoint.capabilities.bws_v1_alpha,
             config=player.config_packet(),
             url=player.bot_url,
+            meta=endpoint.capabilities.meta,
         )
     else:
         info = SeatInfo(
@@ -915,6 +912,7 @@ def _slot(player: PlayerConfig, endpoint: BotEndpoint | None) -> _Slot:
             name=name,
             declares=endpoint.capabilities.stateless_v1_alpha,
             url=player.bot_url,
+            meta=endpoint.capabilities.meta,
         )
     return _Slot(info, endpoint=endpoint)
 

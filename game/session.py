@@ -163,6 +163,7 @@ from models import (
     HeartbeatPacket,
     HumanMoveResponsePacket,
     Match,
+    Meta,
     Move,
     MoveOption,
     MoveRequestPacket,
@@ -230,6 +231,7 @@ class SeatInfo:
     declares: BwsV1Alpha | StatelessV1Alpha | None = None
     config: ConfigPacket | None = None
     url: str | None = None
+    meta: Meta | None = None
 
     @property
     def speaks_websocket(self) -> bool:
@@ -374,6 +376,7 @@ class _Seat:
     connected: bool
     ever_connected: bool
     rtt: float = 0.0
+    rtt_known: bool = False  # a ping has measured ``rtt`` (it is 0.0 until then)
     # When a dropped human forfeits unless it is back.
     reconnect_by: float | None = None
     # Stones of the game (``GameSession._stones``) this seat has been told about.
@@ -557,6 +560,7 @@ class GameSession:
         """A ping of the seat's socket took ``rtt_s`` seconds there and back."""
         if math.isfinite(rtt_s):
             self._seats[side].rtt = min(max(rtt_s, 0.0), self.limits.max_rtt_s)
+            self._seats[side].rtt_known = True
         return []
 
     def abort(self, reason: str, now: float) -> list[Action]:
@@ -774,6 +778,7 @@ class GameSession:
         thinking_ms = self._clock.stop(now, rtt=self._seats[side].rtt)
         self._request = None
         clock_ms = self._clock.remaining_ms(side)
+        mover = self._seats[side]
         recorded = RecordedMove(
             side=side,
             pieces=stones,
@@ -781,6 +786,7 @@ class GameSession:
             considerations=considerations,
             clock_ms=clock_ms,
             thinking_ms=thinking_ms,
+            latency_ms=round(mover.rtt * 1000) if mover.rtt_known else None,
         )
         self._moves.append(recorded)
         actions: list[Action] = [RecordMove(move_index, recorded)]
@@ -957,7 +963,7 @@ class GameSession:
     def _record_player(self, side: Player) -> RecordPlayer:
         info = self._seats[side].info
         kind = PlayerType.HUMAN if info.kind == "human" else PlayerType.BOT
-        return RecordPlayer(name=info.name, type=kind, bot_url=info.url)
+        return RecordPlayer(name=info.name, type=kind, bot_url=info.url, meta=info.meta)
 
 
 def _status_of(result: GameResult) -> GameStatus:

@@ -42,6 +42,7 @@ from models import (
     GameStatus,
     HeartbeatPacket,
     Match,
+    Meta,
     Move,
     MoveRequestPacket,
     NopePacket,
@@ -615,6 +616,22 @@ def test_the_round_trip_is_not_charged_and_extends_the_deadline() -> None:
     [record] = [a for a in actions if isinstance(a, RecordMove)]
     assert record.move.thinking_ms == 2800
     assert record.move.clock_ms == 7200
+    assert record.move.latency_ms == 200  # the round trip is kept with the move
+
+
+def test_a_move_before_any_ping_has_no_latency() -> None:
+    session, _ = started()
+    actions = play(session, O, O_LINE[0], now=1.0)
+    [record] = [a for a in actions if isinstance(a, RecordMove)]
+    assert record.move.latency_ms is None
+
+
+def test_the_record_names_each_bot_with_its_capabilities_meta() -> None:
+    meta = Meta(name="Deep", authors=["ann"], tags=["minimax"])
+    seat = SeatInfo("bot_ws", name="deep", declares=BwsV1Alpha(), meta=meta)
+    session, _ = started(x=seat)
+    assert session.record().player_x.meta == meta
+    assert session.record().player_o.meta is None
 
 
 def test_a_huge_round_trip_is_capped() -> None:

@@ -192,6 +192,8 @@ async def test_two_hosted_bots_play_to_the_end_and_the_record_reads_back(tmp_pat
         record = await a.finished_record(created["game_id"])
         assert record.moves and record.result is not None
         assert record.player_x.bot_url == f"{a.base}/bots/threat"
+        # The record names the bots by their capabilities meta.
+        assert record.player_x.meta is not None and record.player_x.meta.name == "ThreatBot"
         async with a.http.get(f"{a.base}/games/{created['game_id']}/notation") as response:
             assert response.status == 200
             assert response.content_type == "text/plain"
