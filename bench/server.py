@@ -174,13 +174,18 @@ class Client:
         url = self.server.replace("http", "ws", 1) + f"/spectate/{game_id}"
         arrivals: list[float] = []
         async with self.http.ws_connect(url, max_msg_size=0) as ws:
-            async for message in ws:
+            while True:
+                message = await ws.receive()
+                if message.type is not aiohttp.WSMsgType.TEXT:
+                    # Closed before the end: say why (a spectator the server finds too
+                    # slow is dropped).
+                    closed = {"type": "closed", "code": ws.close_code, "reason": message.extra}
+                    return closed, arrivals
                 packet = orjson.loads(message.data)
                 if packet["type"] == "board_update":
                     arrivals.append(time.perf_counter())
                 elif packet["type"] == "end":
                     return packet, arrivals
-        raise RuntimeError(f"game {game_id}: the spectator socket closed before 'end'")
 
     async def play(self, moves: int, heartbeat_ms: int = 5000) -> tuple[float, dict[str, Any]]:
         started = time.perf_counter()
@@ -260,6 +265,7 @@ async def load(c: Client, games: int, moves: int, sample: int, server_pid: int) 
     watched += await asyncio.gather(*(c.watch(game_id) for game_id in others))
     elapsed = time.perf_counter() - started
     forfeits = [end for end, _ in watched if end.get("reason") == "forfeit"]
+    dropped = [end for end, _ in watched if end.get("type") == "closed"]
     gaps = [
         later - earlier
         for _, arrivals in watched[:sample]
@@ -270,11 +276,14 @@ async def load(c: Client, games: int, moves: int, sample: int, server_pid: int) 
     p99 = gaps[int(len(gaps) * 0.99)] * 1000 if gaps else float("nan")
     print(
         f"load: {games} games of {moves} moves at once finished in {elapsed:.1f} s, "
-        f"{len(forfeits)} forfeits; per-move latency seen by spectators p50 {p50:.1f} ms, "
-        f"p99 {p99:.1f} ms; game server peak RSS {peak_rss_mib(server_pid):.0f} MiB"
+        f"{len(forfeits)} forfeits, {len(dropped)} spectators dropped; per-move latency "
+        f"seen by spectators p50 {p50:.1f} ms, p99 {p99:.1f} ms; "
+        f"game server peak RSS {peak_rss_mib(server_pid):.0f} MiB"
     )
     if forfeits:
         print(f"   first forfeit: {forfeits[0]}")
+    if dropped:
+        print(f"   {len(dropped)} spectator sockets closed before 'end', e.g. {dropped[0]}")
 
 
 async def run(quick: bool) -> None:
