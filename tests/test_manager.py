@@ -388,6 +388,23 @@ async def test_disconnect_mid_game_forfeits_at_once(
     assert len(record.moves) == 2
 
 
+async def test_a_silent_bot_in_a_game_without_a_clock_stalls(
+    store: GameStore, http: aiohttp.ClientSession, bots: str
+) -> None:
+    async def silent(ws: WebSocket, request: Json) -> bool:
+        return True
+
+    limits = SessionLimits(no_show_s=1.0, reconnect_s=60.0, stall_s=0.5)
+    games = GameManager(store, http, limits=limits, ping_interval=0.2)
+    try:
+        record = await forfeit_against(games, store, bots, silent)  # clock_type "none"
+    finally:
+        await games.shutdown()
+
+    assert record.result is not None
+    assert (record.result.winner, record.result.cause) == (Player.X, EndCause.STALL)
+
+
 async def test_a_silent_bot_times_out(manager: GameManager, store: GameStore, bots: str) -> None:
     async def silent(ws: WebSocket, request: Json) -> bool:
         return True
