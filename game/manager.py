@@ -555,14 +555,26 @@ class _Game:
         logged and ends the game (it could not be recorded), never the server."""
         store = self.manager.store
         failed = False
+        held: _WriteResult | None = None  # drained while batching, written after the moves
         while True:
-            item = await self._records.get()
+            item = held or await self._records.get()
+            held = None
+            batch = [item] if isinstance(item, _WriteMove) else []
+            # Group commit: the moves queued behind this one go in the same transaction.
+            while batch and not self._records.empty():
+                queued = self._records.get_nowait()
+                if isinstance(queued, _WriteResult):
+                    held = queued  # the last item of a game: nothing queues behind it
+                    break
+                batch.append(queued)
             for attempt in (1, 2):
                 try:
                     if isinstance(item, _WriteMove):
                         if not failed:
-                            await store.add_move(
-                                self.game_id, item.index, item.move, latency_ms=item.latency_ms
+                            await store.add_moves(
+                                self.game_id,
+                                item.index,
+                                [(write.move, write.latency_ms) for write in batch],
                             )
                     else:
                         await store.finish_game(

@@ -58,7 +58,7 @@ import asyncio
 import contextlib
 import functools
 import json
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from datetime import datetime
 from enum import Enum
 from pathlib import Path
@@ -480,7 +480,6 @@ class GameStore:
         except IntegrityError as exc:
             raise DuplicateGameError(f"a game with id {game_id!r} is already stored") from exc
 
-    @_runs_to_completion
     async def add_move(
         self, game_id: str, index: int, move: RecordedMove, *, latency_ms: int | None = None
     ) -> None:
@@ -491,7 +490,24 @@ class GameStore:
         Raises UnknownGameError, MoveConflictError (another move at ``index``),
         GameNotRunningError or MoveIndexError (``index`` is not the next one).
         """
-        data = _to_json(move)
+        await self.add_moves(game_id, index, [(move, latency_ms)])
+
+    @_runs_to_completion
+    async def add_moves(
+        self, game_id: str, first_index: int, moves: Sequence[tuple[RecordedMove, int | None]]
+    ) -> None:
+        """Record consecutive moves ``(move, latency_ms)`` from ``first_index`` on, in one
+        transaction: a game's recorder writes whatever has queued up at once (a group
+        commit), which costs one round of statements instead of one per move.
+
+        Same rules as ``add_move`` for each move: those already stored must be equal.
+        """
+        rows: list[dict[str, Any]] = [
+            {"game_id": game_id, "idx": first_index + i, "data": _to_json(move), "latency_ms": ms}
+            for i, (move, ms) in enumerate(moves)
+        ]
+        if not rows:
+            return
         async with self._write() as conn:
             # FOR UPDATE: concurrent writers of one game queue up on PostgreSQL (SQLite
             # ignores it; the write lock already serialises everything there).
@@ -503,36 +519,39 @@ class GameStore:
                 )
             ).one_or_none()
             if row is None:
-                raise UnknownGameError(f"no game {game_id!r} to add move {index} to")
+                raise UnknownGameError(f"no game {game_id!r} to add move {first_index} to")
             status, count = RecordStatus(row.status), row.move_count
-            if 0 <= index < count:
+            stored_already = [r for r in rows if 0 <= r["idx"] < count]
+            for wanted in stored_already:
                 stored = (
                     await conn.execute(
                         select(_moves.c.data, _moves.c.latency_ms).where(
-                            _moves.c.game_id == game_id, _moves.c.idx == index
+                            _moves.c.game_id == game_id, _moves.c.idx == wanted["idx"]
                         )
                     )
                 ).one()
-                if stored.data == data and stored.latency_ms == latency_ms:
-                    return
-                raise MoveConflictError(
-                    f"game {game_id!r} already has a different move {index}: {stored.data}"
-                )
+                if (stored.data, stored.latency_ms) != (wanted["data"], wanted["latency_ms"]):
+                    raise MoveConflictError(
+                        f"game {game_id!r} already has a different move {wanted['idx']}: "
+                        f"{stored.data}"
+                    )
+            new_rows = rows[len(stored_already) :]
+            if not new_rows:
+                return
             if status is not RecordStatus.RUNNING:
                 raise GameNotRunningError(
                     f"game {game_id!r} is {status.value}; it takes no more moves"
                 )
+            index = new_rows[0]["idx"]
             if index != count:
                 raise MoveIndexError(
                     f"game {game_id!r} has {count} moves, so the next index is {count}, got {index}"
                 )
-            await conn.execute(
-                _moves.insert().values(game_id=game_id, idx=index, data=data, latency_ms=latency_ms)
-            )
+            await conn.execute(_moves.insert(), new_rows)
             await conn.execute(
                 update(_games)
                 .where(_games.c.game_id == game_id)
-                .values(move_count=_games.c.move_count + 1)
+                .values(move_count=_games.c.move_count + len(new_rows))
             )
 
     @_runs_to_completion

@@ -458,7 +458,7 @@ async def test_a_failing_store_aborts_the_game_not_the_server(
     async def broken(*args: Any, **kwargs: Any) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(store, "add_move", broken)
+    monkeypatch.setattr(store, "add_moves", broken)
     request = NewGameRequest(player_x=bot(f"{bots}/threat"), player_o=bot(f"{bots}/random"))
     created = await manager.create_game(request)
 

@@ -703,3 +703,23 @@ def test_any_record_reads_back_exactly(db_url: str, game: GameRecord) -> None:
             return await store.get_game(game.game_id)
 
     assert asyncio.run(round_trip()) == game
+
+
+async def test_several_moves_land_in_one_call_in_order(store: GameStore) -> None:
+    await store.create_game(record("g"))
+    first = move(Player.O, (1, 0), (2, 0))
+    await store.add_move("g", 0, first, latency_ms=5)
+    batch = [
+        (first, 5),
+        (move(Player.X, (-1, 0), (-2, 0)), 7),
+        (move(Player.O, (3, 0), (4, 0)), None),
+    ]
+    await store.add_moves("g", 0, batch)  # the first is already stored: it must be equal
+    stored = await store.get_game("g")
+    assert stored is not None
+    assert [m.pieces[0].q for m in stored.moves] == [1, -1, 3]
+    assert await store.move_latencies("g") == [5, 7, None]
+    with pytest.raises(MoveConflictError):
+        await store.add_moves("g", 2, [(move(Player.O, (9, 9), (8, 8)), None)])
+    with pytest.raises(MoveIndexError):
+        await store.add_moves("g", 5, [(first, None)])
