@@ -921,19 +921,17 @@ def uvicorn_config(
     )
 
 
-class BotServer(uvicorn.Server):
-    """uvicorn's server, closing bot sessions with 1001 "going away" on shutdown
-    (uvicorn itself would drop them with 1012) before it stops."""
+class ListeningServer(uvicorn.Server):
+    """uvicorn's server that tells where it listens (``port``, ``url``; useful with port
+    0) and calls ``on_started`` once it does. The game server extends it too."""
 
     def __init__(
         self,
         config: uvicorn.Config,
-        pool: BotPool,
         *,
-        on_started: Callable[[BotServer], None] | None = None,
+        on_started: Callable[[Any], None] | None = None,
     ) -> None:
         super().__init__(config)
-        self.pool = pool
         self._on_started = on_started
 
     @property
@@ -949,6 +947,21 @@ class BotServer(uvicorn.Server):
         await super().startup(sockets)
         if self.started and self._on_started is not None:
             self._on_started(self)
+
+
+class BotServer(ListeningServer):
+    """uvicorn's server, closing bot sessions with 1001 "going away" on shutdown
+    (uvicorn itself would drop them with 1012) before it stops."""
+
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        pool: BotPool,
+        *,
+        on_started: Callable[[BotServer], None] | None = None,
+    ) -> None:
+        super().__init__(config, on_started=on_started)
+        self.pool = pool
 
     async def shutdown(self, sockets: list[Any] | None = None) -> None:
         await self.pool.close_sessions(1001, "the bot server is shutting down")

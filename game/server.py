@@ -44,7 +44,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 from bot.bot import BaseBot
 from bot.bots import CenterBot, RandomBot, ThreatBot
-from bot.serve import BotPool, mount_bot, uvicorn_config
+from bot.serve import BotPool, ListeningServer, mount_bot, uvicorn_config
 from game import notation
 from game.discovery import DEFAULT_POLICY, AddressPolicy, DiscoveryError
 from game.manager import GameManager, ManagerClosed, TooManyGames, UnknownGame, UnknownToken
@@ -675,7 +675,7 @@ def create_app(
 # --------------------------------------------------------------------- server
 
 
-class GameServer(uvicorn.Server):
+class GameServer(ListeningServer):
     """uvicorn's server, aborting the running games before uvicorn closes connections.
 
     Without this, uvicorn would drop every socket with 1012 first and games would end
@@ -689,25 +689,10 @@ class GameServer(uvicorn.Server):
         *,
         on_started: Callable[[GameServer], None] | None = None,
     ) -> None:
-        super().__init__(config)
+        super().__init__(config, on_started=on_started)
         self.app = app
-        self._on_started = on_started
         #: Tasks started for this server (the --demo game); cancelled on shutdown.
         self.tasks: set[asyncio.Task[Any]] = set()
-
-    @property
-    def port(self) -> int:
-        """The port bound (useful with port 0)."""
-        return int(self.servers[0].sockets[0].getsockname()[1])
-
-    @property
-    def url(self) -> str:
-        return f"http://{self.config.host}:{self.port}"
-
-    async def startup(self, sockets: list[Any] | None = None) -> None:
-        await super().startup(sockets)
-        if self.started and self._on_started is not None:
-            self._on_started(self)
 
     async def shutdown(self, sockets: list[Any] | None = None) -> None:
         for task in self.tasks:
