@@ -189,6 +189,16 @@ class GameStatus(str, Enum):
     DRAW = "draw"
 
 
+# ------------------------------------------------------------- WebSocket close codes
+# RFC 6455 codes both ends of the protocol close with.
+CLOSE_NORMAL = 1000  # the game is over
+CLOSE_GOING_AWAY = 1001  # a server shutting down
+CLOSE_PROTOCOL_ERROR = 1002  # a malformed, undeclared or out-of-order packet
+CLOSE_POLICY_VIOLATION = 1008  # a valid packet that breaks the rules of the session
+CLOSE_MESSAGE_TOO_BIG = 1009
+CLOSE_INTERNAL_ERROR = 1011
+
+
 # ------------------------------------------------------------------ match settings
 
 ClockType = Literal["none", "turn", "match", "incremental"]

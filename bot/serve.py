@@ -83,6 +83,11 @@ from bot.session import (
 from bot.stateless import stateless_answer, stateless_job, stateless_problem
 from game.rules import Position
 from models import (
+    CLOSE_GOING_AWAY,
+    CLOSE_INTERNAL_ERROR,
+    CLOSE_MESSAGE_TOO_BIG,
+    CLOSE_NORMAL,
+    CLOSE_POLICY_VIOLATION,
     MATCH_CONFIG_KEY,
     BwsConfigCapability,
     BwsV1Alpha,
@@ -361,7 +366,7 @@ class BotPool:
     # ------------------------------------------------------------------ closing
 
     async def close_sessions(
-        self, code: int = 1001, reason: str = "the bot server is shutting down"
+        self, code: int = CLOSE_GOING_AWAY, reason: str = "the bot server is shutting down"
     ) -> None:
         """Close every live session with ``code`` (and refuse new ones); waits up to
         ``CLOSE_TIMEOUT`` for them to wind down."""
@@ -530,7 +535,7 @@ class _Connection:
         if self._closed:
             return
         self._closed = True
-        level = logging.INFO if code in (1000, 1001) else logging.WARNING
+        level = logging.INFO if code in (CLOSE_NORMAL, CLOSE_GOING_AWAY) else logging.WARNING
         log.log(level, "%s: closing (%d): %s", self._name, code, reason)
         # The peer may be gone already; there is nobody left to tell then.
         with contextlib.suppress(Exception):
@@ -554,7 +559,9 @@ class _Connection:
             if data is None:
                 data = message.get("bytes") or b""
             if len(data) > MAX_FRAME_BYTES:
-                await self.close(1009, f"frame of {len(data)} bytes; at most {MAX_FRAME_BYTES}")
+                await self.close(
+                    CLOSE_MESSAGE_TOO_BIG, f"frame of {len(data)} bytes; at most {MAX_FRAME_BYTES}"
+                )
                 return
             now = time.monotonic()
             await self._apply(self._feed(self._session.receive, data, now), now)
@@ -565,7 +572,7 @@ class _Connection:
             return step(*args)
         except Exception:
             log.exception("%s: session failed in %s", self._name, step.__name__)
-            return [Close(1011, "internal error in the bot framework")]
+            return [Close(CLOSE_INTERNAL_ERROR, "internal error in the bot framework")]
 
     async def _think(self, job: ThinkJob, received: float) -> None:
         elapsed = time.monotonic() - received
@@ -576,7 +583,7 @@ class _Connection:
             call = _ThinkCall(job.kind, job.position, job.side, job.match)
             future = self._calls.submit(call, deadline)
         except _TooManyCalls:
-            await self.close(1008, "too many requests queued for the bot")
+            await self.close(CLOSE_POLICY_VIOLATION, "too many requests queued for the bot")
             return
         try:
             if job.answer_within is not None:
@@ -646,7 +653,7 @@ class _Connection:
         try:
             future = self._calls.submit(call)
         except _TooManyCalls:
-            await self.close(1008, "too many requests queued for the bot")
+            await self.close(CLOSE_POLICY_VIOLATION, "too many requests queued for the bot")
             return
         future.add_done_callback(self._report_hook_failure)
 
@@ -671,7 +678,7 @@ async def _socket_endpoint(
 ) -> None:
     await websocket.accept()
     if pool.closing:
-        await websocket.close(1001, "the bot server is shutting down")
+        await websocket.close(CLOSE_GOING_AWAY, "the bot server is shutting down")
         return
     connection = _Connection(
         websocket, BotSession(capabilities), _SessionCalls(pool, bot_class), bot_class.__name__
@@ -964,7 +971,7 @@ class BotServer(ListeningServer):
         self.pool = pool
 
     async def shutdown(self, sockets: list[Any] | None = None) -> None:
-        await self.pool.close_sessions(1001, "the bot server is shutting down")
+        await self.pool.close_sessions(CLOSE_GOING_AWAY, "the bot server is shutting down")
         await super().shutdown(sockets)
 
 

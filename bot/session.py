@@ -115,6 +115,10 @@ from bot.fallback import fallback_move, move_problem
 from game.hexgrid import Hex
 from game.rules import InvalidSetupError, Position, Side
 from models import (
+    CLOSE_INTERNAL_ERROR,
+    CLOSE_NORMAL,
+    CLOSE_POLICY_VIOLATION,
+    CLOSE_PROTOCOL_ERROR,
     MATCH_CONFIG_KEY,
     SERVER_PACKETS,
     Board,
@@ -172,10 +176,6 @@ __all__ = [
     "network_margin",
 ]
 
-CLOSE_NORMAL = 1000
-CLOSE_PROTOCOL_ERROR = 1002
-CLOSE_POLICY_VIOLATION = 1008
-CLOSE_INTERNAL_ERROR = 1011
 
 #: The config key that carries the game's ``Match`` settings.
 

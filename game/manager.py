@@ -77,6 +77,9 @@ from game.session import (
 )
 from game.store import ABORTED_RESULT, GameStore
 from models import (
+    CLOSE_GOING_AWAY,
+    CLOSE_NORMAL,
+    CLOSE_POLICY_VIOLATION,
     Board,
     Cell,
     EndPacket,
@@ -105,9 +108,6 @@ __all__ = [
 
 log = logging.getLogger("game.manager")
 
-CLOSE_POLICY = 1008
-CLOSE_NORMAL = 1000
-CLOSE_GOING_AWAY = 1001
 
 INBOX_SIZE = 64
 OUTBOX_SIZE = 64
@@ -412,7 +412,9 @@ class _Game:
                 slot = self.slots[side]
                 actions: list[Action] = []
                 if slot.conn is not None and slot.outbox is not None:
-                    slot.outbox.close(CLOSE_POLICY, "replaced by a new connection to this seat")
+                    slot.outbox.close(
+                        CLOSE_POLICY_VIOLATION, "replaced by a new connection to this seat"
+                    )
                     actions += session.seat_disconnected(side, self._loop.time())
                 slot.conn, slot.outbox = conn, outbox
                 return actions + session.seat_connected(side, self._loop.time())
@@ -778,7 +780,7 @@ class GameManager:
         entry = self._tokens.get(token)
         if entry is None or entry[0].finished.is_set() or self._closing:
             with contextlib.suppress(Exception):
-                await connection.close(CLOSE_POLICY, "unknown token, or its game is over")
+                await connection.close(CLOSE_POLICY_VIOLATION, "unknown token, or its game is over")
             raise UnknownToken("no running game has a seat for this token")
         game, side = entry
         conn = object()
@@ -857,7 +859,7 @@ class GameManager:
         try:
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
             if spectator.dropped.is_set():
-                code, reason = CLOSE_POLICY, "too slow: the spectator could not keep up"
+                code, reason = CLOSE_POLICY_VIOLATION, "too slow: the spectator could not keep up"
             elif not any(t.get_name().startswith("htttx: write") for t in done):
                 code, reason = CLOSE_NORMAL, "the spectator left"
         finally:
@@ -873,7 +875,7 @@ class GameManager:
         record = await self.store.get_game(game_id)
         if record is None:
             with contextlib.suppress(Exception):
-                await connection.close(CLOSE_POLICY, "no such game")
+                await connection.close(CLOSE_POLICY_VIOLATION, "no such game")
             raise UnknownGame(f"no game {game_id!r}")
         setup, end = _snapshot(record)
         try:

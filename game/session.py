@@ -146,6 +146,9 @@ from game.clock import DEFAULT_STALL_LIMIT, GameClock
 from game.rules import IllegalMoveError, Position, Termination
 from models import (
     CLIENT_PACKETS,
+    CLOSE_GOING_AWAY,
+    CLOSE_INTERNAL_ERROR,
+    CLOSE_NORMAL,
     HUMAN_CLIENT_PACKETS,
     MATCH_CONFIG_KEY,
     Board,
@@ -208,9 +211,6 @@ __all__ = [
     "SessionLimits",
 ]
 
-CLOSE_NORMAL = 1000
-CLOSE_GOING_AWAY = 1001
-CLOSE_INTERNAL_ERROR = 1011
 
 SeatKind: TypeAlias = Literal["bot_ws", "bot_stateless", "human"]
 
