@@ -126,8 +126,8 @@ Not carried: ``game_id``, players' ``type`` and ``bot_url``, ``heartbeat``, each
 ``thinking_ms`` and ``considerations``, extra fields of an evaluation, sub-second parts
 of ``started_at``. ``dumps`` drops them; ``loads`` leaves them at their defaults.
 ``dumps`` raises ``ValueError`` for what it cannot write: a tag value with ``]`` or a
-line break, a tag key that is not a key or is ``version``, sides that do not alternate,
-a one-stone move that is not the last.
+line break, a tag key that is not a key or is ``version`` (``clean_tags=True`` cleans or
+drops those instead), sides that do not alternate, a one-stone move that is not the last.
 """
 
 from __future__ import annotations
@@ -927,8 +927,19 @@ _DEFAULT_MATCH = Match()
 _STANDARD_SETUP = [Cell(q=0, r=0, p=Player.X)]
 
 
-def dumps(record: GameRecord) -> str:
-    """Write a record as HTTTX notation version 2 (see the module docstring)."""
+def dumps(record: GameRecord, *, clean_tags: bool = False) -> str:
+    """Write a record as HTTTX notation version 2 (see the module docstring).
+
+    ``clean_tags`` makes every tag writable instead of raising: ``]`` in a value becomes
+    ``)``, a line break a space, and a tag whose key cannot be written is left out. A
+    server exporting records named by its users wants this; a round trip does not.
+
+    >>> from models import RecordPlayer
+    >>> print(dumps(GameRecord(player_x=RecordPlayer(name="bot]2")), clean_tags=True), end="")
+    version[2]
+    playercross[bot)2];
+    o : x [0,0];
+    """
     derived = _field_tags(record)
     tags = [("version", "2")]
     for key in _TAG_ORDER:  # a value kept verbatim in ``tags`` replaces the derived one
@@ -937,6 +948,10 @@ def dumps(record: GameRecord) -> str:
         elif key in derived:
             tags.append((key, derived[key]))
     tags += [(key, value) for key, value in record.tags.items() if key not in _TAG_ORDER]
+    if clean_tags:
+        tags = [tags[0]] + [
+            (key, _clean_tag_value(value)) for key, value in tags[1:] if _writable_key(key)
+        ]
     for key, value in tags[1:]:
         _check_tag(key, value)
     lines = [f"{key}[{value}]" for key, value in tags]
@@ -962,8 +977,16 @@ def dumps(record: GameRecord) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _writable_key(key: str) -> bool:
+    return key != "version" and key[:1] in _KEY_START and all(c in _KEY_CHARS for c in key)
+
+
+def _clean_tag_value(value: str) -> str:
+    return value.replace("]", ")").replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+
+
 def _check_tag(key: str, value: str) -> None:
-    if key == "version" or key[:1] not in _KEY_START or any(c not in _KEY_CHARS for c in key):
+    if not _writable_key(key):
         raise ValueError(f"{key!r} cannot be written as a tag key")
     if "]" in value or "\n" in value or "\r" in value:
         raise ValueError(f"tag {key}: a value cannot hold ']' or a line break: {value!r}")

@@ -321,7 +321,8 @@ async def get_game(request: Request) -> Response:
 
 
 async def get_notation(request: Request) -> Response:
-    text = notation.dumps(await _record(request))
+    # Names come from users and from bots' capabilities: clean what a tag cannot hold.
+    text = notation.dumps(await _record(request), clean_tags=True)
     return PlainTextResponse(text)
 
 

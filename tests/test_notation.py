@@ -1316,3 +1316,18 @@ def test_module_docstring_examples_run() -> None:
     failures, tried = doctest.testmod(game.notation)
     assert tried > 0
     assert failures == 0
+
+
+def test_clean_tags_makes_any_record_writable() -> None:
+    record = GameRecord(
+        name="final]\nround",
+        player_o=RecordPlayer(name="a]b"),
+        tags={"bad key": "x", "site": "ok]"},
+    )
+    with pytest.raises(ValueError, match="cannot hold"):
+        dumps(record)
+    text = dumps(record, clean_tags=True)
+    read = loads(text)
+    assert read.name == "final) round"
+    assert read.player_o.name == "a)b"
+    assert read.tags == {"site": "ok)"}  # the unwritable key is left out

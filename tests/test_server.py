@@ -222,6 +222,17 @@ async def test_hosted_bots_play_by_the_games_own_settings(
             notation.loads(notation.dumps(record))  # every stone legal under these rules
 
 
+async def test_a_name_notation_cannot_hold_still_exports(tmp_path: Path) -> None:
+    async with arena(tmp_path) as a:
+        created = await a.new_game(
+            {"player_x": a.bot("threat"), "player_o": a.bot("random"), "name": "semi]final"}
+        )
+        await a.finished_record(created["game_id"])
+        async with a.http.get(f"{a.base}/games/{created['game_id']}/notation") as response:
+            assert response.status == 200
+            assert notation.loads(await response.text()).name == "semi)final"
+
+
 async def test_names_and_bot_config_are_accepted(tmp_path: Path) -> None:
     async with arena(tmp_path) as a:
         created = await a.new_game(
