@@ -705,19 +705,18 @@ async def _not_a_socket(request: Request) -> Response:
 _stateless_job_ids = itertools.count(1)
 
 
-class _BodyTooLarge(Exception):
-    pass
-
-
-async def _read_body(request: Request, limit: int) -> bytes:
+async def read_body(request: Request, limit: int) -> bytes | None:
+    """The request body, or None if it is over ``limit`` bytes (a declared length over it
+    is refused before reading; otherwise reading stops at the limit). The game server
+    reads its REST bodies with it too."""
     declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise _BodyTooLarge
+    if declared is not None and declared.isdecimal() and int(declared) > limit:
+        return None
     body = bytearray()
     async for chunk in request.stream():
         body += chunk
         if len(body) > limit:
-            raise _BodyTooLarge
+            return None
     return bytes(body)
 
 
@@ -731,9 +730,8 @@ async def _stateless_turn(
     request: Request, bot_class: type[BaseBot], capabilities: StatelessV1Alpha, pool: BotPool
 ) -> Response:
     """``POST .../turn``: one move from a fresh bot, answered within the time limit."""
-    try:
-        body = await _read_body(request, MAX_BODY_BYTES)
-    except _BodyTooLarge:
+    body = await read_body(request, MAX_BODY_BYTES)
+    if body is None:
         return PlainTextResponse(f"request body over {MAX_BODY_BYTES} bytes", status_code=413)
     try:
         turn = parse_body(StatelessMoveRequest, body)

@@ -44,7 +44,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 from bot.bot import BaseBot
 from bot.bots import CenterBot, RandomBot, ThreatBot
-from bot.serve import BotPool, ListeningServer, mount_bot, uvicorn_config
+from bot.serve import BotPool, ListeningServer, mount_bot, read_body, uvicorn_config
 from game import notation
 from game.discovery import DEFAULT_POLICY, AddressPolicy, DiscoveryError
 from game.manager import GameManager, ManagerClosed, TooManyGames, UnknownGame, UnknownToken
@@ -208,19 +208,6 @@ def _json(model: BaseModel, status: int = 200) -> Response:
     return Response(model.model_dump_json(), status_code=status, media_type="application/json")
 
 
-async def _read_body(request: Request, limit: int) -> bytes | None:
-    """The body, or None if it is over ``limit`` bytes (stops reading there)."""
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdecimal() and int(declared) > limit:
-        return None
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            return None
-    return bytes(body)
-
-
 def _authorized(request: Request, api_token: str) -> bool:
     scheme, _, given = request.headers.get("authorization", "").partition(" ")
     # compare_digest: the time taken must not tell how much of a guess was right.
@@ -254,7 +241,7 @@ async def new_game(request: Request) -> Response:
         )
     if runtime.closing:
         return _error(503, "the server is shutting down; it takes no new games")
-    body = await _read_body(request, settings.max_body_bytes)
+    body = await read_body(request, settings.max_body_bytes)
     if body is None:
         return _error(413, f"request body over {settings.max_body_bytes} bytes")
     try:
