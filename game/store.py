@@ -340,6 +340,18 @@ def _sqlite_engine(url: URL, *, begin: str) -> AsyncEngine:
 # --------------------------------------------------------------------------- store
 
 
+async def _lock_game(conn: AsyncConnection, game_id: str, *columns: Any, missing: str) -> Any:
+    """The game's row (``columns``), locked for this transaction: concurrent writers of
+    one game queue up on PostgreSQL (SQLite ignores FOR UPDATE; its write lock already
+    serialises everything). Raises UnknownGameError naming what was being done."""
+    row = (
+        await conn.execute(select(*columns).where(_games.c.game_id == game_id).with_for_update())
+    ).one_or_none()
+    if row is None:
+        raise UnknownGameError(f"no game {game_id!r} {missing}")
+    return row
+
+
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
 
@@ -509,17 +521,13 @@ class GameStore:
         if not rows:
             return
         async with self._write() as conn:
-            # FOR UPDATE: concurrent writers of one game queue up on PostgreSQL (SQLite
-            # ignores it; the write lock already serialises everything there).
-            row = (
-                await conn.execute(
-                    select(_games.c.status, _games.c.move_count)
-                    .where(_games.c.game_id == game_id)
-                    .with_for_update()
-                )
-            ).one_or_none()
-            if row is None:
-                raise UnknownGameError(f"no game {game_id!r} to add move {first_index} to")
+            row = await _lock_game(
+                conn,
+                game_id,
+                _games.c.status,
+                _games.c.move_count,
+                missing=f"to add move {first_index} to",
+            )
             status, count = RecordStatus(row.status), row.move_count
             stored_already = [r for r in rows if 0 <= r["idx"] < count]
             for wanted in stored_already:
@@ -565,15 +573,9 @@ class GameStore:
         data = _to_json(result)
         status = RecordStatus.ABORTED if result.cause is EndCause.ABORTED else RecordStatus.FINISHED
         async with self._write() as conn:
-            row = (
-                await conn.execute(
-                    select(_games.c.status, _games.c.result)
-                    .where(_games.c.game_id == game_id)
-                    .with_for_update()
-                )
-            ).one_or_none()
-            if row is None:
-                raise UnknownGameError(f"no game {game_id!r} to finish")
+            row = await _lock_game(
+                conn, game_id, _games.c.status, _games.c.result, missing="to finish"
+            )
             if row.status != RecordStatus.RUNNING.value:
                 if row.result == data:
                     return
