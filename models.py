@@ -93,6 +93,8 @@ __all__ = [
     "GameResult",
     "GameStatus",
     "HeartbeatPacket",
+    "HostedBot",
+    "HostedBots",
     "HumanClientPacket",
     "HumanMoveOption",
     "HumanMoveResponsePacket",
@@ -916,6 +918,21 @@ class NewGameResponse(BaseModel):
     game_id: str
     token_x: str | None = None
     token_o: str | None = None
+
+
+class HostedBot(BaseModel):
+    """A bot the game server hosts on its own port: ``url`` is what ``POST /game/new``
+    takes as ``bot_url``; ``meta`` comes from the bot's capabilities."""
+
+    name: str
+    url: str
+    meta: Meta | None = None
+
+
+class HostedBots(BaseModel):
+    """Answer to ``GET /bots``: the hosted bots, in a stable order."""
+
+    bots: list[HostedBot]
 
 
 # ---------------------------------------------------------------------------- errors

@@ -57,7 +57,15 @@ from game.store import (
     InvalidCursorError,
     RecordStatus,
 )
-from models import GameRecord, NewGameRequest, NewGameResponse, ProtocolError, parse_body
+from models import (
+    GameRecord,
+    HostedBot,
+    HostedBots,
+    NewGameRequest,
+    NewGameResponse,
+    ProtocolError,
+    parse_body,
+)
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
@@ -313,6 +321,19 @@ async def get_notation(request: Request) -> Response:
     return PlainTextResponse(text)
 
 
+async def hosted_bots(request: Request) -> Response:
+    """The example bots this server hosts, with absolute URLs for ``bot_url``. The
+    URLs are built from the request, so they name the server as the caller reached it."""
+    if not _settings(request).host_example_bots:
+        return _json(HostedBots(bots=[]))
+    base = str(request.base_url).rstrip("/")
+    bots = [
+        HostedBot(name=path.rsplit("/", 1)[-1], url=base + path, meta=bot_class.capabilities().meta)
+        for path, bot_class in HOSTED_BOTS.items()
+    ]
+    return _json(HostedBots(bots=bots))
+
+
 async def health(request: Request) -> Response:
     runtime = _runtime(request)
     if runtime.closing:
@@ -427,6 +448,7 @@ def _openapi(hosted: bool) -> dict[str, Any]:
             (NewGameResponse, "serialization"),
             (GameRecord, "serialization"),
             (GamePage, "serialization"),
+            (HostedBots, "serialization"),
         ],
         ref_template=ref,
     )
@@ -524,6 +546,15 @@ def _openapi(hosted: bool) -> dict[str, Any]:
                 },
             }
         },
+        "/bots": {
+            "get": {
+                "summary": "The example bots this server hosts (empty when it hosts none)",
+                "description": "Each 'url' can be passed as 'bot_url' to /game/new.",
+                "responses": {
+                    "200": {"description": "Hosted bots", "content": body("HostedBots")},
+                },
+            }
+        },
         "/health": {
             "get": {
                 "summary": "Liveness: 200 while serving, 503 while shutting down",
@@ -614,6 +645,7 @@ def create_app(
         Route("/games", list_games, methods=["GET"]),
         Route("/games/{game_id}", get_game, methods=["GET"]),
         Route("/games/{game_id}/notation", get_notation, methods=["GET"]),
+        Route("/bots", hosted_bots, methods=["GET"]),
         Route("/health", health, methods=["GET"]),
         Route("/openapi.json", openapi_json, methods=["GET"], include_in_schema=False),
         Route("/docs", docs, methods=["GET"], include_in_schema=False),

@@ -423,6 +423,27 @@ async def test_health_answers_ok(tmp_path: Path) -> None:
     assert answer == {"status": "ok", "live_games": 0}
 
 
+async def test_hosted_bots_are_listed_with_urls_that_seat_them(tmp_path: Path) -> None:
+    async with arena(tmp_path) as a:
+        status, answer = await a.get_json("/bots")
+        assert status == 200
+        bots = {bot["name"]: bot for bot in answer["bots"]}
+        assert list(bots) == ["random", "center", "threat"]
+        assert bots["threat"]["url"] == f"{a.base}/bots/threat"
+        assert bots["threat"]["meta"]["name"] == "ThreatBot"
+        body = {
+            "player_x": {"type": "bot", "bot_url": bots["threat"]["url"]},
+            "player_o": {"type": "bot", "bot_url": bots["random"]["url"]},
+        }
+        await a.finished_record((await a.new_game(body))["game_id"])
+
+
+async def test_a_server_hosting_no_bots_lists_none(tmp_path: Path) -> None:
+    async with arena(tmp_path, host_example_bots=False) as a:
+        status, answer = await a.get_json("/bots")
+    assert (status, answer) == (200, {"bots": []})
+
+
 async def test_the_openapi_document_describes_the_rest_routes(tmp_path: Path) -> None:
     async with arena(tmp_path) as a:
         status, document = await a.get_json("/openapi.json")
@@ -435,10 +456,13 @@ async def test_the_openapi_document_describes_the_rest_routes(tmp_path: Path) ->
         "/games",
         "/games/{game_id}",
         "/games/{game_id}/notation",
+        "/bots",
         "/health",
     }
     schemas = document["components"]["schemas"]
-    assert {"NewGameRequest", "NewGameResponse", "GameRecord", "GamePage"} <= set(schemas)
+    assert {"NewGameRequest", "NewGameResponse", "GameRecord", "GamePage", "HostedBots"} <= set(
+        schemas
+    )
     # Every reference resolves inside the document.
     refs = [
         part.split('"')[0]
