@@ -1,0 +1,9 @@
+"""Suite-wide settings.
+
+The desktop client's tests need a Qt platform; on a machine without a screen (CI) the
+offscreen one is the only choice, so it is the default. ``make test`` sets it too.
+"""
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
