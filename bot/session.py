@@ -172,8 +172,10 @@ __all__ = [
     "ThinkJob",
     "UndeclaredFeatureError",
     "WrongSideError",
+    "add_previous_move",
     "heartbeat_grace",
     "network_margin",
+    "stones_of_board",
 ]
 
 
@@ -533,7 +535,7 @@ class BotSession:
                 f"setup board must be exactly one x at (0, 0) (the bot does not declare "
                 f"'free_setup'), got {_describe_board(packet.board)}"
             )
-        stones = _stones_of(packet.board, "setup.board")
+        stones = stones_of_board(packet.board, "setup.board")
         standard = stones == _STANDARD_STONES
         # Who moves first from a free setup is for the first request to say; the bot's
         # on_setup still needs some side to move, so guess from the stone counts.
@@ -624,11 +626,11 @@ class BotSession:
         if not capabilities.free_move_order:
             _check_alternation(packet, before.next_mover if packet.board is None else None)
         if packet.board is not None:
-            stones = _stones_of(packet.board, "move_request.board")
+            stones = stones_of_board(packet.board, "move_request.board")
         else:
             stones = dict(before.stones)
             for index, move in enumerate(moves):
-                _add_move(stones, move, index)
+                add_previous_move(stones, move, index)
         if before.answer is not None and not capabilities.move_skips:
             self._check_answer_kept(before.answer, packet, stones)
         return stones
@@ -809,7 +811,9 @@ def _is_standard(board: Board) -> bool:
     return len(board.cells) == 1 and board.cells[0] == Cell(q=0, r=0, p=Player.X)
 
 
-def _stones_of(board: Board, where: str) -> dict[Hex, Side]:
+def stones_of_board(board: Board, where: str) -> dict[Hex, Side]:
+    """The stones of a ``board`` packet field by cell; two stones on one cell raise
+    ``ImpossibleBoardError`` naming ``where``. Shared with the desktop client's seat."""
     stones: dict[Hex, Side] = {}
     for cell in board.cells:
         key = (cell.q, cell.r)
@@ -819,7 +823,9 @@ def _stones_of(board: Board, where: str) -> dict[Hex, Side]:
     return stones
 
 
-def _add_move(stones: dict[Hex, Side], move: Move, index: int) -> None:
+def add_previous_move(stones: dict[Hex, Side], move: Move, index: int) -> None:
+    """Put ``move`` (``previous[index]`` of a move request) on ``stones``; a stone on a
+    taken cell raises ``ImpossibleBoardError``."""
     for piece in move.pieces:
         cell = piece.as_tuple()
         taken = stones.get(cell)
