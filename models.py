@@ -29,6 +29,7 @@ stateless API, capabilities, REST bodies, errors, the codec.
 from __future__ import annotations
 
 import json
+import secrets
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from enum import Enum
@@ -38,6 +39,7 @@ from typing import (
     Annotated,
     Any,
     ClassVar,
+    Final,
     Generic,
     Literal,
     TypeAlias,
@@ -400,6 +402,68 @@ class Board(BaseModel):
     def standard() -> Board:
         """The start of a standard game: one X at (0, 0)."""
         return Board(cells=_standard_setup())
+
+
+# Where a GrowingBoard leaves the JSON of its cells on the boards it makes. Not a field
+# (pydantic's equality and dumps ignore it): dump_packet reads it, and only while the
+# board still holds the very list it was made with, at the same length.
+_ENCODED_CELLS = "_encoded_cells"
+
+
+class GrowingBoard:
+    """The board of a game in progress, where stones are only ever added.
+
+    It keeps the JSON of its cells as it grows, so a packet carrying the board (a
+    ``move_request`` to each seat, a ``board_update`` to spectators: twice per move)
+    costs one copy of those bytes in ``dump_packet`` instead of encoding every stone
+    again: the board of a 500-move game is 1000 stones.
+
+    >>> board = GrowingBoard([Cell(q=0, r=0, p=Player.X)])
+    >>> board.extend([Cell(q=1, r=0, p=Player.O)])
+    >>> dump_packet(board.board())
+    b'{"cells":[{"q":0,"r":0,"p":"x"},{"q":1,"r":0,"p":"o"}]}'
+    >>> board.board() == Board(cells=board.cells)
+    True
+    """
+
+    __slots__ = ("_cells", "_json")
+
+    def __init__(self, cells: Iterable[Cell] = ()) -> None:
+        self._cells: list[Cell] = []
+        self._json = bytearray()
+        self.extend(cells)
+
+    def __len__(self) -> int:
+        return len(self._cells)
+
+    @property
+    def cells(self) -> list[Cell]:
+        """The stones in the order placed (a copy)."""
+        return list(self._cells)
+
+    def extend(self, cells: Iterable[Cell]) -> None:
+        """Add stones (their cells must be empty: the caller checked the rules)."""
+        for cell in cells:
+            if self._json:
+                self._json += b","
+            self._json += orjson.dumps(_cells_json((cell,))[0])
+            self._cells.append(cell)
+
+    def board(self) -> Board:
+        """A ``Board`` holding the stones so far."""
+        return self.board_as(Board)
+
+    def board_as(self, model: type[B], **fields: Any) -> B:
+        """A board of type ``model`` (a ``Board`` subclass) with the stones so far and
+        its other ``fields``, e.g. a stateless board's ``to_move``."""
+        cells = list(self._cells)
+        board = cast(B, model.model_construct(cells=cells, **fields))
+        # Bypasses the frozen model on purpose: see _ENCODED_CELLS.
+        object.__setattr__(board, _ENCODED_CELLS, (cells, len(cells), bytes(self._json)))
+        return board
+
+
+B = TypeVar("B", bound=Board)
 
 
 class Move(BaseModel):
@@ -1364,19 +1428,49 @@ def dump_packet(packet: BaseModel) -> bytes:
     >>> dump_packet(EndPacket(winner=None, reason=ResultReason.DRAW))
     b'{"type":"end","winner":null,"reason":"draw"}'
     """
-    board = getattr(packet, "board", None)
-    if isinstance(board, Board):
+    nested = getattr(packet, "board", None)
+    board = packet if isinstance(packet, Board) else nested
+    encoded = _encoded_cells(board) if isinstance(board, Board) else None
+    # Cells a GrowingBoard already encoded go in as a placeholder, replaced at the end.
+    cells = _CELLS_PLACEHOLDER if encoded is not None else None
+    if isinstance(board, Board) and board is not packet:
         data = packet.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={"board"})
-        if type(board) is Board:
-            data["board"] = {"cells": _cells_json(board.cells)}
-        else:
-            data["board"] = board.model_dump(mode="json", exclude_none=True, exclude={"cells"})
-            data["board"]["cells"] = _cells_json(board.cells)
+        data["board"] = _board_json(board, cells)
+    elif isinstance(board, Board):
+        data = _board_json(board, cells)
     else:
         data = packet.model_dump(mode="json", by_alias=True, exclude_none=True)
     data = _with_meaningful_nulls(packet, data)
     try:
-        return orjson.dumps(data)
+        text = orjson.dumps(data)
     except orjson.JSONEncodeError:
         # orjson stops at 64-bit integers and 255 levels of nesting; json does not.
-        return json.dumps(data, separators=(",", ":"), allow_nan=False).encode()
+        text = json.dumps(data, separators=(",", ":"), allow_nan=False).encode()
+    if encoded is not None:
+        text = text.replace(_CELLS_PLACEHOLDER_JSON, b"[" + encoded + b"]", 1)
+    return text
+
+
+# Random per process, so no string a peer sends (a name, a reason) can be mistaken for
+# it; both JSON encoders write it the same way (control characters as \u00XX).
+_CELLS_PLACEHOLDER: Final = f"\x00cells-{secrets.token_hex(8)}\x00"
+_CELLS_PLACEHOLDER_JSON: Final = orjson.dumps(_CELLS_PLACEHOLDER)
+
+
+def _encoded_cells(board: Board) -> bytes | None:
+    """The JSON a ``GrowingBoard`` left on ``board``, if its cells are still those."""
+    cached: tuple[list[Cell], int, bytes] | None = board.__dict__.get(_ENCODED_CELLS)
+    if cached is None:
+        return None
+    cells, count, encoded = cached
+    return encoded if board.cells is cells and len(cells) == count else None
+
+
+def _board_json(board: Board, cells: str | None) -> dict[str, Any]:
+    """A board as JSON data, with ``cells`` standing for its cells when given."""
+    cells_data: object = _cells_json(board.cells) if cells is None else cells
+    if type(board) is Board:
+        return {"cells": cells_data}
+    data = board.model_dump(mode="json", exclude_none=True, exclude={"cells"})
+    data["cells"] = cells_data
+    return data

@@ -163,6 +163,7 @@ from models import (
     GameRecord,
     GameResult,
     GameStatus,
+    GrowingBoard,
     HeartbeatPacket,
     HumanMoveResponsePacket,
     Match,
@@ -440,7 +441,8 @@ class GameSession:
         self._position = Position(
             match.view_distance, match.win_distance, turn_limit=match.turn_limit
         )
-        self._cells: list[Cell] = [Cell(q=0, r=0, p=Player.X)]
+        # Keeps its JSON as it grows: the board goes out twice per move.
+        self._board = GrowingBoard([Cell(q=0, r=0, p=Player.X)])
         self._stones: list[_Stone] = []
         self._moves: list[RecordedMove] = []
         self._started = False
@@ -473,7 +475,7 @@ class GameSession:
     @property
     def board(self) -> Board:
         """Every stone on the board, in the order placed."""
-        return Board.model_construct(cells=list(self._cells))
+        return self._board.board()
 
     @property
     def moves(self) -> list[RecordedMove]:
@@ -706,7 +708,7 @@ class GameSession:
         limit = self._time_left(side, now)
         if seat.info.kind == "bot_stateless":
             declared = isinstance(declares, StatelessV1Alpha) and declares.move_time_limit
-            board = StatelessBoard.model_construct(cells=list(self._cells), to_move=side)
+            board = self._board.board_as(StatelessBoard, to_move=side)
             turn = StatelessMoveRequest(board=board, time_limit=limit if declared else None)
             deadline = self._clock.deadline()
             flag_in = None if deadline is None else max(deadline - now, 0.0)
@@ -766,7 +768,7 @@ class GameSession:
         stones = [*request.placed, *new]
         move_index = len(self._moves)
         self._stones.extend(_Stone(move_index, side, coord) for coord in new)
-        self._cells.extend(Cell(q=c.q, r=c.r, p=side) for c in new)
+        self._board.extend(Cell(q=c.q, r=c.r, p=side) for c in new)
         self._seats[side].answered = True
         outcome = self._position.outcome
         if outcome is None and len(stones) < 2:

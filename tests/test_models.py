@@ -32,6 +32,7 @@ from models import (
     EvalRequestPacket,
     EvalResponsePacket,
     GameStatus,
+    GrowingBoard,
     HeartbeatPacket,
     HumanMoveResponsePacket,
     InterruptPacket,
@@ -47,8 +48,10 @@ from models import (
     PlayerConfig,
     PositionEvaluation,
     ProtocolError,
+    RecordPlayer,
     ResultReason,
     SetupPacket,
+    StatelessBoard,
     StatelessMoveRequest,
     StatelessMoveResponse,
     dump_packet,
@@ -892,3 +895,57 @@ def test_any_object_with_a_known_type_parses_or_raises_protocol_error(
 ) -> None:
     with contextlib.suppress(ProtocolError):
         parse_packet(json.dumps({**fields, "type": tag}))
+
+
+# ------------------------------------------------------------------ GrowingBoard
+
+
+def _grown(stones: int) -> GrowingBoard:
+    board = GrowingBoard([Cell(q=0, r=0, p=Player.X)])
+    for index in range(1, stones):
+        board.extend([Cell(q=index, r=-index // 2, p=Player.O if index % 2 else Player.X)])
+    return board
+
+
+def test_a_grown_board_encodes_exactly_like_a_plain_one() -> None:
+    grown = _grown(40)
+    plain = Board(cells=grown.cells)
+    request = MoveRequestPacket(side=Player.O, previous=[], board=grown.board(), clock_x_ms=5)
+    same = MoveRequestPacket(side=Player.O, previous=[], board=plain, clock_x_ms=5)
+    assert request == same
+    assert dump_packet(request) == dump_packet(same)
+    assert dump_packet(grown.board()) == dump_packet(plain)
+    stateless = StatelessMoveRequest(board=grown.board_as(StatelessBoard, to_move=Player.X))
+    expected = StatelessMoveRequest(board=StatelessBoard(cells=grown.cells, to_move=Player.X))
+    assert dump_packet(stateless) == dump_packet(expected)
+
+
+def test_a_grown_board_keeps_up_with_stones_added_after_it_was_taken() -> None:
+    grown = _grown(3)
+    before = grown.board()
+    grown.extend([Cell(q=-5, r=5, p=Player.O)])
+    assert len(before.cells) == 3 and len(grown.board().cells) == 4
+    assert orjson.loads(dump_packet(before))["cells"] == [
+        c.model_dump(mode="json") for c in before.cells
+    ]
+    assert orjson.loads(dump_packet(grown.board()))["cells"][-1] == {"q": -5, "r": 5, "p": "o"}
+
+
+def test_a_changed_copy_of_a_grown_board_is_encoded_from_its_own_cells() -> None:
+    board = _grown(5).board()
+    changed = board.model_copy(update={"cells": board.cells[:2]})
+    assert orjson.loads(dump_packet(changed)) == {
+        "cells": [c.model_dump(mode="json") for c in board.cells[:2]]
+    }
+
+
+def test_text_in_a_packet_never_stands_for_the_cells_of_a_grown_board() -> None:
+    # Whatever a peer writes (here every control character and the word the
+    # placeholder uses) is encoded as itself, and the board as its stones.
+    tricky = "".join(chr(c) for c in range(32)) + "cells-"
+    packet = SetupPacket(
+        board=_grown(4).board(), game_id=tricky, player_x=RecordPlayer(name=tricky)
+    )
+    decoded = orjson.loads(dump_packet(packet))
+    assert decoded["game_id"] == tricky and decoded["player_x"]["name"] == tricky
+    assert len(decoded["board"]["cells"]) == 4
