@@ -4,8 +4,9 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP_RUN := $(VENV)/.installed-run
 STAMP_DEV := $(VENV)/.installed-dev
+STAMP_UI := $(VENV)/.installed-ui
 
-.PHONY: run test lint bench clean postgres
+.PHONY: run test lint bench clean postgres ui screenshots
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -15,14 +16,26 @@ $(STAMP_RUN): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e .
 	touch $@
 
+$(STAMP_UI): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e ".[ui]"
+	touch $@ $(STAMP_RUN)
+
 $(STAMP_DEV): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e ".[dev,ui]"
-	touch $@ $(STAMP_RUN)
+	touch $@ $(STAMP_RUN) $(STAMP_UI)
 
 # The game server with the example bots on 127.0.0.1:8001; plays one demo game at start
 # and runs until Ctrl-C. (python -m game.demo still plays an offline game.)
 run: $(STAMP_RUN)
 	$(PY) -m game.serve --demo
+
+# The desktop client (PyQt5); connects to http://127.0.0.1:8001 (make run) by default.
+ui: $(STAMP_UI)
+	$(PY) -m ui.app
+
+# PNGs of the desktop client for the README, made offscreen against a server of its own.
+screenshots: $(STAMP_UI)
+	QT_QPA_PLATFORM=offscreen $(PY) -m ui.screenshots docs/screenshots
 
 lint: $(STAMP_DEV)
 	$(PY) -m ruff check .

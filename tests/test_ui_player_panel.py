@@ -1,0 +1,141 @@
+"""The side panel: its texts (pure) and the widget fed by a GameModel."""
+
+from __future__ import annotations
+
+from pytestqt.qtbot import QtBot
+
+from game import notation
+from models import (
+    EndCause,
+    GameResult,
+    Meta,
+    Player,
+    PlayerType,
+    PositionEvaluation,
+    RecordPlayer,
+    ResultReason,
+)
+from ui.game_model import GameModel
+from ui.player_panel import (
+    PlayerPanel,
+    describe_evaluation,
+    describe_result,
+    evaluation_share,
+    format_clock,
+    player_details,
+    player_name,
+)
+
+ANN = RecordPlayer(name="Ann", type=PlayerType.HUMAN)
+BOT = RecordPlayer(
+    type=PlayerType.BOT, meta=Meta(name="threat", version="2.1", tags=["tactical", "fast"])
+)
+
+
+def test_clock_texts() -> None:
+    assert format_clock(None) == "\u2014"
+    assert format_clock(0) == "0:00.0"
+    assert format_clock(9_950) == "0:09.9"
+    assert format_clock(61_000) == "1:01.0"
+    assert format_clock(3_600_000) == "1:00:00"
+
+
+def test_names_and_details() -> None:
+    assert player_name(ANN, "x") == "Ann"
+    assert player_name(BOT, "o") == "threat"
+    assert player_name(RecordPlayer(type=PlayerType.HUMAN), "o") == "Human"
+    assert player_name(RecordPlayer(), "o") == "Player O"
+    assert player_details(ANN) == "Human"
+    assert player_details(BOT) == "Bot \u00b7 v2.1 \u00b7 tactical, fast"
+    assert player_details(RecordPlayer()) == ""
+
+
+def test_results_name_the_players_and_the_cause() -> None:
+    win = GameResult(winner=Player.O, reason=ResultReason.WIN)
+    assert describe_result(win, ANN, BOT) == "threat (O) wins with a line."
+    timeout = GameResult(winner=Player.X, reason=ResultReason.FORFEIT, cause=EndCause.TIMEOUT)
+    assert describe_result(timeout, ANN, BOT) == "Ann (X) wins: threat (O) ran out of time."
+    nope = GameResult(winner=Player.O, reason=ResultReason.FORFEIT, cause=EndCause.PROTOCOL_ERROR)
+    assert describe_result(nope, ANN, BOT) == "threat (O) wins: Ann (X) broke the protocol."
+    draw = GameResult(winner=None, reason=ResultReason.DRAW, cause=EndCause.TURN_LIMIT)
+    assert describe_result(draw, ANN, BOT) == "Draw: the turn limit was reached."
+
+
+def test_evaluations() -> None:
+    assert describe_evaluation(PositionEvaluation(win_in=-3)) == "O wins in 3"
+    assert describe_evaluation(PositionEvaluation(heuristic=0.25)) == "+0.25 (X better)"
+    assert describe_evaluation(PositionEvaluation(heuristic=0.0)) == "Even"
+    assert evaluation_share(PositionEvaluation(heuristic=-4.0)) == 0.0
+    assert evaluation_share(PositionEvaluation(heuristic=0.5)) == 0.75
+    assert evaluation_share(PositionEvaluation(win_in=2)) == 1.0
+
+
+GAME = """version[2]
+playercross[Ann]
+playercircle[Bob];
+1. [1,0] [2,0];
+2. [0,1] [0,2] {%40};
+3. [-1,0] [-2,0];
+"""
+
+
+def test_the_panel_shows_a_recorded_game(qtbot: QtBot) -> None:
+    now = [100.0]
+    panel = PlayerPanel(clock=lambda: now[0])
+    qtbot.addWidget(panel)
+    assert panel.evaluation.isHidden()
+    model = GameModel.from_record(notation.loads(GAME))
+    panel.set_model(model)
+    assert panel.card_x.name.text() == "Ann"
+    assert panel.card_o.name.text() == "Bob"
+    assert [panel.moves.item(i).text() for i in range(panel.moves.count())] == [  # type: ignore[union-attr]
+        "Start",
+        "1. O [1,0] [2,0]",
+        "2. X [0,1] [0,2]",
+        "3. O [-1,0] [-2,0]",
+    ]
+    assert model.latest_evaluation() == PositionEvaluation(heuristic=0.4)
+    assert not panel.evaluation.isHidden()
+    assert panel.evaluation.caption == "+0.40 (X better)"
+    emitted: list[int] = []
+    panel.moveSelected.connect(emitted.append)
+    item = panel.moves.item(2)
+    assert item is not None
+    panel.moves.itemClicked.emit(item)
+    assert emitted == [2]
+    panel.select_index(1)
+    assert panel.moves.currentRow() == 1
+
+
+def test_heartbeats_and_messages(qtbot: QtBot) -> None:
+    now = [10.0]
+    panel = PlayerPanel(clock=lambda: now[0])
+    qtbot.addWidget(panel)
+    panel.heartbeat_seen(True)
+    now[0] = 13.2
+    panel.tick()
+    assert panel.heartbeat.text() == "\u2665 3 s ago \u00b7 waiting for you"
+    panel.show_message("Cannot reach the server.", "error")
+    assert not panel.message.isHidden() and panel.message.property("level") == "error"
+    panel.clear_message()
+    assert panel.message.isHidden()
+
+
+def test_a_human_turn_clock_counts_down_and_turns_red(qtbot: QtBot) -> None:
+    now = [0.0]
+    panel = PlayerPanel(clock=lambda: now[0])
+    qtbot.addWidget(panel)
+    panel.set_model(GameModel())
+    panel.set_turn_clock("o", 12_000)
+    assert panel.card_o.clock.text() == "0:12.0"
+    assert panel.card_o.turn.text() == "to move"
+    assert "c0392b" not in panel.card_o.clock.styleSheet()
+    now[0] = 3.0
+    panel.tick()
+    assert panel.card_o.clock.text() == "0:09.0"
+    assert "c0392b" in panel.card_o.clock.styleSheet()
+    now[0] = 30.0
+    panel.tick()
+    assert panel.card_o.clock.text() == "0:00.0"
+    panel.set_turn_clock(None)
+    assert panel.card_o.clock.text() == "\u2014"

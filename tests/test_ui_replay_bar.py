@@ -1,0 +1,55 @@
+"""The replay bar: stepping, following the live end, keys."""
+
+from __future__ import annotations
+
+from PyQt5.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from ui.replay_bar import ReplayBar
+
+
+def test_stepping_and_following(qtbot: QtBot) -> None:
+    bar = ReplayBar()
+    qtbot.addWidget(bar)
+    seen: list[int] = []
+    bar.indexChanged.connect(seen.append)
+    bar.reset(3, live=True)
+    assert (bar.index, bar.following, seen) == (3, True, [3])
+    bar.set_count(4)  # a new move arrives while following: the view moves with it
+    assert bar.index == 4 and seen[-1] == 4
+    bar.previous()
+    assert (bar.index, bar.following) == (3, False)
+    bar.set_count(5)  # not following: the view stays
+    assert bar.index == 3 and bar.slider.maximum() == 5
+    assert not bar.live_button.isChecked()
+    bar.live_button.click()
+    assert (bar.index, bar.following) == (5, True)
+    bar.first()
+    assert bar.index == 0 and not bar.prev_button.isEnabled()
+    bar.slider.setValue(2)
+    assert bar.index == 2 and bar.label.text() == "2 / 5"
+    bar.last()
+    assert bar.following and not bar.next_button.isEnabled()
+
+
+def test_keys(qtbot: QtBot) -> None:
+    bar = ReplayBar()
+    qtbot.addWidget(bar)
+    bar.reset(4, live=False, index=0)
+    assert bar.handle_key(Qt.Key.Key_Right) and bar.index == 1
+    assert bar.handle_key(Qt.Key.Key_End) and bar.index == 4
+    assert bar.handle_key(Qt.Key.Key_Left) and bar.index == 3
+    assert bar.handle_key(Qt.Key.Key_Home) and bar.index == 0
+    assert not bar.handle_key(Qt.Key.Key_A)
+    bar.handle_key(Qt.Key.Key_Left)
+    assert bar.index == 0
+
+
+def test_a_finished_game_has_no_live_toggle(qtbot: QtBot) -> None:
+    bar = ReplayBar()
+    qtbot.addWidget(bar)
+    bar.show()
+    bar.reset(2, live=False)
+    assert not bar.live_button.isVisible()
+    bar.set_live_game(True)
+    assert bar.live_button.isVisible()

@@ -1,0 +1,96 @@
+"""The desktop client's entry point: ``python -m ui.app`` (or ``htttx-ui``).
+
+    htttx-ui [--server URL] [--open FILE.htttx] [--spectate GAME_ID]
+
+``--server`` sets (and remembers) the game server's address; ``--open`` replays a saved
+game; ``--spectate`` watches a live game of that server. Without options the window
+opens on the "New game" form, connected to the last server used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from PyQt5.QtCore import QSettings, Qt, QTimer
+from PyQt5.QtGui import QIcon, QPainter, QPixmap
+from PyQt5.QtWidgets import QApplication
+
+from ui.board_widget import paint_stone
+from ui.main_window import APP_TITLE, MainWindow
+from ui.net import ServerAddressError, normalize_server_url
+from ui.settings import APPLICATION, ORGANISATION, Settings
+
+
+def app_icon() -> QIcon:
+    """The window icon: an X mark and an O ring side by side, at several sizes."""
+    icon = QIcon()
+    for size in (16, 24, 32, 48, 64, 128, 256):
+        pixmap = QPixmap(size, size)
+        pixmap.fill(Qt.GlobalColor.transparent)
+        painter = QPainter(pixmap)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        radius = size * 0.3
+        paint_stone(painter, size * 0.33, size * 0.36, radius, "x", shadow=False)
+        paint_stone(painter, size * 0.67, size * 0.64, radius, "o", shadow=False)
+        painter.end()
+        icon.addPixmap(pixmap)
+    return icon
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="htttx-ui",
+        description="Play hexagonal tic-tac-toe against bots or a friend, watch and replay games.",
+    )
+    parser.add_argument(
+        "--server",
+        metavar="URL",
+        help="the game server's address (remembered), e.g. http://127.0.0.1:8001",
+    )
+    parser.add_argument("--open", metavar="FILE", type=Path, help="replay a game saved as .htttx")
+    parser.add_argument("--spectate", metavar="GAME_ID", help="watch a live game of the server")
+    args = parser.parse_args(argv)
+    if args.server is not None:
+        try:
+            args.server = normalize_server_url(args.server)
+        except ServerAddressError as error:
+            parser.error(str(error))
+    if args.open is not None and not args.open.is_file():
+        parser.error(f"--open: no such file: {args.open}")
+    if args.open is not None and args.spectate is not None:
+        parser.error("--open and --spectate cannot be used together: pick one game to show")
+    return args
+
+
+def main(argv: Sequence[str] | None = None, *, settings: Settings | None = None) -> int:
+    """Run the client until its window closes; the exit status."""
+    args = parse_args(argv)
+    app = QApplication.instance()
+    if app is None:
+        # Must be set before the application object exists.
+        QApplication.setAttribute(Qt.ApplicationAttribute.AA_EnableHighDpiScaling, True)
+        QApplication.setAttribute(Qt.ApplicationAttribute.AA_UseHighDpiPixmaps, True)
+        app = QApplication([sys.argv[0] if sys.argv else "htttx-ui"])
+    assert isinstance(app, QApplication)
+    app.setOrganizationName(ORGANISATION)
+    app.setApplicationName(APPLICATION)
+    app.setApplicationDisplayName(APP_TITLE)
+    app.setWindowIcon(app_icon())
+    settings = settings if settings is not None else Settings(QSettings(ORGANISATION, APPLICATION))
+    if args.server is not None:
+        settings.server_url = args.server
+    window = MainWindow(settings)
+    window.show()
+    window.connect_server()
+    if args.open is not None:
+        window.open_file(args.open)
+    elif args.spectate is not None:
+        QTimer.singleShot(0, lambda: window.spectate(args.spectate))
+    return app.exec_()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,639 @@
+"""One shown game, tied together: the model, its sockets, the board and the side panel.
+
+``GameController`` shows one game at a time, from one of three sources:
+
+* a game this client created (``new_game``): a spectator socket feeds the ``GameModel``
+  (names, meta, clocks, evaluations, history) and each human seat gets its own
+  ``HumanSeat`` over ``/ws?token=``; with two human seats (two people at one screen)
+  each click goes to the seat whose turn it is;
+* a live game watched from the games browser (``spectate``): the spectator socket only;
+* a record (``show_record``): a finished game from the server or a ``.htttx`` file.
+
+A move is two clicks: the first stone is shown as pending (clicking it again or Esc
+takes it back), the second sends the ``move_response``; a first stone that wins on its
+own is sent at once. Viewing an older position (replay bar, move list) turns input off;
+a new move request brings the view back to the latest position.
+
+While a person is to move, the seat's own board is the authority: the spectator stream
+may lag behind the ``move_request`` by a packet, so whichever board has more stones is
+shown. Every failure — a refused request, a ``nope``, a forfeit, a dropped socket —
+becomes a message in the panel; a dropped seat reconnects with its token a few times
+(the server keeps the seat for a while and resends ``setup`` and the pending request).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from PyQt5.QtCore import QObject, QTimer, pyqtSignal
+
+from game.hexgrid import Hex
+from models import (
+    CLOSE_POLICY_VIOLATION,
+    SPECTATOR_PACKETS,
+    BoardUpdatePacket,
+    EndPacket,
+    GameRecord,
+    NewGameRequest,
+    NewGameResponse,
+    NopePacket,
+    ProtocolError,
+    SetupPacket,
+    parse_packet,
+)
+from ui.board_widget import BoardWidget
+from ui.game_model import GameModel, InconsistentGameError
+from ui.net import ArenaClient, SocketLink
+from ui.player_panel import PlayerPanel, describe_result
+from ui.replay_bar import ReplayBar
+from ui.seat import (
+    GameEnded,
+    HeartbeatSeen,
+    HumanSeat,
+    MoveRequested,
+    Refused,
+    SeatError,
+    SeatEvent,
+    SeatStarted,
+    Violation,
+)
+
+#: Seconds to wait before each reconnection attempt of a dropped socket.
+RECONNECT_DELAYS_S: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0, 8.0)
+#: The cells drawn while no game is shown.
+EMPTY_BOARD: frozenset[Hex] = frozenset(
+    (q, r) for q in range(-5, 6) for r in range(-5, 6) if abs(q + r) <= 5
+)
+
+
+def _cell(cell: Hex) -> str:
+    return f"[{cell[0]},{cell[1]}]"
+
+
+@dataclass(frozen=True)
+class ShownPosition:
+    """What the controller last put on the board (the board keeps it privately)."""
+
+    index: int = 0
+    stones: dict[Hex, str] = field(default_factory=dict)
+    last_move: tuple[Hex, ...] = ()
+    winning_line: tuple[Hex, ...] = ()
+    legal: frozenset[Hex] | None = None
+    interactive_side: str | None = None
+
+
+@dataclass
+class _SeatLink:
+    """One human seat: its protocol state machine and its socket."""
+
+    side: str
+    token: str
+    seat: HumanSeat
+    link: SocketLink | None = None
+    request: MoveRequested | None = None
+    attempts: int = 0
+    connected: bool = False
+
+
+@dataclass
+class _Session:
+    """Everything tied to the shown game; replaced wholesale when another is shown, so
+    a late packet of the previous game can never touch the new one."""
+
+    model: GameModel
+    client: ArenaClient | None = None
+    request: NewGameRequest | None = None
+    seats: list[_SeatLink] = field(default_factory=list)
+    spectator: SocketLink | None = None
+    spectator_attempts: int = 0
+    spectator_connected: bool = False
+    closed: bool = False
+
+
+class GameController(QObject):
+    """Shows one game on ``board``, ``panel`` and ``replay``.
+
+    Signals: ``gameChanged`` (another game is shown, or it changed: title, actions),
+    ``connectionChanged(text)`` (for the status bar), ``newGameFailed(text)`` and
+    ``gameCreated(game_id)`` (answers to ``new_game``).
+    """
+
+    gameChanged = pyqtSignal()
+    connectionChanged = pyqtSignal(str)
+    newGameFailed = pyqtSignal(str)
+    gameCreated = pyqtSignal(str)
+
+    def __init__(
+        self,
+        board: BoardWidget,
+        panel: PlayerPanel,
+        replay: ReplayBar,
+        *,
+        open_socket: Callable[[str], SocketLink],
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.board = board
+        self.panel = panel
+        self.replay = replay
+        self._open_socket = open_socket
+        self.session: _Session | None = None
+        self.pending: Hex | None = None
+        self._pending_side: str | None = None
+        #: What the board shows now.
+        self.shown = ShownPosition()
+        self._render()
+        board.cellClicked.connect(self._cell_clicked)
+        board.escapePressed.connect(self.take_back)
+        replay.indexChanged.connect(self._index_changed)
+        panel.moveSelected.connect(replay.set_index)
+
+    # ------------------------------------------------------------------ queries
+
+    @property
+    def model(self) -> GameModel | None:
+        return self.session.model if self.session is not None else None
+
+    @property
+    def seats(self) -> list[_SeatLink]:
+        return self.session.seats if self.session is not None else []
+
+    def active_seat(self) -> _SeatLink | None:
+        """The human seat the server is waiting for, if any."""
+        for entry in self.seats:
+            if entry.seat.awaiting and entry.request is not None and not entry.seat.over:
+                return entry
+        return None
+
+    # ------------------------------------------------------------------ sources
+
+    def new_game(self, client: ArenaClient, request: NewGameRequest) -> None:
+        """``POST /game/new``, then seat this client on every human seat and watch."""
+        call = client.new_game(request)
+
+        def created(response: object) -> None:
+            if not isinstance(response, NewGameResponse):
+                self.newGameFailed.emit("The server sent an unexpected answer to POST /game/new.")
+                return
+            self.start(client, request, response)
+            self.gameCreated.emit(response.game_id)
+
+        call.finished.connect(created)
+        call.failed.connect(self.newGameFailed.emit)
+
+    def start(
+        self, client: ArenaClient, request: NewGameRequest, response: NewGameResponse
+    ) -> None:
+        """Show the game just created: watch it and take its human seats."""
+        model = GameModel(request.match_config)
+        model.game_id = response.game_id
+        session = _Session(model=model, client=client, request=request)
+        for side, token in (("x", response.token_x), ("o", response.token_o)):
+            if token is not None:
+                seat = HumanSeat(side, match=request.match_config)
+                session.seats.append(_SeatLink(side=side, token=token, seat=seat))
+        self._replace(session, live=True)
+        humans = len(session.seats)
+        if humans == 2:
+            self.panel.show_message(
+                "Two people at one screen: each click plays for the side to move.", "info"
+            )
+        self._connect_spectator(session)
+        for entry in session.seats:
+            self._connect_seat(session, entry)
+
+    def spectate(self, client: ArenaClient, game_id: str) -> None:
+        """Watch a live game from its current position (its history comes with it)."""
+        model = GameModel()
+        model.game_id = game_id
+        session = _Session(model=model, client=client)
+        self._replace(session, live=True)
+        self._connect_spectator(session)
+
+    def show_record(self, record: GameRecord, *, index: int | None = None) -> None:
+        """Replay a recorded game (from the server or a file), offline."""
+        try:
+            model = GameModel.from_record(record)
+        except InconsistentGameError as error:
+            self.panel.show_message(f"This game cannot be replayed: {error}.", "error")
+            return
+        self._replace(_Session(model=model), live=False, index=index)
+        self.panel.set_connection("Replay")
+        self.connectionChanged.emit("Replay")
+
+    def open_server_game(self, client: ArenaClient, game_id: str) -> None:
+        """Load a finished game's record from the server and replay it."""
+        call = client.game(game_id)
+
+        def loaded(record: object) -> None:
+            if isinstance(record, GameRecord):
+                self.show_record(record)
+            else:
+                self.panel.show_message("The server sent an unexpected game record.", "error")
+
+        call.finished.connect(loaded)
+        call.failed.connect(lambda text: self.panel.show_message(text, "error"))
+
+    def close(self) -> None:
+        """Stop the shown game's sockets (the game itself goes on on the server)."""
+        session = self.session
+        if session is None:
+            return
+        session.closed = True
+        if session.spectator is not None:
+            session.spectator.close()
+        for entry in session.seats:
+            if entry.link is not None:
+                entry.link.close()
+
+    # ------------------------------------------------------------------ internals
+
+    def _replace(self, session: _Session, *, live: bool, index: int | None = None) -> None:
+        self.close()
+        self.session = session
+        self.pending = None
+        self.panel.clear_message()
+        self.panel.set_model(session.model)
+        self.replay.reset(len(session.model.moves), live=live, index=index)
+        self._render()
+        self.board.fit_to_stones()
+        self.gameChanged.emit()
+
+    def _alive(self, session: _Session) -> bool:
+        return self.session is session and not session.closed
+
+    def _model_changed(self, session: _Session) -> None:
+        self.panel.refresh()
+        self.replay.set_live_game(session.model.result is None)
+        self.replay.set_count(len(session.model.moves))
+        self._render()
+        self.gameChanged.emit()
+
+    # ---- spectator socket
+
+    def _connect_spectator(self, session: _Session) -> None:
+        assert session.client is not None and session.model.game_id is not None
+        link = self._open_socket(session.client.spectate_url(session.model.game_id))
+        session.spectator = link
+        link.opened.connect(lambda: self._spectator_opened(session))
+        link.message.connect(lambda text: self._spectator_message(session, text))
+        # ``failed`` (with the better sentence) comes before ``closed``, which always ends
+        # a link: remember the sentence, act once on ``closed``.
+        failure: list[str] = []
+        link.failed.connect(failure.append)
+        link.closed.connect(
+            lambda code, reason: self._spectator_lost(
+                session, link, code, failure[-1] if failure else reason
+            )
+        )
+        self._update_connection()
+
+    def _spectator_opened(self, session: _Session) -> None:
+        if not self._alive(session):
+            return
+        session.spectator_connected = True
+        session.spectator_attempts = 0
+        self._update_connection()
+
+    def _spectator_message(self, session: _Session, text: str) -> None:
+        if not self._alive(session):
+            return
+        model = session.model
+        try:
+            packet = parse_packet(text, allowed=SPECTATOR_PACKETS)
+        except ProtocolError as error:
+            self.panel.show_message(f"The server sent something unreadable: {error}", "error")
+            return
+        if isinstance(packet, NopePacket):
+            self.panel.show_message(
+                f"The server refused to show this game: {packet.reason}", "error"
+            )
+            return
+        assert isinstance(packet, SetupPacket | BoardUpdatePacket | EndPacket)
+        try:
+            model.apply(packet, time.monotonic())
+        except InconsistentGameError as error:
+            # The stream contradicts itself: start it over, the setup resends everything.
+            self.panel.show_message(f"Reloading the game ({error}).", "warning")
+            if session.spectator is not None:
+                session.spectator.close()
+            return
+        if isinstance(packet, EndPacket):
+            self._game_over(session, packet)
+        self._model_changed(session)
+
+    def _spectator_lost(self, session: _Session, link: SocketLink, code: int, reason: str) -> None:
+        if not self._alive(session) or session.spectator is not link:
+            return
+        session.spectator_connected = False
+        if session.model.result is not None:
+            self._update_connection()
+            return
+        if code == CLOSE_POLICY_VIOLATION:
+            # Refused for good (an unknown game): trying again cannot help.
+            self.panel.show_message(f"The server cannot show this game: {reason}.", "error")
+            self._update_connection(lost=True)
+            return
+        if session.spectator_attempts >= len(RECONNECT_DELAYS_S):
+            detail = f": {reason}" if reason else ""
+            self.panel.show_message(
+                f"Lost the connection to the server{detail}. Open the game again from "
+                "Game \u203a Browse games to keep watching.",
+                "error",
+            )
+            self._update_connection(lost=True)
+            return
+        delay = RECONNECT_DELAYS_S[session.spectator_attempts]
+        session.spectator_attempts += 1
+        self._update_connection(reconnecting=True)
+
+        def retry() -> None:
+            if self._alive(session) and session.model.result is None:
+                self._connect_spectator(session)
+
+        QTimer.singleShot(int(delay * 1000), retry)
+
+    # ---- human seats
+
+    def _connect_seat(self, session: _Session, entry: _SeatLink) -> None:
+        assert session.client is not None
+        link = self._open_socket(session.client.seat_url(entry.token))
+        entry.link = link
+        link.opened.connect(lambda: self._seat_opened(session, entry))
+        link.message.connect(lambda text: self._seat_message(session, entry, text))
+        failure: list[str] = []
+        link.failed.connect(failure.append)
+        link.closed.connect(
+            lambda code, reason: self._seat_lost(
+                session, entry, link, code, failure[-1] if failure else reason
+            )
+        )
+        self._update_connection()
+
+    def _seat_opened(self, session: _Session, entry: _SeatLink) -> None:
+        if not self._alive(session):
+            return
+        entry.connected = True
+        if entry.attempts:
+            self.panel.show_message(f"Reconnected as {entry.side.upper()}.", "info")
+        entry.attempts = 0
+        self._update_connection()
+
+    def _seat_message(self, session: _Session, entry: _SeatLink, text: str) -> None:
+        if not self._alive(session):
+            return
+        for event in entry.seat.receive(text):
+            self._seat_event(session, entry, event)
+        self._render()
+
+    def _seat_event(self, session: _Session, entry: _SeatLink, event: SeatEvent) -> None:
+        match event:
+            case SeatStarted():
+                pass
+            case MoveRequested():
+                entry.request = event
+                if self.pending is not None and self._pending_side != event.side:
+                    self.pending = None
+                self.replay.follow()
+                clock = event.clock_x_ms if event.side == "x" else event.clock_o_ms
+                if clock is None and event.time_limit_s is not None:
+                    clock = int(event.time_limit_s * 1000)
+                self.panel.set_turn_clock(event.side, clock)
+            case HeartbeatSeen(waiting=waiting):
+                self.panel.heartbeat_seen(waiting)
+            case GameEnded(packet=packet):
+                entry.request = None
+                self.pending = None
+                self.panel.set_turn_clock(None)
+                # The spectator stream normally reports the end too; without it, this does.
+                if session.model.result is None and not session.spectator_connected:
+                    session.model.apply(packet, time.monotonic())
+                    self._game_over(session, packet)
+                    self._model_changed(session)
+            case Refused(reason=reason):
+                entry.request = None
+                self.pending = None
+                self.panel.show_message(
+                    f"The server refused the move of {entry.side.upper()}: {reason}", "error"
+                )
+            case Violation(reason=reason):
+                entry.request = None
+                self.pending = None
+                self.panel.show_message(
+                    f"The server broke the protocol ({reason}); the seat of "
+                    f"{entry.side.upper()} was closed.",
+                    "error",
+                )
+                if entry.link is not None:
+                    entry.link.close()
+
+    def _seat_lost(
+        self, session: _Session, entry: _SeatLink, link: SocketLink, code: int, reason: str
+    ) -> None:
+        if not self._alive(session) or entry.link is not link:
+            return
+        entry.connected = False
+        entry.request = None
+        self.panel.set_turn_clock(None)
+        if self.pending is not None and self._pending_side == entry.side:
+            self.pending = None
+        if entry.seat.over or session.model.result is not None:
+            self._update_connection()
+            self._render()
+            return
+        if code == CLOSE_POLICY_VIOLATION:
+            # The token was refused (unknown, or the seat is taken): no use trying again.
+            self.panel.show_message(
+                f"The server refused the seat of {entry.side.upper()}: {reason}.", "error"
+            )
+            entry.link = None
+            self._update_connection(lost=True)
+            self._render()
+            return
+        if entry.attempts >= len(RECONNECT_DELAYS_S):
+            detail = f" ({reason})" if reason else ""
+            self.panel.show_message(
+                f"Lost the connection to the server{detail}; the seat of {entry.side.upper()} "
+                "could not be taken back and the game will be lost by forfeit.",
+                "error",
+            )
+            entry.link = None
+            self._update_connection(lost=True)
+            self._render()
+            return
+        delay = RECONNECT_DELAYS_S[entry.attempts]
+        entry.attempts += 1
+        self._update_connection(reconnecting=True)
+        self.panel.show_message(
+            f"The connection of {entry.side.upper()} dropped; reconnecting\u2026", "warning"
+        )
+
+        def retry() -> None:
+            if self._alive(session) and session.model.result is None and not entry.seat.over:
+                # The server starts a returning seat over with ``setup``: a fresh state machine.
+                entry.seat = HumanSeat(entry.side, match=entry.seat.match)
+                self._connect_seat(session, entry)
+
+        QTimer.singleShot(int(delay * 1000), retry)
+        self._render()
+
+    def _game_over(self, session: _Session, packet: EndPacket) -> None:
+        result = session.model.result
+        for entry in session.seats:
+            entry.request = None
+        self.pending = None
+        if result is None:
+            return
+        if result.cause is not None or packet.detail is not None:
+            text = describe_result(result, session.model.player_x, session.model.player_o)
+            detail = packet.detail if isinstance(packet.detail, str) else None
+            if detail and packet.cause is None:
+                text += f" ({detail})"
+            # A forfeit the person at this screen suffered is an error; any other, news.
+            losers = {entry.side for entry in session.seats}
+            human_lost = (
+                len(losers) == 1
+                and result.winner is not None
+                and (result.winner.value not in losers)
+            )
+            self.panel.show_message(text, "error" if human_lost else "info")
+        self._update_connection()
+
+    def _update_connection(self, *, reconnecting: bool = False, lost: bool = False) -> None:
+        session = self.session
+        if session is None or session.client is None:
+            return
+        over = session.model.result is not None
+        if reconnecting:
+            text, ok = "Reconnecting\u2026", False
+        elif lost:
+            text, ok = "Disconnected", False
+        elif over:
+            text, ok = "Game over \u00b7 connection closed", True
+        elif session.seats:
+            connected = [e.side.upper() for e in session.seats if e.connected]
+            if connected:
+                text, ok = f"Connected as {' and '.join(connected)}", True
+            else:
+                text, ok = "Connecting\u2026", True
+        elif session.spectator_connected:
+            text, ok = "Watching live", True
+        else:
+            text, ok = "Connecting\u2026", True
+        self.panel.set_connection(text, ok=ok)
+        self.connectionChanged.emit(text)
+
+    # ------------------------------------------------------------------ board
+
+    def _index_changed(self, index: int) -> None:
+        self.panel.select_index(index)
+        self._render()
+
+    def _position(self) -> tuple[dict[Hex, str], tuple[Hex, ...]]:
+        """The stones to show and the last move's stones."""
+        model = self.model
+        if model is None:
+            return {}, ()
+        latest = len(model.moves)
+        index = min(self.replay.index, latest)
+        stones = model.stones_at(index)
+        last = model.last_move_at(index)
+        if index == latest and model.result is None:
+            for entry in self.seats:
+                seat_stones = entry.seat.stones
+                if not entry.seat.over and len(seat_stones) > len(stones):
+                    # The seat's board (move_request, or our own answer) is ahead.
+                    new = tuple(cell for cell in seat_stones if cell not in stones)
+                    stones, last = seat_stones, new or last
+        return stones, last
+
+    def _render(self) -> None:
+        model = self.model
+        if model is None:
+            # No game: an empty stretch of board around the origin, not a blank canvas.
+            self.board.set_position({}, legal=EMPTY_BOARD)
+            self.board.set_interactive(False)
+            self.board.set_pending(None)
+            self.shown = ShownPosition()
+            return
+        latest = len(model.moves)
+        index = min(self.replay.index, latest)
+        at_latest = index == latest
+        stones, last = self._position()
+        active = self.active_seat() if at_latest else None
+        legal: frozenset[Hex] | None
+        if active is not None and active.request is not None:
+            legal = active.request.legal
+        else:
+            legal = model.legal_at(index) if len(stones) == len(model.stones_at(index)) else None
+        winning_line = model.winning_line() if at_latest else ()
+        self.board.set_position(
+            stones, last_move=last, winning_line=winning_line, legal=legal or None
+        )
+        if at_latest and last and self.replay.following:
+            self._keep_in_view(last)
+        side = active.side if active is not None else None
+        self.shown = ShownPosition(index, stones, last, winning_line, legal or None, side)
+        self.board.set_interactive(active is not None, side)
+        if self.pending is not None and (active is None or self._pending_side != side):
+            self.pending = None
+        self.board.set_pending(self.pending, self._pending_side if self.pending else None)
+        self.panel.set_human_turn(side)
+
+    def _keep_in_view(self, cells: tuple[Hex, ...]) -> None:
+        """Following a live game, a move played off-screen reframes the board."""
+        area = self.board.rect().adjusted(8, 8, -8, -8)
+        if self.board.isVisible() and not all(
+            area.contains(self.board.center_of(cell)) for cell in cells
+        ):
+            self.board.fit_to_stones()
+
+    def _cell_clicked(self, q: int, r: int) -> None:
+        cell = (q, r)
+        entry = self.active_seat()
+        if entry is None or entry.request is None or entry.link is None:
+            return
+        if self.pending is None:
+            if cell not in entry.request.legal:
+                self._refuse_cell(entry, cell)
+                return
+            if entry.seat.winning_first_stone(cell):
+                self._send(entry, cell, None)
+                return
+            self.pending = cell
+            self._pending_side = entry.side
+            self.panel.clear_message()
+            self.board.set_pending(cell, entry.side)
+            return
+        if cell == self.pending:
+            self.take_back()
+            return
+        self._send(entry, self.pending, cell)
+
+    def _refuse_cell(self, entry: _SeatLink, cell: Hex) -> None:
+        position = entry.seat.position
+        why = position.why_illegal(*cell) if position is not None else None
+        reason = f": {why}" if why else ""
+        self.panel.show_message(f"{_cell(cell)} cannot be played{reason}.", "warning")
+
+    def _send(self, entry: _SeatLink, first: Hex, second: Hex | None) -> None:
+        try:
+            text = entry.seat.answer(first, second)
+        except SeatError as error:
+            self.panel.show_message(f"{str(error)[:1].upper()}{str(error)[1:]}.", "warning")
+            return
+        assert entry.link is not None
+        entry.link.send(text)
+        entry.request = None
+        self.panel.set_turn_clock(None)
+        self.pending = None
+        self.panel.clear_message()
+        self._render()
+
+    def take_back(self) -> None:
+        """Remove the pending first stone (Esc, or a click on it)."""
+        if self.pending is not None:
+            self.pending = None
+            self.board.set_pending(None)

@@ -1,0 +1,281 @@
+"""The games browser: the server's games (``GET /games``), newest first.
+
+A live game can be watched (spectated from its current position, with its history);
+a finished or aborted one opened as a record to replay. The list is paged with the
+server's cursor ("More"), filtered by status, and refreshed on demand. Every request
+runs on the network thread; failures are shown in the dialog, never raised.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from PyQt5.QtCore import Qt, pyqtSignal
+from PyQt5.QtGui import QBrush, QColor, QFont
+from PyQt5.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from game.store import GamePage, GameSummary, RecordStatus
+from models import GameResult, ResultReason
+from ui.board_widget import O_COLOR, X_COLOR, stone_icon
+from ui.net import ArenaClient
+from ui.player_panel import player_name
+
+PAGE_SIZE = 50
+STATUS_FILTERS: tuple[tuple[str, RecordStatus | None], ...] = (
+    ("All games", None),
+    ("Running", RecordStatus.RUNNING),
+    ("Finished", RecordStatus.FINISHED),
+    ("Aborted", RecordStatus.ABORTED),
+)
+COLUMNS = ("Started", "X", "O", "Moves", "Result")
+
+
+def format_started(started: datetime | None) -> str:
+    """Start time in the viewer's local time, to the minute ("" if unknown)."""
+    if started is None:
+        return ""
+    if started.tzinfo is not None:
+        started = started.astimezone()
+    return started.strftime("%Y-%m-%d %H:%M")
+
+
+def describe_outcome(status: RecordStatus, result: GameResult | None) -> str:
+    """The Result column: "Live", "X wins (line)", "O wins (timeout)", "Draw", "Aborted".
+
+    >>> describe_outcome(RecordStatus.RUNNING, None)
+    'Live'
+    """
+    if status is RecordStatus.RUNNING:
+        return "Live"
+    if result is None:
+        return "Aborted" if status is RecordStatus.ABORTED else "Finished"
+    if result.reason is ResultReason.DRAW:
+        cause = f" ({result.cause.value.replace('_', ' ')})" if result.cause else ""
+        return f"Draw{cause}"
+    assert result.winner is not None
+    why = "line" if result.reason is ResultReason.WIN else "forfeit"
+    if result.cause is not None:
+        why = result.cause.value.replace("_", " ")
+    return f"{result.winner.value.upper()} wins ({why})"
+
+
+def summary_row(summary: GameSummary) -> tuple[str, str, str, str, str]:
+    """The table cells of one game."""
+    return (
+        format_started(summary.started_at),
+        player_name(summary.player_x, "x"),
+        player_name(summary.player_o, "o"),
+        str(summary.moves),
+        describe_outcome(summary.status, summary.result),
+    )
+
+
+class GamesBrowser(QDialog):
+    """Lists the games of ``client``'s server. ``watchRequested(game_id)`` for a live
+    game, ``openRequested(game_id)`` for a finished one; the dialog stays open so
+    several games can be looked at in turn."""
+
+    watchRequested = pyqtSignal(str)
+    openRequested = pyqtSignal(str)
+
+    def __init__(
+        self, client: ArenaClient, parent: QWidget | None = None, *, page_size: int = PAGE_SIZE
+    ) -> None:
+        super().__init__(parent)
+        self.client = client
+        self.page_size = page_size
+        self.setWindowTitle("Games")
+        self.resize(820, 520)
+        self.summaries: list[GameSummary] = []
+        self.next_cursor: str | None = None
+        self._generation = 0  # answers to an older refresh are dropped
+        #: A page is being fetched.
+        self.loading = False
+
+        self.status_filter = QComboBox()
+        for label, _status in STATUS_FILTERS:
+            self.status_filter.addItem(label)
+        self.status_filter.currentIndexChanged.connect(self.refresh)
+        self.refresh_button = QPushButton("Refresh")
+        self.refresh_button.clicked.connect(self.refresh)
+        self.server_label = QLabel()
+        self.server_label.setStyleSheet("color: palette(dark);")
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Show"))
+        top.addWidget(self.status_filter)
+        top.addStretch(1)
+        top.addWidget(self.server_label)
+        top.addWidget(self.refresh_button)
+
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setObjectName("games_table")
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setAlternatingRowColors(True)
+        self.table.setShowGrid(False)
+        self.table.setWordWrap(False)
+        self.table.setStyleSheet("QTableView::item { padding: 0 10px; }")
+        self.table.horizontalHeaderItem(1).setIcon(stone_icon("x", 14))  # type: ignore[union-attr]
+        self.table.horizontalHeaderItem(2).setIcon(stone_icon("o", 14))  # type: ignore[union-attr]
+        rows = self.table.verticalHeader()
+        header = self.table.horizontalHeader()
+        assert rows is not None and header is not None  # a QTableWidget always has both
+        rows.hide()
+        rows.setDefaultSectionSize(30)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        self.table.itemSelectionChanged.connect(self._selection_changed)
+        self.table.cellDoubleClicked.connect(lambda row, _column: self.activate(row))
+
+        self.message = QLabel()
+        self.message.setObjectName("browser_message")
+        self.message.setWordWrap(True)
+        self.more_button = QPushButton("More")
+        self.more_button.setToolTip("Load older games")
+        self.more_button.clicked.connect(self.load_more)
+        self.open_button = QPushButton("Open")
+        self.open_button.setObjectName("open_game")
+        self.open_button.setDefault(True)
+        self.open_button.clicked.connect(lambda: self.activate(self.table.currentRow()))
+        close_button = QPushButton("Close")
+        close_button.clicked.connect(self.hide)
+        bottom = QHBoxLayout()
+        bottom.addWidget(self.message, 1)
+        bottom.addWidget(self.more_button)
+        bottom.addWidget(self.open_button)
+        bottom.addWidget(close_button)
+
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(self.table, 1)
+        layout.addLayout(bottom)
+        self._selection_changed()
+        self.more_button.setEnabled(False)
+
+    def set_client(self, client: ArenaClient) -> None:
+        """Browse another server (the address in the setup panel changed)."""
+        self.client = client
+        self.refresh()
+
+    # ------------------------------------------------------------------ loading
+
+    def selected_status(self) -> RecordStatus | None:
+        return STATUS_FILTERS[max(self.status_filter.currentIndex(), 0)][1]
+
+    def refresh(self) -> None:
+        """Reload the first page."""
+        self._generation += 1
+        self.summaries = []
+        self.next_cursor = None
+        self.table.setRowCount(0)
+        self._load(None)
+
+    def load_more(self) -> None:
+        if self.next_cursor is not None:
+            self._load(self.next_cursor)
+
+    def _load(self, cursor: str | None) -> None:
+        generation = self._generation
+        status = self.selected_status()
+        self.server_label.setText(self.client.base_url)
+        self.loading = True
+        self.message.setText("Loading\u2026")
+        self.message.setStyleSheet("")
+        self.more_button.setEnabled(False)
+        call = self.client.games(
+            status=status.value if status is not None else None,
+            cursor=cursor,
+            limit=self.page_size,
+        )
+        call.finished.connect(lambda page: self._loaded(generation, page))
+        call.failed.connect(lambda text: self._failed(generation, text))
+
+    def _loaded(self, generation: int, page: object) -> None:
+        if generation != self._generation:
+            return
+        self.loading = False
+        if not isinstance(page, GamePage):
+            self._failed(generation, "The server sent an unexpected answer to GET /games.")
+            return
+        self.next_cursor = page.next_cursor
+        for summary in page.items:
+            self._add_row(summary)
+        count = len(self.summaries)
+        self.message.setText(
+            "No games yet." if count == 0 else f"{count} game{'s' if count != 1 else ''}"
+        )
+        self.more_button.setEnabled(page.next_cursor is not None)
+        if self.table.currentRow() < 0 and count:
+            self.table.selectRow(0)
+
+    def _failed(self, generation: int, text: str) -> None:
+        if generation != self._generation:
+            return
+        self.loading = False
+        self.message.setText(text)
+        self.message.setStyleSheet("color: #b00020;")
+        self.more_button.setEnabled(self.next_cursor is not None)
+
+    def _add_row(self, summary: GameSummary) -> None:
+        row = self.table.rowCount()
+        self.table.insertRow(row)
+        self.summaries.append(summary)
+        for column, text in enumerate(summary_row(summary)):
+            item = QTableWidgetItem(text)
+            if column == 3:
+                item.setTextAlignment(
+                    Qt.Alignment(Qt.AlignmentFlag.AlignRight) | Qt.AlignmentFlag.AlignVCenter
+                )
+            item.setToolTip(summary.name or summary.game_id)
+            if column == 4:
+                self._style_outcome(item, summary)
+            self.table.setItem(row, column, item)
+
+    @staticmethod
+    def _style_outcome(item: QTableWidgetItem, summary: GameSummary) -> None:
+        """Live games in bold red; a result in the winner's colour."""
+        colour: QColor | None = None
+        if summary.status is RecordStatus.RUNNING:
+            colour = QColor("#c0392b")
+            font = QFont(item.font())
+            font.setBold(True)
+            item.setFont(font)
+            item.setText("\u25cf Live")
+        elif summary.result is not None and summary.result.winner is not None:
+            colour = X_COLOR.darker(115) if summary.result.winner.value == "x" else O_COLOR
+        if colour is not None:
+            item.setForeground(QBrush(colour))
+
+    # ------------------------------------------------------------------ actions
+
+    def _selection_changed(self) -> None:
+        row = self.table.currentRow()
+        summary = self.summaries[row] if 0 <= row < len(self.summaries) else None
+        self.open_button.setEnabled(summary is not None)
+        live = summary is not None and summary.status is RecordStatus.RUNNING
+        self.open_button.setText("Watch" if live else "Open")
+
+    def activate(self, row: int) -> None:
+        """Watch (live) or open (over) the game in ``row``."""
+        if not 0 <= row < len(self.summaries):
+            return
+        summary = self.summaries[row]
+        if summary.status is RecordStatus.RUNNING:
+            self.watchRequested.emit(summary.game_id)
+        else:
+            self.openRequested.emit(summary.game_id)

@@ -1,0 +1,490 @@
+"""The main window: the board in the centre, the side panel, menus and the status bar.
+
+The side panel has two pages: "Game" (players, clocks, evaluation, moves, messages)
+and "New game" (the setup form). The replay bar sits under the board. Everything the
+window does that could fail — reaching the server, creating a game, reading a file —
+reports in the panel or the form and leaves the window usable; nothing here waits for
+the network (``ui.net`` runs it on its own thread).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from PyQt5.QtCore import QSize, Qt
+from PyQt5.QtGui import QCloseEvent, QKeyEvent, QKeySequence
+from PyQt5.QtWidgets import (
+    QAction,
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QScrollArea,
+    QSplitter,
+    QStyle,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from game import notation
+from game.hexgrid import Hex
+from models import HostedBot, NewGameRequest
+from ui.board_widget import BoardWidget
+from ui.controller import GameController
+from ui.games_browser import GamesBrowser
+from ui.net import ArenaClient, Network, ServerAddressError
+from ui.player_panel import PlayerPanel, player_name
+from ui.replay_bar import ReplayBar
+from ui.settings import Settings
+from ui.setup_panel import FormValues, SetupPanel
+
+APP_TITLE = "HTTTX Arena"
+NOTATION_FILTER = "HTTTX games (*.htttx);;All files (*)"
+
+
+class MainWindow(QMainWindow):
+    """The desktop client's window. ``network`` is started here and closed with the
+    window; ``settings`` is where the form, server and geometry are remembered."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        network: Network | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.settings = settings
+        self.network = network if network is not None else Network(self)
+        self.network.start()
+        self._clients: dict[str, ArenaClient] = {}
+        self.browser: GamesBrowser | None = None
+        #: Ask before a running game the person plays in is replaced by another.
+        self.confirm_leaving = True
+        self.setWindowTitle(APP_TITLE)
+
+        self.board = BoardWidget()
+        self.board.setObjectName("board")
+        self.replay = ReplayBar()
+        self.panel = PlayerPanel()
+        self.setup = SetupPanel()
+        self.controller = GameController(
+            self.board, self.panel, self.replay, open_socket=self.network.open_socket, parent=self
+        )
+
+        centre = QWidget()
+        centre_layout = QVBoxLayout(centre)
+        centre_layout.setContentsMargins(0, 0, 0, 6)
+        centre_layout.setSpacing(4)
+        centre_layout.addWidget(self.board, 1)
+        replay_holder = QWidget()
+        replay_layout = QVBoxLayout(replay_holder)
+        replay_layout.setContentsMargins(8, 0, 8, 0)
+        replay_layout.addWidget(self.replay)
+        centre_layout.addWidget(replay_holder)
+
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        game_page = QWidget()
+        game_layout = QVBoxLayout(game_page)
+        game_layout.setContentsMargins(10, 10, 10, 10)
+        game_layout.addWidget(self.panel)
+        setup_scroll = QScrollArea()
+        setup_scroll.setWidgetResizable(True)
+        setup_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        setup_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        setup_page = QWidget()
+        setup_layout = QVBoxLayout(setup_page)
+        setup_layout.setContentsMargins(10, 10, 10, 10)
+        setup_layout.addWidget(self.setup)
+        setup_scroll.setWidget(setup_page)
+        self.tabs.addTab(game_page, "Game")
+        self.tabs.addTab(setup_scroll, "New game")
+        self.tabs.setMinimumWidth(340)
+
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(centre)
+        splitter.addWidget(self.tabs)
+        splitter.setStretchFactor(0, 1)
+        splitter.setStretchFactor(1, 0)
+        splitter.setCollapsible(0, False)
+        splitter.setSizes([900, 380])
+        self.splitter = splitter
+        self.setCentralWidget(splitter)
+
+        self.hover_label = QLabel("")
+        self.hover_label.setMinimumWidth(150)
+        self.connection_label = QLabel("")
+        status = self.statusBar()
+        assert status is not None
+        status.addWidget(self.hover_label)
+        status.addPermanentWidget(self.connection_label)
+
+        self._make_actions()
+        self._wire()
+        self._restore()
+
+    # ------------------------------------------------------------------ set-up
+
+    def _make_actions(self) -> None:
+        style = self.style()
+        assert style is not None
+
+        def action(
+            text: str,
+            slot: Callable[[], None],
+            shortcut: QKeySequence | QKeySequence.StandardKey | str | None = None,
+            icon: QStyle.StandardPixmap | None = None,
+            tip: str = "",
+        ) -> QAction:
+            result = QAction(text, self)
+            if shortcut is not None:
+                result.setShortcut(QKeySequence(shortcut))
+            if icon is not None:
+                result.setIcon(style.standardIcon(icon))
+            if tip:
+                result.setStatusTip(tip)
+                result.setToolTip(tip)
+            result.triggered.connect(slot)
+            return result
+
+        pixmap = QStyle.StandardPixmap
+        self.new_action = action(
+            "&New game\u2026",
+            self.show_setup,
+            QKeySequence.StandardKey.New,
+            pixmap.SP_FileIcon,
+            "Set up a new game",
+        )
+        self.open_action = action(
+            "&Open .htttx\u2026",
+            self.open_file_dialog,
+            QKeySequence.StandardKey.Open,
+            pixmap.SP_DialogOpenButton,
+            "Replay a game saved in HTTTX notation",
+        )
+        self.export_action = action(
+            "&Export .htttx\u2026",
+            self.export_file_dialog,
+            QKeySequence.StandardKey.Save,
+            pixmap.SP_DialogSaveButton,
+            "Save the shown game in HTTTX notation",
+        )
+        self.browse_action = action(
+            "&Browse games\u2026",
+            self.show_browser,
+            "Ctrl+B",
+            pixmap.SP_FileDialogDetailedView,
+            "Watch a live game or open a finished one from the server",
+        )
+        self.quit_action = action("&Quit", self.quit, QKeySequence.StandardKey.Quit)
+        self.fit_action = action(
+            "&Fit to stones", self.board.fit_to_stones, "F", None, "Frame all stones"
+        )
+        self.zoom_in_action = action(
+            "Zoom &in", lambda: self.board.zoom_by(1.25), QKeySequence.StandardKey.ZoomIn
+        )
+        self.zoom_out_action = action(
+            "Zoom &out", lambda: self.board.zoom_by(0.8), QKeySequence.StandardKey.ZoomOut
+        )
+        self.about_action = action("&About", self.show_about)
+
+        menu_bar = self.menuBar()
+        assert menu_bar is not None
+        game_menu = menu_bar.addMenu("&Game")
+        view_menu = menu_bar.addMenu("&View")
+        help_menu = menu_bar.addMenu("&Help")
+        assert game_menu is not None and view_menu is not None and help_menu is not None
+        for item in (self.new_action, self.open_action, self.export_action):
+            game_menu.addAction(item)
+        game_menu.addSeparator()
+        game_menu.addAction(self.browse_action)
+        game_menu.addSeparator()
+        game_menu.addAction(self.quit_action)
+        for item in (self.fit_action, self.zoom_in_action, self.zoom_out_action):
+            view_menu.addAction(item)
+        help_menu.addAction(self.about_action)
+
+        toolbar = self.addToolBar("Main")
+        assert toolbar is not None
+        toolbar.setObjectName("main_toolbar")
+        toolbar.setMovable(False)
+        toolbar.setIconSize(QSize(20, 20))
+        toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        for item in (self.new_action, self.open_action, self.export_action, self.browse_action):
+            toolbar.addAction(item)
+        toolbar.addSeparator()
+        self.fit_action.setIcon(style.standardIcon(pixmap.SP_BrowserReload))
+        toolbar.addAction(self.fit_action)
+        self.export_action.setEnabled(False)
+
+    def _wire(self) -> None:
+        self.board.cellHovered.connect(self._hovered)
+        self.setup.connectRequested.connect(self.connect_server)
+        self.setup.newGameRequested.connect(self.start_game)
+        self.controller.gameChanged.connect(self._game_changed)
+        self.controller.connectionChanged.connect(self.connection_label.setText)
+        self.controller.gameCreated.connect(self._game_created)
+        self.controller.newGameFailed.connect(self._game_failed)
+
+    def _restore(self) -> None:
+        settings = self.settings
+        self.setup.set_server_url(settings.server_url)
+        self.setup.set_values(FormValues.from_settings(settings.seats, settings.match))
+        geometry = settings.window_geometry
+        if geometry is None or not self.restoreGeometry(geometry):
+            self.resize(1280, 800)
+        state = settings.window_state
+        if state is not None:
+            self.restoreState(state)
+        self.tabs.setCurrentIndex(1)
+
+    # ------------------------------------------------------------------ server
+
+    def client(self, url: str | None = None) -> ArenaClient:
+        """The REST client of ``url`` (default: the address in the form). Raises
+        ``ServerAddressError`` for an address that is not one."""
+        client = ArenaClient(self.network, url if url is not None else self.setup.server_url())
+        return self._clients.setdefault(client.base_url, client)
+
+    def connect_server(self, url: str | None = None) -> None:
+        """Check the server and load its hosted bots into the form."""
+        try:
+            client = self.client(url)
+        except ServerAddressError as error:
+            self.setup.set_server_status(str(error), ok=False)
+            return
+        self.setup.set_server_status(f"Connecting to {client.base_url}\u2026", ok=True)
+        self.connection_label.setText(f"Connecting to {client.base_url}\u2026")
+        call = client.bots()
+
+        def loaded(bots: object) -> None:
+            if not isinstance(bots, list) or not all(isinstance(b, HostedBot) for b in bots):
+                return
+            self.setup.set_bots(bots)
+            names = ", ".join(bot.name for bot in bots) or "no hosted bots"
+            self.setup.set_server_status(f"Connected to {client.base_url} ({names})", ok=True)
+            self.settings.server_url = client.base_url
+            if self.controller.model is None:
+                self.connection_label.setText(f"Server: {client.base_url}")
+                self.panel.clear_message()
+
+        def failed(text: str) -> None:
+            self.setup.set_server_status(text, ok=False)
+            self.connection_label.setText("Server unreachable")
+            self.panel.show_message(
+                f"{text}. Check the address under New game \u203a Server, start the server "
+                "(make serve), or open a saved game from a file.",
+                "error",
+            )
+
+        call.finished.connect(loaded)
+        call.failed.connect(failed)
+
+    def leave_current_game(self) -> bool:
+        """Whether the shown game may be replaced: asks first when the person is seated
+        in a game still running (leaving it loses it once the reconnect window passes)."""
+        model = self.controller.model
+        if not self.confirm_leaving or model is None or model.result is not None:
+            return True
+        if not self.controller.seats:
+            return True
+        answer = QMessageBox.question(
+            self,
+            "Leave the game?",
+            "You are playing in this game. If you leave it, you lose it by forfeit "
+            "unless you come back in time.\n\nLeave the game?",
+            QMessageBox.StandardButtons(QMessageBox.StandardButton.Yes)
+            | QMessageBox.StandardButton.No,
+            QMessageBox.StandardButton.No,
+        )
+        return answer == QMessageBox.StandardButton.Yes
+
+    def start_game(self, request: NewGameRequest) -> None:
+        """Create the game on the server (the form was valid)."""
+        if not self.leave_current_game():
+            return
+        try:
+            client = self.client()
+        except ServerAddressError as error:
+            self.setup.show_error(str(error))
+            return
+        self.settings.server_url = client.base_url
+        self.settings.seats, self.settings.match = self.setup.values().to_settings()
+        self.setup.set_busy(True)
+        self.controller.new_game(client, request)
+
+    def _game_created(self, game_id: str) -> None:
+        self.setup.set_busy(False)
+        self.setup.show_error("")
+        self.tabs.setCurrentIndex(0)
+        self.board.setFocus()
+
+    def _game_failed(self, text: str) -> None:
+        self.setup.set_busy(False)
+        self.setup.show_error(text)
+        self.panel.show_message(text, "error")
+
+    def spectate(self, game_id: str, url: str | None = None) -> None:
+        """Watch a live game of the server at ``url`` (default: the form's)."""
+        if not self.leave_current_game():
+            return
+        try:
+            client = self.client(url)
+        except ServerAddressError as error:
+            self.panel.show_message(str(error), "error")
+            return
+        self.controller.spectate(client, game_id)
+        self.tabs.setCurrentIndex(0)
+
+    def open_server_game(self, game_id: str) -> None:
+        if not self.leave_current_game():
+            return
+        try:
+            client = self.client()
+        except ServerAddressError as error:
+            self.panel.show_message(str(error), "error")
+            return
+        self.controller.open_server_game(client, game_id)
+        self.tabs.setCurrentIndex(0)
+
+    def show_browser(self) -> None:
+        """The games browser of the form's server (created once, then reused)."""
+        try:
+            client = self.client()
+        except ServerAddressError as error:
+            self.panel.show_message(str(error), "error")
+            return
+        if self.browser is None:
+            self.browser = GamesBrowser(client, self)
+            self.browser.watchRequested.connect(self.spectate)
+            self.browser.openRequested.connect(self.open_server_game)
+            self.browser.refresh()
+        elif self.browser.client is not client:
+            self.browser.set_client(client)
+        else:
+            self.browser.refresh()
+        self.browser.show()
+        self.browser.raise_()
+        self.browser.activateWindow()
+
+    def quit(self) -> None:
+        """Close the window (which ends the application)."""
+        self.close()
+
+    def show_setup(self) -> None:
+        self.tabs.setCurrentIndex(1)
+        self.setup.new_game_button.setFocus()
+
+    # ------------------------------------------------------------------ files
+
+    def open_file(self, path: str | Path) -> bool:
+        """Replay a ``.htttx`` file; False (and a message saying where) if it cannot."""
+        if not self.leave_current_game():
+            return False
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            reason = error.strerror if isinstance(error, OSError) and error.strerror else error
+            self.panel.show_message(f"Cannot read {path.name}: {reason}.", "error")
+            self.tabs.setCurrentIndex(0)
+            return False
+        try:
+            record = notation.loads(text)
+        except notation.NotationError as error:
+            self.panel.show_message(
+                f"{path.name} is not a valid HTTTX game: line {error.line}, "
+                f"column {error.column}: {error.reason}.",
+                "error",
+            )
+            self.tabs.setCurrentIndex(0)
+            return False
+        self.controller.show_record(record)
+        self.panel.show_message(f"Replaying {path.name}.", "info")
+        self.settings.last_directory = str(path.parent)
+        self.tabs.setCurrentIndex(0)
+        return True
+
+    def export_file(self, path: str | Path) -> bool:
+        """Save the shown game as HTTTX notation; False (and a message) if it cannot."""
+        model = self.controller.model
+        if model is None:
+            return False
+        path = Path(path)
+        try:
+            text = notation.dumps(model.to_record(), clean_tags=True)
+            path.write_text(text, encoding="utf-8")
+        except (OSError, ValueError) as error:
+            reason = error.strerror if isinstance(error, OSError) and error.strerror else error
+            self.panel.show_message(f"Cannot save {path.name}: {reason}.", "error")
+            return False
+        self.settings.last_directory = str(path.parent)
+        self.panel.show_message(f"Saved {path.name}.", "info")
+        return True
+
+    def open_file_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Open game", self.settings.last_directory, NOTATION_FILTER
+        )
+        if path:
+            self.open_file(path)
+
+    def export_file_dialog(self) -> None:
+        model = self.controller.model
+        if model is None:
+            return
+        name = f"{model.game_id or 'game'}.htttx"
+        start = str(Path(self.settings.last_directory or Path.home()) / name)
+        path, _ = QFileDialog.getSaveFileName(self, "Export game", start, NOTATION_FILTER)
+        if path:
+            if not Path(path).suffix:
+                path += ".htttx"
+            self.export_file(path)
+
+    def show_about(self) -> None:
+        QMessageBox.about(
+            self,
+            f"About {APP_TITLE}",
+            "<b>HTTTX Arena</b><br>Hexagonal tic-tac-toe: six in a row on an infinite "
+            "board, two stones a turn.<br><br>Play against the server's bots or a friend at "
+            "the same screen, watch live games and replay saved ones.",
+        )
+
+    # ------------------------------------------------------------------ events
+
+    def _hovered(self, cell: Hex | None) -> None:
+        if cell is None:
+            self.hover_label.setText("")
+            return
+        q, r = cell
+        self.hover_label.setText(f"q {q}, r {r}  (s {-q - r})")
+
+    def _game_changed(self) -> None:
+        model = self.controller.model
+        self.export_action.setEnabled(model is not None)
+        if model is None:
+            self.setWindowTitle(APP_TITLE)
+            return
+        x = player_name(model.player_x, "x")
+        o = player_name(model.player_o, "o")
+        self.setWindowTitle(f"{x} vs {o} \u2014 {APP_TITLE}")
+
+    def keyPressEvent(self, event: QKeyEvent | None) -> None:
+        # Keys no child used reach the window: the arrows, Home and End step the replay.
+        if event is not None and self.replay.handle_key(event.key()):
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+    def closeEvent(self, event: QCloseEvent | None) -> None:
+        self.settings.window_geometry = self.saveGeometry()
+        self.settings.window_state = self.saveState()
+        self.settings.seats, self.settings.match = self.setup.values().to_settings()
+        self.settings.sync()
+        self.controller.close()
+        if self.browser is not None:
+            self.browser.close()
+        self.network.close()
+        super().closeEvent(event)

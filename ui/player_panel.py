@@ -1,0 +1,513 @@
+"""The side panel's view of one game: players, clocks, connection, evaluation, moves.
+
+``PlayerPanel`` reads everything from a ``GameModel`` (``refresh`` after each change);
+only the clocks tick on their own, ten times a second, because the model counts the
+side to move down from the last packet. Texts that say what happened (results,
+forfeit causes, clocks) come from pure functions here so they are tested without Qt.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from PyQt5.QtCore import QRectF, Qt, QTimer, pyqtSignal
+from PyQt5.QtGui import QColor, QFont, QPainter, QPaintEvent
+from PyQt5.QtWidgets import (
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
+
+from models import (
+    EndCause,
+    GameResult,
+    GameStatus,
+    Player,
+    PlayerType,
+    PositionEvaluation,
+    RecordPlayer,
+    ResultReason,
+)
+from ui.board_widget import O_COLOR, X_COLOR, stone_icon
+from ui.game_model import GameModel
+
+LOW_TIME_MS = 10_000
+CLOCK_TICK_MS = 100
+
+_CAUSES: dict[EndCause, str] = {
+    EndCause.TIMEOUT: "ran out of time",
+    EndCause.ILLEGAL_MOVE: "made an illegal move",
+    EndCause.PROTOCOL_ERROR: "broke the protocol",
+    EndCause.DISCONNECT: "disconnected",
+    EndCause.NO_SHOW: "never connected",
+    EndCause.STALL: "stopped answering",
+    EndCause.RESIGN: "resigned",
+    EndCause.ABORTED: "the game was aborted",
+    EndCause.TURN_LIMIT: "the turn limit was reached",
+}
+
+
+# --------------------------------------------------------------------- pure texts
+
+
+def format_clock(ms: int | None) -> str:
+    """Remaining time as ``m:ss.d`` (``h:mm:ss`` from an hour up); "—" without a clock.
+
+    >>> format_clock(83_450), format_clock(3_725_000), format_clock(-5), format_clock(None)
+    ('1:23.4', '1:02:05', '0:00.0', '—')
+    """
+    if ms is None:
+        return "\u2014"
+    ms = max(ms, 0)
+    if ms >= 3_600_000:
+        seconds = ms // 1000
+        return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+    tenths = ms // 100
+    return f"{tenths // 600}:{tenths // 10 % 60:02d}.{tenths % 10}"
+
+
+def player_name(player: RecordPlayer, side: str) -> str:
+    """The name to show: the given name, else the bot's own name, else "Human"/"Bot"."""
+    if player.name:
+        return player.name
+    if player.meta is not None and player.meta.name:
+        return player.meta.name
+    if player.type is PlayerType.HUMAN:
+        return "Human"
+    if player.type is PlayerType.BOT:
+        return "Bot"
+    return f"Player {side.upper()}"
+
+
+def player_details(player: RecordPlayer) -> str:
+    """Second line of a card: "Human", or "Bot · v1.2 · tactical, fast" (the bot's own
+    name too when the seat was given another).
+
+    >>> from models import Meta
+    >>> player_details(RecordPlayer(name="Mine", type=PlayerType.BOT,
+    ...                             meta=Meta(name="threat", version="1.2", tags=["fast"])))
+    'Bot · threat · v1.2 · fast'
+    """
+    if player.type is PlayerType.HUMAN:
+        return "Human"
+    if player.type is None and player.meta is None:
+        return ""
+    parts = ["Bot"]
+    meta = player.meta
+    if meta is not None:
+        if meta.name and player.name and meta.name != player.name:
+            parts.append(meta.name)
+        if meta.version:
+            parts.append(f"v{meta.version}" if meta.version[:1].isdigit() else meta.version)
+        if meta.tags:
+            parts.append(", ".join(meta.tags))
+    return " \u00b7 ".join(parts)
+
+
+def describe_result(result: GameResult, player_x: RecordPlayer, player_o: RecordPlayer) -> str:
+    """One sentence about how the game ended, naming the players.
+
+    >>> describe_result(GameResult(winner=Player.X, reason=ResultReason.WIN),
+    ...                 RecordPlayer(name="Ann"), RecordPlayer(name="Bob"))
+    'Ann (X) wins with a line.'
+    """
+    names = {"x": player_name(player_x, "x"), "o": player_name(player_o, "o")}
+    if result.reason is ResultReason.DRAW:
+        if result.cause is EndCause.TURN_LIMIT:
+            return "Draw: the turn limit was reached."
+        if result.cause is EndCause.ABORTED:
+            return "The game was aborted (the server stopped it)."
+        return "Draw."
+    assert result.winner is not None  # GameResult guarantees it for wins and forfeits
+    winner = result.winner.value
+    loser = Player(winner).other.value
+    won = f"{names[winner]} ({winner.upper()}) wins"
+    if result.reason is ResultReason.WIN:
+        return f"{won} with a line."
+    cause = _CAUSES.get(result.cause, "forfeited") if result.cause else "forfeited"
+    if result.cause is EndCause.ABORTED:
+        return f"{won}: {cause}."
+    return f"{won}: {names[loser]} ({loser.upper()}) {cause}."
+
+
+def describe_evaluation(evaluation: PositionEvaluation) -> str:
+    """The evaluation bar's caption: "X wins in 2", "+0.35 (X better)", "even"."""
+    if evaluation.win_in is not None and evaluation.win_in != 0:
+        side = "X" if evaluation.win_in > 0 else "O"
+        return f"{side} wins in {abs(evaluation.win_in)}"
+    value = evaluation.heuristic or 0.0
+    if abs(value) < 0.005:
+        return "Even"
+    return f"{value:+.2f} ({'X' if value > 0 else 'O'} better)"
+
+
+def evaluation_share(evaluation: PositionEvaluation) -> float:
+    """X's share of the bar in [0, 1]: 0.5 even, 1 a forced win for X."""
+    if evaluation.win_in is not None and evaluation.win_in != 0:
+        return 1.0 if evaluation.win_in > 0 else 0.0
+    value = max(-1.0, min(1.0, evaluation.heuristic or 0.0))
+    return 0.5 + value / 2
+
+
+# ------------------------------------------------------------------------ widgets
+
+
+class EvaluationBar(QWidget):
+    """A horizontal bar split in X's and O's colours at X's share, with a caption."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.share = 0.5
+        self.caption = ""
+        self.setMinimumHeight(22)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+
+    def set_evaluation(self, evaluation: PositionEvaluation) -> None:
+        self.share = evaluation_share(evaluation)
+        self.caption = describe_evaluation(evaluation)
+        self.setToolTip(f"Evaluation reported by the bot: {self.caption}")
+        self.update()
+
+    def paintEvent(self, event: QPaintEvent | None) -> None:
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        rect = QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5)
+        split = rect.left() + rect.width() * self.share
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(X_COLOR)
+        painter.drawRoundedRect(rect, 4, 4)
+        painter.setBrush(O_COLOR)
+        painter.save()
+        painter.setClipRect(QRectF(split, rect.top(), rect.right() - split + 1, rect.height()))
+        painter.drawRoundedRect(rect, 4, 4)
+        painter.restore()
+        painter.setPen(QColor(255, 255, 255))
+        font = painter.font()
+        font.setBold(True)
+        painter.setFont(font)
+        painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, self.caption)
+        painter.end()
+
+
+class PlayerCard(QFrame):
+    """One side: stone, name, human/bot and meta, clock; framed in colour when to move."""
+
+    def __init__(self, side: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.side = side
+        self.color = X_COLOR if side == "x" else O_COLOR
+        self.setObjectName(f"card_{side}")
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        icon = QLabel()
+        icon.setPixmap(stone_icon(side, 32).pixmap(32, 32))
+        icon.setFixedSize(36, 36)
+        self.name = QLabel(f"Player {side.upper()}")
+        name_font = self.name.font()
+        name_font.setBold(True)
+        name_font.setPointSizeF(name_font.pointSizeF() * 1.15)
+        self.name.setFont(name_font)
+        self.details = QLabel("")
+        self.details.setStyleSheet("color: palette(dark);")
+        self.details.setWordWrap(True)
+        self.clock = QLabel("\u2014")
+        self.clock.setObjectName(f"clock_{side}")
+        clock_font = QFont("Monospace")
+        clock_font.setStyleHint(QFont.StyleHint.TypeWriter)
+        clock_font.setPointSizeF(name_font.pointSizeF() * 1.2)
+        clock_font.setBold(True)
+        self.clock.setFont(clock_font)
+        self.clock.setAlignment(
+            Qt.Alignment(Qt.AlignmentFlag.AlignRight) | Qt.AlignmentFlag.AlignVCenter
+        )
+        self.turn = QLabel("")
+        self.turn.setAlignment(
+            Qt.Alignment(Qt.AlignmentFlag.AlignRight) | Qt.AlignmentFlag.AlignVCenter
+        )
+        layout = QGridLayout(self)
+        layout.setContentsMargins(8, 6, 8, 6)
+        layout.setHorizontalSpacing(8)
+        layout.setVerticalSpacing(2)
+        # Name, "to move" and clock on the first line; the details get the full width
+        # of the second, so bot tags do not wrap word by word.
+        layout.addWidget(icon, 0, 0, 2, 1)
+        layout.addWidget(self.name, 0, 1)
+        layout.addWidget(self.turn, 0, 2)
+        layout.addWidget(self.clock, 0, 3)
+        layout.addWidget(self.details, 1, 1, 1, 3)
+        layout.setColumnStretch(1, 1)
+        self._low = False
+        self._turn_state: tuple[bool, str] | None = None
+        self.set_to_move(False)
+
+    def set_player(self, player: RecordPlayer) -> None:
+        self.name.setText(player_name(player, self.side))
+        self.details.setText(player_details(player))
+        meta = player.meta
+        self.setToolTip(meta.description or "" if meta is not None else "")
+
+    def set_clock(self, ms: int | None) -> None:
+        self.clock.setText(format_clock(ms))
+        low = ms is not None and ms < LOW_TIME_MS
+        if low != self._low:  # style sheets are costly to re-apply ten times a second
+            self._low = low
+            self.clock.setStyleSheet("color: #c0392b;" if low else "")
+
+    def set_to_move(self, on: bool, text: str = "to move") -> None:
+        if (on, text) == self._turn_state:
+            return
+        self._turn_state = (on, text)
+        self.turn.setText(text if on else "")
+        self.turn.setStyleSheet(f"color: {self.color.name()}; font-weight: bold;")
+        border = self.color.name() if on else "palette(mid)"
+        width = 2 if on else 1
+        self.setStyleSheet(
+            f"QFrame#card_{self.side} {{ border: {width}px solid {border}; border-radius: 6px;"
+            f" background: {'palette(base)' if on else 'palette(window)'}; }}"
+        )
+
+
+class PlayerPanel(QWidget):
+    """Players, status, evaluation, moves and messages of the shown game.
+
+    ``moveSelected(index)`` asks to show the position after ``index`` moves (0 is the
+    start) when a row of the move list is clicked.
+    """
+
+    moveSelected = pyqtSignal(int)
+
+    def __init__(
+        self, parent: QWidget | None = None, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        super().__init__(parent)
+        self.model: GameModel | None = None
+        self._now = clock
+        self._heartbeat_at: float | None = None
+        self._waiting = False
+        self._connection = ""
+        self._human_turn: str | None = None
+        # (side, remaining ms, when): the clock a human seat's move request reported.
+        self._turn_clock: tuple[str, int, float] | None = None
+
+        self.card_x = PlayerCard("x")
+        self.card_o = PlayerCard("o")
+        self.status = QLabel("No game")
+        self.status.setObjectName("game_status")
+        self.status.setWordWrap(True)
+        status_font = self.status.font()
+        status_font.setBold(True)
+        self.status.setFont(status_font)
+        self.connection = QLabel("")
+        self.connection.setObjectName("connection_state")
+        self.connection.setStyleSheet("color: palette(dark);")
+        self.heartbeat = QLabel("")
+        self.heartbeat.setStyleSheet("color: palette(dark);")
+        self.evaluation = EvaluationBar()
+        self.evaluation.hide()
+        self.moves = QListWidget()
+        self.moves.setObjectName("move_list")
+        self.moves.setUniformItemSizes(True)
+        self.moves.setAlternatingRowColors(True)
+        self.moves.itemClicked.connect(self._row_clicked)
+        self.message = QLabel("")
+        self.message.setObjectName("message")
+        self.message.setWordWrap(True)
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.message.hide()
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(6)
+        layout.addWidget(self.card_x)
+        layout.addWidget(self.card_o)
+        layout.addWidget(self.status)
+        state_row = QHBoxLayout()
+        state_row.addWidget(self.connection, 1)
+        state_row.addWidget(self.heartbeat)
+        layout.addLayout(state_row)
+        layout.addWidget(self.evaluation)
+        layout.addWidget(self.message)
+        layout.addWidget(self.moves, 1)
+
+        self.timer = QTimer(self)
+        self.timer.setInterval(CLOCK_TICK_MS)
+        self.timer.timeout.connect(self.tick)
+        self.timer.start()
+        self.set_model(None)
+
+    # ------------------------------------------------------------------ model
+
+    def set_model(self, model: GameModel | None) -> None:
+        """Show another game (None: none); the move list is rebuilt."""
+        self.model = model
+        self.moves.clear()
+        self.evaluation.hide()
+        self._heartbeat_at = None
+        self._waiting = False
+        self._human_turn = None
+        self._turn_clock = None
+        self.heartbeat.setText("")
+        if model is None:
+            self.card_x.set_player(RecordPlayer())
+            self.card_o.set_player(RecordPlayer())
+            self.status.setText("No game \u2014 start one, watch one or open a file.")
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Bring everything up to date with the model (after each packet)."""
+        model = self.model
+        if model is None:
+            self.tick()
+            return
+        self.card_x.set_player(model.player_x)
+        self.card_o.set_player(model.player_o)
+        self._sync_moves(model)
+        evaluation = model.latest_evaluation()
+        if evaluation is not None and (
+            evaluation.heuristic is not None or evaluation.win_in is not None
+        ):
+            self.evaluation.set_evaluation(evaluation)
+            self.evaluation.show()
+        self.status.setText(self._status_text(model))
+        self.tick()
+
+    def set_human_turn(self, side: str | None) -> None:
+        """The person at this screen is to move for ``side`` (None: not now)."""
+        self._human_turn = side
+        if self.model is not None:
+            self.status.setText(self._status_text(self.model))
+        self.tick()
+
+    def set_turn_clock(self, side: str | None, remaining_ms: int | None = None) -> None:
+        """A human seat was asked to move with ``remaining_ms`` on ``side``'s clock: count
+        that down (None: the request is answered). The move request is exact where the
+        spectator stream may not be: spectators hear nothing until the first move, so a
+        game that is waiting for its first mover looks not yet started to them."""
+        if side is None or remaining_ms is None:
+            self._turn_clock = None
+        else:
+            self._turn_clock = (side, remaining_ms, self._now())
+        self.tick()
+
+    def _clock_ms(self, model: GameModel, side: str, now: float) -> int | None:
+        result = model.result
+        if result is not None:
+            timed_out = result.cause is EndCause.TIMEOUT and result.winner is not None
+            if timed_out and result.winner is not None and result.winner.value != side:
+                return 0  # lost on time: whatever was last reported, nothing is left
+            return model.clock_remaining_ms(side, now)
+        turn = self._turn_clock
+        if turn is not None and turn[0] == side:
+            return max(0, int(turn[1] - (now - turn[2]) * 1000))
+        return model.clock_remaining_ms(side, now)
+
+    def _status_text(self, model: GameModel) -> str:
+        if model.result is not None:
+            return describe_result(model.result, model.player_x, model.player_o)
+        if self._human_turn is not None:
+            return f"Your move as {self._human_turn.upper()}: place two stones."
+        if model.status is GameStatus.WAITING:
+            return "Waiting for the players\u2026"
+        if model.to_move is not None and model.status is GameStatus.IN_PROGRESS:
+            player = model.player_x if model.to_move == "x" else model.player_o
+            return f"{player_name(player, model.to_move)} ({model.to_move.upper()}) to move."
+        return ""
+
+    def _sync_moves(self, model: GameModel) -> None:
+        # Rows: "Start", then one per move. Only new moves are appended: a 1000-move
+        # game must not rebuild the list on every packet.
+        if self.moves.count() == 0:
+            start = QListWidgetItem("Start")
+            start.setData(Qt.ItemDataRole.UserRole, 0)
+            self.moves.addItem(start)
+        wanted = len(model.moves) + 1
+        while self.moves.count() > wanted:
+            self.moves.takeItem(self.moves.count() - 1)
+        for index in range(self.moves.count() - 1, len(model.moves)):
+            move = model.moves[index]
+            item = QListWidgetItem(stone_icon(move.side.value, 14), model.move_label(index + 1))
+            item.setData(Qt.ItemDataRole.UserRole, index + 1)
+            self.moves.addItem(item)
+
+    def select_index(self, index: int) -> None:
+        """Highlight the row of position ``index`` (the replay bar moved)."""
+        if 0 <= index < self.moves.count():
+            self.moves.blockSignals(True)
+            self.moves.setCurrentRow(index)
+            self.moves.blockSignals(False)
+            self.moves.scrollToItem(self.moves.item(index))
+
+    def _row_clicked(self, item: QListWidgetItem) -> None:
+        self.moveSelected.emit(int(item.data(Qt.ItemDataRole.UserRole)))
+
+    # ------------------------------------------------------------------ status
+
+    def set_connection(self, text: str, *, ok: bool = True) -> None:
+        """Connection state in words: "Connected", "Reconnecting…", "Closed"."""
+        self._connection = text
+        self.connection.setText(text)
+        self.connection.setStyleSheet("color: palette(dark);" if ok else "color: #c0392b;")
+
+    def heartbeat_seen(self, waiting: bool) -> None:
+        """A heartbeat arrived; ``waiting``: the server waits for us to move."""
+        self._heartbeat_at = self._now()
+        self._waiting = waiting
+        self._show_heartbeat()
+
+    def _show_heartbeat(self) -> None:
+        if self._heartbeat_at is None:
+            self.heartbeat.setText("")
+            return
+        age = self._now() - self._heartbeat_at
+        text = f"\u2665 {age:.0f} s ago"
+        if self._waiting:
+            text += " \u00b7 waiting for you"
+        self.heartbeat.setText(text)
+        self.heartbeat.setToolTip("Last heartbeat from the server")
+
+    def show_message(self, text: str, level: str = "info") -> None:
+        """A message for the person: ``info``, ``warning`` or ``error`` ("" hides it)."""
+        colours = {
+            "info": ("#1d4f73", "#e8f1f8", "#9cc3df"),
+            "warning": ("#7a5200", "#fff6e0", "#e8c46a"),
+            "error": ("#8c1c13", "#fdecea", "#e6a19b"),
+        }
+        fg, bg, border = colours.get(level, colours["info"])
+        self.message.setText(text)
+        self.message.setProperty("level", level)
+        self.message.setStyleSheet(
+            f"QLabel {{ color: {fg}; background: {bg}; border: 1px solid {border};"
+            " border-radius: 4px; padding: 6px; }"
+        )
+        self.message.setVisible(bool(text))
+
+    def clear_message(self) -> None:
+        self.show_message("")
+
+    # ------------------------------------------------------------------ clocks
+
+    def tick(self) -> None:
+        """Redraw clocks, "to move" and the heartbeat age (every 100 ms)."""
+        model = self.model
+        self._show_heartbeat()
+        if model is None:
+            for card in (self.card_x, self.card_o):
+                card.set_clock(None)
+                card.set_to_move(False)
+            return
+        now = self._now()
+        live = model.result is None and model.status is GameStatus.IN_PROGRESS
+        asked = self._turn_clock[0] if self._turn_clock is not None else self._human_turn
+        for card in (self.card_x, self.card_o):
+            card.set_clock(self._clock_ms(model, card.side, now))
+            to_move = (live and model.to_move == card.side) or (
+                model.result is None and asked == card.side
+            )
+            text = "your move" if to_move and self._human_turn == card.side else "to move"
+            card.set_to_move(to_move, text)
