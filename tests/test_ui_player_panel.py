@@ -139,3 +139,12 @@ def test_a_human_turn_clock_counts_down_and_turns_red(qtbot: QtBot) -> None:
     assert panel.card_o.clock.text() == "0:00.0"
     panel.set_turn_clock(None)
     assert panel.card_o.clock.text() == "\u2014"
+
+
+def test_the_evaluation_bar_shows_the_result_once_the_game_is_over(qtbot: QtBot) -> None:
+    panel = PlayerPanel(clock=lambda: 0.0)
+    qtbot.addWidget(panel)
+    model = GameModel.from_record(notation.loads(GAME))
+    model.result = GameResult(winner=Player.O, reason=ResultReason.FORFEIT, cause=EndCause.TIMEOUT)
+    panel.set_model(model)
+    assert (panel.evaluation.caption, panel.evaluation.share) == ("O won", 0.0)

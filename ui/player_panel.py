@@ -175,6 +175,16 @@ class EvaluationBar(QWidget):
         self.setToolTip(f"Evaluation reported by the bot: {self.caption}")
         self.update()
 
+    def set_result(self, result: GameResult) -> None:
+        """The game is over: no more opinions, the bar shows how it ended."""
+        if result.winner is None:
+            self.share, self.caption = 0.5, "Draw"
+        else:
+            self.share = 1.0 if result.winner is Player.X else 0.0
+            self.caption = f"{result.winner.value.upper()} won"
+        self.setToolTip(f"The game is over: {self.caption}")
+        self.update()
+
     def paintEvent(self, event: QPaintEvent | None) -> None:
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
@@ -374,6 +384,9 @@ class PlayerPanel(QWidget):
         ):
             self.evaluation.set_evaluation(evaluation)
             self.evaluation.show()
+        if model.result is not None and not self.evaluation.isHidden():
+            # A bot's last "wins in 1" reads oddly once it has won.
+            self.evaluation.set_result(model.result)
         self.status.setText(self._status_text(model))
         self.tick()
 
