@@ -1,9 +1,11 @@
 """Game records on disk: one row per game, one row per move, written as the game is played.
 
-``GameStore`` keeps ``GameRecord`` s through SQLAlchemy's asyncio layer, so no query ever
-blocks the event loop. The default is a SQLite file (``./data/htttx.sqlite``); a
+``GameStore`` keeps ``GameRecord`` s with SQLAlchemy Core, and no query ever blocks the
+event loop. The default is a SQLite file (``./data/htttx.sqlite``); a
 ``postgresql+asyncpg://`` URL selects PostgreSQL. ``sqlite://`` and ``postgresql://``
-URLs are given their asyncio driver (aiosqlite, asyncpg) automatically.
+URLs are given their asyncio driver (aiosqlite, asyncpg) automatically; the URL of a
+SQLite store keeps saying ``sqlite+aiosqlite``, though the store reaches SQLite through
+its own threads (see Concurrency).
 
 Durability: every ``add_move`` is its own committed transaction, so a crash loses no
 move that ``add_move`` returned for. After a restart, ``abort_running`` marks the games
@@ -31,12 +33,21 @@ Nested data is JSON *text* rather than a JSON column type: it is portable, keeps
 PositionEvaluation's extra fields and non-finite heuristics exactly, and PostgreSQL's
 ``jsonb`` would reject both ``Infinity`` and ``\\u0000``. Nothing filters on it.
 
-Concurrency: one store serves every game of a server. SQLite has a single writer, so
-the store queues writes on an ``asyncio.Lock`` and its write transactions start with
-``BEGIN IMMEDIATE`` (another process's writes are waited for, up to a busy timeout);
-reads go through a second engine and, in WAL mode, never wait for writes. On
-PostgreSQL, ``add_move`` and ``finish_game`` lock the game's row, so two writers of one
-game queue up and different games never wait for each other.
+Concurrency: one store serves every game of a server, and a game writes about once per
+move, so a write must cost the event loop little. Every operation is one synchronous
+function of a SQLAlchemy ``Connection`` inside one transaction. On SQLite the whole
+transaction runs on a writer thread of the store's own (pysqlite, no asyncio driver),
+and the event loop only submits it and awaits one future; going through aiosqlite
+instead, each statement, BEGIN and COMMIT would be a trip of its own through
+SQLAlchemy's greenlet and aiosqlite's thread queue: ten times the loop time or more
+(``bench/store.py`` measures it). The single writer thread is also SQLite's single
+writer: writes queue on it in order, and its transactions start with ``BEGIN
+IMMEDIATE`` (another process's writes are waited for, up to a busy timeout). Reads of
+a SQLite file run on a few reader threads and, in WAL mode, never wait for writes; an
+in-memory database is one connection, used only by the writer thread. On PostgreSQL,
+the same functions run through the asyncpg engine (``AsyncConnection.run_sync``);
+``add_move`` and ``finish_game`` lock the game's row, so two writers of one game queue
+up and different games never wait for each other.
 
 Aborted games: ``status`` is ``aborted`` and ``result`` is ``ABORTED_RESULT``,
 ``GameResult(winner=None, reason=DRAW, cause=ABORTED)``. ``GameResult`` allows no
@@ -58,11 +69,12 @@ import asyncio
 import contextlib
 import functools
 import json
-from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from enum import Enum
 from pathlib import Path
-from typing import Any, ClassVar, Concatenate, Final, ParamSpec, TypeVar
+from typing import Any, ClassVar, Concatenate, Final, ParamSpec, Protocol, TypeVar
 
 from pydantic import BaseModel, Field
 from sqlalchemy import (
@@ -76,15 +88,18 @@ from sqlalchemy import (
     Table,
     Text,
     TypeDecorator,
+    bindparam,
+    create_engine,
     event,
     func,
     select,
     update,
 )
-from sqlalchemy.engine import URL, Dialect, make_url
+from sqlalchemy.engine import URL, Connection, Dialect, Engine, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import StaticPool
+from sqlalchemy.sql import Select
 
 from models import EndCause, GameRecord, GameResult, RecordedMove, RecordPlayer, ResultReason
 
@@ -114,8 +129,11 @@ MAX_PAGE_SIZE: Final = 200
 MAX_GAME_ID_LENGTH: Final = 200
 
 # SQLite waits this long for another process's write lock before giving up; writers of
-# this process never wait on each other at the SQLite level (see GameStore._write).
+# this process never wait on each other at the SQLite level (see _SqliteThreads).
 _SQLITE_BUSY_TIMEOUT_MS: Final = 10_000
+
+# Reads of a SQLite file run on this many threads, each with a connection of its own.
+_SQLITE_READ_THREADS: Final = 4
 
 ABORTED_RESULT: Final = GameResult(winner=None, reason=ResultReason.DRAW, cause=EndCause.ABORTED)
 """What an aborted game's ``result`` reads back as (no winner; ``cause`` says aborted)."""
@@ -298,8 +316,9 @@ def _is_memory_sqlite(url: URL) -> bool:
     return url.database in (None, "", ":memory:") or bool(url.query.get("mode") == "memory")
 
 
-def _sqlite_engine(url: URL, *, begin: str) -> AsyncEngine:
-    """An aiosqlite engine whose transactions start with ``begin``.
+def _sqlite_engine(url: URL, *, begin: str, connections: int) -> Engine:
+    """A synchronous (pysqlite) engine whose transactions start with ``begin``, used
+    only from the store's own threads.
 
     pysqlite's own transaction handling starts transactions late (before the first
     write), so a read-then-write transaction could fail to upgrade its lock instead of
@@ -308,19 +327,22 @@ def _sqlite_engine(url: URL, *, begin: str) -> AsyncEngine:
     up front, where the busy timeout applies.
     """
     # Every use is a transaction that ends in a commit or a rollback, so the pool's
-    # rollback on check-in has nothing to do; skipping it saves a trip to the
-    # driver's thread per transaction (a move's write is a few of them).
+    # rollback on check-in has nothing to do.
     kwargs: dict[str, Any] = {"pool_reset_on_return": None}
     if _is_memory_sqlite(url):
         # One shared connection: each new connection would see its own empty database.
         kwargs["poolclass"] = StaticPool
-    elif begin != "BEGIN":
-        # The writer: one connection is all SQLite can use for writing anyway.
-        kwargs["pool_size"] = 1
+    else:
+        # One connection per thread that uses the engine, so no thread ever waits here.
+        kwargs["pool_size"] = connections
         kwargs["max_overflow"] = 0
-    engine = create_async_engine(url, **kwargs)
+    # A connection is used by one thread at a time, but not always by the thread that
+    # opened it: the reader threads share their pool, and close() closes every
+    # connection from the writer thread.
+    kwargs["connect_args"] = {"check_same_thread": False}
+    engine = create_engine(url.set(drivername="sqlite+pysqlite"), **kwargs)
 
-    @event.listens_for(engine.sync_engine, "connect")
+    @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
@@ -333,78 +355,422 @@ def _sqlite_engine(url: URL, *, begin: str) -> AsyncEngine:
         cursor.execute("PRAGMA synchronous=FULL")
         cursor.close()
 
-    @event.listens_for(engine.sync_engine, "begin")
+    @event.listens_for(engine, "begin")
     def _on_begin(connection: Any) -> None:
         connection.exec_driver_sql(begin)
 
     return engine
 
 
-# --------------------------------------------------------------------------- store
+# ------------------------------------------------------------------ transactions
+#
+# Each operation is one synchronous function of a Connection inside a transaction
+# that its caller began and commits: on SQLite it runs whole on the writer (or a
+# reader) thread, on PostgreSQL through ``AsyncConnection.run_sync``. One code path,
+# two ways to run it.
+
+# The statements of the usual write, built once: SQLAlchemy then finds their compiled
+# form in its cache without building and hashing a new statement each time.
+_CLAIM_NEXT_MOVES: Final = (
+    update(_games)
+    .where(
+        _games.c.game_id == bindparam("claim_game_id"),
+        _games.c.status == RecordStatus.RUNNING.value,
+        _games.c.move_count == bindparam("claim_first"),
+    )
+    .values(move_count=bindparam("claim_count"))
+)
+_INSERT_MOVES: Final = _moves.insert()
 
 
-async def _lock_game(conn: AsyncConnection, game_id: str, *columns: Any, missing: str) -> Any:
+def _lock_game(conn: Connection, game_id: str, *columns: Any, missing: str) -> Any:
     """The game's row (``columns``), locked for this transaction: concurrent writers of
     one game queue up on PostgreSQL (SQLite ignores FOR UPDATE; its write lock already
     serialises everything). Raises UnknownGameError naming what was being done."""
-    row = (
-        await conn.execute(select(*columns).where(_games.c.game_id == game_id).with_for_update())
+    row = conn.execute(
+        select(*columns).where(_games.c.game_id == game_id).with_for_update()
     ).one_or_none()
     if row is None:
         raise UnknownGameError(f"no game {game_id!r} {missing}")
     return row
 
 
+def _create_game(conn: Connection, game: dict[str, Any], moves: list[dict[str, Any]]) -> None:
+    conn.execute(_games.insert(), game)
+    if moves:
+        conn.execute(_INSERT_MOVES, moves)
+
+
+def _add_moves(
+    conn: Connection, game_id: str, first_index: int, rows: list[dict[str, Any]]
+) -> None:
+    # The usual case in one statement: a running game whose next index is
+    # ``first_index`` takes the moves (the UPDATE also locks the row on PostgreSQL).
+    # Anything else is sorted out by the checks below.
+    claimed = conn.execute(
+        _CLAIM_NEXT_MOVES,
+        {
+            "claim_game_id": game_id,
+            "claim_first": first_index,
+            "claim_count": first_index + len(rows),
+        },
+    )
+    if claimed.rowcount == 1:
+        conn.execute(_INSERT_MOVES, rows)
+        return
+    row = _lock_game(
+        conn, game_id, _games.c.status, _games.c.move_count, missing=f"to add move {first_index} to"
+    )
+    status, count = RecordStatus(row.status), row.move_count
+    stored_already = [r for r in rows if 0 <= r["idx"] < count]
+    for wanted in stored_already:
+        stored = conn.execute(
+            select(_moves.c.data, _moves.c.latency_ms).where(
+                _moves.c.game_id == game_id, _moves.c.idx == wanted["idx"]
+            )
+        ).one()
+        if (stored.data, stored.latency_ms) != (wanted["data"], wanted["latency_ms"]):
+            raise MoveConflictError(
+                f"game {game_id!r} already has a different move {wanted['idx']}: {stored.data}"
+            )
+    new_rows = rows[len(stored_already) :]
+    if not new_rows:
+        return
+    if status is not RecordStatus.RUNNING:
+        raise GameNotRunningError(f"game {game_id!r} is {status.value}; it takes no more moves")
+    index = new_rows[0]["idx"]
+    if index != count:
+        raise MoveIndexError(
+            f"game {game_id!r} has {count} moves, so the next index is {count}, got {index}"
+        )
+    conn.execute(_INSERT_MOVES, new_rows)
+    conn.execute(
+        update(_games)
+        .where(_games.c.game_id == game_id)
+        .values(move_count=_games.c.move_count + len(new_rows))
+    )
+
+
+def _finish_game(
+    conn: Connection, game_id: str, status: RecordStatus, result: str, ended_at: datetime
+) -> None:
+    row = _lock_game(conn, game_id, _games.c.status, _games.c.result, missing="to finish")
+    if row.status != RecordStatus.RUNNING.value:
+        if row.result == result:
+            return
+        raise GameNotRunningError(
+            f"game {game_id!r} is already {row.status} with result {row.result}"
+        )
+    conn.execute(
+        update(_games)
+        .where(_games.c.game_id == game_id)
+        .values(status=status.value, result=result, ended_at=ended_at)
+    )
+
+
+def _abort_running(conn: Connection, ended_at: datetime) -> int:
+    outcome = conn.execute(
+        update(_games)
+        .where(_games.c.status == RecordStatus.RUNNING.value)
+        .values(
+            status=RecordStatus.ABORTED.value, result=_to_json(ABORTED_RESULT), ended_at=ended_at
+        )
+    )
+    return int(outcome.rowcount)
+
+
+def _get_game(conn: Connection, game_id: str) -> GameRecord | None:
+    game = conn.execute(
+        select(_games.c.started_at, _games.c.header, _games.c.result).where(
+            _games.c.game_id == game_id
+        )
+    ).one_or_none()
+    if game is None:
+        return None
+    moves: list[str] = list(
+        conn.execute(
+            select(_moves.c.data).where(_moves.c.game_id == game_id).order_by(_moves.c.idx)
+        ).scalars()
+    )
+    return GameRecord.model_validate(
+        {
+            **_from_json(game.header),
+            "game_id": game_id,
+            "started_at": game.started_at,
+            "moves": [RecordedMove.model_validate(_from_json(m)) for m in moves],
+            "result": None if game.result is None else _from_json(game.result),
+        }
+    )
+
+
+def _move_latencies(conn: Connection, game_id: str) -> list[int | None]:
+    exists = conn.execute(select(_games.c.seq).where(_games.c.game_id == game_id)).one_or_none()
+    if exists is None:
+        raise UnknownGameError(f"no game {game_id!r}")
+    rows = conn.execute(
+        select(_moves.c.latency_ms).where(_moves.c.game_id == game_id).order_by(_moves.c.idx)
+    )
+    return list(rows.scalars())
+
+
+def _list_games(conn: Connection, query: Select[Any], limit: int) -> GamePage:
+    rows = conn.execute(query).all()
+    items = [
+        _summary(
+            game_id=row.game_id,
+            status=row.status,
+            started_at=row.started_at,
+            ended_at=row.ended_at,
+            header=row.header,
+            result=row.result,
+            moves=row.move_count,
+        )
+        for row in rows[:limit]
+    ]
+    next_cursor = str(rows[limit - 1].seq) if len(rows) > limit else None
+    return GamePage(items=items, next_cursor=next_cursor)
+
+
+def _count_games(conn: Connection, query: Select[Any]) -> int:
+    return int(conn.execute(query).scalar_one())
+
+
+# ------------------------------------------------------------------ running them
+
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
 
 
-def _runs_to_completion(
-    write: Callable[Concatenate[GameStore, _P], Coroutine[Any, Any, _T]],
-) -> Callable[Concatenate[GameStore, _P], Coroutine[Any, Any, _T]]:
-    """Let a write finish even when its caller is cancelled, then honour the cancel.
+async def _to_completion(write: asyncio.Future[_T]) -> _T:
+    """Wait for ``write``, a write that must finish even when its caller is cancelled;
+    a cancelled caller waits for it, then sees its CancelledError.
 
     A transaction cut off halfway (a server shutting down cancels game tasks in the
-    middle of their writes) can leave SQLite's write lock held by a connection whose
-    rollback never ran, and every later writer then fails with "database is locked".
-    So the write runs in its own task; a cancelled caller waits for it (a short wait:
-    one transaction) and only then sees its CancelledError. The write lands whole.
+    middle of their writes) could leave SQLite's write lock held by a connection whose
+    rollback never ran, and every later writer would then fail with "database is
+    locked"; and a caller could not tell whether its write landed. So a write runs on
+    its own (on the writer thread, or in its own task on PostgreSQL) and a cancelled
+    caller waits for it (a short wait: one transaction). The write lands whole.
+    """
+    try:
+        return await asyncio.shield(write)
+    except asyncio.CancelledError:
+        while not write.done():
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(write)
+        if not write.cancelled():
+            write.exception()  # retrieved: the caller is gone, its cancel wins
+        raise
+
+
+class _Runner(Protocol):
+    """Runs the transaction functions above on one backend."""
+
+    async def write(
+        self, fn: Callable[Concatenate[Connection, _P], _T], /, *args: _P.args, **kwargs: _P.kwargs
+    ) -> _T:
+        """Run ``fn`` as a write transaction, committed if it returns. It runs to its
+        end even if the caller is cancelled, and the caller waits for that end."""
+
+    async def read(
+        self, fn: Callable[Concatenate[Connection, _P], _T], /, *args: _P.args, **kwargs: _P.kwargs
+    ) -> _T:
+        """Run ``fn`` in a read transaction."""
+
+    async def close(self) -> None:
+        """Close every connection, after the writes under way."""
+
+
+class _SqliteThreads:
+    """SQLite: a whole transaction is one call on a thread of ours, so the event loop
+    only hands it over and awaits its end.
+
+    Writes run on one writer thread: SQLite has a single writer anyway, and the thread
+    runs them one at a time in the order they were made (the write queue of the
+    store), so they never wait for each other inside SQLite, where waits are neither
+    fair nor free of lock-upgrade failures.
+
+    Reads of a file run on a few reader threads with connections of their own. In WAL
+    mode they read beside the writer and never wait for it. They are synchronous
+    functions too, rather than aiosqlite calls, because each aiosqlite statement (and
+    BEGIN and COMMIT) is its own trip through SQLAlchemy's greenlet and aiosqlite's
+    thread queue, where this is one hop per read; the JSON and pydantic work of
+    rebuilding a record is then off the event loop as well; and the code is the very
+    function that PostgreSQL runs.
+
+    An in-memory database lives in one connection, which only the writer thread uses:
+    reads go through the writer thread too, so they see every write.
     """
 
-    @functools.wraps(write)
-    async def run(store: GameStore, /, *args: _P.args, **kwargs: _P.kwargs) -> _T:
-        task = asyncio.ensure_future(write(store, *args, **kwargs))
+    def __init__(self, url: URL) -> None:
+        self._writer = _sqlite_engine(url, begin="BEGIN IMMEDIATE", connections=1)
+        self._write_thread = ThreadPoolExecutor(1, thread_name_prefix="htttx-store-writer")
+        # The writer thread's connection, opened by its first job and kept: no pool
+        # checkout and check-in per transaction. Only that thread touches it.
+        self._write_conn: Connection | None = None
+        self._reader: Engine | None = None
+        self._read_threads: ThreadPoolExecutor | None = None
+        if not _is_memory_sqlite(url):
+            self._reader = _sqlite_engine(url, begin="BEGIN", connections=_SQLITE_READ_THREADS)
+            self._read_threads = ThreadPoolExecutor(
+                _SQLITE_READ_THREADS, thread_name_prefix="htttx-store-reader"
+            )
+
+    def _on_writer(
+        self, fn: Callable[Concatenate[Connection, _P], _T], /, *args: _P.args, **kwargs: _P.kwargs
+    ) -> _T:
+        """``fn`` in a transaction of the writer's connection (on the writer thread)."""
+        if self._write_conn is None:
+            self._write_conn = self._writer.connect()
+        conn = self._write_conn
         try:
-            return await asyncio.shield(task)
-        except asyncio.CancelledError:
-            while not task.done():
-                with contextlib.suppress(asyncio.CancelledError):
-                    await asyncio.shield(task)
-            if not task.cancelled():
-                task.exception()  # retrieved: the caller is gone, its cancel wins
+            with conn.begin():
+                return fn(conn, *args, **kwargs)
+        except BaseException:
+            # A transaction that SQLite kept open (a COMMIT or ROLLBACK that failed) must
+            # not reach the next write: then the connection goes, the next job opens one.
+            if _left_in_transaction(conn):
+                self._write_conn = None
+                conn.invalidate()
+                conn.close()
             raise
 
-    return run
+    async def write(
+        self, fn: Callable[Concatenate[Connection, _P], _T], /, *args: _P.args, **kwargs: _P.kwargs
+    ) -> _T:
+        # Not loop.run_in_executor: its future passes a cancel on to the job, and
+        # asyncio.shield on top of it would cost a turn of the loop per write. Here the
+        # job cannot be cancelled; ``ended`` only tells the loop that it is over.
+        loop = asyncio.get_running_loop()
+        job = self._write_thread.submit(self._on_writer, fn, *args, **kwargs)
+        ended = _on_loop_when_done(loop, job)
+        try:
+            await ended
+        except asyncio.CancelledError:
+            # The caller is cancelled: it waits for the transaction's end all the same
+            # (see _to_completion), and then its cancel wins over the job's outcome.
+            ended = _on_loop_when_done(loop, job)
+            while not ended.done():
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.shield(ended)
+            raise
+        return job.result()
+
+    async def read(
+        self, fn: Callable[Concatenate[Connection, _P], _T], /, *args: _P.args, **kwargs: _P.kwargs
+    ) -> _T:
+        # A cancelled read that has not started yet is dropped.
+        loop = asyncio.get_running_loop()
+        if self._read_threads is None or self._reader is None:  # in memory: on the writer
+            job = functools.partial(self._on_writer, fn, *args, **kwargs)
+            return await loop.run_in_executor(self._write_thread, job)
+        read = functools.partial(_transaction, self._reader, fn, *args, **kwargs)
+        return await loop.run_in_executor(self._read_threads, read)
+
+    async def close(self) -> None:
+        read_threads, reader = self._read_threads, self._reader
+
+        def close_connections() -> None:
+            # On the writer thread, so after every write queued before close().
+            if read_threads is not None and reader is not None:
+                read_threads.shutdown(wait=True)  # and after the reads under way
+                reader.dispose()
+            if self._write_conn is not None:
+                self._write_conn.close()
+            self._writer.dispose()
+
+        if read_threads is not None:
+            read_threads.shutdown(wait=False)  # no new reads from here on
+        closed = asyncio.get_running_loop().run_in_executor(self._write_thread, close_connections)
+        self._write_thread.shutdown(wait=False)  # no new writes; the queued ones still run
+        try:
+            await _to_completion(closed)
+        finally:
+            # The thread has run its last job: this only joins it.
+            self._write_thread.shutdown(wait=True)
+
+
+def _left_in_transaction(conn: Connection) -> bool:
+    try:
+        return bool(conn.connection.dbapi_connection.in_transaction)  # type: ignore[union-attr]
+    except Exception:  # an invalidated connection reconnects on its next use
+        return False
+
+
+def _transaction(
+    engine: Engine,
+    fn: Callable[Concatenate[Connection, _P], _T],
+    /,
+    *args: _P.args,
+    **kwargs: _P.kwargs,
+) -> _T:
+    """``fn`` in a transaction of its own, committed if it returns (in a thread)."""
+    with engine.begin() as conn:
+        return fn(conn, *args, **kwargs)
+
+
+def _on_loop_when_done(loop: asyncio.AbstractEventLoop, job: Future[Any]) -> asyncio.Future[None]:
+    """A future of ``loop`` that is done once ``job`` (of a thread) is done. Cancelling
+    it does not touch ``job``."""
+    ended: asyncio.Future[None] = loop.create_future()
+
+    def settle() -> None:
+        if not ended.done():
+            ended.set_result(None)
+
+    def on_job_done(_job: Future[Any]) -> None:
+        if not loop.is_closed():
+            loop.call_soon_threadsafe(settle)
+
+    job.add_done_callback(on_job_done)
+    return ended
+
+
+class _AsyncEngineRunner:
+    """PostgreSQL (asyncpg): the same functions, run through the asyncio engine."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+        self._writes: set[asyncio.Task[Any]] = set()  # under way, for close()
+
+    async def write(
+        self, fn: Callable[Concatenate[Connection, _P], _T], /, *args: _P.args, **kwargs: _P.kwargs
+    ) -> _T:
+        write = asyncio.ensure_future(self.read(fn, *args, **kwargs))
+        self._writes.add(write)
+        write.add_done_callback(self._writes.discard)
+        return await _to_completion(write)
+
+    async def read(
+        self, fn: Callable[Concatenate[Connection, _P], _T], /, *args: _P.args, **kwargs: _P.kwargs
+    ) -> _T:
+        async with self._engine.begin() as conn:
+            return await conn.run_sync(fn, *args, **kwargs)
+
+    async def close(self) -> None:
+        while self._writes:
+            await asyncio.wait(list(self._writes))
+        await self._engine.dispose()
+
+
+# --------------------------------------------------------------------------- store
 
 
 class GameStore:
     """Game records in SQLite or PostgreSQL. Open with ``await GameStore.open(url)``.
 
-    Safe to share among all the games of one server: SQLite writes are serialised in
-    the store (SQLite has one writer), PostgreSQL writes lock the game's row.
+    Safe to share among all the games of one server: SQLite writes are serialised on
+    the store's writer thread (SQLite has one writer), PostgreSQL writes lock the
+    game's row.
     """
 
     DEFAULT_URL: ClassVar[str] = "sqlite+aiosqlite:///./data/htttx.sqlite"
 
-    def __init__(self, url: URL, writer: AsyncEngine, reader: AsyncEngine) -> None:
-        """Use ``GameStore.open``; this only wires up engines it has prepared."""
+    def __init__(self, url: URL, runner: _Runner) -> None:
+        """Use ``GameStore.open``; this only wires up what it has prepared."""
         self.url = url
-        self._writer = writer
-        self._reader = reader
-        self._is_sqlite = url.get_backend_name() == "sqlite"
-        # Only SQLite needs it: one writer at a time, and waiting here (not in SQLite's
-        # busy handler) keeps waits fair and free of lock-upgrade failures.
-        self._write_lock = asyncio.Lock()
+        self._runner = runner
+        self._closing: asyncio.Future[None] | None = None
 
     @classmethod
     async def open(cls, url: str = DEFAULT_URL) -> GameStore:
@@ -413,27 +779,30 @@ class GameStore:
         For a SQLite file, the directory is created too.
         """
         parsed = _async_url(url)
+        runner: _Runner
         if parsed.get_backend_name() == "sqlite":
             if not _is_memory_sqlite(parsed) and parsed.database:
                 Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-            writer = _sqlite_engine(parsed, begin="BEGIN IMMEDIATE")
-            reader = writer if _is_memory_sqlite(parsed) else _sqlite_engine(parsed, begin="BEGIN")
+            runner = _SqliteThreads(parsed)
         else:
-            writer = reader = create_async_engine(parsed, pool_pre_ping=True)
-        store = cls(parsed, writer, reader)
+            runner = _AsyncEngineRunner(create_async_engine(parsed, pool_pre_ping=True))
+        store = cls(parsed, runner)
         try:
-            async with store._write() as conn:
-                await conn.run_sync(_metadata.create_all)
+            await runner.write(_metadata.create_all)
         except BaseException:
             await store.close()
             raise
         return store
 
     async def close(self) -> None:
-        """Close every connection. The store cannot be used afterwards."""
-        await self._writer.dispose()
-        if self._reader is not self._writer:
-            await self._reader.dispose()
+        """Close every connection, once the writes under way have landed, and stop the
+        store's threads. The store cannot be used afterwards; closing again does
+        nothing more."""
+        if self._closing is None:
+            self._closing = asyncio.ensure_future(self._runner.close())
+        # Like a write, closing finishes even if its caller is cancelled: no thread or
+        # connection is left behind.
+        await _to_completion(self._closing)
 
     async def __aenter__(self) -> GameStore:
         return self
@@ -441,18 +810,8 @@ class GameStore:
     async def __aexit__(self, *_exc: object) -> None:
         await self.close()
 
-    @contextlib.asynccontextmanager
-    async def _write(self) -> AsyncIterator[AsyncConnection]:
-        """A short write transaction, committed on exit."""
-        async with contextlib.AsyncExitStack() as stack:
-            if self._is_sqlite:
-                await stack.enter_async_context(self._write_lock)
-            conn = await stack.enter_async_context(self._writer.begin())
-            yield conn
-
     # ------------------------------------------------------------------ writing
 
-    @_runs_to_completion
     async def create_game(self, record: GameRecord) -> None:
         """Store a new running game: players, match, setup, name, tags, start time.
 
@@ -472,26 +831,19 @@ class GameStore:
                 f"game {game_id!r} already has a result; create_game expects a game that "
                 "is starting (record the result with finish_game)"
             )
-        header = _to_json(record, exclude=_NOT_IN_HEADER)
+        game = {
+            "game_id": game_id,
+            "status": RecordStatus.RUNNING.value,
+            "started_at": record.started_at,
+            "header": _to_json(record, exclude=_NOT_IN_HEADER),
+            "move_count": len(record.moves),
+        }
+        moves = [
+            {"game_id": game_id, "idx": i, "data": _to_json(move), "latency_ms": None}
+            for i, move in enumerate(record.moves)
+        ]
         try:
-            async with self._write() as conn:
-                await conn.execute(
-                    _games.insert().values(
-                        game_id=game_id,
-                        status=RecordStatus.RUNNING.value,
-                        started_at=record.started_at,
-                        header=header,
-                        move_count=len(record.moves),
-                    )
-                )
-                if record.moves:
-                    await conn.execute(
-                        _moves.insert(),
-                        [
-                            {"game_id": game_id, "idx": i, "data": _to_json(move)}
-                            for i, move in enumerate(record.moves)
-                        ],
-                    )
+            await self._runner.write(_create_game, game, moves)
         except IntegrityError as exc:
             raise DuplicateGameError(f"a game with id {game_id!r} is already stored") from exc
 
@@ -507,7 +859,6 @@ class GameStore:
         """
         await self.add_moves(game_id, index, [(move, latency_ms)])
 
-    @_runs_to_completion
     async def add_moves(
         self, game_id: str, first_index: int, moves: Sequence[tuple[RecordedMove, int | None]]
     ) -> None:
@@ -517,70 +868,15 @@ class GameStore:
 
         Same rules as ``add_move`` for each move: those already stored must be equal.
         """
+        # Serialised here, on the caller's side: the rows are a snapshot of the moves
+        # as they were when add_moves was called.
         rows: list[dict[str, Any]] = [
             {"game_id": game_id, "idx": first_index + i, "data": _to_json(move), "latency_ms": ms}
             for i, (move, ms) in enumerate(moves)
         ]
-        if not rows:
-            return
-        async with self._write() as conn:
-            # The usual case in one statement: a running game whose next index is
-            # ``first_index`` takes the moves (the UPDATE also locks the row on
-            # PostgreSQL). Anything else is sorted out by the checks below.
-            claimed = await conn.execute(
-                update(_games)
-                .where(
-                    _games.c.game_id == game_id,
-                    _games.c.status == RecordStatus.RUNNING.value,
-                    _games.c.move_count == first_index,
-                )
-                .values(move_count=first_index + len(rows))
-            )
-            if claimed.rowcount == 1:
-                await conn.execute(_moves.insert(), rows)
-                return
-            row = await _lock_game(
-                conn,
-                game_id,
-                _games.c.status,
-                _games.c.move_count,
-                missing=f"to add move {first_index} to",
-            )
-            status, count = RecordStatus(row.status), row.move_count
-            stored_already = [r for r in rows if 0 <= r["idx"] < count]
-            for wanted in stored_already:
-                stored = (
-                    await conn.execute(
-                        select(_moves.c.data, _moves.c.latency_ms).where(
-                            _moves.c.game_id == game_id, _moves.c.idx == wanted["idx"]
-                        )
-                    )
-                ).one()
-                if (stored.data, stored.latency_ms) != (wanted["data"], wanted["latency_ms"]):
-                    raise MoveConflictError(
-                        f"game {game_id!r} already has a different move {wanted['idx']}: "
-                        f"{stored.data}"
-                    )
-            new_rows = rows[len(stored_already) :]
-            if not new_rows:
-                return
-            if status is not RecordStatus.RUNNING:
-                raise GameNotRunningError(
-                    f"game {game_id!r} is {status.value}; it takes no more moves"
-                )
-            index = new_rows[0]["idx"]
-            if index != count:
-                raise MoveIndexError(
-                    f"game {game_id!r} has {count} moves, so the next index is {count}, got {index}"
-                )
-            await conn.execute(_moves.insert(), new_rows)
-            await conn.execute(
-                update(_games)
-                .where(_games.c.game_id == game_id)
-                .values(move_count=_games.c.move_count + len(new_rows))
-            )
+        if rows:
+            await self._runner.write(_add_moves, game_id, first_index, rows)
 
-    @_runs_to_completion
     async def finish_game(self, game_id: str, result: GameResult, *, ended_at: datetime) -> None:
         """Record how a running game ended. A result with ``cause=ABORTED`` marks the
         game aborted rather than finished.
@@ -588,74 +884,21 @@ class GameStore:
         Recording the same result again does nothing. Raises UnknownGameError, or
         GameNotRunningError if the game already has a different result.
         """
-        data = _to_json(result)
         status = RecordStatus.ABORTED if result.cause is EndCause.ABORTED else RecordStatus.FINISHED
-        async with self._write() as conn:
-            row = await _lock_game(
-                conn, game_id, _games.c.status, _games.c.result, missing="to finish"
-            )
-            if row.status != RecordStatus.RUNNING.value:
-                if row.result == data:
-                    return
-                raise GameNotRunningError(
-                    f"game {game_id!r} is already {row.status} with result {row.result}"
-                )
-            await conn.execute(
-                update(_games)
-                .where(_games.c.game_id == game_id)
-                .values(status=status.value, result=data, ended_at=ended_at)
-            )
+        await self._runner.write(_finish_game, game_id, status, _to_json(result), ended_at)
 
-    @_runs_to_completion
     async def abort_running(self, *, ended_at: datetime) -> int:
         """Mark every running game aborted, keeping its moves; for server startup.
 
         Returns how many games were aborted.
         """
-        async with self._write() as conn:
-            outcome = await conn.execute(
-                update(_games)
-                .where(_games.c.status == RecordStatus.RUNNING.value)
-                .values(
-                    status=RecordStatus.ABORTED.value,
-                    result=_to_json(ABORTED_RESULT),
-                    ended_at=ended_at,
-                )
-            )
-            return int(outcome.rowcount)
+        return await self._runner.write(_abort_running, ended_at)
 
     # ------------------------------------------------------------------ reading
 
     async def get_game(self, game_id: str) -> GameRecord | None:
         """The full record of a game, moves in order; None if there is no such game."""
-        async with self._reader.begin() as conn:
-            game = (
-                await conn.execute(
-                    select(_games.c.started_at, _games.c.header, _games.c.result).where(
-                        _games.c.game_id == game_id
-                    )
-                )
-            ).one_or_none()
-            if game is None:
-                return None
-            moves: list[str] = list(
-                (
-                    await conn.execute(
-                        select(_moves.c.data)
-                        .where(_moves.c.game_id == game_id)
-                        .order_by(_moves.c.idx)
-                    )
-                ).scalars()
-            )
-            return GameRecord.model_validate(
-                {
-                    **_from_json(game.header),
-                    "game_id": game_id,
-                    "started_at": game.started_at,
-                    "moves": [RecordedMove.model_validate(_from_json(m)) for m in moves],
-                    "result": None if game.result is None else _from_json(game.result),
-                }
-            )
+        return await self._runner.read(_get_game, game_id)
 
     async def move_latencies(self, game_id: str) -> list[int | None]:
         """The measured latency of each move of a game, in move order.
@@ -663,18 +906,7 @@ class GameStore:
         ``RecordedMove`` has no field for it yet, so it is kept beside the move.
         Raises UnknownGameError.
         """
-        async with self._reader.begin() as conn:
-            exists = (
-                await conn.execute(select(_games.c.seq).where(_games.c.game_id == game_id))
-            ).one_or_none()
-            if exists is None:
-                raise UnknownGameError(f"no game {game_id!r}")
-            rows = await conn.execute(
-                select(_moves.c.latency_ms)
-                .where(_moves.c.game_id == game_id)
-                .order_by(_moves.c.idx)
-            )
-            return list(rows.scalars())
+        return await self._runner.read(_move_latencies, game_id)
 
     async def list_games(
         self,
@@ -708,30 +940,14 @@ class GameStore:
             query = query.where(_games.c.seq < _parse_cursor(before))
         # One row more than asked tells whether there is a next page.
         query = query.order_by(_games.c.seq.desc()).limit(limit + 1)
-        async with self._reader.begin() as conn:
-            rows = (await conn.execute(query)).all()
-        items = [
-            _summary(
-                game_id=row.game_id,
-                status=row.status,
-                started_at=row.started_at,
-                ended_at=row.ended_at,
-                header=row.header,
-                result=row.result,
-                moves=row.move_count,
-            )
-            for row in rows[:limit]
-        ]
-        next_cursor = str(rows[limit - 1].seq) if len(rows) > limit else None
-        return GamePage(items=items, next_cursor=next_cursor)
+        return await self._runner.read(_list_games, query, limit)
 
     async def count_games(self, *, status: RecordStatus | None = None) -> int:
         """How many games are stored, optionally only those with ``status``."""
         query = select(func.count()).select_from(_games)
         if status is not None:
             query = query.where(_games.c.status == RecordStatus(status).value)
-        async with self._reader.begin() as conn:
-            return int((await conn.execute(query)).scalar_one())
+        return await self._runner.read(_count_games, query)
 
 
 def _parse_cursor(cursor: str) -> int:

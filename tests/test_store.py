@@ -12,20 +12,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import itertools
 import os
 import shutil
 import sqlite3
 import subprocess
 import tempfile
+import threading
 import uuid
+import warnings
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sqlalchemy import event
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import IntegrityError
 
 from game.store import (
     ABORTED_RESULT,
@@ -723,3 +730,194 @@ async def test_several_moves_land_in_one_call_in_order(store: GameStore) -> None
         await store.add_moves("g", 2, [(move(Player.O, (9, 9), (8, 8)), None)])
     with pytest.raises(MoveIndexError):
         await store.add_moves("g", 5, [(first, None)])
+
+
+# ------------------------------------------------------------------ off the event loop
+#
+# A SQLite write is one job on the store's writer thread. These tests hold SQLite's
+# write lock from a connection of their own (as another process would), so a write is
+# stuck inside its transaction for as long as the test likes; an Engine-wide SQLAlchemy
+# event tells when the writer has started its BEGIN IMMEDIATE.
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> str:
+    return f"sqlite+aiosqlite:///{tmp_path / 'games.sqlite'}"
+
+
+@contextlib.contextmanager
+def sqlite_locked(url: str) -> Iterator[sqlite3.Connection]:
+    """Hold the database's write lock until the block ends (or ``ROLLBACK`` is run)."""
+    raw = sqlite3.connect(url.partition(":///")[2], isolation_level=None)
+    try:
+        raw.execute("BEGIN IMMEDIATE")
+        yield raw
+        if raw.in_transaction:
+            raw.execute("ROLLBACK")
+    finally:
+        raw.close()
+
+
+@contextlib.contextmanager
+def writer_begins() -> Iterator[threading.Event]:
+    """An event set when any SQLAlchemy engine emits BEGIN IMMEDIATE."""
+    begun = threading.Event()
+
+    def seen(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        if statement == "BEGIN IMMEDIATE":
+            begun.set()
+
+    event.listen(Engine, "before_cursor_execute", seen)
+    try:
+        yield begun
+    finally:
+        event.remove(Engine, "before_cursor_execute", seen)
+
+
+async def loop_ticks(count: int) -> int:
+    """Let the event loop run ``count`` times round; returns how many it did."""
+    ticks = 0
+    for _ in range(count):
+        await asyncio.sleep(0)
+        ticks += 1
+    return ticks
+
+
+def store_threads() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name.startswith("htttx-store")]
+
+
+async def test_the_event_loop_runs_on_while_a_write_waits_for_sqlites_lock(
+    sqlite_url: str,
+) -> None:
+    async with await GameStore.open(sqlite_url) as store:
+        await store.create_game(record("g"))
+        with sqlite_locked(sqlite_url) as raw, writer_begins() as begun:
+            written = asyncio.create_task(store.add_move("g", 0, move(Player.O, (1, 0), (2, 0))))
+            assert await asyncio.to_thread(begun.wait, 30)
+            assert await loop_ticks(100) == 100
+            assert not written.done()
+            # Reads do not queue behind the stuck write (WAL, reader threads).
+            stored = await store.get_game("g")
+            assert stored is not None and stored.moves == []
+            raw.execute("ROLLBACK")
+            await written
+        stored = await store.get_game("g")
+        assert stored is not None and stored.moves == [move(Player.O, (1, 0), (2, 0))]
+
+
+async def test_a_write_whose_caller_is_cancelled_mid_flight_lands(sqlite_url: str) -> None:
+    async with await GameStore.open(sqlite_url) as store:
+        await store.create_game(record("g"))
+        with sqlite_locked(sqlite_url) as raw, writer_begins() as begun:
+            written = asyncio.create_task(store.add_move("g", 0, move(Player.O, (1, 0), (2, 0))))
+            assert await asyncio.to_thread(begun.wait, 30)
+            written.cancel()
+            await loop_ticks(100)
+            # The cancelled caller still waits for the transaction on the writer thread.
+            assert not written.done()
+            raw.execute("ROLLBACK")
+            with pytest.raises(asyncio.CancelledError):
+                await written
+        # The write landed whole, and the store takes the next move.
+        assert await store.move_latencies("g") == [None]
+        await store.add_move("g", 1, move(Player.X, (0, 1), (0, 2)))
+        assert await store.move_latencies("g") == [None, None]
+
+
+async def test_a_cancelled_caller_sees_its_cancel_even_when_the_write_failed(
+    sqlite_url: str,
+) -> None:
+    async with await GameStore.open(sqlite_url) as store:
+        with sqlite_locked(sqlite_url) as raw, writer_begins() as begun:
+            written = asyncio.create_task(store.add_move("nope", 0, move(Player.O, (1, 0))))
+            assert await asyncio.to_thread(begun.wait, 30)
+            written.cancel()
+            raw.execute("ROLLBACK")
+            with pytest.raises(asyncio.CancelledError):
+                await written
+        await store.create_game(record("g"))  # and the writer goes on
+
+
+async def test_close_waits_for_the_writes_queued_before_it(sqlite_url: str) -> None:
+    store = await GameStore.open(sqlite_url)
+    await store.create_game(record("g"))
+    moves = [move(Player.O if n % 2 == 0 else Player.X, (n, 0)) for n in range(3)]
+    with sqlite_locked(sqlite_url) as raw, writer_begins() as begun:
+        writes = [asyncio.create_task(store.add_move("g", n, m)) for n, m in enumerate(moves)]
+        assert await asyncio.to_thread(begun.wait, 30)
+        closed = asyncio.create_task(store.close())
+        await loop_ticks(100)
+        assert not closed.done() and not any(write.done() for write in writes)
+        raw.execute("ROLLBACK")
+        await closed
+    assert all(write.done() and write.exception() is None for write in writes)
+    assert store_threads() == []
+    async with await GameStore.open(sqlite_url) as reopened:
+        stored = await reopened.get_game("g")
+        assert stored is not None and stored.moves == moves
+
+
+async def test_a_closed_store_takes_no_more_writes(sqlite_url: str) -> None:
+    store = await GameStore.open(sqlite_url)
+    await store.close()
+    await store.close()  # closing again does nothing
+    with pytest.raises(RuntimeError):
+        await store.create_game(record("g"))
+
+
+async def test_closing_leaves_no_thread_or_unclosed_resource_behind(db_url: str) -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        async with await GameStore.open(db_url) as store:
+            await play(store, rich_record())
+            await asyncio.gather(store.get_game("rich"), store.list_games(), store.count_games())
+        assert store_threads() == []
+        del store
+        gc.collect()
+    assert [w for w in caught if issubclass(w.category, ResourceWarning)] == []
+
+
+@pytest.mark.parametrize("url", ["sqlite+aiosqlite:///:memory:", "sqlite://", "sqlite:///:memory:"])
+async def test_an_in_memory_store_reads_every_write_made_before_the_read(url: str) -> None:
+    async with await GameStore.open(url) as store:
+        await store.create_game(record("g"))
+        # Reads share the writer thread and its one connection, so a read queued
+        # after a write sees it, however the tasks interleave.
+        _, stored, page, latencies = await asyncio.gather(
+            store.add_move("g", 0, move(Player.O, (1, 0), (2, 0)), latency_ms=4),
+            store.get_game("g"),
+            store.list_games(),
+            store.move_latencies("g"),
+        )
+        assert stored is not None and len(stored.moves) == 1
+        assert [s.moves for s in page.items] == [1]
+        assert latencies == [4]
+        assert store_threads() == ["htttx-store-writer_0"]
+    assert store_threads() == []
+
+
+async def test_in_memory_stores_are_separate_databases() -> None:
+    async with (
+        await GameStore.open("sqlite://") as first,
+        await GameStore.open("sqlite://") as second,
+    ):
+        await first.create_game(record("g"))
+        assert await second.get_game("g") is None
+        await second.create_game(record("g"))
+
+
+async def test_a_commit_that_fails_does_not_wedge_the_writer(sqlite_url: str) -> None:
+    # No public operation can make SQLite's COMMIT fail, so this one goes through the
+    # store's runner: a deferred foreign key fails at COMMIT, and SQLite then keeps the
+    # transaction open. The writer must drop that connection, not start the next
+    # write inside the leftover transaction.
+    def commit_fails(conn: Connection) -> None:
+        conn.exec_driver_sql("PRAGMA defer_foreign_keys=ON")
+        conn.exec_driver_sql("INSERT INTO moves (game_id, idx, data) VALUES ('nope', 0, '{}')")
+
+    async with await GameStore.open(sqlite_url) as store:
+        with pytest.raises(IntegrityError, match="FOREIGN KEY"):
+            await store._runner.write(commit_fails)
+        await store.create_game(record("g"))
+        assert await store.count_games() == 1
