@@ -24,6 +24,7 @@ import argparse
 import asyncio
 import importlib.util
 import json
+import random
 import statistics
 import subprocess
 import sys
@@ -39,10 +40,11 @@ from starlette.applications import Starlette
 from starlette.routing import WebSocketRoute
 from starlette.websockets import WebSocket
 
-from bot.bot import BaseBot, Deadline
+from bot.bot import BaseBot, Deadline, MoveDecision
 from bot.capabilities import BwsV1Alpha, Capabilities, default_capabilities
 from bot.serve import BotServer, create_app, uvicorn_config
-from game.rules import Position
+from bot.session import BotSession, Send, Think
+from game.rules import Position, Side
 from models import Match, Player
 
 ROUNDS = 3
@@ -174,12 +176,104 @@ async def measure(connections: int, seconds: float) -> None:
     print(f"  bot / echo = {bot_rate / echo_rate:.0%} ({verdict} the 70% target)")
 
 
+# ------------------------------------------------------------ the session alone
+
+SESSION_SIZES = (12, 200, 1000)
+SESSION_REQUESTS = 5  # timed requests per fresh session, each adds 4 stones
+SESSION_ROUNDS = 5
+
+
+def _game(stones: int, seed: int = 7) -> list[tuple[int, int, Side]]:
+    """A deterministic game of at least ``stones`` stones without a line: each stone a
+    random legal cell near one of the last stones (a real game stays compact)."""
+    rng = random.Random(seed)
+    position = Position()
+    while len(position) < stones:
+        recent = position.stones[-12:]
+        q, r, _ = rng.choice(recent)
+        cell = (q + rng.randint(-3, 3), r + rng.randint(-3, 3))
+        if not position.is_legal(*cell):
+            continue
+        position.place(*cell)
+        if position.outcome is not None:
+            position.undo()
+    return position.stones
+
+
+def _session_script(
+    game: list[tuple[int, int, Side]], start: int
+) -> tuple[list[bytes], list[MoveDecision]]:
+    """O's move requests from the first one with at least ``start`` stones on the board,
+    as a game server sends them (``board`` in placement order, ``previous`` = the bot's
+    last move and X's move), and the bot's answers (O's moves of ``game``)."""
+    first = max(5, 1 + 4 * ((start - 1 + 3) // 4))  # boards after X's move: 1 + 4k stones
+    frames: list[bytes] = []
+    answers: list[MoveDecision] = []
+    for size in range(first, first + 4 * (SESSION_REQUESTS + 1), 4):
+
+        def as_move(index: int) -> dict[str, Any]:
+            return {
+                "side": game[index][2],
+                "pieces": [{"q": q, "r": r} for q, r, _ in game[index : index + 2]],
+            }
+
+        previous = [as_move(size - 4), as_move(size - 2)]
+        board = [{"q": q, "r": r, "p": p} for q, r, p in game[:size]]
+        packet = {"type": "move_request", "side": "o", "previous": previous}
+        frames.append(json.dumps({**packet, "board": {"cells": board}}).encode())
+        answers.append(MoveDecision.of([(q, r) for q, r, _ in game[size : size + 2]]))
+    return frames, answers
+
+
+def _session_cost(frames: list[bytes], answers: list[MoveDecision], derive: bool) -> float:
+    """Seconds for the timed requests of one fresh session (the first one, which starts
+    the session's board, is not timed)."""
+    session = BotSession(BwsV1Alpha())
+    if not derive:
+        session._derive_positions = False  # the full rebuild of every position
+    session.receive(b'{"type":"setup"}', now=0.0)
+    elapsed = 0.0
+    for index, (frame, answer) in enumerate(zip(frames, answers, strict=True)):
+        started = time.perf_counter()
+        [think] = session.receive(frame, now=float(index))
+        assert isinstance(think, Think)
+        [send] = session.job_done(think.job.job_id, answer, now=float(index))
+        assert isinstance(send, Send) and send.warning is None, send
+        send.data()
+        if index:
+            elapsed += time.perf_counter() - started
+    return elapsed
+
+
+def measure_session(seconds: float) -> None:
+    """µs per move_request -> move_response through ``BotSession`` alone, deriving each
+    position from the last vs. rebuilding it, alternating, median of rounds."""
+    game = _game(max(SESSION_SIZES) + 4 * (SESSION_REQUESTS + 3))
+    print(f"BotSession alone: µs per move_request -> move_response, median of {SESSION_ROUNDS}")
+    print("  stones   derived   rebuilt   rebuilt/derived")
+    for size in SESSION_SIZES:
+        frames, answers = _session_script(game, size)
+        # Sessions per round: enough for about `seconds` of timed work on both paths.
+        probe = _session_cost(frames, answers, derive=False) + 1e-6
+        sessions = max(3, int(seconds / SESSION_ROUNDS / 2 / probe))
+        rates: dict[bool, list[float]] = {True: [], False: []}
+        for _ in range(SESSION_ROUNDS):
+            for derive in (True, False):
+                total = sum(_session_cost(frames, answers, derive) for _ in range(sessions))
+                rates[derive].append(total / (sessions * SESSION_REQUESTS) * 1e6)
+        derived, rebuilt = (statistics.median(rates[d]) for d in (True, False))
+        print(f"  {size:6d}  {derived:8.1f}  {rebuilt:8.1f}  {rebuilt / derived:8.1f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--connections", type=int, nargs="+", default=[1, 4], help="busy sockets (default 1 4)"
     )
     parser.add_argument("--seconds", type=float, default=2.0, help="per round and server")
+    parser.add_argument(
+        "--session", action="store_true", help="only the BotSession figures (no servers)"
+    )
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
@@ -191,6 +285,9 @@ def main() -> None:
                 runner.run(serve_both())
         else:
             asyncio.run(serve_both())
+        return
+    measure_session(args.seconds)
+    if args.session:
         return
     for connections in args.connections:
         asyncio.run(measure(connections, args.seconds))

@@ -574,41 +574,57 @@ class _Connection:
             log.exception("%s: session failed in %s", self._name, step.__name__)
             return [Close(CLOSE_INTERNAL_ERROR, "internal error in the bot framework")]
 
-    async def _think(self, job: ThinkJob, received: float) -> None:
+    def _start_job(self, job: ThinkJob, received: float) -> bool:
+        """Queue ``job`` for the bot at once, in the order of the session's actions, and
+        start the task that answers it; False if too many calls are queued."""
         elapsed = time.monotonic() - received
         limit = None if job.time_limit is None else max(0.0, job.time_limit - elapsed)
         deadline = Deadline(limit)
-        self._deadlines[job.job_id] = deadline
+        call = _ThinkCall(job.kind, job.position, job.side, job.match)
         try:
-            call = _ThinkCall(job.kind, job.position, job.side, job.match)
             future = self._calls.submit(call, deadline)
         except _TooManyCalls:
-            await self.close(CLOSE_POLICY_VIOLATION, "too many requests queued for the bot")
-            return
+            return False
+        # Registered now, so that a Cancel right behind the Think reaches it.
+        self._deadlines[job.job_id] = deadline
+        task = asyncio.create_task(
+            self._think(job, future, deadline, received), name=f"{self._name} job"
+        )
+        self._jobs.add(task)
+        # A callback, not a ``finally``: it also runs for a task cancelled before it began.
+        task.add_done_callback(functools.partial(self._job_over, job.job_id, future))
+        return True
+
+    def _job_over(self, job_id: int, future: asyncio.Future[Any], task: asyncio.Task[None]) -> None:
+        self._jobs.discard(task)
+        self._deadlines.pop(job_id, None)
+        future.cancel()  # nobody waits for it any more
+
+    async def _think(
+        self, job: ThinkJob, future: asyncio.Future[Any], deadline: Deadline, received: float
+    ) -> None:
+        """Wait for the bot's answer to ``job`` (answering for it when its time is due)
+        and hand it to the session."""
+        if job.answer_within is not None:
+            wait = job.answer_within - (time.monotonic() - received)
+            await asyncio.wait({future}, timeout=max(0.0, wait))
+            if not future.done():
+                best = deadline.best
+                # Answered for the bot: whatever it finds now is void, so tell a
+                # polling bot to stop (the next job waits for it to return).
+                deadline.cancel()
+                now = time.monotonic()
+                await self._apply(self._feed(self._session.answer_due, job.job_id, best, now))
         try:
-            if job.answer_within is not None:
-                wait = job.answer_within - (time.monotonic() - received)
-                await asyncio.wait({future}, timeout=max(0.0, wait))
-                if not future.done():
-                    best = deadline.best
-                    # Answered for the bot: whatever it finds now is void, so tell a
-                    # polling bot to stop (the next job waits for it to return).
-                    deadline.cancel()
-                    now = time.monotonic()
-                    await self._apply(self._feed(self._session.answer_due, job.job_id, best, now))
-            try:
-                result = await future
-            except Exception as error:
-                log.error("%s: the bot failed on job %d", self._name, job.job_id, exc_info=error)
-                actions = self._feed(self._session.job_failed, job.job_id, error, time.monotonic())
-            else:
-                if result is _SKIPPED:  # cancelled before the bot started
-                    return
-                actions = self._feed(self._session.job_done, job.job_id, result, time.monotonic())
-            await self._apply(actions)
-        finally:
-            self._deadlines.pop(job.job_id, None)
-            future.cancel()
+            result = await future
+        except Exception as error:
+            log.error("%s: the bot failed on job %d", self._name, job.job_id, exc_info=error)
+            actions = self._feed(self._session.job_failed, job.job_id, error, time.monotonic())
+        else:
+            if result is _SKIPPED:  # cancelled before the bot started
+                return
+            actions = self._feed(self._session.job_done, job.job_id, result, time.monotonic())
+        await self._apply(actions)
 
     # ----------------------------------------------------------------- actions
 
@@ -621,11 +637,10 @@ class _Connection:
                 if isinstance(action, Send):
                     await self._send(action)
                 elif isinstance(action, Think):
-                    task = asyncio.create_task(
-                        self._think(action.job, received), name=f"{self._name} job"
-                    )
-                    self._jobs.add(task)
-                    task.add_done_callback(self._jobs.discard)
+                    if not self._start_job(action.job, received):
+                        await self.close(
+                            CLOSE_POLICY_VIOLATION, "too many requests queued for the bot"
+                        )
                 elif isinstance(action, Cancel):
                     self._cancel(action.job_id)
                 elif isinstance(action, Configure):

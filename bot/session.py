@@ -62,6 +62,10 @@ constructor, or ``Match()`` defaults. ``Configure.extras`` holds every ``x-`` ke
 *Board.* A request that carries ``board`` (our extension; the prototype's server sends
 it with a ``previous`` holding only the opponent's move) is trusted as the current
 position. Otherwise the stones of ``previous`` are added to the confirmed board. The
+session builds the position of a request from the confirmed one by placing the stones of
+``previous`` when that is the whole difference (the usual flow; with ``board``, when it
+lists the confirmed board's cells in their order, then those stones): O(new stones)
+instead of O(stones). Anything else is built from every stone, with the same result. The
 bot's own answer is never applied when sent: only the next request confirms it (so
 ``move_skips`` works). An ``interrupt`` restores the board, the side and the bot's
 unconfirmed answer as they were before the interrupted request.
@@ -104,7 +108,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import KW_ONLY, InitVar, dataclass, field, replace
 from itertools import pairwise
 from typing import ClassVar, Literal, TypeAlias
 
@@ -113,7 +117,7 @@ from pydantic import BaseModel, ValidationError
 from bot.bot import MoveDecision
 from bot.fallback import fallback_move, move_problem
 from game.hexgrid import Hex
-from game.rules import InvalidSetupError, Position, Side
+from game.rules import IllegalMoveError, InvalidSetupError, Position, Side
 from models import (
     CLOSE_INTERNAL_ERROR,
     CLOSE_NORMAL,
@@ -232,7 +236,9 @@ class ThinkJob:
     safety margin for the network), or None for no limit.
 
     The bot may change ``position`` as it thinks; ``original_position()`` gives the
-    position as asked, against which its answer is checked.
+    position as asked, against which its answer is checked. ``asked_as``, when given, is
+    that position (a different object, equal to ``position``, which nobody changes: the
+    session's own); by default it is a copy of ``position`` taken here.
     """
 
     job_id: int
@@ -242,12 +248,16 @@ class ThinkJob:
     match: Match
     time_limit: float | None
     answer_within: float | None
+    _: KW_ONLY
+    asked_as: InitVar[Position | None] = None
     _original: Position = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, asked_as: Position | None) -> None:
         # Taken before the bot sees ``position``: checking its answer must not depend
         # on what the bot did to its copy, nor race with a bot still thinking.
-        object.__setattr__(self, "_original", self.position.copy())
+        if asked_as is None or asked_as is self.position:
+            asked_as = self.position.copy()
+        object.__setattr__(self, "_original", asked_as)
 
     def original_position(self) -> Position:
         """A fresh copy of the position as it was when the job was made."""
@@ -373,6 +383,8 @@ class HeartbeatStateError(SessionError):
 
 # ------------------------------------------------------------------------- state
 
+_STANDARD_STONES: dict[Hex, Side] = {(0, 0): "x"}
+
 
 @dataclass(frozen=True)
 class _Answer:
@@ -385,13 +397,29 @@ class _Answer:
         return f"{self.side.value} {sorted(self.pieces)}"
 
 
+@dataclass(frozen=True, eq=False)
+class _Board:
+    """A confirmed board: the session's own ``Position`` of it, with the side of the
+    request that confirmed it to move (the bot's copies are made from it; nobody
+    changes it, so keeping the old value is a snapshot), and the cells of the packet
+    that carried it, in the packet's order, to tell cheaply whether the next ``board``
+    extends it. ``position`` is None for the standard start before any setup."""
+
+    position: Position | None
+    cells: list[Cell] | None = None
+
+    def stones(self) -> dict[Hex, Side]:
+        """The stones by cell, in placement order."""
+        if self.position is None:
+            return dict(_STANDARD_STONES)
+        return {(q, r): side for q, r, side in self.position.stones}
+
+
 @dataclass(frozen=True)
 class _Tracking:
-    """What a request changes and an ``interrupt`` restores. ``stones`` is never
-    changed in place (a request makes a new dict), so keeping the old value is a
-    snapshot."""
+    """What a request changes and an ``interrupt`` restores."""
 
-    stones: dict[Hex, Side]  # in placement order
+    board: _Board
     next_mover: Player | None  # the side due to move in the standard order, if known
     answer: _Answer | None
     side: Player | None  # the session's side, fixed by the first request
@@ -405,11 +433,13 @@ class _Pending:
     before: _Tracking
 
 
-_STANDARD_STONES: dict[Hex, Side] = {(0, 0): "x"}
-
-
 class BotSession:
     """One game session of one bot over one WebSocket."""
+
+    #: Derive each request's position from the confirmed one when the request only adds
+    #: stones to it (the usual game flow), instead of building it from every stone.
+    #: False builds every position from scratch (for benchmarks and tests to compare).
+    _derive_positions: bool = True
 
     def __init__(self, capabilities: BwsV1Alpha, *, match: Match | None = None) -> None:
         self._capabilities = capabilities
@@ -417,7 +447,7 @@ class BotSession:
         self._closed = False
         # The game has started: a setup or a request was received.
         self._started = False
-        self._tracking = _Tracking(dict(_STANDARD_STONES), Player.O, None, None)
+        self._tracking = _Tracking(_Board(None), Player.O, None, None)
         self._pending: _Pending | None = None
         # Jobs the adapter may still be running: pending, or answered by answer_due.
         self._running: set[int] = set()
@@ -543,17 +573,21 @@ class BotSession:
         actions = self._drop_pending()
         self._started = True
         self._tracking = _Tracking(
-            stones, Player.O if standard else None, None, self._tracking.side
+            _Board(position, packet.board.cells),
+            Player.O if standard else None,
+            None,
+            self._tracking.side,
         )
-        return [*actions, Reset(position)]
+        # The bot gets a copy: the session keeps building on its own.
+        return [*actions, Reset(position.copy())]
 
     def _on_move_request(self, packet: MoveRequestPacket) -> list[Action]:
         self._check_nothing_pending("move_request")
         self._check_side(packet.side, "move_request")
         before = self._tracking
-        stones = self._board_after(packet, before)
-        after = _Tracking(stones, packet.side, None, before.side or packet.side)
-        position = self._position(stones, packet.side)
+        position = self._position_after(packet, before)
+        cells = None if packet.board is None else packet.board.cells
+        after = _Tracking(_Board(position, cells), packet.side, None, before.side or packet.side)
         declared = self._capabilities.move_time_limit
         limit = packet.move_time_limit if declared else None
         return self._start("move", position, packet.side, limit, before, after)
@@ -566,7 +600,13 @@ class BotSession:
         self._check_nothing_pending("eval_request")
         self._check_side(packet.side, "eval_request")
         before = self._tracking
-        position = self._position(before.stones, packet.side)
+        position = before.board.position
+        if (
+            position is None
+            or not self._derive_positions
+            or not self._derivable(position, packet.side)
+        ):
+            position = self._position(before.board.stones(), packet.side)
         after = replace(before, side=before.side or packet.side)
         declared = self._capabilities.evaluation_time_limit
         limit = packet.evaluation_time_limit if declared else None
@@ -613,9 +653,10 @@ class BotSession:
                 f"that declare 'dual_sided' play both sides"
             )
 
-    def _board_after(self, packet: MoveRequestPacket, before: _Tracking) -> dict[Hex, Side]:
-        """The board of a move request: its ``board``, else the confirmed one plus
-        ``previous``; checking ``previous`` against the declared capabilities."""
+    def _position_after(self, packet: MoveRequestPacket, before: _Tracking) -> Position:
+        """The position of a move request (the session's own): its ``board``, else the
+        confirmed one plus ``previous``, with the requested side to move; checking
+        ``previous`` against the declared capabilities."""
         capabilities = self._capabilities
         moves = packet.previous
         if len(moves) > 2 and not (capabilities.move_skips or capabilities.free_move_order):
@@ -625,22 +666,100 @@ class BotSession:
             )
         if not capabilities.free_move_order:
             _check_alternation(packet, before.next_mover if packet.board is None else None)
+        position = self._derived(packet, before.board)
+        if position is not None:
+            # The derived board holds exactly the stones of the full path below, and it
+            # has neither a repeated cell nor a line: only the answer check can fail.
+            if before.answer is not None and not capabilities.move_skips:
+                self._check_answer_kept(before.answer, packet, position.piece_at)
+            return position
         if packet.board is not None:
             stones = stones_of_board(packet.board, "move_request.board")
         else:
-            stones = dict(before.stones)
+            stones = before.board.stones()
             for index, move in enumerate(moves):
                 add_previous_move(stones, move, index)
         if before.answer is not None and not capabilities.move_skips:
-            self._check_answer_kept(before.answer, packet, stones)
-        return stones
+            self._check_answer_kept(before.answer, packet, lambda q, r: stones.get((q, r)))
+        return self._position(stones, packet.side)
+
+    def _derivable(self, position: Position, side: Player) -> bool:
+        """Whether ``position`` (the session's, 2 stones left, no outcome) is the one
+        ``_position`` would build from its stones for ``side`` under the match settings."""
+        match = self._match
+        return (
+            position.to_move == side.value
+            and position.view_distance == match.view_distance
+            and position.win_distance == match.win_distance
+        )
+
+    def _derived(self, packet: MoveRequestPacket, confirmed: _Board) -> Position | None:
+        """The position of ``packet`` made from the confirmed one by placing the stones of
+        ``previous`` in order, when that gives exactly the position ``_position`` builds
+        from the request's board (or the confirmed one plus ``previous``): the same
+        stones in the same order, the same side to move, 2 stones left. None otherwise
+        (the full path then decides, and raises what it always raised).
+
+        O(new stones) Python work, plus two flat copies of the confirmed position's
+        containers and, with ``board``, one comparison of its cells with the confirmed
+        ones (C loops that mostly compare identical, interned cells).
+        """
+        old = confirmed.position
+        if old is None or not self._derive_positions:
+            return None
+        if packet.board is not None and not self._extends(packet.board, packet, confirmed.cells):
+            return None
+        match = self._match
+        if old.view_distance != match.view_distance or old.win_distance != match.win_distance:
+            return None
+        position = old.copy()
+        try:
+            for move in packet.previous:
+                side = move.side.value
+                for piece in move.pieces:
+                    if position.to_move != side:
+                        return None
+                    position.place(piece.q, piece.r)
+        except IllegalMoveError:  # a taken cell, out of view (allowed here), game over
+            return None
+        if (
+            position.outcome is not None
+            or position.stones_left != 2
+            or position.to_move != packet.side.value
+        ):
+            return None
+        position.rebase()  # as if built from all its stones: they are all its setup
+        return position
+
+    @staticmethod
+    def _extends(board: Board, packet: MoveRequestPacket, confirmed: list[Cell] | None) -> bool:
+        """Whether ``board`` lists the ``confirmed`` cells, in the same order, then the
+        stones of ``packet.previous``, in order."""
+        cells = board.cells
+        if confirmed is None:
+            return False
+        known = len(confirmed)
+        added = [(p.q, p.r, move.side) for move in packet.previous for p in move.pieces]
+        if len(cells) != known + len(added):
+            return False
+        # Interned cells: nearly every element is the same object, which list equality
+        # checks first.
+        if cells is not confirmed and cells[:known] != confirmed:
+            return False
+        return all(
+            (cell.q, cell.r, cell.p) == stone
+            for cell, stone in zip(cells[known:], added, strict=True)
+        )
 
     def _check_answer_kept(
-        self, answer: _Answer, packet: MoveRequestPacket, stones: dict[Hex, Side]
+        self,
+        answer: _Answer,
+        packet: MoveRequestPacket,
+        piece_at: Callable[[int, int], str | None],
     ) -> None:
         skips = "only bots that declare 'move_skips' accept a replaced or skipped move"
         if packet.board is not None:
-            if any(stones.get(cell) != answer.side.value for cell in answer.pieces):
+            if any(piece_at(*cell) != answer.side.value for cell in answer.pieces):
                 raise MoveSkipError(
                     f"move_request.board does not hold the bot's move ({answer}); {skips}"
                 )
@@ -677,14 +796,16 @@ class BotSession:
         before: _Tracking,
         after: _Tracking,
     ) -> list[Action]:
+        """Start a job on ``position``, the session's own: the bot gets a copy."""
         job = ThinkJob(
             job_id=self._next_job_id,
             kind=kind,
-            position=position,
+            position=position.copy(),
             side=side,
             match=self._match,
             time_limit=limit,
             answer_within=answer_within(limit),
+            asked_as=position,
         )
         self._next_job_id += 1
         self._started = True
@@ -709,7 +830,10 @@ class BotSession:
             send = _eval_answer(job, result, trouble)
         else:
             send, pieces = _move_answer(job, result, trouble)
-            self._tracking = replace(self._tracking, answer=_Answer(job.side, pieces))
+            tracking = self._tracking
+            self._tracking = _Tracking(
+                tracking.board, tracking.next_mover, _Answer(job.side, pieces), tracking.side
+            )
         self._pending = None
         self._answered_at = now
         return [send]
@@ -754,7 +878,7 @@ def _move_answer(job: ThinkJob, result: object, trouble: str | None) -> tuple[Se
     position = job.asked  # move_problem and fallback_move leave it as it is
     decision: MoveDecision | None = None
     if isinstance(result, MoveDecision):
-        problem = move_problem(position, result)
+        problem = None if _plainly_legal(position, result) else move_problem(position, result)
         if problem is None:
             decision = result
         else:
@@ -765,9 +889,19 @@ def _move_answer(job: ThinkJob, result: object, trouble: str | None) -> tuple[Se
         trouble = f"the bot answered {type(result).__name__}, not a MoveDecision"
     warning = None
     if decision is None:
-        decision = fallback_move(position)
+        # On a copy: folding the legal cells into the session's own position would make
+        # every later copy of it dearer.
+        decision = fallback_move(job.original_position())
         warning = f"job {job.job_id}: {trouble}; sent the fallback move {_pieces(decision)}"
     encoded: bytes | None
+    if decision.evaluation is None and not decision.considerations:
+        # The common answer, two stones and nothing else (checked legal, so plain ints).
+        first, second = decision.pieces
+        # (Validating these Coords is quicker than pydantic's model_construct.)
+        option = MoveOption(pieces=[first, second], evaluation=None)
+        packet = MoveResponsePacket(move=option, considerations=None)
+        encoded = _PLAIN_MOVE_RESPONSE % (first.q, first.r, second.q, second.r)
+        return Send(packet, warning, encoded), frozenset(((first.q, first.r), (second.q, second.r)))
     try:
         packet = MoveResponsePacket(
             move=decision.to_option(), considerations=list(decision.considerations) or None
@@ -780,6 +914,30 @@ def _move_answer(job: ThinkJob, result: object, trouble: str | None) -> tuple[Se
         warning = note if warning is None else f"{warning}; {note}"
     stones = frozenset(piece.as_tuple() for piece in decision.pieces)
     return Send(packet, warning, encoded), stones
+
+
+# dump_packet of a MoveResponsePacket with two pieces and nothing else.
+_PLAIN_MOVE_RESPONSE = (
+    b'{"type":"move_response","move":{"pieces":[{"q":%d,"r":%d},{"q":%d,"r":%d}]}}'
+)
+
+
+def _plainly_legal(position: Position, decision: MoveDecision) -> bool:
+    """A quick yes for the common answer: 2 distinct ``Coord`` stones, each legal before
+    either is placed (the second then stays legal after the first, which only adds a
+    stone, and a first stone that wins needs the second to have been playable). False
+    means "ask ``move_problem``", which also says why."""
+    pieces = decision.pieces
+    if type(pieces) is not tuple or len(pieces) != 2:
+        return False
+    first, second = pieces
+    return (
+        type(first) is Coord
+        and type(second) is Coord
+        and (first.q != second.q or first.r != second.r)
+        and position.is_legal(first.q, first.r)
+        and position.is_legal(second.q, second.r)
+    )
 
 
 def _eval_answer(job: ThinkJob, result: object, trouble: str | None) -> Send:

@@ -321,6 +321,26 @@ class Position:
         clone._legal = self._legal.copy()
         return clone
 
+    def rebase(self) -> None:
+        """Make every stone on the board part of the setup, in O(1).
+
+        The position is then the one ``Position(view_distance, win_distance,
+        setup=self.stones, to_move=self.to_move, turn_limit=self.turn_limit)`` builds:
+        ``setup`` lists all the stones, ``moves_played`` starts again at 0 and ``undo()``
+        cannot take them back. Only between moves and while the game goes on: raises
+        ``ValueError`` after the first stone of a move or once the game is over.
+
+        >>> pos = Position()
+        >>> pos.place_move((1, 0), (2, 0))
+        >>> pos.rebase()
+        >>> len(pos.setup), pos.moves_played, pos.to_move
+        (3, 0, 'x')
+        """
+        if self._outcome is not None or self._stones_left != 2:
+            raise ValueError(f"rebase needs a game going on, between moves: {self!r}")
+        self._setup_size = len(self._history)
+        self._moves_played = 0
+
     def __repr__(self) -> str:
         return (
             f"<Position {len(self._history)} stones, {self._to_move} to move "

@@ -1047,3 +1047,260 @@ def test_no_input_sequence_raises_and_closing_is_final(
                 dump_packet(action.packet)
         done = bool(closes) or kind == "connection_lost"
         assert session.closed == done
+
+
+# ------------------------------------------------- derived positions (incremental)
+
+
+def rebuilding(capabilities: BwsV1Alpha | None = None, **match: Any) -> BotSession:
+    """A session that builds every position from scratch, as the reference."""
+    session = BotSession(capabilities or BwsV1Alpha(), match=Match(**match) if match else None)
+    session._derive_positions = False
+    return session
+
+
+def assert_same_position(derived: Position, reference: Position) -> None:
+    assert derived is not reference
+    assert derived.stones == reference.stones  # the same stones, in the same order
+    assert derived.setup == reference.setup
+    assert (derived.to_move, derived.stones_left) == (reference.to_move, reference.stones_left)
+    assert (derived.moves_played, derived.outcome) == (reference.moves_played, reference.outcome)
+    assert (derived.view_distance, derived.win_distance) == (
+        reference.view_distance,
+        reference.win_distance,
+    )
+    assert list(derived.legal_cells()) == list(reference.legal_cells())
+
+
+def assert_same_actions(derived: list[Action], reference: list[Action]) -> None:
+    assert [type(action) for action in derived] == [type(action) for action in reference]
+    for mine, theirs in zip(derived, reference, strict=True):
+        if isinstance(mine, Think):
+            assert isinstance(theirs, Think)
+            assert (mine.job.job_id, mine.job.kind, mine.job.side) == (
+                theirs.job.job_id,
+                theirs.job.kind,
+                theirs.job.side,
+            )
+            assert mine.job.position is not mine.job.asked
+            assert_same_position(mine.job.position, theirs.job.position)
+            assert_same_position(mine.job.asked, theirs.job.asked)
+        elif isinstance(mine, Reset):
+            assert isinstance(theirs, Reset)
+            assert_same_position(mine.position, theirs.position)
+        elif isinstance(mine, Send):
+            assert isinstance(theirs, Send)
+            assert (mine.packet, mine.warning, mine.data()) == (
+                theirs.packet,
+                theirs.warning,
+                theirs.data(),
+            )
+        else:
+            assert mine == theirs
+
+
+def test_a_request_that_adds_the_moves_of_previous_derives_the_position() -> None:
+    session = started()
+    answered_o(session, (1, 0), (2, 0))
+    board = [(0, 0, "x"), (1, 0, "o"), (2, 0, "o"), (-1, 0, "x"), (-2, 0, "x")]
+    request = move_request("o", move("o", (1, 0), (2, 0)), move("x", (-1, 0), (-2, 0)), board=board)
+    job = only_think(session.receive(request, now=2.0))
+    assert job.position.stones == board
+    assert (job.position.to_move, job.position.stones_left) == ("o", 2)
+    assert (job.position.setup, job.position.moves_played) == (board, 0)
+    reference = Position(setup=board, to_move="o")
+    assert set(job.position.legal_cells()) == set(reference.legal_cells())
+
+
+def test_the_bot_never_holds_the_sessions_position() -> None:
+    session = started()
+    answered_o(session, (1, 0), (2, 0))
+    request = move_request("o", move("o", (1, 0), (2, 0)), move("x", (-1, 0), (-2, 0)))
+    job = only_think(session.receive(request, now=2.0))
+    job.position.place(3, 0)
+    job.position.place(4, 0)  # the bot explored and left its stones on its copy
+    assert len(job.asked) == 5 and job.asked.stones_left == 2
+    session.job_done(job.job_id, decision((3, 0), (4, 0)), now=3.0)
+    request = move_request("o", move("o", (3, 0), (4, 0)), move("x", (-3, 0), (-4, 0)))
+    later = only_think(session.receive(request, now=4.0))
+    assert later.position.stones == [
+        (0, 0, "x"),
+        (1, 0, "o"),
+        (2, 0, "o"),
+        (-1, 0, "x"),
+        (-2, 0, "x"),
+        (3, 0, "o"),
+        (4, 0, "o"),
+        (-3, 0, "x"),
+        (-4, 0, "x"),
+    ]
+    assert later.position is not job.position and later.asked is not job.asked
+
+
+def test_the_fast_move_response_encodes_like_dump_packet() -> None:
+    session = started()
+    job = only_think(session.receive(move_request("o"), now=1.0))
+    send = only_send(session.job_done(job.job_id, decision((-1, 0), (1, -1)), now=2.0))
+    assert send.data() == dump_packet(send.packet)
+    assert send.packet == MoveResponsePacket(
+        move=MoveOption(pieces=[Coord(q=-1, r=0), Coord(q=1, r=-1)])
+    )
+
+
+def test_an_answer_that_needs_its_first_stone_for_the_second_is_legal() -> None:
+    session = started(view_distance=1)
+    job = only_think(session.receive(move_request("o"), now=1.0))
+    assert sent_move(session.job_done(job.job_id, decision((1, 0), (2, 0)), now=2.0)) == [
+        (1, 0),
+        (2, 0),
+    ]
+
+
+_PERTURBATIONS = ["none", "none", "none", "no_board", "prototype", "taken", "lacks_answer"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    data=st.data(),
+    small=st.booleans(),
+    capabilities=st.sampled_from(
+        [BwsV1Alpha(), BwsV1Alpha(move_skips=True), BwsV1Alpha(free_move_order=True)]
+    ),
+)
+def test_derived_positions_equal_positions_built_from_scratch(
+    data: st.DataObject, small: bool, capabilities: BwsV1Alpha
+) -> None:
+    """Random legal games, as a game server sends them (``board`` and ``previous``),
+    now and then bent (no board, the prototype's ``previous``, a taken cell, a board
+    without the bot's move): the deriving session answers exactly like one that builds
+    every position from scratch, error messages included."""
+    match: dict[str, Any] = {"view_distance": 2, "win_distance": 4} if small else {}
+    derived, reference = (
+        BotSession(capabilities, match=Match(**match)),
+        rebuilding(capabilities, **match),
+    )
+    referee = Position(**match)
+    assert_same_actions(derived.receive(setup(), 0.0), reference.receive(setup(), 0.0))
+
+    def pick() -> Hex:
+        return data.draw(st.sampled_from(sorted(referee.legal_cells())))
+
+    mine: Json | None = None
+    for turn in range(data.draw(st.integers(1, 25))):
+        now = float(turn)
+        previous: list[Json] = []
+        if mine is not None:
+            previous.append(mine)
+            if referee.to_move != "x":
+                break
+            theirs = [pick()]
+            referee.place(*theirs[0])
+            if referee.is_game_over():
+                break
+            theirs.append(pick())
+            referee.place(*theirs[1])
+            if referee.is_game_over():
+                break
+            previous.append(move("x", *theirs))
+        board: list[tuple[int, int, str]] | None = list(referee.stones)
+        how = data.draw(st.sampled_from(_PERTURBATIONS))
+        if how == "no_board":
+            board = None
+        elif how == "prototype":
+            previous = previous[-1:]
+        elif how == "taken" and len(referee) > 1:
+            taken = referee.stones[0][:2]
+            previous[-1:] = [move("x", taken, (taken[0] + 50, taken[1]))] if previous else []
+            board = [*referee.stones, (*taken, "x")]
+        elif how == "lacks_answer" and mine is not None:
+            kept = {(p["q"], p["r"]) for p in mine["pieces"]}
+            board = [stone for stone in referee.stones if stone[:2] not in kept]
+        request = move_request("o", *previous, board=board)
+        actions = derived.receive(request, now)
+        assert_same_actions(actions, reference.receive(request, now))
+        if not actions or not isinstance(actions[0], Think):
+            assert derived.closed and reference.closed
+            return
+        job = actions[0].job
+        if data.draw(st.booleans()):  # the bot searched on its copy and left stones
+            job.position.place(*sorted(job.position.legal_cells())[0])
+        first = pick()
+        referee.place(*first)
+        if referee.is_game_over():
+            break
+        second = pick()
+        referee.place(*second)
+        answer = decision(first, second)
+        assert_same_actions(
+            derived.job_done(job.job_id, answer, now), reference.job_done(job.job_id, answer, now)
+        )
+        mine = move("o", first, second)
+        if referee.is_game_over():
+            break
+
+
+def test_a_changed_view_distance_rebuilds_the_position() -> None:
+    capabilities = BwsV1Alpha(config=BwsConfigCapability(dynamic=True))
+    session = started(capabilities)
+    answered_o(session, (1, 0), (2, 0))
+    session.receive(json.dumps({"type": "config", "x-match": {"view_distance": 3}}), now=2.0)
+    request = move_request("o", move("o", (1, 0), (2, 0)), move("x", (-1, 0), (-2, 0)))
+    job = only_think(session.receive(request, now=3.0))
+    assert job.position.view_distance == 3
+    assert job.position.stones == Position(setup=job.position.stones, to_move="o").stones
+
+
+_BOARD_1 = [(0, 0, "x"), (1, 0, "o"), (2, 0, "o"), (-1, 0, "x"), (-2, 0, "x")]
+_BOARD_2 = [*_BOARD_1, (3, 0, "o"), (4, 0, "o"), (-3, 0, "x"), (-4, 0, "x")]
+_GAME_FRAMES = [
+    setup(),
+    move_request("o"),
+    move_request("o", move("o", (1, 0), (2, 0)), move("x", (-1, 0), (-2, 0))),
+    move_request("o", move("o", (1, 0), (2, 0)), move("x", (-1, 0), (-2, 0)), board=_BOARD_1),
+    move_request("o", move("o", (3, 0), (4, 0)), move("x", (-3, 0), (-4, 0))),
+    move_request("o", move("o", (3, 0), (4, 0)), move("x", (-3, 0), (-4, 0)), board=_BOARD_2),
+    move_request("o", move("x", (-3, 0), (-4, 0)), board=_BOARD_2),
+    eval_request("o"),
+    eval_request("x"),
+    frame("interrupt"),
+    json.dumps({"type": "config", "x-match": {"view_distance": 4}}),
+]
+_game_answers = st.sampled_from([decision((1, 0), (2, 0)), decision((3, 0), (4, 0))])
+# Mostly a game's frames and answers (so that positions get derived), now and then anything.
+_game_events = st.integers(0, 5).flatmap(
+    lambda pick: (
+        _events
+        if pick == 0
+        else st.tuples(st.just("job_done"), _game_answers)
+        if pick < 3
+        else st.tuples(st.just("receive"), st.sampled_from(_GAME_FRAMES))
+    )
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(capabilities=_capabilities, events=st.lists(_game_events, min_size=6, max_size=30))
+def test_any_input_sequence_gets_the_same_actions_with_derived_positions(
+    capabilities: BwsV1Alpha, events: list[tuple[str, Any]]
+) -> None:
+    derived, reference = BotSession(capabilities), rebuilding(capabilities)
+    last_job = 1
+    for step, (kind, value) in enumerate(events):
+        now = float(step)
+        if kind == "receive":
+            actions, expected = derived.receive(value, now), reference.receive(value, now)
+        elif kind == "job_done":
+            actions = derived.job_done(last_job, value, now)
+            expected = reference.job_done(last_job, value, now)
+        elif kind == "job_failed":
+            actions = derived.job_failed(last_job, value, now)
+            expected = reference.job_failed(last_job, value, now)
+        elif kind == "answer_due":
+            actions = derived.answer_due(last_job, value, now)
+            expected = reference.answer_due(last_job, value, now)
+        else:
+            actions, expected = derived.connection_lost(now), reference.connection_lost(now)
+        assert_same_actions(actions, expected)
+        for action in actions:
+            if isinstance(action, Think):
+                last_job = action.job.job_id

@@ -380,3 +380,59 @@ def test_coordinates_beyond_the_engine_limit_are_out_of_view() -> None:
     assert not pos.is_legal(-(2**40), 0)
     with pytest.raises(OutOfViewError, match="too far from the origin"):
         pos.place(0, 2**19)
+
+
+# ------------------------------------------------------------------------ rebase
+
+
+def test_rebase_makes_the_stones_the_setup() -> None:
+    pos = play(Position(turn_limit=3), (1, 0), (2, 0), (-1, 0), (-2, 0))
+    pos.rebase()
+    built = Position(setup=pos.stones, to_move="o", turn_limit=3)
+    assert (pos.setup, pos.moves_played, pos.to_move) == (built.setup, 0, "o")
+    with pytest.raises(NothingToUndoError):
+        pos.undo()
+    play(pos, (3, 0), (4, 0), (-3, 0), (-4, 0))
+    assert pos.outcome is None  # the turn limit counts from the rebase
+    play(pos, (5, 1), (6, 1))
+    assert pos.outcome == Outcome(Termination.TURN_LIMIT, None)
+
+
+def test_rebase_mid_move_or_after_the_end_raises() -> None:
+    with pytest.raises(ValueError, match="between moves"):
+        play(Position(), (1, 0)).rebase()
+    won = play(Position(win_distance=2), (1, 0), (2, 0))
+    with pytest.raises(ValueError, match="between moves"):
+        won.rebase()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.data())
+def test_a_rebased_position_equals_the_one_built_from_its_stones(data: st.DataObject) -> None:
+    pos = Position(view_distance=2, win_distance=4)
+    for _ in range(data.draw(st.integers(0, 12))):
+        pos.place(*data.draw(st.sampled_from(sorted(pos.legal_cells()))))
+        if pos.is_game_over():
+            return
+        if pos.stones_left == 2 and data.draw(st.booleans()):
+            pos.rebase()
+    if pos.stones_left != 2:
+        return
+    pos.rebase()
+    built = Position(view_distance=2, win_distance=4, setup=pos.stones, to_move=pos.to_move)
+    assert (pos.stones, pos.setup, pos.to_move, pos.stones_left, pos.moves_played) == (
+        built.stones,
+        built.setup,
+        built.to_move,
+        built.stones_left,
+        built.moves_played,
+    )
+    assert list(pos.legal_cells()) == list(built.legal_cells())
+    cell = sorted(built.legal_cells())[0]
+    pos.place(*cell)
+    built.place(*cell)
+    assert (pos.outcome, pos.to_move, pos.stones_left) == (
+        built.outcome,
+        built.to_move,
+        built.stones_left,
+    )
