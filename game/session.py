@@ -776,7 +776,7 @@ class GameSession:
             request.placed = stones
             request.stones_wanted = 1
             update = self._board_update(side, new, side, now, None, [])
-            return [Broadcast(update), *self._ask(now)]
+            return [*self._ask(now), Broadcast(update)]
         thinking_ms = self._clock.stop(now, rtt=self._seats[side].rtt)
         self._request = None
         clock_ms = self._clock.remaining_ms(side)
@@ -794,7 +794,9 @@ class GameSession:
         actions: list[Action] = [RecordMove(move_index, recorded)]
         if outcome is None:
             update = self._board_update(side, new, side.other, now, evaluation, considerations)
-            return [*actions, Broadcast(update), *self._request_move(side.other, now)]
+            # The next request first: it is what the game waits for. The adapter carries
+            # out actions in order, so spectators and the record come a moment later.
+            return [*self._request_move(side.other, now), Broadcast(update), *actions]
         if outcome.termination is Termination.LINE:
             result = GameResult(winner=side, reason=ResultReason.WIN)
             detail = f"{side.value} made {len(outcome.line)} in a row"
