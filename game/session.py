@@ -19,7 +19,7 @@ Protocol: ``../shared/spec/bws-v1-alpha.yaml`` and ``../shared/protocol.md``.
 [('x', 'setup'), ('o', 'setup'), ('o', 'move_request')]
 >>> answer = '{"type":"move_response","move":{"pieces":[{"q":1,"r":0},{"q":2,"r":0}]}}'
 >>> [type(a).__name__ for a in session.receive(Player.O, answer, now=1.2)]
-['RecordMove', 'Broadcast', 'SendTo']
+['SendTo', 'Broadcast', 'RecordMove']
 >>> [type(a).__name__ for a in session.receive(Player.O, answer, now=1.3)]
 ['SendTo', 'SendTo', 'SendTo', 'Broadcast', 'CloseSeat', 'CloseSeat', 'GameOver']
 >>> session.result
