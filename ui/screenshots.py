@@ -5,6 +5,7 @@
 Starts a game server on a free loopback port (its own thread, a throw-away database),
 opens the real main window offscreen at 1280 x 800 and drives it as a person would:
 
+* ``new_game.png`` — the New game tab, connected, seats and match settings filled in;
 * ``game_in_progress.png`` — a person (O) against the hosted threat bot with a match
   clock, a few moves in, the first stone of the next move pending;
 * ``game_finished.png`` — the same game played to its end, the winning line shown;
@@ -223,7 +224,7 @@ def start_background_games(window: MainWindow, url: str) -> None:
 
 
 def make_screenshots(out_dir: Path) -> list[Path]:
-    """Drive the window and save the three PNGs; their paths."""
+    """Drive the window and save the four PNGs; their paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
     app = QApplication.instance() or QApplication(["htttx-ui"])
     assert isinstance(app, QApplication)
@@ -248,6 +249,9 @@ def make_screenshots(out_dir: Path) -> list[Path]:
                 clock_seconds=300.0,
             )
         )
+        window.tabs.setCurrentIndex(1)
+        settle()
+        saved.append(grab(window, out_dir / "new_game.png"))
         window.setup.submit()
         wait_until(lambda: window.controller.model is not None, "the new game")
         person = Player(window)
