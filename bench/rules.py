@@ -22,7 +22,6 @@ Run: ``.venv/bin/python bench/rules.py`` (under a minute).
 from __future__ import annotations
 
 import gc
-import random
 import statistics
 import sys
 import time
@@ -32,8 +31,8 @@ from typing import Protocol, Self
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from game.hexgrid import hexagon
 from game.rules import Position
+from tests.random_games import unfinished_game
 from tests.reference import NaivePosition
 
 Hex = tuple[int, int]
@@ -49,22 +48,8 @@ class Rules(Protocol):
 
 def random_game(stones: int, seed: int, view_distance: int = 8) -> list[Hex]:
     """The cells of a random legal game of ``stones`` stones after the opening X."""
-    rng = random.Random(seed)
-    offsets = hexagon((0, 0), view_distance)
-    position = Position(view_distance)
-    placed: list[Hex] = [(0, 0)]
-    while len(placed) <= stones:
-        q, r = rng.choice(placed)
-        dq, dr = rng.choice(offsets)
-        cell = (q + dq, r + dr)
-        if not position.is_legal(*cell):
-            continue
-        position.place(*cell)
-        if position.outcome is not None:  # keep the game going to its full length
-            position.undo()
-            continue
-        placed.append(cell)
-    return placed[1:]
+    game = unfinished_game(stones + 1, seed, reach=view_distance, view_distance=view_distance)
+    return [(q, r) for q, r, _ in game.stones[1:]]
 
 
 def at_board_size(make: Callable[[], Rules], game: list[Hex], size: int) -> Rules:

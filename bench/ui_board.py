@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import statistics
 import sys
 import time
@@ -43,8 +42,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PyQt5.QtGui import QImage
 from PyQt5.QtWidgets import QApplication
 
-from game.hexgrid import Hex, hexagon
 from game.rules import Position
+from tests.random_games import unfinished_game
 from ui.board_widget import BoardWidget
 
 WIDTH, HEIGHT = 1280, 800
@@ -55,23 +54,7 @@ FRAME_BUDGET_MS = 1000 / 60
 def game_like(stones: int, seed: int) -> Position:
     """A legal, unfinished game of ``stones`` stones that clusters like real play: each
     stone lands within two cells of one of the last dozen stones (now and then of any)."""
-    rng = random.Random(seed)
-    position = Position()
-    placed: list[Hex] = [(0, 0)]
-    offsets = [cell for cell in hexagon((0, 0), 2) if cell != (0, 0)]
-    while len(position) < stones:
-        pool = placed[-12:] if rng.random() < 0.8 else placed
-        q, r = rng.choice(pool)
-        dq, dr = rng.choice(offsets)
-        cell = (q + dq, r + dr)
-        if not position.is_legal(*cell):
-            continue
-        position.place(*cell)
-        if position.outcome is not None:  # keep the game going to its full length
-            position.undo()
-            continue
-        placed.append(cell)
-    return position
+    return unfinished_game(stones, seed, reach=2, recent=12)
 
 
 class Scene:

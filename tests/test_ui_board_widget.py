@@ -16,6 +16,7 @@ from pytestqt.qtbot import QtBot
 
 from game.hexgrid import Hex, hexagon
 from game.rules import Position
+from tests.random_games import unfinished_game
 from ui.board_widget import STONE_RADIUS, X_COLOR, BoardWidget, stone_icon
 
 # A small mid-game position: X at the origin, then a few moves around it.
@@ -250,22 +251,7 @@ def test_fit_to_stones_shows_every_stone(qtbot: QtBot, board: BoardWidget) -> No
 
 def _thousand_stone_game() -> Position:
     """A legal game of 1000 stones, each near an earlier one, that nobody has won."""
-    rng = random.Random(11)
-    position = Position()
-    placed: list[Hex] = [(0, 0)]
-    offsets = hexagon((0, 0), 3)
-    while len(position) < 1000:
-        q, r = rng.choice(placed)
-        dq, dr = rng.choice(offsets)
-        cell = (q + dq, r + dr)
-        if not position.is_legal(*cell):
-            continue
-        position.place(*cell)
-        if position.outcome is not None:
-            position.undo()
-            continue
-        placed.append(cell)
-    return position
+    return unfinished_game(1000, seed=11, reach=3)
 
 
 def _is_red(color: QColor) -> bool:
