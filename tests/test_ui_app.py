@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from PyQt5.QtCore import QEvent, QPoint, QPointF, QSettings, Qt, QTimer
 from PyQt5.QtGui import QKeyEvent, QMouseEvent
-from PyQt5.QtWidgets import QApplication, QWidget
+from PyQt5.QtWidgets import QApplication, QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
 
 from game import notation
@@ -640,3 +640,29 @@ def test_watching_an_unknown_game_says_so_once(
     qtbot.waitUntil(lambda: "cannot show this game" in window.panel.message.text(), timeout=WAIT_MS)
     assert window.panel.message.text() == "The server cannot show this game: no such game."
     assert window.panel.connection.text() == "Disconnected"
+
+
+def test_closing_the_window_mid_game_asks_first_and_no_keeps_it_open(
+    qtbot: QtBot, window: MainWindow, server_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    connect(qtbot, window, server_url)
+    window.setup.set_values(
+        FormValues(x=SeatChoice("hosted", f"{server_url}/bots/threat"), o=SeatChoice("human"))
+    )
+    window.setup.new_game_button.click()
+    controller = window.controller
+    qtbot.waitUntil(lambda: controller.active_seat() is not None, timeout=WAIT_MS)
+    window.confirm_leaving = True
+    answers = [QMessageBox.StandardButton.No, QMessageBox.StandardButton.Yes]
+    asked: list[str] = []
+
+    def question(*args: object, **kwargs: object) -> QMessageBox.StandardButton:
+        asked.append(str(args[1]))  # the dialog's title
+        return answers.pop(0)
+
+    monkeypatch.setattr(QMessageBox, "question", question)
+    assert not window.close()  # "No": the person stays in the game
+    assert window.isVisible() and controller.active_seat() is not None
+    assert window.close()  # "Yes"
+    assert asked == ["Leave the game?", "Leave the game?"]
+    window.confirm_leaving = False  # the fixture closes the window again

@@ -479,6 +479,10 @@ class MainWindow(QMainWindow):
         super().keyPressEvent(event)
 
     def closeEvent(self, event: QCloseEvent | None) -> None:
+        if not self.leave_current_game():
+            if event is not None:
+                event.ignore()  # the person stays in the game
+            return
         self.settings.window_geometry = self.saveGeometry()
         self.settings.window_state = self.saveState()
         self.settings.seats, self.settings.match = self.setup.values().to_settings()
