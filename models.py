@@ -201,6 +201,7 @@ CLOSE_PROTOCOL_ERROR = 1002  # a malformed, undeclared or out-of-order packet
 CLOSE_POLICY_VIOLATION = 1008  # a valid packet that breaks the rules of the session
 CLOSE_MESSAGE_TOO_BIG = 1009
 CLOSE_INTERNAL_ERROR = 1011
+CLOSE_TRY_AGAIN_LATER = 1013  # a limit of the server, not a fault of the peer
 
 
 # ------------------------------------------------------------------ match settings

@@ -99,9 +99,11 @@ from models import (
 )
 
 __all__ = [
+    "DEFAULT_MAX_SPECTATORS",
     "GameManager",
     "ManagerClosed",
     "TooManyGames",
+    "TooManySpectators",
     "UnknownGame",
     "UnknownToken",
 ]
@@ -117,6 +119,9 @@ CLOSE_WAIT = 5.0
 STORE_WAIT = 30.0
 #: How long ``shutdown`` gives the games to end properly before cancelling them.
 SHUTDOWN_WAIT = 10.0
+#: Spectators of one game at most. Each costs a queue and a send per move (the encode
+#: is shared), so this bounds what one popular game can take from the others.
+DEFAULT_MAX_SPECTATORS = 2000
 
 
 # ------------------------------------------------------------------------- errors
@@ -136,6 +141,10 @@ class UnknownToken(LookupError):
 
 class UnknownGame(LookupError):
     """``spectate`` a game that is neither running nor stored."""
+
+
+class TooManySpectators(Exception):
+    """``spectate`` a running game that already has ``max_spectators`` spectators."""
 
 
 # ---------------------------------------------------------------------- outboxes
@@ -664,6 +673,7 @@ class GameManager:
         limits: SessionLimits | None = None,
         discovery_timeout: float = 5.0,
         max_games: int = 1000,
+        max_spectators: int = DEFAULT_MAX_SPECTATORS,
         spectator_queue: int = 256,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         ping_interval: float = DEFAULT_PING_INTERVAL,
@@ -674,6 +684,7 @@ class GameManager:
         self.limits = limits if limits is not None else SessionLimits()
         self.discovery_timeout = discovery_timeout
         self.max_games = max_games
+        self.max_spectators = max_spectators
         self.spectator_queue = spectator_queue
         self.connect_timeout = connect_timeout
         self.ping_interval = ping_interval
@@ -819,12 +830,18 @@ class GameManager:
     async def spectate(self, game_id: str, connection: InboundConnection) -> None:
         """Show a game on ``connection``: ``setup`` with everything so far, a
         ``board_update`` per move, ``end``, close. A finished game: its snapshot, then
-        ``end``. Raises ``UnknownGame`` (after closing with 1008) if there is no such game.
+        ``end``. Raises ``UnknownGame`` if there is no such game and
+        ``TooManySpectators`` if a running game already has ``max_spectators``.
         """
         game = self._games.get(game_id)
         if game is None:
             await self._spectate_record(game_id, connection)
             return
+        if len(game.spectators) >= self.max_spectators:
+            raise TooManySpectators(
+                f"game {game_id} already has {len(game.spectators)} spectators, the most "
+                f"this server allows; try again later"
+            )
         spectator = _Spectator(self.spectator_queue)
         loop = asyncio.get_running_loop()
         spectator.offer(dump_packet(game.session.spectator_setup(loop.time())).decode())

@@ -30,6 +30,7 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from game import notation
 from game.ascii import render
 from game.discovery import DEFAULT_POLICY, AddressPolicy, PolicySyntaxError
+from game.manager import DEFAULT_MAX_SPECTATORS
 from game.rules import Position
 from game.server import (
     DEFAULT_MAX_GAMES,
@@ -116,6 +117,13 @@ def _arguments() -> argparse.ArgumentParser:
         metavar="N",
         help="live games one client address may create (default %(default)s)",
     )
+    parser.add_argument(
+        "--max-spectators",
+        type=int,
+        default=DEFAULT_MAX_SPECTATORS,
+        metavar="N",
+        help="spectators of one game at once; more are closed with 1013 (default %(default)s)",
+    )
     return parser
 
 
@@ -135,8 +143,10 @@ def _policy(args: argparse.Namespace) -> AddressPolicy:
 def _check_numbers(args: argparse.Namespace) -> None:
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port must be from 0 to 65535, got {args.port}")
-    if args.max_games < 1 or args.max_games_per_client < 1:
-        raise UsageError("--max-games and --max-games-per-client must be at least 1")
+    if args.max_games < 1 or args.max_games_per_client < 1 or args.max_spectators < 1:
+        raise UsageError(
+            "--max-games, --max-games-per-client and --max-spectators must be at least 1"
+        )
     if args.demo and not args.example_bots:
         raise UsageError("--demo plays two hosted example bots: drop --no-example-bots")
 
@@ -330,6 +340,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         host_example_bots=args.example_bots,
         max_games=args.max_games,
         max_games_per_client=args.max_games_per_client,
+        max_spectators=args.max_spectators,
     )
 
     def started(server: GameServer) -> None:

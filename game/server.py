@@ -26,7 +26,7 @@ import html
 import logging
 import re
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -47,7 +47,15 @@ from bot.bots import CenterBot, RandomBot, ThreatBot
 from bot.serve import BotPool, ListeningServer, mount_bot, read_body, uvicorn_config
 from game import notation
 from game.discovery import DEFAULT_POLICY, AddressPolicy, DiscoveryError
-from game.manager import GameManager, ManagerClosed, TooManyGames, UnknownGame, UnknownToken
+from game.manager import (
+    DEFAULT_MAX_SPECTATORS,
+    GameManager,
+    ManagerClosed,
+    TooManyGames,
+    TooManySpectators,
+    UnknownGame,
+    UnknownToken,
+)
 from game.seats import ConnectionClosed
 from game.session import SessionLimits
 from game.store import (
@@ -58,6 +66,9 @@ from game.store import (
     RecordStatus,
 )
 from models import (
+    CLOSE_NORMAL,
+    CLOSE_POLICY_VIOLATION,
+    CLOSE_TRY_AGAIN_LATER,
     GameRecord,
     HostedBot,
     HostedBots,
@@ -150,6 +161,7 @@ class _Settings:
     host_example_bots: bool
     max_games: int
     max_games_per_client: int
+    max_spectators: int
     max_body_bytes: int
     limits: SessionLimits | None
     discovery_timeout: float
@@ -397,17 +409,21 @@ async def _close(websocket: WebSocket, code: int, reason: str) -> None:
 
 
 async def _serve_socket(
-    websocket: WebSocket, run: Callable[[_Inbound], Awaitable[None]], refused: type[Exception]
+    websocket: WebSocket,
+    run: Callable[[_Inbound], Awaitable[None]],
+    refused: Mapping[type[Exception], int],
 ) -> None:
+    """Accept, run, close normally; an exception of a ``refused`` type closes with its
+    close code and the exception's text as the reason."""
     # Accept first: a close before the handshake is a bare HTTP 403 without a reason.
     await websocket.accept()
     connection = _Inbound(websocket)
     try:
         await run(connection)
-    except refused as error:
-        await _close(websocket, 1008, str(error) or refused.__name__)
+    except tuple(refused) as error:
+        await _close(websocket, refused[type(error)], str(error) or type(error).__name__)
         return
-    await _close(websocket, 1000, "")
+    await _close(websocket, CLOSE_NORMAL, "")
 
 
 async def human_socket(websocket: WebSocket) -> None:
@@ -422,7 +438,11 @@ async def human_socket(websocket: WebSocket) -> None:
         await _close(websocket, 1008, "missing token: connect to /ws?token=<token_x or token_o>")
         return
     manager = _runtime(websocket).manager
-    await _serve_socket(websocket, lambda c: manager.play_human(token, c), UnknownToken)
+    await _serve_socket(
+        websocket,
+        lambda c: manager.play_human(token, c),
+        {UnknownToken: CLOSE_POLICY_VIOLATION},
+    )
 
 
 async def spectator_socket(websocket: WebSocket) -> None:
@@ -433,7 +453,11 @@ async def spectator_socket(websocket: WebSocket) -> None:
         await _close(websocket, 1001, "the game server is shutting down")
         return
     manager = _runtime(websocket).manager
-    await _serve_socket(websocket, lambda c: manager.spectate(game_id, c), UnknownGame)
+    await _serve_socket(
+        websocket,
+        lambda c: manager.spectate(game_id, c),
+        {UnknownGame: CLOSE_POLICY_VIOLATION, TooManySpectators: CLOSE_TRY_AGAIN_LATER},
+    )
 
 
 # --------------------------------------------------------------------- OpenAPI
@@ -617,6 +641,7 @@ def create_app(
     host_example_bots: bool = True,
     max_games: int = DEFAULT_MAX_GAMES,
     max_games_per_client: int = DEFAULT_MAX_GAMES_PER_CLIENT,
+    max_spectators: int = DEFAULT_MAX_SPECTATORS,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     limits: SessionLimits | None = None,
     discovery_timeout: float = 5.0,
@@ -624,8 +649,8 @@ def create_app(
     """The game server's app. Its lifespan opens the store (marking games left running
     by a previous run as aborted), one aiohttp session for every outbound request, the
     hosted bots' pool and the ``GameManager``, and closes them in reverse order."""
-    if max_games_per_client < 1 or max_games < 1:
-        raise ValueError("max_games and max_games_per_client must be at least 1")
+    if max_games_per_client < 1 or max_games < 1 or max_spectators < 1:
+        raise ValueError("max_games, max_games_per_client and max_spectators must be at least 1")
     settings = _Settings(
         db_url=db_url,
         policy=policy,
@@ -633,6 +658,7 @@ def create_app(
         host_example_bots=host_example_bots,
         max_games=max_games,
         max_games_per_client=max_games_per_client,
+        max_spectators=max_spectators,
         max_body_bytes=max_body_bytes,
         limits=limits,
         discovery_timeout=discovery_timeout,
@@ -675,6 +701,7 @@ def create_app(
                 limits=settings.limits,
                 discovery_timeout=settings.discovery_timeout,
                 max_games=settings.max_games,
+                max_spectators=settings.max_spectators,
             )
             runtime = _Runtime(store=store, http=http, pool=pool, manager=manager)
             stack.push_async_callback(runtime.drain)

@@ -548,6 +548,35 @@ async def test_a_late_spectator_gets_the_history_then_every_move_and_the_end(
     assert updates[-1] == end
 
 
+async def test_a_game_full_of_spectators_turns_more_away_until_one_leaves(
+    tmp_path: Path,
+) -> None:
+    async with arena(tmp_path, max_spectators=2) as a:
+        created = await a.new_game(
+            {
+                "player_x": {"type": "human"},
+                "player_o": a.bot("center"),
+                "match_config": HUMAN_MATCH,
+            }
+        )
+        url = f"{a.ws_base}/spectate/{created['game_id']}"
+        async with a.http.ws_connect(url) as first, a.http.ws_connect(url) as second:
+            await receive_type(first, "setup")
+            await receive_type(second, "setup")
+            async with a.http.ws_connect(url) as third:
+                code, reason = await closed(third)
+            assert code == 1013 and "2 spectators" in reason and "try again later" in reason
+        # The two left: there is room again (once the server has seen them go).
+        async with asyncio.timeout(TIMEOUT):
+            while True:
+                async with a.http.ws_connect(url) as fourth:
+                    packet = await receive(fourth)
+                if packet is not None:
+                    break
+                await asyncio.sleep(0.02)
+        assert packet["type"] == "setup" and packet["game_id"] == created["game_id"]
+
+
 async def test_spectating_an_unknown_game_is_closed_with_1008(tmp_path: Path) -> None:
     async with arena(tmp_path) as a, a.http.ws_connect(f"{a.ws_base}/spectate/nope") as ws:
         code, reason = await closed(ws)
@@ -683,6 +712,7 @@ def test_a_busy_port_is_a_one_line_error(tmp_path: Path) -> None:
         (["--address-policy", "allow=moon"], "'moon' is neither a network"),
         (["--allow", "any", "--address-policy", "deny="], "not both"),
         (["--demo", "--no-example-bots"], "--demo plays two hosted example bots"),
+        (["--max-spectators", "0"], "--max-spectators must be at least 1"),
     ],
 )
 def test_bad_arguments_are_one_line_errors(
