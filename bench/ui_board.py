@@ -29,7 +29,6 @@ seconds). ``QT_QPA_PLATFORM`` defaults to ``offscreen``, so no display is needed
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import time
@@ -37,7 +36,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PyQt5.QtGui import QImage
 from PyQt5.QtWidgets import QApplication
@@ -45,6 +43,9 @@ from PyQt5.QtWidgets import QApplication
 from game.rules import Position
 from tests.random_games import unfinished_game
 from ui.board_widget import BoardWidget
+from ui.offscreen import prepare_offscreen
+
+prepare_offscreen()
 
 WIDTH, HEIGHT = 1280, 800
 STONES = 1000

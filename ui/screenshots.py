@@ -15,7 +15,6 @@ opens the real main window offscreen at 1280 x 800 and drives it as a person wou
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 import tempfile
 import threading
@@ -32,6 +31,7 @@ from game.hexgrid import AXES, Hex, distance
 from game.server import create_app, serving
 from models import Match, NewGameRequest, PlayerConfig, PlayerType
 from ui.main_window import MainWindow
+from ui.offscreen import prepare_offscreen
 from ui.settings import Settings
 from ui.setup_panel import FormValues, SeatChoice
 
@@ -317,7 +317,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if len(args) != 1:
         print("usage: python -m ui.screenshots OUT_DIR", file=sys.stderr)
         return 2
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    prepare_offscreen()
     for path in make_screenshots(Path(args[0])):
         print(path)
     return 0
