@@ -3,9 +3,10 @@
 ``GameStore`` keeps ``GameRecord`` s with SQLAlchemy Core, and no query ever blocks the
 event loop. The default is a SQLite file (``./data/htttx.sqlite``); a
 ``postgresql+asyncpg://`` URL selects PostgreSQL. ``sqlite://`` and ``postgresql://``
-URLs are given their asyncio driver (aiosqlite, asyncpg) automatically; the URL of a
-SQLite store keeps saying ``sqlite+aiosqlite``, though the store reaches SQLite through
-its own threads (see Concurrency).
+URLs are completed to ``sqlite+aiosqlite://`` and ``postgresql+asyncpg://``. The SQLite
+name is kept for compatibility with earlier versions and configurations; the store
+reaches SQLite through its own threads and the standard ``sqlite3`` module (see
+Concurrency), so the aiosqlite package is not needed.
 
 Durability: every ``add_move`` is its own committed transaction, so a crash loses no
 move that ``add_move`` returned for. After a restart, ``abort_running`` marks the games
