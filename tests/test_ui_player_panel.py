@@ -148,3 +148,17 @@ def test_the_evaluation_bar_shows_the_result_once_the_game_is_over(qtbot: QtBot)
     model.result = GameResult(winner=Player.O, reason=ResultReason.FORFEIT, cause=EndCause.TIMEOUT)
     panel.set_model(model)
     assert (panel.evaluation.caption, panel.evaluation.share) == ("O won", 0.0)
+
+
+def test_the_evaluation_bar_follows_the_position_in_view(qtbot: QtBot) -> None:
+    panel = PlayerPanel(clock=lambda: 0.0)
+    qtbot.addWidget(panel)
+    model = GameModel.from_record(notation.loads(GAME))  # %40 given with move 2
+    panel.set_model(model)
+    assert panel.evaluation.caption == "+0.40 (X better)"
+    panel.select_index(1)  # before any evaluation
+    assert (panel.evaluation.caption, panel.evaluation.share) == ("No evaluation yet", 0.5)
+    panel.select_index(2)
+    assert panel.evaluation.caption == "+0.40 (X better)"
+    panel.select_index(3)  # move 3 gave none: the last opinion stands
+    assert panel.evaluation.caption == "+0.40 (X better)"

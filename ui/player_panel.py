@@ -175,6 +175,12 @@ class EvaluationBar(QWidget):
         self.setToolTip(f"Evaluation reported by the bot: {self.caption}")
         self.update()
 
+    def set_unknown(self) -> None:
+        """No bot had given an opinion yet at the position in view."""
+        self.share, self.caption = 0.5, "No evaluation yet"
+        self.setToolTip("No bot had reported an evaluation at this point of the game")
+        self.update()
+
     def set_result(self, result: GameResult) -> None:
         """The game is over: no more opinions, the bar shows how it ended."""
         if result.winner is None:
@@ -299,6 +305,8 @@ class PlayerPanel(QWidget):
         self.model: GameModel | None = None
         self._now = clock
         self._heartbeat_at: float | None = None
+        #: The position in view (None: the latest), for the evaluation bar.
+        self._viewed: int | None = None
         self._waiting = False
         self._connection = ""
         self._human_turn: str | None = None
@@ -356,6 +364,7 @@ class PlayerPanel(QWidget):
     def set_model(self, model: GameModel | None) -> None:
         """Show another game (None: none); the move list is rebuilt."""
         self.model = model
+        self._viewed = None  # the latest position
         self.moves.clear()
         self.evaluation.hide()
         self._heartbeat_at = None
@@ -378,17 +387,31 @@ class PlayerPanel(QWidget):
         self.card_x.set_player(model.player_x)
         self.card_o.set_player(model.player_o)
         self._sync_moves(model)
-        evaluation = model.latest_evaluation()
+        self._show_evaluation(model)
+        self.status.setText(self._status_text(model))
+        self.tick()
+
+    def _show_evaluation(self, model: GameModel) -> None:
+        """The evaluation bar for the position in view: the last opinion a bot gave up to
+        it; the result on the final position of a finished game. Hidden until some bot
+        has reported an evaluation in this game."""
+        latest = len(model.moves)
+        index = latest if self._viewed is None else min(self._viewed, latest)
+        if model.latest_evaluation() is None:
+            return
+        if index == latest and model.result is not None:
+            # A bot's last "wins in 1" reads oddly once it has won.
+            self.evaluation.set_result(model.result)
+            self.evaluation.show()
+            return
+        evaluation = model.evaluation_at(index)
         if evaluation is not None and (
             evaluation.heuristic is not None or evaluation.win_in is not None
         ):
             self.evaluation.set_evaluation(evaluation)
-            self.evaluation.show()
-        if model.result is not None and not self.evaluation.isHidden():
-            # A bot's last "wins in 1" reads oddly once it has won.
-            self.evaluation.set_result(model.result)
-        self.status.setText(self._status_text(model))
-        self.tick()
+        else:
+            self.evaluation.set_unknown()
+        self.evaluation.show()
 
     def set_human_turn(self, side: str | None) -> None:
         """The person at this screen is to move for ``side`` (None: not now)."""
@@ -449,7 +472,11 @@ class PlayerPanel(QWidget):
             self.moves.addItem(item)
 
     def select_index(self, index: int) -> None:
-        """Highlight the row of position ``index`` (the replay bar moved)."""
+        """Position ``index`` is in view (the replay bar moved): highlight its row and
+        show the evaluation as it stood there."""
+        self._viewed = index
+        if self.model is not None:
+            self._show_evaluation(self.model)
         if 0 <= index < self.moves.count():
             self.moves.blockSignals(True)
             self.moves.setCurrentRow(index)
