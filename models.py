@@ -130,6 +130,7 @@ __all__ = [
     "StatelessMoveResponse",
     "StatelessV1Alpha",
     "StatelessVersions",
+    "clip_close_reason",
     "dump_packet",
     "parse_body",
     "parse_packet",
@@ -202,6 +203,23 @@ CLOSE_POLICY_VIOLATION = 1008  # a valid packet that breaks the rules of the ses
 CLOSE_MESSAGE_TOO_BIG = 1009
 CLOSE_INTERNAL_ERROR = 1011
 CLOSE_TRY_AGAIN_LATER = 1013  # a limit of the server, not a fault of the peer
+#: Longest close reason a close frame carries (RFC 6455: 125 bytes of payload, 2 of code).
+MAX_CLOSE_REASON_BYTES: Final = 123
+
+
+def clip_close_reason(reason: str) -> str:
+    """``reason`` cut to fit a close frame (UTF-8, ``...`` marking the cut), whole when
+    it fits.
+
+    >>> clip_close_reason("game over")
+    'game over'
+    >>> len(clip_close_reason("é" * 100).encode()) <= MAX_CLOSE_REASON_BYTES
+    True
+    """
+    data = reason.encode()
+    if len(data) <= MAX_CLOSE_REASON_BYTES:
+        return reason
+    return data[: MAX_CLOSE_REASON_BYTES - 3].decode(errors="ignore") + "..."
 
 
 # ------------------------------------------------------------------ match settings

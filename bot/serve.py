@@ -98,6 +98,7 @@ from models import (
     ProtocolError,
     StatelessMoveRequest,
     StatelessV1Alpha,
+    clip_close_reason,
     dump_packet,
     parse_body,
 )
@@ -136,8 +137,6 @@ MAX_BODY_BYTES = 1 << 20
 MAX_QUEUED_CALLS = 64
 #: How long shutting down waits for sessions to close after telling them to.
 CLOSE_TIMEOUT = 5.0
-#: Longest close reason a WebSocket close frame carries (RFC 6455: 125 - 2 bytes).
-_MAX_REASON_BYTES = 123
 
 
 # ------------------------------------------------------------------ loading bots
@@ -478,14 +477,6 @@ class _SessionCalls:
 # ------------------------------------------------------------------- WebSocket
 
 
-def _clip(reason: str) -> str:
-    """A close reason that fits a close frame."""
-    data = reason.encode()
-    if len(data) <= _MAX_REASON_BYTES:
-        return reason
-    return data[: _MAX_REASON_BYTES - 3].decode(errors="ignore") + "..."
-
-
 class _Connection:
     """Carries out a ``BotSession``'s actions on one WebSocket.
 
@@ -539,7 +530,7 @@ class _Connection:
         log.log(level, "%s: closing (%d): %s", self._name, code, reason)
         # The peer may be gone already; there is nobody left to tell then.
         with contextlib.suppress(Exception):
-            await self._ws.close(code, _clip(reason))
+            await self._ws.close(code, clip_close_reason(reason))
         self._stop_reading()
 
     def cancel_deadlines(self) -> None:

@@ -36,6 +36,7 @@ from models import (
     ProtocolError,
     StatelessMoveRequest,
     StatelessMoveResponse,
+    clip_close_reason,
     dump_packet,
     parse_body,
 )
@@ -219,7 +220,7 @@ class BotSocketSeat:
         if ws is not None and not ws.closed:
             with contextlib.suppress(Exception):
                 async with asyncio.timeout(self._send_timeout):
-                    await ws.close(code=code, message=_close_reason(reason))
+                    await ws.close(code=code, message=clip_close_reason(reason).encode())
         await asyncio.gather(*(t for t in self._tasks if t is not current), return_exceptions=True)
 
     async def _read(self) -> None:
@@ -271,14 +272,6 @@ class BotSocketSeat:
             except (aiohttp.ClientError, OSError, RuntimeError):
                 return  # the reader sees the end of the connection and reports it
             await asyncio.sleep(self._ping_interval)
-
-
-def _close_reason(reason: str) -> bytes:
-    """A close reason fits in 123 bytes of UTF-8."""
-    data = reason.encode()
-    if len(data) <= 123:
-        return data
-    return data[:120].decode(errors="ignore").encode() + b"..."
 
 
 # -------------------------------------------------------------- stateless bots

@@ -75,6 +75,7 @@ from models import (
     NewGameRequest,
     NewGameResponse,
     ProtocolError,
+    clip_close_reason,
     parse_body,
 )
 
@@ -103,8 +104,6 @@ HOSTED_BOTS: Final[dict[str, type[BaseBot]]] = {
     "/bots/center": CenterBot,
     "/bots/threat": ThreatBot,
 }
-#: Longest close reason a WebSocket close frame carries (RFC 6455: 125 - 2 bytes).
-_MAX_REASON_BYTES: Final = 123
 
 
 # ------------------------------------------------------------- token redaction
@@ -238,13 +237,6 @@ def _authorized(request: Request, api_token: str) -> bool:
 
 def _client(request: Request) -> str:
     return request.client.host if request.client is not None else "unknown"
-
-
-def _close_reason(text: str) -> str:
-    data = text.encode()
-    if len(data) <= _MAX_REASON_BYTES:
-        return text
-    return data[: _MAX_REASON_BYTES - 3].decode(errors="ignore") + "..."
 
 
 # ------------------------------------------------------------------ REST routes
@@ -405,7 +397,7 @@ async def _close(websocket: WebSocket, code: int, reason: str) -> None:
     if websocket.client_state == WebSocketState.DISCONNECTED:
         return
     with contextlib.suppress(RuntimeError, OSError, WebSocketDisconnect):
-        await websocket.close(code, _close_reason(reason))
+        await websocket.close(code, clip_close_reason(reason))
 
 
 async def _serve_socket(

@@ -55,6 +55,7 @@ from models import (
     NewGameRequest,
     NewGameResponse,
     ProtocolError,
+    clip_close_reason,
     dump_packet,
     parse_body,
 )
@@ -82,8 +83,6 @@ _CLOSE_TIMEOUT: Final = 3.0
 _JOIN_TIMEOUT: Final = 10.0
 #: Largest frame a socket accepts: a spectator's ``setup`` carries the whole game.
 _MAX_FRAME_BYTES: Final = 64 * 1024 * 1024
-#: Longest close reason a WebSocket close frame carries (RFC 6455: 125 - 2 bytes).
-_MAX_REASON_BYTES: Final = 123
 
 T = TypeVar("T")
 
@@ -258,7 +257,7 @@ class SocketLink(QObject):
                 going = self._close_request or (CLOSE_GOING_AWAY, "the client is closing")
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(
-                        self._ws.close(code=going[0], message=_reason_bytes(going[1])),
+                        self._ws.close(code=going[0], message=clip_close_reason(going[1]).encode()),
                         _CLOSE_TIMEOUT,
                     )
                 code, reason = going
@@ -648,13 +647,6 @@ def _os_words(error: OSError) -> str:
         return "connection refused"
     text = error.strerror or str(error) or type(error).__name__
     return text[:1].lower() + text[1:]
-
-
-def _reason_bytes(reason: str) -> bytes:
-    data = reason.encode()
-    if len(data) <= _MAX_REASON_BYTES:
-        return data
-    return data[: _MAX_REASON_BYTES - 3].decode(errors="ignore").encode() + b"..."
 
 
 # ------------------------------------------------------------------- REST API
