@@ -176,9 +176,9 @@ __all__ = [
     "ThinkJob",
     "UndeclaredFeatureError",
     "WrongSideError",
-    "add_previous_move",
     "heartbeat_grace",
     "network_margin",
+    "request_stones",
     "stones_of_board",
 ]
 
@@ -673,12 +673,7 @@ class BotSession:
             if before.answer is not None and not capabilities.move_skips:
                 self._check_answer_kept(before.answer, packet, position.piece_at)
             return position
-        if packet.board is not None:
-            stones = stones_of_board(packet.board, "move_request.board")
-        else:
-            stones = before.board.stones()
-            for index, move in enumerate(moves):
-                add_previous_move(stones, move, index)
+        stones = request_stones(packet, before.board.stones())
         if before.answer is not None and not capabilities.move_skips:
             self._check_answer_kept(before.answer, packet, lambda q, r: stones.get((q, r)))
         return self._position(stones, packet.side)
@@ -981,7 +976,19 @@ def stones_of_board(board: Board, where: str) -> dict[Hex, Side]:
     return stones
 
 
-def add_previous_move(stones: dict[Hex, Side], move: Move, index: int) -> None:
+def request_stones(packet: MoveRequestPacket, confirmed: dict[Hex, Side]) -> dict[Hex, Side]:
+    """The stones of a move request: its ``board`` when it has one, else the
+    ``confirmed`` board (not changed) plus the moves of ``previous``. A stone twice on
+    a cell raises ``ImpossibleBoardError``. Shared with the desktop client's seat."""
+    if packet.board is not None:
+        return stones_of_board(packet.board, "move_request.board")
+    stones = dict(confirmed)
+    for index, move in enumerate(packet.previous):
+        _add_previous_move(stones, move, index)
+    return stones
+
+
+def _add_previous_move(stones: dict[Hex, Side], move: Move, index: int) -> None:
     """Put ``move`` (``previous[index]`` of a move request) on ``stones``; a stone on a
     taken cell raises ``ImpossibleBoardError``."""
     for piece in move.pieces:

@@ -61,7 +61,7 @@ from pydantic import BaseModel, ValidationError
 
 # The bot's state machine already reads boards and moves into stone maps, refusing
 # impossible ones; the person's seat reads them the same way.
-from bot.session import SessionError, add_previous_move, stones_of_board
+from bot.session import SessionError, request_stones, stones_of_board
 from game.hexgrid import Hex, distance
 from game.rules import (
     GameOverError,
@@ -377,12 +377,7 @@ class HumanSeat:
         side = packet.side.value
         if self.side is not None and side != self.side:
             raise _OutOfOrder(f"move_request for {side}, but this seat plays {self.side}")
-        if packet.board is not None:
-            stones = stones_of_board(packet.board, "move_request.board")
-        else:
-            stones = dict(self._stones)
-            for index, move in enumerate(packet.previous):
-                add_previous_move(stones, move, index)
+        stones = request_stones(packet, self._stones)
         position = self._position(stones, side, "move_request.board")
         self.side = side
         self._stones = stones
