@@ -1,11 +1,13 @@
 """Benchmark: what recording one move costs the game server's event loop, against plain sqlite3.
 
-A game server records each move as it is played: about one ``GameStore.add_moves``
-transaction of one move per move, awaited by the game's recorder task on the server's
-event loop. That loop is the server's bottleneck, so what matters most is the CPU time
-a write takes on the *event-loop thread*; the wall time per write (SQLite commits with
-``synchronous=FULL``, so it includes an fsync) and the CPU the write costs on other
-threads (the store's writer thread, a driver's thread) are shown beside it.
+A game server records each move as it is played: one ``GameStore.add_moves``
+transaction per move when moves come slower than its commit interval (fast games
+share one per interval), awaited by the game's recorder task on the server's event
+loop; this measures the one-move write. That loop is the server's bottleneck, so
+what matters most is the CPU time a write takes on the *event-loop thread*; the wall
+time per write (SQLite commits with ``synchronous=FULL``, so it includes an fsync) and
+the CPU the write costs on other threads (the store's writer thread, a driver's
+thread) are shown beside it.
 
 The baseline, measured in the same run on the same schema (created by the store):
 the same rows written with plain ``sqlite3`` on one thread of its own (WAL,

@@ -30,7 +30,7 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from game import notation
 from game.ascii import render
 from game.discovery import DEFAULT_POLICY, AddressPolicy, PolicySyntaxError
-from game.manager import DEFAULT_MAX_SPECTATORS
+from game.manager import DEFAULT_COMMIT_INTERVAL, DEFAULT_MAX_SPECTATORS
 from game.rules import Position
 from game.server import (
     DEFAULT_MAX_GAMES,
@@ -50,6 +50,8 @@ DEFAULT_PORT = 8001  # the prototype's game server port
 API_TOKEN_VARIABLE = "HTTTX_API_TOKEN"
 #: The demo game gives up after this long (it normally takes well under a second).
 DEMO_TIMEOUT = 120.0
+#: A longer group commit would put too many moves at risk in a crash to be useful.
+MAX_COMMIT_INTERVAL_MS = 60_000
 
 
 class UsageError(Exception):
@@ -124,6 +126,15 @@ def _arguments() -> argparse.ArgumentParser:
         metavar="N",
         help="spectators of one game at once; more are closed with 1013 (default %(default)s)",
     )
+    parser.add_argument(
+        "--commit-interval",
+        type=float,
+        default=DEFAULT_COMMIT_INTERVAL * 1000,
+        metavar="MS",
+        help="a game commits its moves at most once per MS milliseconds, the moves played "
+        "meanwhile together; 0 commits every move at once. A crash can lose the moves of "
+        "the last interval, a stop loses none (default %(default)g)",
+    )
     return parser
 
 
@@ -146,6 +157,11 @@ def _check_numbers(args: argparse.Namespace) -> None:
     if args.max_games < 1 or args.max_games_per_client < 1 or args.max_spectators < 1:
         raise UsageError(
             "--max-games, --max-games-per-client and --max-spectators must be at least 1"
+        )
+    if not 0 <= args.commit_interval <= MAX_COMMIT_INTERVAL_MS:
+        raise UsageError(
+            f"--commit-interval must be from 0 to {MAX_COMMIT_INTERVAL_MS} ms, "
+            f"got {args.commit_interval:g}"
         )
     if args.demo and not args.example_bots:
         raise UsageError("--demo plays two hosted example bots: drop --no-example-bots")
@@ -341,6 +357,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         max_games=args.max_games,
         max_games_per_client=args.max_games_per_client,
         max_spectators=args.max_spectators,
+        commit_interval=args.commit_interval / 1000,
     )
 
     def started(server: GameServer) -> None:

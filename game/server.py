@@ -24,6 +24,7 @@ import contextlib
 import hmac
 import html
 import logging
+import math
 import re
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -48,6 +49,7 @@ from bot.serve import BotPool, ListeningServer, mount_bot, read_body, uvicorn_co
 from game import notation
 from game.discovery import DEFAULT_POLICY, AddressPolicy, DiscoveryError
 from game.manager import (
+    DEFAULT_COMMIT_INTERVAL,
     DEFAULT_MAX_SPECTATORS,
     GameManager,
     ManagerClosed,
@@ -164,6 +166,7 @@ class _Settings:
     max_body_bytes: int
     limits: SessionLimits | None
     discovery_timeout: float
+    commit_interval: float
 
 
 @dataclass
@@ -637,12 +640,15 @@ def create_app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     limits: SessionLimits | None = None,
     discovery_timeout: float = 5.0,
+    commit_interval: float = DEFAULT_COMMIT_INTERVAL,
 ) -> Starlette:
     """The game server's app. Its lifespan opens the store (marking games left running
     by a previous run as aborted), one aiohttp session for every outbound request, the
     hosted bots' pool and the ``GameManager``, and closes them in reverse order."""
     if max_games_per_client < 1 or max_games < 1 or max_spectators < 1:
         raise ValueError("max_games, max_games_per_client and max_spectators must be at least 1")
+    if not 0 <= commit_interval < math.inf:
+        raise ValueError(f"commit_interval must be 0 or more seconds, got {commit_interval}")
     settings = _Settings(
         db_url=db_url,
         policy=policy,
@@ -654,6 +660,7 @@ def create_app(
         max_body_bytes=max_body_bytes,
         limits=limits,
         discovery_timeout=discovery_timeout,
+        commit_interval=commit_interval,
     )
     # The pool exists before the app so the bot routes can be mounted; threads are
     # only started on first use, and the lifespan shuts it down.
@@ -694,6 +701,7 @@ def create_app(
                 discovery_timeout=settings.discovery_timeout,
                 max_games=settings.max_games,
                 max_spectators=settings.max_spectators,
+                commit_interval=settings.commit_interval,
             )
             runtime = _Runtime(store=store, http=http, pool=pool, manager=manager)
             stack.push_async_callback(runtime.drain)

@@ -34,8 +34,9 @@ Nested data is JSON *text* rather than a JSON column type: it is portable, keeps
 PositionEvaluation's extra fields and non-finite heuristics exactly, and PostgreSQL's
 ``jsonb`` would reject both ``Infinity`` and ``\\u0000``. Nothing filters on it.
 
-Concurrency: one store serves every game of a server, and a game writes about once per
-move, so a write must cost the event loop little. Every operation is one synchronous
+Concurrency: one store serves every game of a server, and a game writes up to once per
+move (the game manager groups the moves of fast games, see ``--commit-interval``), so
+a write must cost the event loop little. Every operation is one synchronous
 function of a SQLAlchemy ``Connection`` inside one transaction. On SQLite the whole
 transaction runs on a writer thread of the store's own (pysqlite, no asyncio driver),
 and the event loop only submits it and awaits one future; going through aiosqlite

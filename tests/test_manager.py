@@ -537,6 +537,116 @@ async def test_humans_play_reconnect_and_win(manager: GameManager, store: GameSt
     assert record.player_x.name == "Xena"
 
 
+async def stored_moves(store: GameStore, game_id: str) -> int:
+    record = await store.get_game(game_id)
+    assert record is not None
+    return len(record.moves)
+
+
+def count_commits(store: GameStore, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The number of moves of each ``add_moves`` call (each is one transaction) from now
+    on; the calls still reach the real store."""
+    commits: list[int] = []
+    add_moves = store.add_moves
+
+    async def counted(game_id: str, first_index: int, moves: Any) -> None:
+        commits.append(len(moves))
+        await add_moves(game_id, first_index, moves)
+
+    monkeypatch.setattr(store, "add_moves", counted)
+    return commits
+
+
+async def test_moves_are_committed_in_groups_and_the_end_commits_at_once(
+    store: GameStore, http: aiohttp.ClientSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    commits = count_commits(store, monkeypatch)
+    # An hour between commits: only what the group commit itself decides is committed.
+    games = GameManager(store, http, limits=LIMITS, commit_interval=3600)
+    try:
+        game_id, token_x, token_o = await start_humans(games)
+        x, o = FakeConnection(), FakeConnection()
+        seats = [seat(games, token_x, x), seat(games, token_o, o)]
+        await o.until("move_request")
+        o.say(move((1, 0), (2, 0)))
+        # The first move after a quiet spell is committed at once...
+        async with asyncio.timeout(TIMEOUT):
+            while await stored_moves(store, game_id) < 1:
+                await asyncio.sleep(0.01)
+        # ... the next ones wait for the next commit, an hour away ...
+        await x.until("move_request")
+        x.say(move((0, 1), (0, 2)))
+        await o.until("move_request")
+        o.say(move((3, 0), (4, 0)))
+        await x.until("move_request")
+        x.say(move((0, 3), (0, 4)))
+        await o.until("move_request")
+        o.say(move((5, 0), (6, 0)))
+        await o.until("end")
+        # ... but the end commits them at once, all together.
+        record = await finished(games, store, game_id)
+        assert commits == [1, 4]
+        assert len(record.moves) == 5 and record.result is not None
+        assert record.result.winner is Player.O
+        await asyncio.wait_for(asyncio.gather(*seats), TIMEOUT)
+    finally:
+        await games.shutdown()
+
+
+async def test_without_a_commit_interval_each_move_is_committed_alone(
+    store: GameStore, http: aiohttp.ClientSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    commits = count_commits(store, monkeypatch)
+    games = GameManager(store, http, limits=LIMITS, commit_interval=0)
+    try:
+        game_id, token_x, token_o = await start_humans(games)
+        x, o = FakeConnection(), FakeConnection()
+        seats = [seat(games, token_x, x), seat(games, token_o, o)]
+        for stored, (side, stones) in enumerate(
+            [(o, ((1, 0), (2, 0))), (x, ((0, 1), (0, 2))), (o, ((3, 0), (4, 0)))], start=1
+        ):
+            await side.until("move_request")
+            side.say(move(*stones))
+            async with asyncio.timeout(TIMEOUT):
+                while await stored_moves(store, game_id) < stored:
+                    await asyncio.sleep(0.01)
+        assert commits == [1, 1, 1]
+        for connection in (x, o):
+            connection.hang_up()
+        await asyncio.wait_for(asyncio.gather(*seats), TIMEOUT)
+    finally:
+        await games.shutdown()
+
+
+async def test_a_stop_commits_the_moves_waiting_for_their_group(
+    store: GameStore, http: aiohttp.ClientSession
+) -> None:
+    games = GameManager(store, http, limits=LIMITS, commit_interval=3600)
+    game_id, token_x, token_o = await start_humans(games)
+    x, o = FakeConnection(), FakeConnection()
+    seats = [seat(games, token_x, x), seat(games, token_o, o)]
+    await o.until("move_request")
+    o.say(move((1, 0), (2, 0)))
+    await x.until("move_request")
+    x.say(move((0, 1), (0, 2)))
+    await o.until("move_request")
+
+    await asyncio.wait_for(games.shutdown(), TIMEOUT)
+
+    record = await store.get_game(game_id)
+    assert record is not None and len(record.moves) == 2
+    assert record.result is not None and record.result.cause is EndCause.ABORTED
+    await asyncio.wait_for(asyncio.gather(*seats), TIMEOUT)
+
+
+@pytest.mark.parametrize("interval", [-0.001, float("nan"), float("inf")])
+def test_a_commit_interval_must_be_a_finite_number_of_seconds(
+    store: GameStore, http: aiohttp.ClientSession, interval: float
+) -> None:
+    with pytest.raises(ValueError, match="commit_interval must be 0 or more seconds"):
+        GameManager(store, http, commit_interval=interval)
+
+
 async def test_a_second_connection_with_the_token_takes_the_seat_over(
     manager: GameManager,
 ) -> None:

@@ -713,6 +713,8 @@ def test_a_busy_port_is_a_one_line_error(tmp_path: Path) -> None:
         (["--allow", "any", "--address-policy", "deny="], "not both"),
         (["--demo", "--no-example-bots"], "--demo plays two hosted example bots"),
         (["--max-spectators", "0"], "--max-spectators must be at least 1"),
+        (["--commit-interval", "-5"], "--commit-interval must be from 0 to 60000 ms, got -5"),
+        (["--commit-interval", "nan"], "--commit-interval must be from 0 to 60000 ms, got nan"),
     ],
 )
 def test_bad_arguments_are_one_line_errors(
