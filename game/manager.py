@@ -94,6 +94,7 @@ from models import (
     GameRecord,
     GameResult,
     GameStatus,
+    MoveRequestPacket,
     NewGameRequest,
     NewGameResponse,
     Player,
@@ -458,8 +459,17 @@ class _Game:
                 return session.abort(reason, self._loop.time())
 
     async def _apply(self, actions: list[Action]) -> None:
-        for action in actions:
+        last = len(actions) - 1
+        for index, action in enumerate(actions):
             write = self._do(action)
+            if (
+                index < last
+                and isinstance(action, SendTo)
+                and isinstance(action.packet, MoveRequestPacket)
+            ):
+                # The game waits for the answer to this request: let the seat's outbox
+                # put it on the wire now, before the spectators' update is encoded.
+                await asyncio.sleep(0)
             if write is not None:
                 # The only wait of the game task besides its inbox: room in the
                 # recorder's queue, so a store far behind slows the game, loses nothing.
