@@ -84,6 +84,7 @@ from game.session import (
     SessionLimits,
 )
 from game.store import ABORTED_RESULT, GameStore
+from game.watchdog import SendWatchdog
 from models import (
     CLOSE_GOING_AWAY,
     CLOSE_NORMAL,
@@ -227,14 +228,14 @@ class _Outbox:
             await self._close_sink(CLOSE_GOING_AWAY, "closing")
 
     async def _write(self) -> None:
+        watchdog = SendWatchdog(self._send_timeout)
         try:
             while True:
                 item = await self._queue.get()
                 if isinstance(item, _CloseItem):
                     await self._close_sink(item.code, item.reason)
                     return
-                async with asyncio.timeout(self._send_timeout):
-                    await self._sink.send_text(item)
+                await watchdog.send(self._sink.send_text(item))
         except Exception as exc:  # the peer is gone or does not read: its reader decides
             self._closing = True
             why = f"sending failed: {exc!r}"
@@ -242,6 +243,8 @@ class _Outbox:
             await self._close_sink(CLOSE_GOING_AWAY, "sending failed")
             if self._on_failed is not None:
                 await self._on_failed(why)
+        finally:
+            watchdog.close()
 
     async def _close_sink(self, code: int, reason: str) -> None:
         with contextlib.suppress(Exception):
@@ -892,12 +895,15 @@ class GameManager:
             game.spectators.add(spectator)  # no await since the setup: nothing is missed
 
         async def pump() -> None:
-            while True:
-                text = await spectator.queue.get()
-                if text is None:
-                    return
-                async with asyncio.timeout(DEFAULT_SEND_TIMEOUT):
-                    await connection.send_text(text)
+            watchdog = SendWatchdog(DEFAULT_SEND_TIMEOUT)
+            try:
+                while True:
+                    text = await spectator.queue.get()
+                    if text is None:
+                        return
+                    await watchdog.send(connection.send_text(text))
+            finally:
+                watchdog.close()
 
         async def read() -> None:
             # Spectators have nothing to say; reading notices when one leaves.
@@ -914,10 +920,14 @@ class GameManager:
         code, reason = CLOSE_NORMAL, "the game is over"
         try:
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            wrote = [t for t in done if t.get_name().startswith("htttx: write")]
             if spectator.dropped.is_set():
                 code, reason = CLOSE_POLICY_VIOLATION, "too slow: the spectator could not keep up"
-            elif not any(t.get_name().startswith("htttx: write") for t in done):
+            elif not wrote:
                 code, reason = CLOSE_NORMAL, "the spectator left"
+            elif not wrote[0].cancelled() and isinstance(wrote[0].exception(), TimeoutError):
+                code = CLOSE_POLICY_VIOLATION
+                reason = f"too slow: an update took {DEFAULT_SEND_TIMEOUT:g} s or more to send"
         finally:
             game.drop(spectator)
             for task in tasks:

@@ -204,11 +204,12 @@ class BotSocketSeat:
         ]
 
     async def send_text(self, data: str) -> None:
+        """Send one text frame. Not bounded here: the game's outbox, its only caller,
+        bounds every send of a connection (``game.watchdog``)."""
         ws = self._ws
         if ws is None or ws.closed:
             raise ConnectionClosed(f"{self.url}: the socket is closed")
-        async with asyncio.timeout(self._send_timeout):
-            await ws.send_str(data)
+        await ws.send_str(data)
 
     async def close(self, code: int = 1000, reason: str = "") -> None:
         self._closing = True

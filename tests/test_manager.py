@@ -807,6 +807,20 @@ async def test_a_slow_spectator_is_dropped_and_the_game_goes_on(
     assert (record.result.winner, record.result.reason) == (Player.O, ResultReason.WIN)
 
 
+async def test_a_spectator_taking_no_data_is_closed_after_the_send_limit(
+    manager: GameManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(game_manager, "DEFAULT_SEND_TIMEOUT", 0.2)
+    game_id, _token_x, _token_o = await start_humans(manager)
+    stuck = FakeConnection(reads=False)  # its first send (the setup) never ends
+
+    await asyncio.wait_for(manager.spectate(game_id, stuck), TIMEOUT)
+
+    assert stuck.close_code == 1008 and stuck.close_reason is not None
+    assert stuck.close_reason.startswith("too slow: an update took 0.2 s or more")
+    assert game_id in manager.live_game_ids()  # nobody has moved: the game goes on
+
+
 async def test_many_spectators_cost_one_encode_per_update(
     manager: GameManager, store: GameStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
