@@ -445,11 +445,12 @@ class GrowingBoard:
     True
     """
 
-    __slots__ = ("_cells", "_json")
+    __slots__ = ("_board", "_cells", "_json")
 
     def __init__(self, cells: Iterable[Cell] = ()) -> None:
         self._cells: list[Cell] = []
         self._json = bytearray()
+        self._board: Board | None = None  # board() until the next stone
         self.extend(cells)
 
     def __len__(self) -> int:
@@ -462,6 +463,7 @@ class GrowingBoard:
 
     def extend(self, cells: Iterable[Cell]) -> None:
         """Add stones (their cells must be empty: the caller checked the rules)."""
+        self._board = None
         for cell in cells:
             if self._json:
                 self._json += b","
@@ -469,8 +471,16 @@ class GrowingBoard:
             self._cells.append(cell)
 
     def board(self) -> Board:
-        """A ``Board`` holding the stones so far."""
-        return self.board_as(Board)
+        """A ``Board`` holding the stones so far: the same (frozen) one until the next
+        ``extend``, so the move's request and its spectators' update share it.
+
+        >>> board = GrowingBoard([Cell(q=0, r=0, p=Player.X)])
+        >>> board.board() is board.board()
+        True
+        """
+        if self._board is None:
+            self._board = self.board_as(Board)
+        return self._board
 
     def board_as(self, model: type[B], **fields: Any) -> B:
         """A board of type ``model`` (a ``Board`` subclass) with the stones so far and
