@@ -488,7 +488,9 @@ class _Game:
                     why = "does not read its packets"
                     self._local.append(_Detach(side, slot.conn, why, self._loop.time()))
             case Broadcast(packet):
-                self._broadcast(dump_packet(packet).decode(), isinstance(packet, EndPacket))
+                is_end = isinstance(packet, EndPacket)
+                if self.spectators or is_end:  # an unwatched move is not even encoded
+                    self._broadcast(dump_packet(packet).decode(), is_end)
             case RequestStatelessTurn(side, request, time_limit):
                 self._post_turn(side, request, time_limit)
             case CloseSeat(side, code, reason):

@@ -711,7 +711,7 @@ async def test_an_error_in_a_game_task_aborts_that_game_only(
     manager: GameManager, store: GameStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def failing(packet: BaseModel) -> bytes:
-        if getattr(packet, "type", None) == "board_update":
+        if getattr(packet, "type", None) == "move_request":  # X's, after O's move
             raise RuntimeError("a bug")
         return dump_packet(packet)
 
@@ -846,6 +846,31 @@ async def test_many_spectators_cost_one_encode_per_update(
     assert encoded.count("board_update") == 5
     await asyncio.wait_for(asyncio.gather(*watching, *seats), TIMEOUT)
     await finished(manager, store, game_id)
+
+
+async def test_an_unwatched_game_encodes_no_update_but_keeps_its_end_for_latecomers(
+    manager: GameManager, store: GameStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    encoded: list[str] = []
+
+    def counting(packet: BaseModel) -> bytes:
+        encoded.append(getattr(packet, "type", type(packet).__name__))
+        return dump_packet(packet)
+
+    monkeypatch.setattr(game_manager, "dump_packet", counting)
+    game_id, token_x, token_o = await start_humans(manager)
+    x, o = FakeConnection(), FakeConnection()
+    seats = [seat(manager, token_x, x), seat(manager, token_o, o)]
+
+    await play_until_o_wins(x, o)
+    await asyncio.wait_for(asyncio.gather(*seats), TIMEOUT)
+
+    assert "board_update" not in encoded
+    record = await finished(manager, store, game_id)
+    assert len(record.moves) == 5
+    late = FakeConnection()
+    await asyncio.wait_for(manager.spectate(game_id, late), TIMEOUT)
+    assert [p["type"] for p in await late.rest()] == ["setup", "end"]
 
 
 async def test_spectating_a_finished_game_gives_its_snapshot_then_end(
