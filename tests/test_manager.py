@@ -498,6 +498,15 @@ def seat(manager: GameManager, token: str, connection: FakeConnection) -> asynci
     return asyncio.create_task(manager.play_human(token, connection))
 
 
+async def seated_humans(
+    manager: GameManager,
+) -> tuple[str, FakeConnection, FakeConnection, list[asyncio.Task[None]]]:
+    """A new human game with both seats taken: its id, X, O and the seats' tasks."""
+    game_id, token_x, token_o = await start_humans(manager)
+    x, o = FakeConnection(), FakeConnection()
+    return game_id, x, o, [seat(manager, token_x, x), seat(manager, token_o, o)]
+
+
 async def test_humans_play_reconnect_and_win(manager: GameManager, store: GameStore) -> None:
     game_id, token_x, token_o = await start_humans(manager)
     x, o = FakeConnection(), FakeConnection()
@@ -537,10 +546,15 @@ async def test_humans_play_reconnect_and_win(manager: GameManager, store: GameSt
     assert record.player_x.name == "Xena"
 
 
-async def stored_moves(store: GameStore, game_id: str) -> int:
-    record = await store.get_game(game_id)
-    assert record is not None
-    return len(record.moves)
+async def until_stored(store: GameStore, game_id: str, moves: int) -> None:
+    """Wait until the store holds ``moves`` moves of the game."""
+    async with asyncio.timeout(TIMEOUT):
+        while True:
+            record = await store.get_game(game_id)
+            assert record is not None
+            if len(record.moves) >= moves:
+                return
+            await asyncio.sleep(0.01)
 
 
 def count_commits(store: GameStore, monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -564,15 +578,11 @@ async def test_moves_are_committed_in_groups_and_the_end_commits_at_once(
     # An hour between commits: only what the group commit itself decides is committed.
     games = GameManager(store, http, limits=LIMITS, commit_interval=3600)
     try:
-        game_id, token_x, token_o = await start_humans(games)
-        x, o = FakeConnection(), FakeConnection()
-        seats = [seat(games, token_x, x), seat(games, token_o, o)]
+        game_id, x, o, seats = await seated_humans(games)
         await o.until("move_request")
         o.say(move((1, 0), (2, 0)))
         # The first move after a quiet spell is committed at once...
-        async with asyncio.timeout(TIMEOUT):
-            while await stored_moves(store, game_id) < 1:
-                await asyncio.sleep(0.01)
+        await until_stored(store, game_id, 1)
         # ... the next ones wait for the next commit, an hour away ...
         await x.until("move_request")
         x.say(move((0, 1), (0, 2)))
@@ -599,17 +609,13 @@ async def test_without_a_commit_interval_each_move_is_committed_alone(
     commits = count_commits(store, monkeypatch)
     games = GameManager(store, http, limits=LIMITS, commit_interval=0)
     try:
-        game_id, token_x, token_o = await start_humans(games)
-        x, o = FakeConnection(), FakeConnection()
-        seats = [seat(games, token_x, x), seat(games, token_o, o)]
+        game_id, x, o, seats = await seated_humans(games)
         for stored, (side, stones) in enumerate(
             [(o, ((1, 0), (2, 0))), (x, ((0, 1), (0, 2))), (o, ((3, 0), (4, 0)))], start=1
         ):
             await side.until("move_request")
             side.say(move(*stones))
-            async with asyncio.timeout(TIMEOUT):
-                while await stored_moves(store, game_id) < stored:
-                    await asyncio.sleep(0.01)
+            await until_stored(store, game_id, stored)
         assert commits == [1, 1, 1]
         for connection in (x, o):
             connection.hang_up()
@@ -622,9 +628,7 @@ async def test_a_stop_commits_the_moves_waiting_for_their_group(
     store: GameStore, http: aiohttp.ClientSession
 ) -> None:
     games = GameManager(store, http, limits=LIMITS, commit_interval=3600)
-    game_id, token_x, token_o = await start_humans(games)
-    x, o = FakeConnection(), FakeConnection()
-    seats = [seat(games, token_x, x), seat(games, token_o, o)]
+    game_id, x, o, seats = await seated_humans(games)
     await o.until("move_request")
     o.say(move((1, 0), (2, 0)))
     await x.until("move_request")
@@ -672,9 +676,7 @@ async def test_a_human_who_does_not_come_back_forfeits_with_disconnect(
 ) -> None:
     games = GameManager(store, http, limits=SessionLimits(reconnect_s=0.2))
     try:
-        game_id, token_x, token_o = await start_humans(games)
-        x, o = FakeConnection(), FakeConnection()
-        seats = [seat(games, token_x, x), seat(games, token_o, o)]
+        game_id, x, o, seats = await seated_humans(games)
         await o.until("move_request")
         o.hang_up()
         end = await x.until("end")
@@ -715,9 +717,7 @@ async def test_an_error_in_a_game_task_aborts_that_game_only(
             raise RuntimeError("a bug")
         return dump_packet(packet)
 
-    game_id, token_x, token_o = await start_humans(manager)
-    x, o = FakeConnection(), FakeConnection()
-    seats = [seat(manager, token_x, x), seat(manager, token_o, o)]
+    game_id, x, o, seats = await seated_humans(manager)
     await o.until("move_request")
     monkeypatch.setattr(game_manager, "dump_packet", failing)
     o.say(move((1, 0), (2, 0)))
@@ -754,9 +754,7 @@ async def test_a_token_is_used_up_when_its_game_ends(
 async def test_a_late_spectator_gets_the_whole_history_then_every_move(
     manager: GameManager, store: GameStore
 ) -> None:
-    game_id, token_x, token_o = await start_humans(manager)
-    x, o = FakeConnection(), FakeConnection()
-    seats = [seat(manager, token_x, x), seat(manager, token_o, o)]
+    game_id, x, o, seats = await seated_humans(manager)
     await o.until("move_request")
     o.say(move((1, 0), (2, 0)))
     await x.until("move_request")
@@ -821,9 +819,8 @@ async def test_a_spectator_taking_no_data_is_closed_after_the_send_limit(
     assert game_id in manager.live_game_ids()  # nobody has moved: the game goes on
 
 
-async def test_many_spectators_cost_one_encode_per_update(
-    manager: GameManager, store: GameStore, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def count_encodes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The type of every packet the manager encodes from now on (still encoded)."""
     encoded: list[str] = []
 
     def counting(packet: BaseModel) -> bytes:
@@ -831,6 +828,13 @@ async def test_many_spectators_cost_one_encode_per_update(
         return dump_packet(packet)
 
     monkeypatch.setattr(game_manager, "dump_packet", counting)
+    return encoded
+
+
+async def test_many_spectators_cost_one_encode_per_update(
+    manager: GameManager, store: GameStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    encoded = count_encodes(monkeypatch)
     game_id, token_x, token_o = await start_humans(manager)
     watchers = [FakeConnection() for _ in range(200)]
     watching = [asyncio.create_task(manager.spectate(game_id, w)) for w in watchers]
@@ -851,16 +855,8 @@ async def test_many_spectators_cost_one_encode_per_update(
 async def test_an_unwatched_game_encodes_no_update_but_keeps_its_end_for_latecomers(
     manager: GameManager, store: GameStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    encoded: list[str] = []
-
-    def counting(packet: BaseModel) -> bytes:
-        encoded.append(getattr(packet, "type", type(packet).__name__))
-        return dump_packet(packet)
-
-    monkeypatch.setattr(game_manager, "dump_packet", counting)
-    game_id, token_x, token_o = await start_humans(manager)
-    x, o = FakeConnection(), FakeConnection()
-    seats = [seat(manager, token_x, x), seat(manager, token_o, o)]
+    encoded = count_encodes(monkeypatch)
+    game_id, x, o, seats = await seated_humans(manager)
 
     await play_until_o_wins(x, o)
     await asyncio.wait_for(asyncio.gather(*seats), TIMEOUT)
