@@ -64,6 +64,7 @@ from game.discovery import DEFAULT_POLICY, AddressPolicy, BotEndpoint, Discovery
 from game.seats import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_PING_INTERVAL,
+    DEFAULT_PONG_TIMEOUT,
     DEFAULT_SEND_TIMEOUT,
     BotSocketSeat,
     InboundConnection,
@@ -539,6 +540,8 @@ class _Game:
                 max_frame_bytes=self.session.limits.max_frame_bytes,
                 connect_timeout=manager.connect_timeout,
                 ping_interval=manager.ping_interval,
+                pong_timeout=manager.pong_timeout,
+                thinking=lambda: self.session.awaiting is side,
                 name=f"{side.value} {self.game_id}",
             )
             try:
@@ -717,6 +720,7 @@ class GameManager:
         spectator_queue: int = 256,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         ping_interval: float = DEFAULT_PING_INTERVAL,
+        pong_timeout: float = DEFAULT_PONG_TIMEOUT,
         commit_interval: float = DEFAULT_COMMIT_INTERVAL,
     ) -> None:
         if not 0 <= commit_interval < math.inf:
@@ -731,6 +735,7 @@ class GameManager:
         self.spectator_queue = spectator_queue
         self.connect_timeout = connect_timeout
         self.ping_interval = ping_interval
+        self.pong_timeout = pong_timeout
         self.commit_interval = commit_interval
         self._games: dict[str, _Game] = {}
         self._tokens: dict[str, tuple[_Game, Player]] = {}

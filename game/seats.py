@@ -7,7 +7,12 @@
   server's shared aiohttp session, forwards every data frame and reports the end of
   the connection the moment aiohttp sees it (not at the next heartbeat). It pings the
   bot every ``ping_interval`` seconds and reports each round trip, which the session
-  subtracts from the time charged, so network jitter never costs a game.
+  subtracts from the time charged, so network jitter never costs a game. A connection
+  that died without a word (a host gone, a cable pulled: no FIN ever comes) is found
+  by its pings: a bot that owes a pong for ``pong_timeout`` seconds while it has no
+  request to think about is reported closed. While it thinks it owes none, since a bot
+  may compute on its event loop (the prototype's did) and answer pings only afterwards;
+  its clock, or the stall limit, bounds that time instead.
 * ``StatelessSeat`` plays one move of a stateless-only bot: ``POST .../turn`` with the
   ``StatelessMoveRequest``, bounded in time and size. Its failures are the exception
   classes below, which the session maps to causes (``TimeoutError`` -> ``timeout``,
@@ -45,6 +50,7 @@ __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
     "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_PING_INTERVAL",
+    "DEFAULT_PONG_TIMEOUT",
     "DEFAULT_SEND_TIMEOUT",
     "DEFAULT_TURN_MARGIN",
     "BotSocketSeat",
@@ -65,6 +71,8 @@ log = logging.getLogger("game.seats")
 
 DEFAULT_CONNECT_TIMEOUT = 5.0
 DEFAULT_PING_INTERVAL = 2.0
+#: How long an idle bot may leave a ping unanswered (websockets' default ping_timeout).
+DEFAULT_PONG_TIMEOUT = 20.0
 DEFAULT_SEND_TIMEOUT = 10.0
 DEFAULT_TURN_MARGIN = 1.0
 DEFAULT_MAX_BODY_BYTES = 1 << 20
@@ -143,8 +151,9 @@ class BotSocketSeat:
     ``await connect()`` opens it (``SeatConnectError`` if it cannot); ``start()`` then
     runs the reader and the pinger: ``on_frame`` gets each data frame, ``on_rtt`` each
     measured ping round trip (seconds), ``on_closed`` once, with why, when the
-    connection ends for any reason other than our own ``close``. ``close`` ends the
-    connection and both tasks; it is the owner's to call, always.
+    connection ends for any reason other than our own ``close`` (a pong owed for
+    ``pong_timeout`` seconds while ``thinking()`` is false counts as an end). ``close``
+    ends the connection and both tasks; it is the owner's to call, always.
     """
 
     def __init__(
@@ -158,6 +167,8 @@ class BotSocketSeat:
         max_frame_bytes: int,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         ping_interval: float = DEFAULT_PING_INTERVAL,
+        pong_timeout: float = DEFAULT_PONG_TIMEOUT,
+        thinking: Callable[[], bool] = lambda: False,
         send_timeout: float = DEFAULT_SEND_TIMEOUT,
         name: str = "bot",
     ) -> None:
@@ -171,6 +182,10 @@ class BotSocketSeat:
         self._cap = 4 * max_frame_bytes
         self._connect_timeout = connect_timeout
         self._ping_interval = ping_interval
+        self._pong_timeout = pong_timeout
+        self._thinking = thinking
+        self._owes_pong_since: float | None = None
+        self._reported = False
         self._send_timeout = send_timeout
         self._name = name
         self._ws: aiohttp.ClientWebSocketResponse | None = None
@@ -237,6 +252,7 @@ class BotSocketSeat:
                 elif kind is aiohttp.WSMsgType.PING:
                     await ws.pong(msg.data)
                 elif kind is aiohttp.WSMsgType.PONG:
+                    self._owes_pong_since = None  # any pong: the connection lives
                     sent = self._pings.pop(bytes(msg.data or b""), None)
                     if sent is not None:
                         self._on_rtt(asyncio.get_running_loop().time() - sent)
@@ -256,7 +272,11 @@ class BotSocketSeat:
                     break
         except (aiohttp.ClientError, OSError) as exc:
             why = f"the connection failed: {exc!r}"
-        if not self._closing:
+        await self._report_closed(why)
+
+    async def _report_closed(self, why: str) -> None:
+        if not self._closing and not self._reported:
+            self._reported = True
             await self._on_closed(why)
 
     async def _ping(self) -> None:
@@ -264,6 +284,10 @@ class BotSocketSeat:
         assert ws is not None
         loop = asyncio.get_running_loop()
         while not ws.closed:
+            if self._pong_overdue(loop.time()):
+                why = f"no pong for {self._pong_timeout:g} s while idle: the connection is dead"
+                await self._report_closed(why)
+                return
             self._ping_count += 1
             payload = self._ping_count.to_bytes(8, "big")
             # Only the latest ping is kept: a pong that never comes must not pile up.
@@ -273,6 +297,16 @@ class BotSocketSeat:
             except (aiohttp.ClientError, OSError, RuntimeError):
                 return  # the reader sees the end of the connection and reports it
             await asyncio.sleep(self._ping_interval)
+
+    def _pong_overdue(self, now: float) -> bool:
+        """Whether a pong has been owed for ``pong_timeout`` seconds of not thinking
+        (checked before each ping: a ping still unanswered by then is owed)."""
+        if not self._pings or self._thinking():
+            self._owes_pong_since = None
+            return False
+        if self._owes_pong_since is None:
+            self._owes_pong_since = now
+        return now - self._owes_pong_since >= self._pong_timeout
 
 
 # -------------------------------------------------------------- stateless bots

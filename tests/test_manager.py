@@ -17,6 +17,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from aiohttp import web
 from pydantic import BaseModel
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -31,6 +32,7 @@ from bot.serve import BotPool, create_app, serving
 from game import notation
 from game.discovery import DEFAULT_POLICY, NoUsableProtocol
 from game.manager import GameManager, TooManyGames, UnknownGame, UnknownToken
+from game.rules import Position
 from game.seats import ConnectionClosed
 from game.session import SessionLimits
 from game.store import GameStore, RecordStatus
@@ -201,6 +203,46 @@ async def scripted_bot(answer: Script | None) -> AsyncIterator[str]:
             yield server.url
     finally:
         pool.shutdown()
+
+
+@asynccontextmanager
+async def pingless_bot(*, think_s: float, pongs: bool) -> AsyncIterator[str]:
+    """A bot (a bare aiohttp server, which answers pings only by hand) that answers each
+    move_request with the first two legal cells after ``think_s`` seconds of not reading
+    its socket (like a bot computing on its event loop), and pongs each ping it reads
+    if ``pongs``."""
+
+    async def capabilities(request: web.Request) -> web.Response:
+        return web.json_response({"basic_websocket": {"versions": {"v1-alpha": {}}}})
+
+    async def game(request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse(autoping=False)
+        await ws.prepare(request)
+        async for message in ws:
+            if message.type is aiohttp.WSMsgType.PING:
+                if pongs:
+                    await ws.pong(message.data)
+                continue
+            packet = json.loads(message.data)
+            if packet["type"] == "move_request":
+                await asyncio.sleep(think_s)
+                stones = [(c["q"], c["r"], c["p"]) for c in packet["board"]["cells"]]
+                legal = sorted(Position(setup=stones, to_move=packet["side"]).legal_cells())
+                await ws.send_str(json.dumps(move(*legal[:2])))
+        return ws
+
+    app = web.Application()
+    app.add_routes([web.get("/capabilities.json", capabilities)])
+    app.add_routes([web.get("/bws/v1-alpha/game", game)])
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    try:
+        port = runner.addresses[0][1]
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        await runner.cleanup()
 
 
 def bot(url: str) -> PlayerConfig:
@@ -469,6 +511,49 @@ async def test_a_failing_store_aborts_the_game_not_the_server(
     monkeypatch.undo()  # and the manager still runs games
     again = await manager.create_game(request)
     assert (await finished(manager, store, again.game_id)).result is not None
+
+
+async def test_an_idle_bot_that_stops_answering_pings_is_disconnected(
+    store: GameStore, http: aiohttp.ClientSession
+) -> None:
+    games = GameManager(store, http, limits=LIMITS, ping_interval=0.05, pong_timeout=0.3)
+    try:
+        async with pingless_bot(think_s=0, pongs=False) as url:
+            created = await games.create_game(NewGameRequest(player_x=bot(url), player_o=human()))
+            assert created.token_o is not None
+            o = FakeConnection()  # O never moves: X only waits, and owes its pongs
+            seated = seat(games, created.token_o, o)
+            end = await o.until("end")
+            record = await finished(games, store, created.game_id)
+            await asyncio.wait_for(seated, TIMEOUT)
+    finally:
+        await games.shutdown()
+    assert (end["winner"], end["reason"]) == ("o", "forfeit")
+    assert record.result is not None and record.result.cause is EndCause.DISCONNECT
+
+
+async def test_a_bot_owes_no_pong_while_it_thinks(
+    store: GameStore, http: aiohttp.ClientSession
+) -> None:
+    # X thinks twice as long as the pong limit without reading its socket, then pongs
+    # the pings that waited: it plays on.
+    games = GameManager(store, http, limits=LIMITS, ping_interval=0.05, pong_timeout=0.3)
+    try:
+        async with pingless_bot(think_s=0.6, pongs=True) as url:
+            created = await games.create_game(NewGameRequest(player_x=bot(url), player_o=human()))
+            assert created.token_o is not None
+            o = FakeConnection()
+            seated = seat(games, created.token_o, o)
+            for n in range(2):
+                await o.until("move_request")
+                o.say(move((2 * n + 1, 3), (2 * n + 2, 3)))
+            request = await o.until("move_request")  # X answered twice
+            assert [m["side"] for m in request["previous"]] == ["o", "x"]
+            assert created.game_id in games.live_game_ids()
+            o.hang_up()
+            await asyncio.wait_for(seated, TIMEOUT)
+    finally:
+        await games.shutdown()
 
 
 # ------------------------------------------------------------------ humans
