@@ -725,6 +725,8 @@ class GameManager:
     ) -> None:
         if not 0 <= commit_interval < math.inf:
             raise ValueError(f"commit_interval must be 0 or more seconds, got {commit_interval}")
+        if not 0 < pong_timeout < math.inf:
+            raise ValueError(f"pong_timeout must be more than 0 seconds, got {pong_timeout}")
         self.store = store
         self.http = http
         self.policy = policy

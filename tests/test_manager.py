@@ -513,21 +513,32 @@ async def test_a_failing_store_aborts_the_game_not_the_server(
     assert (await finished(manager, store, again.game_id)).result is not None
 
 
+@asynccontextmanager
+async def against_a_pingless_bot(
+    store: GameStore, http: aiohttp.ClientSession, *, think_s: float, pongs: bool
+) -> AsyncIterator[tuple[GameManager, str, FakeConnection, asyncio.Task[None]]]:
+    """X is a ``pingless_bot``, O a seated human; pings every 0.05 s, pongs due in 0.3 s.
+    Yields the manager, the game id, O's connection and O's seat task."""
+    games = GameManager(store, http, limits=LIMITS, ping_interval=0.05, pong_timeout=0.3)
+    try:
+        async with pingless_bot(think_s=think_s, pongs=pongs) as url:
+            created = await games.create_game(NewGameRequest(player_x=bot(url), player_o=human()))
+            assert created.token_o is not None
+            o = FakeConnection()
+            yield games, created.game_id, o, seat(games, created.token_o, o)
+    finally:
+        await games.shutdown()
+
+
 async def test_an_idle_bot_that_stops_answering_pings_is_disconnected(
     store: GameStore, http: aiohttp.ClientSession
 ) -> None:
-    games = GameManager(store, http, limits=LIMITS, ping_interval=0.05, pong_timeout=0.3)
-    try:
-        async with pingless_bot(think_s=0, pongs=False) as url:
-            created = await games.create_game(NewGameRequest(player_x=bot(url), player_o=human()))
-            assert created.token_o is not None
-            o = FakeConnection()  # O never moves: X only waits, and owes its pongs
-            seated = seat(games, created.token_o, o)
-            end = await o.until("end")
-            record = await finished(games, store, created.game_id)
-            await asyncio.wait_for(seated, TIMEOUT)
-    finally:
-        await games.shutdown()
+    # O never moves: X only waits, and owes its pongs.
+    async with against_a_pingless_bot(store, http, think_s=0, pongs=False) as game:
+        games, game_id, o, seated = game
+        end = await o.until("end")
+        record = await finished(games, store, game_id)
+        await asyncio.wait_for(seated, TIMEOUT)
     assert (end["winner"], end["reason"]) == ("o", "forfeit")
     assert record.result is not None and record.result.cause is EndCause.DISCONNECT
 
@@ -537,23 +548,16 @@ async def test_a_bot_owes_no_pong_while_it_thinks(
 ) -> None:
     # X thinks twice as long as the pong limit without reading its socket, then pongs
     # the pings that waited: it plays on.
-    games = GameManager(store, http, limits=LIMITS, ping_interval=0.05, pong_timeout=0.3)
-    try:
-        async with pingless_bot(think_s=0.6, pongs=True) as url:
-            created = await games.create_game(NewGameRequest(player_x=bot(url), player_o=human()))
-            assert created.token_o is not None
-            o = FakeConnection()
-            seated = seat(games, created.token_o, o)
-            for n in range(2):
-                await o.until("move_request")
-                o.say(move((2 * n + 1, 3), (2 * n + 2, 3)))
-            request = await o.until("move_request")  # X answered twice
-            assert [m["side"] for m in request["previous"]] == ["o", "x"]
-            assert created.game_id in games.live_game_ids()
-            o.hang_up()
-            await asyncio.wait_for(seated, TIMEOUT)
-    finally:
-        await games.shutdown()
+    async with against_a_pingless_bot(store, http, think_s=0.6, pongs=True) as game:
+        games, game_id, o, seated = game
+        for n in range(2):
+            await o.until("move_request")
+            o.say(move((2 * n + 1, 3), (2 * n + 2, 3)))
+        request = await o.until("move_request")  # X answered twice
+        assert [m["side"] for m in request["previous"]] == ["o", "x"]
+        assert game_id in games.live_game_ids()
+        o.hang_up()
+        await asyncio.wait_for(seated, TIMEOUT)
 
 
 # ------------------------------------------------------------------ humans
@@ -728,12 +732,22 @@ async def test_a_stop_commits_the_moves_waiting_for_their_group(
     await asyncio.wait_for(asyncio.gather(*seats), TIMEOUT)
 
 
-@pytest.mark.parametrize("interval", [-0.001, float("nan"), float("inf")])
-def test_a_commit_interval_must_be_a_finite_number_of_seconds(
-    store: GameStore, http: aiohttp.ClientSession, interval: float
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [("commit_interval", "0 or more seconds"), ("pong_timeout", "more than 0 seconds")],
+)
+@pytest.mark.parametrize("value", [-0.001, float("nan"), float("inf")])
+def test_the_managers_intervals_must_be_finite_numbers_of_seconds(
+    store: GameStore, http: aiohttp.ClientSession, setting: str, message: str, value: float
 ) -> None:
-    with pytest.raises(ValueError, match="commit_interval must be 0 or more seconds"):
-        GameManager(store, http, commit_interval=interval)
+    settings: dict[str, Any] = {setting: value}
+    with pytest.raises(ValueError, match=f"^{setting} must be {message}, got"):
+        GameManager(store, http, **settings)
+
+
+def test_a_pong_timeout_of_zero_is_refused(store: GameStore, http: aiohttp.ClientSession) -> None:
+    with pytest.raises(ValueError, match="pong_timeout must be more than 0 seconds"):
+        GameManager(store, http, pong_timeout=0)
 
 
 async def test_a_second_connection_with_the_token_takes_the_seat_over(
