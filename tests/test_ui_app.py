@@ -323,14 +323,8 @@ def test_spectating_a_live_bot_game_follows_it_to_the_end(
 def test_watching_from_the_browser_joins_a_running_game(
     qtbot: QtBot, window: MainWindow, server_url: str
 ) -> None:
-    connect(qtbot, window, server_url)
     # A human seat nobody takes keeps the game running while it is browsed.
-    window.setup.set_values(
-        FormValues(x=SeatChoice("hosted", f"{server_url}/bots/threat"), o=SeatChoice("human"))
-    )
-    window.setup.new_game_button.click()
-    controller = window.controller
-    qtbot.waitUntil(lambda: controller.active_seat() is not None, timeout=WAIT_MS)
+    controller = start_human_against_threat(qtbot, window, server_url)
     model = controller.model
     assert model is not None and model.game_id is not None
     game_id = model.game_id
@@ -645,13 +639,7 @@ def test_watching_an_unknown_game_says_so_once(
 def test_closing_the_window_mid_game_asks_first_and_no_keeps_it_open(
     qtbot: QtBot, window: MainWindow, server_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    connect(qtbot, window, server_url)
-    window.setup.set_values(
-        FormValues(x=SeatChoice("hosted", f"{server_url}/bots/threat"), o=SeatChoice("human"))
-    )
-    window.setup.new_game_button.click()
-    controller = window.controller
-    qtbot.waitUntil(lambda: controller.active_seat() is not None, timeout=WAIT_MS)
+    controller = start_human_against_threat(qtbot, window, server_url)
     window.confirm_leaving = True
     answers = [QMessageBox.StandardButton.No, QMessageBox.StandardButton.Yes]
     asked: list[str] = []
