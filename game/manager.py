@@ -118,6 +118,7 @@ __all__ = [
     "TooManySpectators",
     "UnknownGame",
     "UnknownToken",
+    "check_commit_interval",
 ]
 
 log = logging.getLogger("game.manager")
@@ -136,6 +137,13 @@ SHUTDOWN_WAIT = 10.0
 #: Spectators of one game at most. Each costs a queue and a send per move (the encode
 #: is shared), so this bounds what one popular game can take from the others.
 DEFAULT_MAX_SPECTATORS = 2000
+
+
+def check_commit_interval(seconds: float) -> None:
+    """Raise ``ValueError`` unless ``seconds`` is a finite number, 0 or more: what
+    ``GameManager`` takes as ``commit_interval`` (the server checks it up front)."""
+    if not 0 <= seconds < math.inf:
+        raise ValueError(f"commit_interval must be 0 or more seconds, got {seconds}")
 
 
 # ------------------------------------------------------------------------- errors
@@ -723,8 +731,7 @@ class GameManager:
         pong_timeout: float = DEFAULT_PONG_TIMEOUT,
         commit_interval: float = DEFAULT_COMMIT_INTERVAL,
     ) -> None:
-        if not 0 <= commit_interval < math.inf:
-            raise ValueError(f"commit_interval must be 0 or more seconds, got {commit_interval}")
+        check_commit_interval(commit_interval)
         if not 0 < pong_timeout < math.inf:
             raise ValueError(f"pong_timeout must be more than 0 seconds, got {pong_timeout}")
         self.store = store

@@ -24,7 +24,6 @@ import contextlib
 import hmac
 import html
 import logging
-import math
 import re
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -57,6 +56,7 @@ from game.manager import (
     TooManySpectators,
     UnknownGame,
     UnknownToken,
+    check_commit_interval,
 )
 from game.seats import ConnectionClosed
 from game.session import SessionLimits
@@ -647,8 +647,7 @@ def create_app(
     hosted bots' pool and the ``GameManager``, and closes them in reverse order."""
     if max_games_per_client < 1 or max_games < 1 or max_spectators < 1:
         raise ValueError("max_games, max_games_per_client and max_spectators must be at least 1")
-    if not 0 <= commit_interval < math.inf:
-        raise ValueError(f"commit_interval must be 0 or more seconds, got {commit_interval}")
+    check_commit_interval(commit_interval)
     settings = _Settings(
         db_url=db_url,
         policy=policy,
