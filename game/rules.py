@@ -24,13 +24,18 @@ How it stays fast (every operation is O(1) in the number of stones):
 * Each cell has one integer key, ``q * 2**20 + r``; the board is a dict of them and each
   side's stones a set, so walking a line through the new stone (the only lines that can
   change) is integer additions and set lookups.
-* "Within view of a stone" is answered from one bit mask of stones per board row: the
+* "Within view of a stone" is answered from bit masks of stones per board row: the
   hexagon of radius R around a cell is one interval of q in each of its 2R + 1 rows, so
   the check is a shift and a mask per row, nearest rows first, stopping at the first hit.
   Placing a stone sets one bit.
+* Those row masks are cut in chunks of a fixed width C > 2R (64 or 128 cells), kept in a
+  dict keyed like cells: a hexagon's rows then span at most two chunks, and a stone costs
+  the same memory and work wherever it stands, at (0, 0) or at q = 500000 (one whole-row
+  integer would be as wide as the farthest stone from the row's first).
 * ``legal_cells()`` is a maintained set, updated lazily: stones placed since the last call
   are folded in with per-row coverage masks, so only cells that become newly covered are
-  touched, never the whole hexagon cell by cell, and never the whole board.
+  touched, never the whole hexagon cell by cell, and never the whole board: a stone costs
+  O(view area) at most.
 """
 
 from __future__ import annotations
@@ -125,8 +130,8 @@ class Outcome:
 
 
 # Coverage bits one stone added to the covered rows when it was folded into
-# ``legal_cells``: [(row, bits, bias at the time)].
-_CoverageDelta: TypeAlias = list[tuple[int, int, int]]
+# ``legal_cells``: [(chunk key, q of the chunk's bit 0, row, bits)].
+_CoverageDelta: TypeAlias = list[tuple[int, int, int, int]]
 
 
 class Position:
@@ -140,8 +145,9 @@ class Position:
     """
 
     __slots__ = (
-        "_bias",
         "_board",
+        "_chunk_mask",
+        "_chunk_shift",
         "_coverage_deltas",
         "_covered_rows",
         "_history",
@@ -193,10 +199,11 @@ class Position:
         # opcode a step instead of a method call and a comparison.
         self._keys_of: dict[str, set[int]] = {X: set(), O: set()}
         self._history: list[tuple[int, int, Side]] = []
-        # Row r -> bit (q + bias) set for every stone in that row. The bias keeps bit
-        # positions non-negative; it grows (all rows shift) when a stone lands further
-        # left than any before, which happens O(log width) times in a game.
-        self._bias = 2 * view_distance + 64
+        # Chunk key (q >> shift) * _STRIDE + r -> bit (q & mask) set for every stone of
+        # row r in that chunk. A chunk is wider than a hexagon, so one hexagon row lies
+        # in at most two chunks.
+        self._chunk_shift = _chunk_shift(view_distance)
+        self._chunk_mask = (1 << self._chunk_shift) - 1
         self._stone_rows: dict[int, int] = {}
         self._row_checks = _row_checks(view_distance)
         self._line_checks = _line_checks(win_distance)
@@ -309,7 +316,8 @@ class Position:
         clone._moves_played = self._moves_played
         clone._outcome = self._outcome
         clone._setup_size = self._setup_size
-        clone._bias = self._bias
+        clone._chunk_shift = self._chunk_shift
+        clone._chunk_mask = self._chunk_mask
         clone._row_checks = self._row_checks
         clone._line_checks = self._line_checks
         clone._board = self._board.copy()
@@ -360,13 +368,12 @@ class Position:
         key = q * _STRIDE + r
         side = self._to_move
         # _put, inlined: this is the hottest line of a game server.
-        if q - self.view_distance + self._bias < 0:
-            self._grow_bias(self.view_distance - q + self._bias)
         self._board[key] = side
         self._keys_of[side].add(key)
         self._history.append((q, r, side))
         rows = self._stone_rows
-        rows[r] = rows.get(r, 0) | (1 << (q + self._bias))
+        chunk = (q >> self._chunk_shift) * _STRIDE + r
+        rows[chunk] = rows.get(chunk, 0) | (1 << (q & self._chunk_mask))
         line = self._line_through(key, side)
         if line:
             self._outcome = Outcome(Termination.LINE, side, line)
@@ -410,9 +417,10 @@ class Position:
         q, r, side = self._history.pop()
         del self._board[q * _STRIDE + r]
         self._keys_of[side].discard(q * _STRIDE + r)
-        self._stone_rows[r] ^= 1 << (q + self._bias)
-        if not self._stone_rows[r]:
-            del self._stone_rows[r]
+        chunk = (q >> self._chunk_shift) * _STRIDE + r
+        self._stone_rows[chunk] ^= 1 << (q & self._chunk_mask)
+        if not self._stone_rows[chunk]:
+            del self._stone_rows[chunk]
         if len(self._coverage_deltas) > len(self._history):
             self._unfold(q, r, self._coverage_deltas.pop())
         # Rewind the turn state to just before this stone was placed.
@@ -450,35 +458,34 @@ class Position:
 
     def _in_view(self, q: int, r: int) -> bool:
         rows_get = self._stone_rows.get
-        base = q + self._bias
-        for dr, lo, width_mask in self._row_checks:
-            row = rows_get(r + dr)
-            if not row:
-                continue
-            shift = base + lo
-            # Bits below 0 hold no stone (the bias sees to that): for a hexagon reaching
-            # left of bit 0, test the part of its row mask that remains.
-            if (row >> shift) & width_mask if shift >= 0 else row & (width_mask >> -shift):
-                return True
+        # The hexagon's columns q - R .. q + R start at bit ``offset`` of chunk ``key``
+        # and, past that chunk's end, go on into the next one (key + _STRIDE).
+        left = q - self.view_distance
+        shift = self._chunk_shift
+        offset = left & self._chunk_mask
+        key = (left >> shift) * _STRIDE + r
+        if offset + 2 * self.view_distance <= self._chunk_mask:  # it fits in one chunk
+            for dr, row_mask in self._row_checks:
+                row = rows_get(key + dr)
+                if row and (row >> offset) & row_mask:
+                    return True
+        else:
+            spill = (1 << shift) - offset
+            next_key = key + _STRIDE
+            for dr, row_mask in self._row_checks:
+                row = rows_get(key + dr, 0) >> offset | rows_get(next_key + dr, 0) << spill
+                if row & row_mask:
+                    return True
         # An empty setup: the first stone goes to the origin.
         return not self._board and q == 0 and r == 0
 
     def _put(self, q: int, r: int, side: Side) -> None:
-        if q - self.view_distance + self._bias < 0:
-            self._grow_bias(self.view_distance - q + self._bias)
         self._board[q * _STRIDE + r] = side
         self._keys_of[side].add(q * _STRIDE + r)
         self._history.append((q, r, side))
-        bit = 1 << (q + self._bias)
         rows = self._stone_rows
-        rows[r] = rows.get(r, 0) | bit
-
-    def _grow_bias(self, at_least: int) -> None:
-        shift = max(at_least, 2 * self._bias) - self._bias
-        self._bias += shift
-        for rows in (self._stone_rows, self._covered_rows):
-            for r in rows:
-                rows[r] <<= shift
+        chunk = (q >> self._chunk_shift) * _STRIDE + r
+        rows[chunk] = rows.get(chunk, 0) | (1 << (q & self._chunk_mask))
 
     def _line_through(self, key: int, side: Side) -> tuple[Hex, ...]:
         """The run of ``side`` through ``key`` if it is ``win_distance`` long, else ()."""
@@ -511,25 +518,42 @@ class Position:
         covered = self._covered_rows
         legal = self._legal
         board = self._board
-        spans = _row_spans(self.view_distance)
+        row_masks = _row_masks(self.view_distance)
+        radius = self.view_distance
+        shift = self._chunk_shift
+        width = 1 << shift
+        chunk_bits = (1 << width) - 1
         for q, r, _ in history[len(deltas) :]:
-            bias = self._bias
-            delta: list[tuple[int, int, int]] = []
-            for dr, lo, hi in spans:
-                row_index = r + dr
-                row = covered.get(row_index, 0)
-                mask = ((1 << (hi - lo + 1)) - 1) << (q + lo + bias)
-                new = mask & ~row
-                if not new:
-                    continue
-                covered[row_index] = row | mask
-                delta.append((row_index, new, bias))
-                while new:
-                    low = new & -new
-                    cell_q = low.bit_length() - 1 - bias
-                    if cell_q * _STRIDE + row_index not in board:
-                        legal[(cell_q, row_index)] = None
-                    new ^= low
+            delta: _CoverageDelta = []
+            # As in _in_view: the hexagon's columns start at bit ``offset`` of one chunk
+            # and may go on into the next.
+            left = q - radius
+            offset = left & self._chunk_mask
+            first_q = left - offset
+            first_key = (left >> shift) * _STRIDE + r
+            pieces: tuple[tuple[int, int, int], ...] = ((0, first_q, first_key),)
+            if offset + 2 * radius > self._chunk_mask:
+                pieces += ((width, first_q + width, first_key + _STRIDE),)
+            for dr, row_mask in row_masks:
+                spread = row_mask << offset
+                for cut, chunk_q, chunk_key in pieces:
+                    mask = (spread >> cut) & chunk_bits
+                    if not mask:
+                        continue
+                    key = chunk_key + dr
+                    row = covered.get(key, 0)
+                    new = mask & ~row
+                    if not new:
+                        continue
+                    covered[key] = row | mask
+                    row_index = r + dr
+                    delta.append((key, chunk_q, row_index, new))
+                    while new:
+                        low = new & -new
+                        cell_q = chunk_q + low.bit_length() - 1
+                        if cell_q * _STRIDE + row_index not in board:
+                            legal[(cell_q, row_index)] = None
+                        new ^= low
             deltas.append(delta)
             legal.pop((q, r), None)
 
@@ -537,17 +561,16 @@ class Position:
         """Take back what the stone on (q, r) added to the legal-cell bookkeeping."""
         covered = self._covered_rows
         legal = self._legal
-        bias = self._bias
-        for row_index, bits, bias_then in delta:
-            bits <<= bias - bias_then
-            covered[row_index] &= ~bits
-            if not covered[row_index]:
-                del covered[row_index]
+        for key, chunk_q, row_index, bits in delta:
+            covered[key] &= ~bits
+            if not covered[key]:
+                del covered[key]
             while bits:
                 low = bits & -bits
-                legal.pop((low.bit_length() - 1 - bias, row_index), None)
+                legal.pop((chunk_q + low.bit_length() - 1, row_index), None)
                 bits ^= low
-        if (covered.get(r, 0) >> (q + bias)) & 1:
+        key = (q >> self._chunk_shift) * _STRIDE + r
+        if (covered.get(key, 0) >> (q & self._chunk_mask)) & 1:
             legal[(q, r)] = None
 
 
@@ -560,12 +583,33 @@ def _row_spans(view_distance: int) -> tuple[tuple[int, int, int], ...]:
 
 
 @cache
-def _row_checks(view_distance: int) -> tuple[tuple[int, int, int], ...]:
-    """For the view check: (dr, lowest dq of that hexagon row, mask of its width), nearest
-    rows first because that is where a stone is most likely found. Cached: positions are
-    built often (a bot server builds one per request)."""
-    spans = sorted(_row_spans(view_distance), key=lambda span: abs(span[0]))
-    return tuple((dr, lo, (1 << (hi - lo + 1)) - 1) for dr, lo, hi in spans)
+def _row_masks(view_distance: int) -> tuple[tuple[int, int], ...]:
+    """(dr, mask of that hexagon row's cells) of every row, top to bottom; bit 0 of a mask
+    is the hexagon's leftmost column q - R."""
+    radius = view_distance
+    return tuple(
+        (dr, ((1 << (hi - lo + 1)) - 1) << (lo + radius))
+        for dr, lo, hi in _row_spans(view_distance)
+    )
+
+
+@cache
+def _row_checks(view_distance: int) -> tuple[tuple[int, int], ...]:
+    """For the view check: (dr, mask of that hexagon row's cells, bit 0 being the
+    hexagon's leftmost column q - R), nearest rows first because that is where a stone is
+    most likely found. Cached: positions are built often (a bot server builds one per
+    request)."""
+    return tuple(sorted(_row_masks(view_distance), key=lambda check: abs(check[0])))
+
+
+def _chunk_shift(view_distance: int) -> int:
+    """log2 of the chunk width of the row masks: at least 64 cells, and wider than a
+    hexagon (2R + 1 cells), so that a hexagon's columns span at most two chunks.
+
+    >>> _chunk_shift(8), _chunk_shift(31), _chunk_shift(32), _chunk_shift(50)
+    (6, 6, 7, 7)
+    """
+    return max(6, (2 * view_distance).bit_length())
 
 
 @cache
