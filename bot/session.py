@@ -9,6 +9,7 @@ objects.
 
 Protocol: ``../shared/spec/bws-v1-alpha.yaml`` and ``../shared/protocol.md``.
 
+>>> from models import dump_packet
 >>> session = BotSession(BwsV1Alpha())
 >>> session.receive('{"type": "setup"}', now=0.0)
 [Reset(position=<Position 1 stones, o to move (2 left), outcome=None>)]
@@ -44,6 +45,11 @@ The interface
 
 No method raises: whatever the client sends, the answer is actions, at worst
 ``[Cancel(...), Close(code, reason)]`` with a reason a human can act on.
+
+The pieces, each importable from here too: ``bot.jobs`` (``ThinkJob``, the actions, the
+timing of answers), ``bot.session_errors`` (one error class per reason to close),
+``bot.request_boards`` (the board of a request) and ``bot.answers`` (the bot's answer
+made safe to send).
 
 How the protocol's open points are settled
 ------------------------------------------
@@ -108,16 +114,51 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import KW_ONLY, InitVar, dataclass, field, replace
-from itertools import pairwise
-from typing import ClassVar, Literal, TypeAlias
+from dataclasses import dataclass, replace
+from typing import Literal
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
+from bot.answers import eval_answer, move_answer
 from bot.bot import MoveDecision
-from bot.fallback import fallback_move, move_problem
+from bot.jobs import (
+    Action,
+    Cancel,
+    Close,
+    Configure,
+    JobResult,
+    Reset,
+    Send,
+    Think,
+    ThinkJob,
+    answer_within,
+    heartbeat_grace,
+    network_margin,
+)
+from bot.request_boards import (
+    SentAnswer,
+    check_alternation,
+    check_answer_kept,
+    derive_position,
+    describe_board,
+    guess_to_move,
+    is_standard,
+    request_stones,
+    stones_of_board,
+)
+from bot.session_errors import (
+    HeartbeatStateError,
+    ImpossibleBoardError,
+    InvalidMatchError,
+    MoveOrderError,
+    MoveSkipError,
+    OutOfOrderError,
+    SessionError,
+    UndeclaredFeatureError,
+    WrongSideError,
+)
 from game.hexgrid import Hex
-from game.rules import IllegalMoveError, InvalidSetupError, Position, Side
+from game.rules import InvalidSetupError, Position, Side
 from models import (
     CLOSE_INTERNAL_ERROR,
     CLOSE_NORMAL,
@@ -125,28 +166,20 @@ from models import (
     CLOSE_PROTOCOL_ERROR,
     MATCH_CONFIG_KEY,
     SERVER_PACKETS,
-    Board,
     BwsV1Alpha,
     Cell,
     ConfigPacket,
-    Coord,
     EndCause,
     EndPacket,
     EvalRequestPacket,
-    EvalResponsePacket,
     HeartbeatPacket,
     InterruptPacket,
     Match,
-    Move,
-    MoveOption,
     MoveRequestPacket,
-    MoveResponsePacket,
     NopePacket,
     Player,
-    PositionEvaluation,
     ProtocolError,
     SetupPacket,
-    dump_packet,
     parse_body,
     parse_packet,
 )
@@ -176,6 +209,7 @@ __all__ = [
     "ThinkJob",
     "UndeclaredFeatureError",
     "WrongSideError",
+    "answer_within",
     "heartbeat_grace",
     "network_margin",
     "request_stones",
@@ -183,218 +217,9 @@ __all__ = [
 ]
 
 
-#: The config key that carries the game's ``Match`` settings.
-
-# The answer must cross the network before the client's limit runs out: keep this much
-# back, but never more than a fifth of a short limit (the bot needs time to think too).
-_MAX_NETWORK_MARGIN = 0.5
-_NETWORK_MARGIN_SHARE = 0.2
-_MIN_HEARTBEAT_GRACE = 1.0
-
-
-def network_margin(time_limit: float) -> float:
-    """Seconds kept back from a time limit for the answer to travel:
-    ``min(0.5, 20% of the limit)``.
-
-    >>> network_margin(10.0), network_margin(1.0)
-    (0.5, 0.2)
-    """
-    return min(_MAX_NETWORK_MARGIN, _NETWORK_MARGIN_SHARE * time_limit)
-
-
-def answer_within(time_limit: float | None) -> float | None:
-    """When the answer is due, in seconds from the request: the limit less the margin.
-
-    >>> answer_within(10.0), answer_within(None)
-    (9.5, None)
-    """
-    return None if time_limit is None else time_limit - network_margin(time_limit)
-
-
-def heartbeat_grace(observed_interval: float | None, match: Match) -> float:
-    """How long after an answer a ``waiting: true`` heartbeat is taken to have crossed
-    it on the wire: twice the heartbeat interval (as observed, else the match's), at
-    least 1 s.
-
-    >>> heartbeat_grace(None, Match(heartbeat=5000)), heartbeat_grace(0.2, Match())
-    (10.0, 1.0)
-    """
-    interval = match.heartbeat / 1000 if observed_interval is None else observed_interval
-    return max(_MIN_HEARTBEAT_GRACE, 2 * interval)
-
-
-# ----------------------------------------------------------------------- actions
-
-
-@dataclass(frozen=True)
-class ThinkJob:
-    """A request for the bot: a move or an evaluation.
-
-    ``position`` is the bot's own copy (``side`` to move, 2 stones left). ``time_limit``
-    is the request's limit in seconds, only when the bot declared it honours limits;
-    ``answer_within`` is when the adapter must call ``answer_due`` (the limit less a
-    safety margin for the network), or None for no limit.
-
-    The bot may change ``position`` as it thinks; ``original_position()`` gives the
-    position as asked, against which its answer is checked. ``asked_as``, when given, is
-    that position (a different object, equal to ``position``, which nobody changes: the
-    session's own); by default it is a copy of ``position`` taken here.
-    """
-
-    job_id: int
-    kind: Literal["move", "eval"]
-    position: Position
-    side: Player
-    match: Match
-    time_limit: float | None
-    answer_within: float | None
-    _: KW_ONLY
-    asked_as: InitVar[Position | None] = None
-    _original: Position = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self, asked_as: Position | None) -> None:
-        # Taken before the bot sees ``position``: checking its answer must not depend
-        # on what the bot did to its copy, nor race with a bot still thinking.
-        if asked_as is None or asked_as is self.position:
-            asked_as = self.position.copy()
-        object.__setattr__(self, "_original", asked_as)
-
-    def original_position(self) -> Position:
-        """A fresh copy of the position as it was when the job was made."""
-        return self._original.copy()
-
-    @property
-    def asked(self) -> Position:
-        """The position as it was when the job was made: the session's own, to read and
-        not to change (``original_position()`` gives a copy to change)."""
-        return self._original
-
-
-@dataclass(frozen=True)
-class Send:
-    """Send this packet to the client.
-
-    ``warning``, when set, says why the packet is not what the bot answered (an illegal
-    move or none in time, replaced by a fallback): the adapter logs it. ``encoded`` is
-    the packet already encoded (``dump_packet``), when the session had to encode it.
-    """
-
-    packet: BaseModel
-    warning: str | None = None
-    encoded: bytes | None = field(default=None, repr=False, compare=False)
-
-    def data(self) -> bytes:
-        """The packet's JSON bytes, encoded once."""
-        return self.encoded if self.encoded is not None else dump_packet(self.packet)
-
-
-@dataclass(frozen=True)
-class Think:
-    """Start the bot on ``job`` off the event loop; report with ``job_done``/``job_failed``
-    and, if ``job.answer_within`` is set, call ``answer_due`` when it elapses."""
-
-    job: ThinkJob
-
-
-@dataclass(frozen=True)
-class Cancel:
-    """Tell the running job to stop (cancel its ``Deadline``); its result is void."""
-
-    job_id: int
-
-
-@dataclass(frozen=True)
-class Configure:
-    """Call ``bot.on_config(depth, extras)`` (in order with the bot's other calls)."""
-
-    depth: int | None
-    extras: dict[str, object]
-
-
-@dataclass(frozen=True)
-class Reset:
-    """A new start position: call ``bot.on_setup(position)`` (in order)."""
-
-    position: Position
-
-
-@dataclass(frozen=True)
-class Close:
-    """Close the connection. ``code`` is a WebSocket close code (1000 normal, 1002
-    protocol error, 1008 policy, 1011 internal error); ``reason`` is logged and sent."""
-
-    code: int
-    reason: str
-
-
-Action: TypeAlias = Send | Think | Cancel | Configure | Reset | Close
-
-JobResult: TypeAlias = MoveDecision | PositionEvaluation
-
-
-# ------------------------------------------------------------------------ errors
-#
-# Raised inside the session and turned into a ``Close`` by ``receive``; one class per
-# cause, each with its close code.
-
-
-class SessionError(Exception):
-    """A reason to end the session; the message is the close reason."""
-
-    code: ClassVar[int] = CLOSE_PROTOCOL_ERROR
-
-
-class UndeclaredFeatureError(SessionError):
-    """The client used an optional feature the bot does not declare."""
-
-
-class OutOfOrderError(SessionError):
-    """A well-formed packet the protocol does not allow at this point."""
-
-
-class WrongSideError(SessionError):
-    """A request for another side than the session's, from a bot not ``dual_sided``."""
-
-
-class MoveOrderError(SessionError):
-    """Moves that do not alternate, from a bot without ``free_move_order``."""
-
-
-class MoveSkipError(SessionError):
-    """The client replaced or left out the bot's move, or sent more than 2 moves at
-    once, to a bot without ``move_skips``."""
-
-
-class InvalidMatchError(SessionError):
-    """The ``x-match`` config key does not hold valid match settings."""
-
-
-class ImpossibleBoardError(SessionError):
-    """A board no game can reach: two stones on a cell, or a winning line already."""
-
-    code = CLOSE_POLICY_VIOLATION
-
-
-class HeartbeatStateError(SessionError):
-    """``waiting: true`` while the bot has nothing to answer: the spec's error state."""
-
-    code = CLOSE_POLICY_VIOLATION
-
-
 # ------------------------------------------------------------------------- state
 
 _STANDARD_STONES: dict[Hex, Side] = {(0, 0): "x"}
-
-
-@dataclass(frozen=True)
-class _Answer:
-    """The bot's last move, sent but not yet confirmed by a request's ``previous``."""
-
-    side: Player
-    pieces: frozenset[Hex]
-
-    def __str__(self) -> str:
-        return f"{self.side.value} {sorted(self.pieces)}"
 
 
 @dataclass(frozen=True, eq=False)
@@ -421,7 +246,7 @@ class _Tracking:
 
     board: _Board
     next_mover: Player | None  # the side due to move in the standard order, if known
-    answer: _Answer | None
+    answer: SentAnswer | None
     side: Player | None  # the session's side, fixed by the first request
 
 
@@ -560,16 +385,16 @@ class BotSession:
                 "a second setup, or a setup after a request; the bot takes one setup, "
                 "before any request (it does not declare 'resettable_state')"
             )
-        if not self._capabilities.free_setup and not _is_standard(packet.board):
+        if not self._capabilities.free_setup and not is_standard(packet.board):
             raise UndeclaredFeatureError(
                 f"setup board must be exactly one x at (0, 0) (the bot does not declare "
-                f"'free_setup'), got {_describe_board(packet.board)}"
+                f"'free_setup'), got {describe_board(packet.board)}"
             )
         stones = stones_of_board(packet.board, "setup.board")
         standard = stones == _STANDARD_STONES
         # Who moves first from a free setup is for the first request to say; the bot's
         # on_setup still needs some side to move, so guess from the stone counts.
-        position = self._position(stones, Player.O if standard else _guess_to_move(stones))
+        position = self._position(stones, Player.O if standard else guess_to_move(stones))
         actions = self._drop_pending()
         self._started = True
         self._tracking = _Tracking(
@@ -664,18 +489,21 @@ class BotSession:
                 f"move_request.previous holds {len(moves)} moves; at most 2 (the bot's and "
                 f"the opponent's) unless the bot declares 'move_skips'"
             )
-        if not capabilities.free_move_order:
-            _check_alternation(packet, before.next_mover if packet.board is None else None)
+        free_move_order = bool(capabilities.free_move_order)
+        if not free_move_order:
+            check_alternation(packet, before.next_mover if packet.board is None else None)
         position = self._derived(packet, before.board)
         if position is not None:
             # The derived board holds exactly the stones of the full path below, and it
             # has neither a repeated cell nor a line: only the answer check can fail.
             if before.answer is not None and not capabilities.move_skips:
-                self._check_answer_kept(before.answer, packet, position.piece_at)
+                check_answer_kept(before.answer, packet, position.piece_at, free_move_order)
             return position
         stones = request_stones(packet, before.board.stones())
         if before.answer is not None and not capabilities.move_skips:
-            self._check_answer_kept(before.answer, packet, lambda q, r: stones.get((q, r)))
+            check_answer_kept(
+                before.answer, packet, lambda q, r: stones.get((q, r)), free_move_order
+            )
         return self._position(stones, packet.side)
 
     def _derivable(self, position: Position, side: Player) -> bool:
@@ -689,84 +517,11 @@ class BotSession:
         )
 
     def _derived(self, packet: MoveRequestPacket, confirmed: _Board) -> Position | None:
-        """The position of ``packet`` made from the confirmed one by placing the stones of
-        ``previous`` in order, when that gives exactly the position ``_position`` builds
-        from the request's board (or the confirmed one plus ``previous``): the same
-        stones in the same order, the same side to move, 2 stones left. None otherwise
-        (the full path then decides, and raises what it always raised).
-
-        O(new stones) Python work, plus two flat copies of the confirmed position's
-        containers and, with ``board``, one comparison of its cells with the confirmed
-        ones (C loops that mostly compare identical, interned cells).
-        """
-        old = confirmed.position
-        if old is None or not self._derive_positions:
+        """``derive_position`` from the confirmed board, unless positions are built from
+        scratch."""
+        if confirmed.position is None or not self._derive_positions:
             return None
-        if packet.board is not None and not self._extends(packet.board, packet, confirmed.cells):
-            return None
-        match = self._match
-        if old.view_distance != match.view_distance or old.win_distance != match.win_distance:
-            return None
-        position = old.copy()
-        try:
-            for move in packet.previous:
-                side = move.side.value
-                for piece in move.pieces:
-                    if position.to_move != side:
-                        return None
-                    position.place(piece.q, piece.r)
-        except IllegalMoveError:  # a taken cell, out of view (allowed here), game over
-            return None
-        if (
-            position.outcome is not None
-            or position.stones_left != 2
-            or position.to_move != packet.side.value
-        ):
-            return None
-        position.rebase()  # as if built from all its stones: they are all its setup
-        return position
-
-    @staticmethod
-    def _extends(board: Board, packet: MoveRequestPacket, confirmed: list[Cell] | None) -> bool:
-        """Whether ``board`` lists the ``confirmed`` cells, in the same order, then the
-        stones of ``packet.previous``, in order."""
-        cells = board.cells
-        if confirmed is None:
-            return False
-        known = len(confirmed)
-        added = [(p.q, p.r, move.side) for move in packet.previous for p in move.pieces]
-        if len(cells) != known + len(added):
-            return False
-        # Interned cells: nearly every element is the same object, which list equality
-        # checks first.
-        if cells is not confirmed and cells[:known] != confirmed:
-            return False
-        return all(
-            (cell.q, cell.r, cell.p) == stone
-            for cell, stone in zip(cells[known:], added, strict=True)
-        )
-
-    def _check_answer_kept(
-        self,
-        answer: _Answer,
-        packet: MoveRequestPacket,
-        piece_at: Callable[[int, int], str | None],
-    ) -> None:
-        skips = "only bots that declare 'move_skips' accept a replaced or skipped move"
-        if packet.board is not None:
-            if any(piece_at(*cell) != answer.side.value for cell in answer.pieces):
-                raise MoveSkipError(
-                    f"move_request.board does not hold the bot's move ({answer}); {skips}"
-                )
-            return
-        moves = packet.previous
-        candidates = moves if self._capabilities.free_move_order else moves[:1]
-        if not any(_same_move(move, answer) for move in candidates):
-            got = _describe_move(moves[0]) if moves else "nothing"
-            raise MoveSkipError(
-                f"move_request.previous must start with the bot's move ({answer}), "
-                f"got {got}; {skips}"
-            )
+        return derive_position(packet, confirmed.position, confirmed.cells, self._match)
 
     def _position(self, stones: dict[Hex, Side], to_move: Player) -> Position:
         try:
@@ -822,12 +577,12 @@ class BotSession:
         """Answer the pending request with ``result`` (None: the bot has none; then
         ``trouble`` says why), or with a fallback when it is not a valid answer."""
         if job.kind == "eval":
-            send = _eval_answer(job, result, trouble)
+            send = eval_answer(job, result, trouble)
         else:
-            send, pieces = _move_answer(job, result, trouble)
+            send, pieces = move_answer(job, result, trouble)
             tracking = self._tracking
             self._tracking = _Tracking(
-                tracking.board, tracking.next_mover, _Answer(job.side, pieces), tracking.side
+                tracking.board, tracking.next_mover, SentAnswer(job.side, pieces), tracking.side
             )
         self._pending = None
         self._answered_at = now
@@ -864,90 +619,6 @@ class BotSession:
             return self._close(CLOSE_INTERNAL_ERROR, f"internal error in the bot session: {exc!r}")
 
 
-# -------------------------------------------------------------------- answers
-
-
-def _move_answer(job: ThinkJob, result: object, trouble: str | None) -> tuple[Send, frozenset[Hex]]:
-    """The ``move_response`` for ``result``: the bot's move when legal, else the
-    fallback, with a warning saying why."""
-    position = job.asked  # move_problem and fallback_move leave it as it is
-    decision: MoveDecision | None = None
-    if isinstance(result, MoveDecision):
-        problem = None if _plainly_legal(position, result) else move_problem(position, result)
-        if problem is None:
-            decision = result
-        else:
-            whose = "its best move so far" if trouble else "the bot's move"
-            illegal = f"{whose} {_pieces(result)} is illegal: {problem}"
-            trouble = f"{trouble}; {illegal}" if trouble else illegal
-    elif trouble is None:
-        trouble = f"the bot answered {type(result).__name__}, not a MoveDecision"
-    warning = None
-    if decision is None:
-        # On a copy: folding the legal cells into the session's own position would make
-        # every later copy of it dearer.
-        decision = fallback_move(job.original_position())
-        warning = f"job {job.job_id}: {trouble}; sent the fallback move {_pieces(decision)}"
-    encoded: bytes | None
-    if decision.evaluation is None and not decision.considerations:
-        # The common answer, two stones and nothing else (checked legal, so plain ints).
-        first, second = decision.pieces
-        # (Validating these Coords is quicker than pydantic's model_construct.)
-        option = MoveOption(pieces=[first, second], evaluation=None)
-        packet = MoveResponsePacket(move=option, considerations=None)
-        encoded = _PLAIN_MOVE_RESPONSE % (first.q, first.r, second.q, second.r)
-        return Send(packet, warning, encoded), frozenset(((first.q, first.r), (second.q, second.r)))
-    try:
-        packet = MoveResponsePacket(
-            move=decision.to_option(), considerations=list(decision.considerations) or None
-        )
-        encoded = dump_packet(packet)  # what the bot added must also survive encoding
-    except (ValidationError, TypeError, ValueError) as exc:
-        packet = MoveResponsePacket(move=MoveOption(pieces=list(decision.pieces)))
-        encoded = None
-        note = f"job {job.job_id}: dropped the move's evaluation and considerations: {exc}"
-        warning = note if warning is None else f"{warning}; {note}"
-    stones = frozenset(piece.as_tuple() for piece in decision.pieces)
-    return Send(packet, warning, encoded), stones
-
-
-# dump_packet of a MoveResponsePacket with two pieces and nothing else.
-_PLAIN_MOVE_RESPONSE = (
-    b'{"type":"move_response","move":{"pieces":[{"q":%d,"r":%d},{"q":%d,"r":%d}]}}'
-)
-
-
-def _plainly_legal(position: Position, decision: MoveDecision) -> bool:
-    """A quick yes for the common answer: 2 distinct ``Coord`` stones, each legal before
-    either is placed (the second then stays legal after the first, which only adds a
-    stone, and a first stone that wins needs the second to have been playable). False
-    means "ask ``move_problem``", which also says why."""
-    pieces = decision.pieces
-    if type(pieces) is not tuple or len(pieces) != 2:
-        return False
-    first, second = pieces
-    return (
-        type(first) is Coord
-        and type(second) is Coord
-        and (first.q != second.q or first.r != second.r)
-        and position.is_legal(first.q, first.r)
-        and position.is_legal(second.q, second.r)
-    )
-
-
-def _eval_answer(job: ThinkJob, result: object, trouble: str | None) -> Send:
-    if isinstance(result, PositionEvaluation):
-        try:
-            packet = EvalResponsePacket(evaluation=result)
-            return Send(packet, encoded=dump_packet(packet))
-        except (ValidationError, TypeError, ValueError) as exc:
-            trouble = f"the evaluation cannot be encoded: {exc}"
-    elif trouble is None:
-        trouble = f"the bot answered {type(result).__name__}, not a PositionEvaluation"
-    warning = f"job {job.job_id}: {trouble}; sent an empty evaluation"
-    return Send(EvalResponsePacket(evaluation=PositionEvaluation()), warning)
-
-
 # -------------------------------------------------------------------- helpers
 
 
@@ -958,94 +629,6 @@ def _read_match(value: object) -> Match:
         raise InvalidMatchError(
             f"config '{MATCH_CONFIG_KEY}' is not valid match settings: {exc}"
         ) from None
-
-
-def _is_standard(board: Board) -> bool:
-    return len(board.cells) == 1 and board.cells[0] == Cell(q=0, r=0, p=Player.X)
-
-
-def stones_of_board(board: Board, where: str) -> dict[Hex, Side]:
-    """The stones of a ``board`` packet field by cell; two stones on one cell raise
-    ``ImpossibleBoardError`` naming ``where``. Shared with the desktop client's seat."""
-    stones: dict[Hex, Side] = {}
-    for cell in board.cells:
-        key = (cell.q, cell.r)
-        if key in stones:
-            raise ImpossibleBoardError(f"impossible board: {where} has two stones on {key}")
-        stones[key] = cell.p.value
-    return stones
-
-
-def request_stones(packet: MoveRequestPacket, confirmed: dict[Hex, Side]) -> dict[Hex, Side]:
-    """The stones of a move request: its ``board`` when it has one, else the
-    ``confirmed`` board (not changed) plus the moves of ``previous``. A stone twice on
-    a cell raises ``ImpossibleBoardError``. Shared with the desktop client's seat."""
-    if packet.board is not None:
-        return stones_of_board(packet.board, "move_request.board")
-    stones = dict(confirmed)
-    for index, move in enumerate(packet.previous):
-        _add_previous_move(stones, move, index)
-    return stones
-
-
-def _add_previous_move(stones: dict[Hex, Side], move: Move, index: int) -> None:
-    """Put ``move`` (``previous[index]`` of a move request) on ``stones``; a stone on a
-    taken cell raises ``ImpossibleBoardError``."""
-    for piece in move.pieces:
-        cell = piece.as_tuple()
-        taken = stones.get(cell)
-        if taken is not None:
-            raise ImpossibleBoardError(
-                f"impossible board: move_request.previous[{index}] puts {move.side.value} on "
-                f"{cell}, which already holds {taken}"
-            )
-        stones[cell] = move.side.value
-
-
-def _check_alternation(packet: MoveRequestPacket, next_mover: Player | None) -> None:
-    """Moves of ``previous`` then the requested side alternate, starting with
-    ``next_mover`` when it is known."""
-    rule = "moves alternate unless the bot declares 'free_move_order'"
-    movers = [move.side for move in packet.previous] + [packet.side]
-    if next_mover is not None and movers[0] is not next_mover:
-        what = "previous starts with" if packet.previous else "the request is for"
-        raise MoveOrderError(
-            f"move_request: {next_mover.value} is due to move, but {what} {movers[0].value}; {rule}"
-        )
-    for index, (earlier, later) in enumerate(pairwise(movers)):
-        if earlier is later:
-            what = f"previous[{index + 1}]" if index + 1 < len(packet.previous) else "the request"
-            raise MoveOrderError(
-                f"move_request: {what} is for {later.value} right after a move by "
-                f"{earlier.value}; {rule}"
-            )
-
-
-def _same_move(move: Move, answer: _Answer) -> bool:
-    return move.side is answer.side and {p.as_tuple() for p in move.pieces} == answer.pieces
-
-
-def _guess_to_move(stones: dict[Hex, Side]) -> Player:
-    crosses = sum(1 for side in stones.values() if side == "x")
-    return Player.O if crosses > len(stones) - crosses else Player.X
-
-
-def _pieces(decision: MoveDecision) -> str:
-    """The stones of a move as ``[(q, r), ...]``, whatever a bot put in it."""
-    try:
-        return str([p.as_tuple() if isinstance(p, Coord) else p for p in decision.pieces])
-    except TypeError:
-        return repr(decision.pieces)
-
-
-def _describe_move(move: Move) -> str:
-    return f"{move.side.value} {sorted(piece.as_tuple() for piece in move.pieces)}"
-
-
-def _describe_board(board: Board) -> str:
-    shown = ", ".join(f"{cell.p.value} ({cell.q}, {cell.r})" for cell in board.cells[:4])
-    more = f" and {len(board.cells) - 4} more" if len(board.cells) > 4 else ""
-    return f"[{shown}{more}]" if board.cells else "an empty board"
 
 
 def _game_over(packet: EndPacket) -> str:
