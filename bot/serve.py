@@ -546,16 +546,18 @@ class _Connection:
                 log.info("%s: client disconnected (%s)", self._name, message.get("code"))
                 self._closed = True
                 return
-            data: str | bytes | None = message.get("text")
-            if data is None:
-                data = message.get("bytes") or b""
-            if len(data) > MAX_FRAME_BYTES:
+            text: str | None = message.get("text")
+            now = time.monotonic()
+            if text is None:  # a binary frame: the session says why it cannot take it
+                size = len(message.get("bytes") or b"")
+                await self._apply(self._feed(self._session.receive_binary, size, now), now)
+                return
+            if len(text) > MAX_FRAME_BYTES:
                 await self.close(
-                    CLOSE_MESSAGE_TOO_BIG, f"frame of {len(data)} bytes; at most {MAX_FRAME_BYTES}"
+                    CLOSE_MESSAGE_TOO_BIG, f"frame of {len(text)} bytes; at most {MAX_FRAME_BYTES}"
                 )
                 return
-            now = time.monotonic()
-            await self._apply(self._feed(self._session.receive, data, now), now)
+            await self._apply(self._feed(self._session.receive, text, now), now)
 
     def _feed(self, step: Callable[..., list[Action]], *args: Any) -> list[Action]:
         """One step of the session; a bug in it closes this session, not the server."""
@@ -733,7 +735,11 @@ async def _client_gone(request: Request) -> None:
 
 
 async def _stateless_turn(
-    request: Request, bot_class: type[BaseBot], capabilities: StatelessV1Alpha, pool: BotPool
+    request: Request,
+    bot_class: type[BaseBot],
+    capabilities: StatelessV1Alpha,
+    pool: BotPool,
+    free_setup: bool,
 ) -> Response:
     """``POST .../turn``: one move from a fresh bot, answered within the time limit."""
     body = await read_body(request, MAX_BODY_BYTES)
@@ -745,7 +751,9 @@ async def _stateless_turn(
         status = 400 if str(error).startswith("not valid JSON") else 422
         return PlainTextResponse(str(error), status_code=status)
     try:
-        job = stateless_job(turn, capabilities, Match(), next(_stateless_job_ids))
+        job = stateless_job(
+            turn, capabilities, Match(), next(_stateless_job_ids), free_setup=free_setup
+        )
     except ValueError as error:  # a position no game can reach, a finished game, ...
         return PlainTextResponse(str(error), status_code=422)
 
@@ -843,9 +851,12 @@ def bot_routes(
             routes += [WebSocketRoute(path, game), Route(path, _not_a_socket, methods=["GET"])]
     if (stateless := capabilities.stateless_v1_alpha) is not None:
         declared = stateless
+        # The stateless API has no free_setup of its own: a bot that plays any board on
+        # its socket plays any board here too.
+        free_setup = bool(capabilities.bws_v1_alpha and capabilities.bws_v1_alpha.free_setup)
 
         async def turn(request: Request) -> Response:
-            return await _stateless_turn(request, bot_class, declared, pool)
+            return await _stateless_turn(request, bot_class, declared, pool, free_setup)
 
         routes.append(Route(_path(_root(stateless.api_root), "turn"), turn, methods=["POST"]))
     if capabilities.bws_v1_alpha is None and capabilities.stateless_v1_alpha is None:

@@ -147,6 +147,7 @@ from bot.request_boards import (
     stones_of_board,
 )
 from bot.session_errors import (
+    CLOSE_UNSUPPORTED_DATA,
     HeartbeatStateError,
     ImpossibleBoardError,
     InvalidMatchError,
@@ -158,6 +159,7 @@ from bot.session_errors import (
     WrongSideError,
 )
 from game.hexgrid import Hex
+from game.reachable import UnreachablePositionError, check_reachable
 from game.rules import InvalidSetupError, Position, Side
 from models import (
     CLOSE_INTERNAL_ERROR,
@@ -189,6 +191,7 @@ __all__ = [
     "CLOSE_NORMAL",
     "CLOSE_POLICY_VIOLATION",
     "CLOSE_PROTOCOL_ERROR",
+    "CLOSE_UNSUPPORTED_DATA",
     "MATCH_CONFIG_KEY",
     "Action",
     "BotSession",
@@ -309,6 +312,15 @@ class BotSession:
         except Exception as exc:  # a bug here must cost one session, never the server
             return self._close(CLOSE_INTERNAL_ERROR, f"internal error in the bot session: {exc!r}")
 
+    def receive_binary(self, size: int, now: float) -> list[Action]:
+        """A binary frame of ``size`` bytes from the client: the protocol is JSON text."""
+        if self._closed:
+            return []
+        return self._close(
+            CLOSE_UNSUPPORTED_DATA,
+            f"binary frame of {size} bytes; the protocol sends each packet as JSON in a text frame",
+        )
+
     def job_done(self, job_id: int, result: JobResult, now: float) -> list[Action]:
         """The bot finished job ``job_id`` with ``result``."""
         self._running.discard(job_id)
@@ -407,6 +419,7 @@ class BotSession:
         return [*actions, Reset(position.copy())]
 
     def _on_move_request(self, packet: MoveRequestPacket) -> list[Action]:
+        self._check_set_up("move_request")
         self._check_nothing_pending("move_request")
         self._check_side(packet.side, "move_request")
         before = self._tracking
@@ -422,6 +435,7 @@ class BotSession:
             raise UndeclaredFeatureError(
                 "eval_request, but the bot does not declare 'evaluation' in its capabilities"
             )
+        self._check_set_up("eval_request")
         self._check_nothing_pending("eval_request")
         self._check_side(packet.side, "eval_request")
         before = self._tracking
@@ -461,6 +475,13 @@ class BotSession:
         return self._drop_pending()
 
     # ------------------------------------------------------------------ checks
+
+    def _check_set_up(self, what: str) -> None:
+        if self._tracking.board.position is None:
+            raise OutOfOrderError(
+                f"{what} before setup; a session starts with a setup packet, the start "
+                f"position, and only then asks for moves or evaluations"
+            )
 
     def _check_nothing_pending(self, what: str) -> None:
         if self._pending is not None:
@@ -524,14 +545,28 @@ class BotSession:
         return derive_position(packet, confirmed.position, confirmed.cells, self._match)
 
     def _position(self, stones: dict[Hex, Side], to_move: Player) -> Position:
+        setup = [(q, r, side) for (q, r), side in stones.items()]
+        capabilities = self._capabilities
         try:
+            if not capabilities.free_setup:
+                # O(stones), before any work per cell: a board that legal play from the
+                # standard opening cannot reach is refused, whatever it would cost.
+                alternating = not capabilities.free_move_order
+                check_reachable(
+                    setup, to_move.value, self._match.view_distance, alternating=alternating
+                )
             return Position(
                 self._match.view_distance,
                 self._match.win_distance,
-                setup=[(q, r, side) for (q, r), side in stones.items()],
+                setup=setup,
                 to_move=to_move.value,
                 reject_setup_lines=True,
             )
+        except UnreachablePositionError as exc:
+            raise ImpossibleBoardError(
+                f"impossible board: {exc} (the bot does not declare 'free_setup', so every "
+                f"board must come from the standard opening)"
+            ) from None
         except InvalidSetupError as exc:
             raise ImpossibleBoardError(f"impossible board: {exc}") from None
 
