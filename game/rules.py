@@ -155,6 +155,7 @@ class Position:
         "_legal",
         "_line_checks",
         "_moves_played",
+        "_one_chunk_offsets",
         "_outcome",
         "_row_checks",
         "_setup_size",
@@ -204,6 +205,8 @@ class Position:
         # in at most two chunks.
         self._chunk_shift = _chunk_shift(view_distance)
         self._chunk_mask = (1 << self._chunk_shift) - 1
+        # The offsets in a chunk at which a hexagon's 2R + 1 columns still fit in it.
+        self._one_chunk_offsets = self._chunk_mask - 2 * view_distance
         self._stone_rows: dict[int, int] = {}
         self._row_checks = _row_checks(view_distance)
         self._line_checks = _line_checks(win_distance)
@@ -318,6 +321,7 @@ class Position:
         clone._setup_size = self._setup_size
         clone._chunk_shift = self._chunk_shift
         clone._chunk_mask = self._chunk_mask
+        clone._one_chunk_offsets = self._one_chunk_offsets
         clone._row_checks = self._row_checks
         clone._line_checks = self._line_checks
         clone._board = self._board.copy()
@@ -461,16 +465,15 @@ class Position:
         # The hexagon's columns q - R .. q + R start at bit ``offset`` of chunk ``key``
         # and, past that chunk's end, go on into the next one (key + _STRIDE).
         left = q - self.view_distance
-        shift = self._chunk_shift
         offset = left & self._chunk_mask
-        key = (left >> shift) * _STRIDE + r
-        if offset + 2 * self.view_distance <= self._chunk_mask:  # it fits in one chunk
+        key = (left >> self._chunk_shift) * _STRIDE + r
+        if offset <= self._one_chunk_offsets:  # the hexagon fits in one chunk
             for dr, row_mask in self._row_checks:
                 row = rows_get(key + dr)
                 if row and (row >> offset) & row_mask:
                     return True
         else:
-            spill = (1 << shift) - offset
+            spill = self._chunk_mask + 1 - offset
             next_key = key + _STRIDE
             for dr, row_mask in self._row_checks:
                 row = rows_get(key + dr, 0) >> offset | rows_get(next_key + dr, 0) << spill
@@ -532,7 +535,7 @@ class Position:
             first_q = left - offset
             first_key = (left >> shift) * _STRIDE + r
             pieces: tuple[tuple[int, int, int], ...] = ((0, first_q, first_key),)
-            if offset + 2 * radius > self._chunk_mask:
+            if offset > self._one_chunk_offsets:
                 pieces += ((width, first_q + width, first_key + _STRIDE),)
             for dr, row_mask in row_masks:
                 spread = row_mask << offset
