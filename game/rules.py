@@ -26,12 +26,13 @@ How it stays fast (every operation is O(1) in the number of stones):
   change) is integer additions and set lookups.
 * "Within view of a stone" is answered from bit masks of stones per board row: the
   hexagon of radius R around a cell is one interval of q in each of its 2R + 1 rows, so
-  the check is a shift and a mask per row, nearest rows first, stopping at the first hit.
+  the check is a mask test per row, nearest rows first, stopping at the first hit.
   Placing a stone sets one bit.
 * Those row masks are cut in chunks of a fixed width C > 2R (64 or 128 cells), kept in a
   dict keyed like cells: a hexagon's rows then span at most two chunks, and a stone costs
   the same memory and work wherever it stands, at (0, 0) or at q = 500000 (one whole-row
-  integer would be as wide as the farthest stone from the row's first).
+  integer would be as wide as the farthest stone from the row's first). The masks of a
+  hexagon's rows are tabled once per view distance for each offset in a chunk.
 * ``legal_cells()`` is a maintained set, updated lazily: stones placed since the last call
   are folded in with per-row coverage masks, so only cells that become newly covered are
   touched, never the whole hexagon cell by cell, and never the whole board: a stone costs
@@ -155,13 +156,12 @@ class Position:
         "_legal",
         "_line_checks",
         "_moves_played",
-        "_one_chunk_offsets",
         "_outcome",
-        "_row_checks",
         "_setup_size",
         "_stone_rows",
         "_stones_left",
         "_to_move",
+        "_view_masks",
         "turn_limit",
         "view_distance",
         "win_distance",
@@ -205,10 +205,8 @@ class Position:
         # in at most two chunks.
         self._chunk_shift = _chunk_shift(view_distance)
         self._chunk_mask = (1 << self._chunk_shift) - 1
-        # The offsets in a chunk at which a hexagon's 2R + 1 columns still fit in it.
-        self._one_chunk_offsets = self._chunk_mask - 2 * view_distance
+        self._view_masks = _view_masks(view_distance)
         self._stone_rows: dict[int, int] = {}
-        self._row_checks = _row_checks(view_distance)
         self._line_checks = _line_checks(win_distance)
         # legal_cells(): covered rows (bit masks like _stone_rows) and the empty covered
         # cells. Stones are folded in lazily, in order; _coverage_deltas[i] is what stone
@@ -321,8 +319,7 @@ class Position:
         clone._setup_size = self._setup_size
         clone._chunk_shift = self._chunk_shift
         clone._chunk_mask = self._chunk_mask
-        clone._one_chunk_offsets = self._one_chunk_offsets
-        clone._row_checks = self._row_checks
+        clone._view_masks = self._view_masks
         clone._line_checks = self._line_checks
         clone._board = self._board.copy()
         clone._keys_of = {X: self._keys_of[X].copy(), O: self._keys_of[O].copy()}
@@ -461,24 +458,16 @@ class Position:
         return None
 
     def _in_view(self, q: int, r: int) -> bool:
-        rows_get = self._stone_rows.get
-        # The hexagon's columns q - R .. q + R start at bit ``offset`` of chunk ``key``
-        # and, past that chunk's end, go on into the next one (key + _STRIDE).
+        # The hexagon's columns q - R .. q + R start at some offset in chunk ``key`` (of
+        # row r) and may go on into the next chunk: the table for that offset says which
+        # chunk of which row to test with which mask, nearest rows first.
         left = q - self.view_distance
-        offset = left & self._chunk_mask
         key = (left >> self._chunk_shift) * _STRIDE + r
-        if offset <= self._one_chunk_offsets:  # the hexagon fits in one chunk
-            for dr, row_mask in self._row_checks:
-                row = rows_get(key + dr)
-                if row and (row >> offset) & row_mask:
-                    return True
-        else:
-            spill = self._chunk_mask + 1 - offset
-            next_key = key + _STRIDE
-            for dr, row_mask in self._row_checks:
-                row = rows_get(key + dr, 0) >> offset | rows_get(next_key + dr, 0) << spill
-                if row & row_mask:
-                    return True
+        rows_get = self._stone_rows.get
+        for key_step, mask in self._view_masks[left & self._chunk_mask]:
+            row = rows_get(key + key_step)
+            if row and row & mask:
+                return True
         # An empty setup: the first stone goes to the origin.
         return not self._board and q == 0 and r == 0
 
@@ -521,11 +510,9 @@ class Position:
         covered = self._covered_rows
         legal = self._legal
         board = self._board
-        row_masks = _row_masks(self.view_distance)
         radius = self.view_distance
         shift = self._chunk_shift
-        width = 1 << shift
-        chunk_bits = (1 << width) - 1
+        fold_masks = _fold_masks(radius)
         for q, r, _ in history[len(deltas) :]:
             delta: _CoverageDelta = []
             # As in _in_view: the hexagon's columns start at bit ``offset`` of one chunk
@@ -534,29 +521,22 @@ class Position:
             offset = left & self._chunk_mask
             first_q = left - offset
             first_key = (left >> shift) * _STRIDE + r
-            pieces: tuple[tuple[int, int, int], ...] = ((0, first_q, first_key),)
-            if offset > self._one_chunk_offsets:
-                pieces += ((width, first_q + width, first_key + _STRIDE),)
-            for dr, row_mask in row_masks:
-                spread = row_mask << offset
-                for cut, chunk_q, chunk_key in pieces:
-                    mask = (spread >> cut) & chunk_bits
-                    if not mask:
-                        continue
-                    key = chunk_key + dr
-                    row = covered.get(key, 0)
-                    new = mask & ~row
-                    if not new:
-                        continue
-                    covered[key] = row | mask
-                    row_index = r + dr
-                    delta.append((key, chunk_q, row_index, new))
-                    while new:
-                        low = new & -new
-                        cell_q = chunk_q + low.bit_length() - 1
-                        if cell_q * _STRIDE + row_index not in board:
-                            legal[(cell_q, row_index)] = None
-                        new ^= low
+            for key_step, q_step, dr, mask in fold_masks[offset]:
+                key = first_key + key_step
+                row = covered.get(key, 0)
+                new = mask & ~row
+                if not new:
+                    continue
+                covered[key] = row | mask
+                chunk_q = first_q + q_step
+                row_index = r + dr
+                delta.append((key, chunk_q, row_index, new))
+                while new:
+                    low = new & -new
+                    cell_q = chunk_q + low.bit_length() - 1
+                    if cell_q * _STRIDE + row_index not in board:
+                        legal[(cell_q, row_index)] = None
+                    new ^= low
             deltas.append(delta)
             legal.pop((q, r), None)
 
@@ -597,12 +577,40 @@ def _row_masks(view_distance: int) -> tuple[tuple[int, int], ...]:
 
 
 @cache
-def _row_checks(view_distance: int) -> tuple[tuple[int, int], ...]:
-    """For the view check: (dr, mask of that hexagon row's cells, bit 0 being the
-    hexagon's leftmost column q - R), nearest rows first because that is where a stone is
-    most likely found. Cached: positions are built often (a bot server builds one per
+def _view_masks(view_distance: int) -> tuple[tuple[tuple[int, int], ...], ...]:
+    """For the view check, for each offset in a chunk of the hexagon's leftmost column
+    q - R: (key step from that chunk's key in row r, mask) for every part of a hexagon
+    row that holds cells, nearest rows first because that is where a stone is most
+    likely found. Cached: positions are built often (a bot server builds one per
     request)."""
-    return tuple(sorted(_row_masks(view_distance), key=lambda check: abs(check[0])))
+    return tuple(
+        tuple(
+            (key_step, mask)
+            for key_step, _, _, mask in sorted(parts, key=lambda part: abs(part[2]))
+        )
+        for parts in _fold_masks(view_distance)
+    )
+
+
+@cache
+def _fold_masks(view_distance: int) -> tuple[tuple[tuple[int, int, int, int], ...], ...]:
+    """For each offset in a chunk of the hexagon's leftmost column q - R, the hexagon's
+    rows as parts of chunks: (key step from the first chunk's key of the centre row, q
+    step to that chunk's bit 0, row step dr, mask), only the parts that hold cells. Folding a stone
+    is then one flat loop that touches no empty mask."""
+    width = 1 << _chunk_shift(view_distance)
+    chunk_bits = (1 << width) - 1
+    table = []
+    for offset in range(width):
+        parts = []
+        for dr, row_mask in _row_masks(view_distance):
+            spread = row_mask << offset
+            if spread & chunk_bits:
+                parts.append((dr, 0, dr, spread & chunk_bits))
+            if spread >> width:
+                parts.append((_STRIDE + dr, width, dr, spread >> width))
+        table.append(tuple(parts))
+    return tuple(table)
 
 
 def _chunk_shift(view_distance: int) -> int:
