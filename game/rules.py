@@ -151,6 +151,7 @@ class Position:
         "_chunk_shift",
         "_coverage_deltas",
         "_covered_rows",
+        "_fold_masks",
         "_history",
         "_keys_of",
         "_legal",
@@ -205,7 +206,8 @@ class Position:
         # in at most two chunks.
         self._chunk_shift = _chunk_shift(view_distance)
         self._chunk_mask = (1 << self._chunk_shift) - 1
-        self._view_masks = _view_masks(view_distance)
+        # Shared by every position of this view distance, filled in as offsets occur.
+        self._view_masks, self._fold_masks = _mask_tables(view_distance)
         self._stone_rows: dict[int, int] = {}
         self._line_checks = _line_checks(win_distance)
         # legal_cells(): covered rows (bit masks like _stone_rows) and the empty covered
@@ -320,6 +322,7 @@ class Position:
         clone._chunk_shift = self._chunk_shift
         clone._chunk_mask = self._chunk_mask
         clone._view_masks = self._view_masks
+        clone._fold_masks = self._fold_masks
         clone._line_checks = self._line_checks
         clone._board = self._board.copy()
         clone._keys_of = {X: self._keys_of[X].copy(), O: self._keys_of[O].copy()}
@@ -464,12 +467,16 @@ class Position:
         left = q - self.view_distance
         key = (left >> self._chunk_shift) * _STRIDE + r
         rows_get = self._stone_rows.get
-        for key_step, mask in self._view_masks[left & self._chunk_mask]:
+        offset = left & self._chunk_mask
+        for key_step, mask in self._view_masks[offset] or self._tabled_view_masks(offset):
             row = rows_get(key + key_step)
             if row and row & mask:
                 return True
         # An empty setup: the first stone goes to the origin.
         return not self._board and q == 0 and r == 0
+
+    def _tabled_view_masks(self, offset: int) -> _ViewMasks:
+        return _table_masks(self.view_distance, offset)[0]
 
     def _put(self, q: int, r: int, side: Side) -> None:
         self._board[q * _STRIDE + r] = side
@@ -512,7 +519,7 @@ class Position:
         board = self._board
         radius = self.view_distance
         shift = self._chunk_shift
-        fold_masks = _fold_masks(radius)
+        fold_masks = self._fold_masks
         for q, r, _ in history[len(deltas) :]:
             delta: _CoverageDelta = []
             # As in _in_view: the hexagon's columns start at bit ``offset`` of one chunk
@@ -521,7 +528,8 @@ class Position:
             offset = left & self._chunk_mask
             first_q = left - offset
             first_key = (left >> shift) * _STRIDE + r
-            for key_step, q_step, dr, mask in fold_masks[offset]:
+            parts = fold_masks[offset] or _table_masks(radius, offset)[1]
+            for key_step, q_step, dr, mask in parts:
                 key = first_key + key_step
                 row = covered.get(key, 0)
                 new = mask & ~row
@@ -576,41 +584,45 @@ def _row_masks(view_distance: int) -> tuple[tuple[int, int], ...]:
     )
 
 
-@cache
-def _view_masks(view_distance: int) -> tuple[tuple[tuple[int, int], ...], ...]:
-    """For the view check, for each offset in a chunk of the hexagon's leftmost column
-    q - R: (key step from that chunk's key in row r, mask) for every part of a hexagon
-    row that holds cells, nearest rows first because that is where a stone is most
-    likely found. Cached: positions are built often (a bot server builds one per
-    request)."""
-    return tuple(
-        tuple(
-            (key_step, mask)
-            for key_step, _, _, mask in sorted(parts, key=lambda part: abs(part[2]))
-        )
-        for parts in _fold_masks(view_distance)
-    )
+# The row masks of a hexagon whose leftmost column q - R is at some offset in a chunk:
+# for the view check, (key step from that chunk's key in row r, mask), nearest rows
+# first because that is where a stone is most likely found; for folding legal cells,
+# (key step, q step to that chunk's bit 0, row step dr, mask). Either lists only the
+# parts of rows that hold cells.
+_ViewMasks: TypeAlias = tuple[tuple[int, int], ...]
+_FoldMasks: TypeAlias = tuple[tuple[int, int, int, int], ...]
 
 
 @cache
-def _fold_masks(view_distance: int) -> tuple[tuple[tuple[int, int, int, int], ...], ...]:
-    """For each offset in a chunk of the hexagon's leftmost column q - R, the hexagon's
-    rows as parts of chunks: (key step from the first chunk's key of the centre row, q
-    step to that chunk's bit 0, row step dr, mask), only the parts that hold cells. Folding a stone
-    is then one flat loop that touches no empty mask."""
+def _mask_tables(view_distance: int) -> tuple[list[_ViewMasks], list[_FoldMasks]]:
+    """The view and fold masks of every chunk offset, ``()`` until ``_table_masks``
+    works them out (on first use: the 128 offsets of view distance 50 take tens of ms
+    at once, which a game server should not spend on one request)."""
+    width = 1 << _chunk_shift(view_distance)
+    return [()] * width, [()] * width
+
+
+def _table_masks(view_distance: int, offset: int) -> tuple[_ViewMasks, _FoldMasks]:
+    """Work out the masks of ``offset`` and keep them in ``_mask_tables`` (a race
+    between threads only computes the same values twice)."""
     width = 1 << _chunk_shift(view_distance)
     chunk_bits = (1 << width) - 1
-    table = []
-    for offset in range(width):
-        parts = []
-        for dr, row_mask in _row_masks(view_distance):
-            spread = row_mask << offset
-            if spread & chunk_bits:
-                parts.append((dr, 0, dr, spread & chunk_bits))
-            if spread >> width:
-                parts.append((_STRIDE + dr, width, dr, spread >> width))
-        table.append(tuple(parts))
-    return tuple(table)
+    parts: list[tuple[int, int, int, int]] = []
+    for dr, row_mask in _row_masks(view_distance):
+        spread = row_mask << offset
+        if spread & chunk_bits:
+            parts.append((dr, 0, dr, spread & chunk_bits))
+        if spread >> width:
+            parts.append((_STRIDE + dr, width, dr, spread >> width))
+    fold = tuple(parts)
+    view = tuple((key_step, mask) for key_step, _, _, mask in sorted(fold, key=_row_distance))
+    view_table, fold_table = _mask_tables(view_distance)
+    view_table[offset], fold_table[offset] = view, fold
+    return view, fold
+
+
+def _row_distance(part: tuple[int, int, int, int]) -> int:
+    return abs(part[2])
 
 
 def _chunk_shift(view_distance: int) -> int:
