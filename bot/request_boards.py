@@ -11,11 +11,15 @@ from itertools import pairwise
 
 from bot.session_errors import ImpossibleBoardError, MoveOrderError, MoveSkipError
 from game.hexgrid import Hex
-from game.rules import IllegalMoveError, Position, Side
-from models import Board, Cell, Match, Move, MoveRequestPacket, Player
+from game.reachable import UnreachablePositionError, check_reachable
+from game.rules import IllegalMoveError, InvalidSetupError, Position, Side
+from models import Board, BwsV1Alpha, Cell, Match, Move, MoveRequestPacket, Player
 
 __all__ = [
+    "STANDARD_STONES",
+    "ConfirmedBoard",
     "SentAnswer",
+    "build_position",
     "check_alternation",
     "check_answer_kept",
     "derive_position",
@@ -23,6 +27,7 @@ __all__ = [
     "describe_move",
     "guess_to_move",
     "is_standard",
+    "request_position",
     "request_stones",
     "stones_of_board",
 ]
@@ -199,3 +204,92 @@ def _extends(board: Board, packet: MoveRequestPacket, confirmed: list[Cell] | No
     return all(
         (cell.q, cell.r, cell.p) == stone for cell, stone in zip(cells[known:], added, strict=True)
     )
+
+
+#: The board of the standard start: X's stone on (0, 0).
+STANDARD_STONES: dict[Hex, Side] = {(0, 0): "x"}
+
+
+@dataclass(frozen=True, eq=False)
+class ConfirmedBoard:
+    """A confirmed board: the session's own ``Position`` of it, with the side of the
+    request that confirmed it to move (the bot's copies are made from it; nobody
+    changes it, so keeping the old value is a snapshot), and the cells of the packet
+    that carried it, in the packet's order, to tell cheaply whether the next ``board``
+    extends it. ``position`` is None for the standard start before any setup."""
+
+    position: Position | None
+    cells: list[Cell] | None = None
+
+    def stones(self) -> dict[Hex, Side]:
+        """The stones by cell, in placement order."""
+        if self.position is None:
+            return dict(STANDARD_STONES)
+        return {(q, r): side for q, r, side in self.position.stones}
+
+
+def request_position(
+    packet: MoveRequestPacket,
+    board: ConfirmedBoard,
+    next_mover: Player | None,
+    answer: SentAnswer | None,
+    capabilities: BwsV1Alpha,
+    match: Match,
+    *,
+    derive: bool = True,
+) -> Position:
+    """The position of a move request: its ``board``, else the confirmed ``board`` plus
+    ``previous``, with the requested side to move; checking ``previous`` against the
+    declared ``capabilities`` (``next_mover``: the side due to move, if known;
+    ``answer``: the bot's last answer, not confirmed yet). With ``derive``, a request
+    that only adds stones to the confirmed board costs O(new stones)."""
+    moves = packet.previous
+    if len(moves) > 2 and not (capabilities.move_skips or capabilities.free_move_order):
+        raise MoveSkipError(
+            f"move_request.previous holds {len(moves)} moves; at most 2 (the bot's and "
+            f"the opponent's) unless the bot declares 'move_skips'"
+        )
+    free_move_order = bool(capabilities.free_move_order)
+    if not free_move_order:
+        check_alternation(packet, next_mover if packet.board is None else None)
+    position = None
+    if derive and board.position is not None:
+        position = derive_position(packet, board.position, board.cells, match)
+    if position is not None:
+        # The derived board holds exactly the stones of the full path below, and it has
+        # neither a repeated cell nor a line: only the answer check can fail.
+        if answer is not None and not capabilities.move_skips:
+            check_answer_kept(answer, packet, position.piece_at, free_move_order)
+        return position
+    stones = request_stones(packet, board.stones())
+    if answer is not None and not capabilities.move_skips:
+        check_answer_kept(answer, packet, lambda q, r: stones.get((q, r)), free_move_order)
+    return build_position(stones, packet.side, match, capabilities)
+
+
+def build_position(
+    stones: dict[Hex, Side], to_move: Player, match: Match, capabilities: BwsV1Alpha
+) -> Position:
+    """The position of ``stones`` with ``to_move`` to move, under ``match``. A board no
+    game can have (a repeated cell, a line already) raises ``ImpossibleBoardError``, and
+    so does one that legal play from the standard opening cannot reach, unless the bot
+    declares ``free_setup``: that is checked in O(stones), before any work per cell."""
+    setup = [(q, r, side) for (q, r), side in stones.items()]
+    try:
+        if not capabilities.free_setup:
+            alternating = not capabilities.free_move_order
+            check_reachable(setup, to_move.value, match.view_distance, alternating=alternating)
+        return Position(
+            match.view_distance,
+            match.win_distance,
+            setup=setup,
+            to_move=to_move.value,
+            reject_setup_lines=True,
+        )
+    except UnreachablePositionError as exc:
+        raise ImpossibleBoardError(
+            f"impossible board: {exc} (the bot does not declare 'free_setup', so every "
+            f"board must come from the standard opening)"
+        ) from None
+    except InvalidSetupError as exc:
+        raise ImpossibleBoardError(f"impossible board: {exc}") from None

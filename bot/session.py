@@ -29,7 +29,8 @@ The interface
 
 * ``BotSession(capabilities, *, match=None)``; ``capabilities`` is the bot's
   ``BwsV1Alpha``: every optional feature is enabled only when declared there.
-* ``receive(data, now)``: one frame from the client -> actions.
+* ``receive(data, now)``: one text frame from the client -> actions;
+  ``receive_binary(size, now)``: a binary frame -> the close.
 * ``job_done(job_id, result, now)``: the bot's answer (a ``MoveDecision`` for a move
   job, a ``PositionEvaluation`` for an eval job) -> actions (normally one ``Send``).
   Results of jobs that were cancelled or already answered are ignored (no actions).
@@ -76,17 +77,24 @@ bot's own answer is never applied when sent: only the next request confirms it (
 ``move_skips`` works). An ``interrupt`` restores the board, the side and the bot's
 unconfirmed answer as they were before the interrupted request.
 
+*Order.* A session starts with ``setup``: a move or evaluation request before it is out
+of order, as the spec's session has no position yet.
+
 *Checks, each lifted by the capability that allows it.* Without ``free_setup`` the setup
-board is one ``x`` at (0, 0). Without ``resettable_state`` there is one ``setup``,
-before any request. Without ``dual_sided`` every request is for the side of the first.
-Without ``free_move_order`` the moves of ``previous`` and the requested side alternate,
-starting with the side due to move (a request with ``board`` may leave out earlier
-moves, as the prototype does). Without ``move_skips`` (or ``free_move_order``)
-``previous`` holds at most 2 moves, and without ``move_skips`` it must begin with the
-bot's last answer, unchanged (with ``board``: the board must hold it). Stones are not
-checked against ``view_distance`` (the server is the referee), but a stone on a taken
-cell, a repeated cell or a board that already has a winning line closes the session.
-Evaluations are of the confirmed board, with the requested side to move.
+board is one ``x`` at (0, 0), and every board after it must pass
+``game.reachable.check_reachable`` (X on the origin, stone counts that fit the side to
+move unless ``free_move_order``, no stone out of reach or cut off), checked in O(stones)
+before any work per cell: stones spread far apart cost nothing. Without
+``resettable_state`` there is one ``setup``, before any request. Without ``dual_sided``
+every request is for the side of the first. Without ``free_move_order`` the moves of
+``previous`` and the requested side alternate, starting with the side due to move (a
+request with ``board`` may leave out earlier moves, as the prototype does). Without
+``move_skips`` (or ``free_move_order``) ``previous`` holds at most 2 moves, and without
+``move_skips`` it must begin with the bot's last answer, unchanged (with ``board``: the
+board must hold it). Stones are not checked against ``view_distance`` (the server is the
+referee), but a stone on a taken cell, a repeated cell or a board that already has a
+winning line closes the session. Evaluations are of the confirmed board, with the
+requested side to move.
 
 *Answers.* One request may be pending at a time. An illegal move from the bot (or none
 in time, or an exception) is replaced by ``bot.fallback.fallback_move``; the ``Send``
@@ -102,12 +110,14 @@ closes (1008), except just after an answer (the two crossed on the wire): within
 ``heartbeat_grace`` of the last answer it is ignored. While a job runs, no heartbeat
 ever closes the session.
 
-*Close codes.* 1000 after ``end`` or ``nope``; 1002 for a malformed packet, a packet
-not allowed by the declared capabilities or out of order; 1008 for a valid packet that
-describes an impossible state (a board with a winning line, a heartbeat waiting for
-nothing); 1011 if the session itself fails. Reasons can be long (they quote the
-packet's problem): the adapter should log them whole and trim the close frame's copy to
-the 123 bytes WebSocket allows.
+*Close codes.* 1000 after ``end`` or ``nope``; 1002 for a malformed packet, a packet not
+allowed by the declared capabilities or out of order; 1003 for a binary frame
+(``receive_binary``: packets are JSON in text frames); 1008 for a valid packet that
+describes an impossible state (a board with a winning line or that no game can reach, a
+heartbeat waiting for nothing); 1011 if the session itself fails. Reasons can be long
+(they quote the packet's problem): the adapter should log them whole and trim the close
+frame's copy to the 123 bytes WebSocket allows.
+
 """
 
 from __future__ import annotations
@@ -136,13 +146,14 @@ from bot.jobs import (
     network_margin,
 )
 from bot.request_boards import (
+    STANDARD_STONES,
+    ConfirmedBoard,
     SentAnswer,
-    check_alternation,
-    check_answer_kept,
-    derive_position,
+    build_position,
     describe_board,
     guess_to_move,
     is_standard,
+    request_position,
     request_stones,
     stones_of_board,
 )
@@ -158,9 +169,7 @@ from bot.session_errors import (
     UndeclaredFeatureError,
     WrongSideError,
 )
-from game.hexgrid import Hex
-from game.reachable import UnreachablePositionError, check_reachable
-from game.rules import InvalidSetupError, Position, Side
+from game.rules import Position
 from models import (
     CLOSE_INTERNAL_ERROR,
     CLOSE_NORMAL,
@@ -169,7 +178,6 @@ from models import (
     MATCH_CONFIG_KEY,
     SERVER_PACKETS,
     BwsV1Alpha,
-    Cell,
     ConfigPacket,
     EndCause,
     EndPacket,
@@ -222,32 +230,12 @@ __all__ = [
 
 # ------------------------------------------------------------------------- state
 
-_STANDARD_STONES: dict[Hex, Side] = {(0, 0): "x"}
-
-
-@dataclass(frozen=True, eq=False)
-class _Board:
-    """A confirmed board: the session's own ``Position`` of it, with the side of the
-    request that confirmed it to move (the bot's copies are made from it; nobody
-    changes it, so keeping the old value is a snapshot), and the cells of the packet
-    that carried it, in the packet's order, to tell cheaply whether the next ``board``
-    extends it. ``position`` is None for the standard start before any setup."""
-
-    position: Position | None
-    cells: list[Cell] | None = None
-
-    def stones(self) -> dict[Hex, Side]:
-        """The stones by cell, in placement order."""
-        if self.position is None:
-            return dict(_STANDARD_STONES)
-        return {(q, r): side for q, r, side in self.position.stones}
-
 
 @dataclass(frozen=True)
 class _Tracking:
     """What a request changes and an ``interrupt`` restores."""
 
-    board: _Board
+    board: ConfirmedBoard
     next_mover: Player | None  # the side due to move in the standard order, if known
     answer: SentAnswer | None
     side: Player | None  # the session's side, fixed by the first request
@@ -275,7 +263,7 @@ class BotSession:
         self._closed = False
         # The game has started: a setup or a request was received.
         self._started = False
-        self._tracking = _Tracking(_Board(None), Player.O, None, None)
+        self._tracking = _Tracking(ConfirmedBoard(None), Player.O, None, None)
         self._pending: _Pending | None = None
         # Jobs the adapter may still be running: pending, or answered by answer_due.
         self._running: set[int] = set()
@@ -403,14 +391,15 @@ class BotSession:
                 f"'free_setup'), got {describe_board(packet.board)}"
             )
         stones = stones_of_board(packet.board, "setup.board")
-        standard = stones == _STANDARD_STONES
+        standard = stones == STANDARD_STONES
         # Who moves first from a free setup is for the first request to say; the bot's
         # on_setup still needs some side to move, so guess from the stone counts.
-        position = self._position(stones, Player.O if standard else guess_to_move(stones))
+        to_move = Player.O if standard else guess_to_move(stones)
+        position = build_position(stones, to_move, self._match, self._capabilities)
         actions = self._drop_pending()
         self._started = True
         self._tracking = _Tracking(
-            _Board(position, packet.board.cells),
+            ConfirmedBoard(position, packet.board.cells),
             Player.O if standard else None,
             None,
             self._tracking.side,
@@ -423,9 +412,19 @@ class BotSession:
         self._check_nothing_pending("move_request")
         self._check_side(packet.side, "move_request")
         before = self._tracking
-        position = self._position_after(packet, before)
+        position = request_position(
+            packet,
+            before.board,
+            before.next_mover,
+            before.answer,
+            self._capabilities,
+            self._match,
+            derive=self._derive_positions,
+        )
         cells = None if packet.board is None else packet.board.cells
-        after = _Tracking(_Board(position, cells), packet.side, None, before.side or packet.side)
+        after = _Tracking(
+            ConfirmedBoard(position, cells), packet.side, None, before.side or packet.side
+        )
         declared = self._capabilities.move_time_limit
         limit = packet.move_time_limit if declared else None
         return self._start("move", position, packet.side, limit, before, after)
@@ -445,7 +444,9 @@ class BotSession:
             or not self._derive_positions
             or not self._derivable(position, packet.side)
         ):
-            position = self._position(before.board.stones(), packet.side)
+            position = build_position(
+                before.board.stones(), packet.side, self._match, self._capabilities
+            )
         after = replace(before, side=before.side or packet.side)
         declared = self._capabilities.evaluation_time_limit
         limit = packet.evaluation_time_limit if declared else None
@@ -499,76 +500,15 @@ class BotSession:
                 f"that declare 'dual_sided' play both sides"
             )
 
-    def _position_after(self, packet: MoveRequestPacket, before: _Tracking) -> Position:
-        """The position of a move request (the session's own): its ``board``, else the
-        confirmed one plus ``previous``, with the requested side to move; checking
-        ``previous`` against the declared capabilities."""
-        capabilities = self._capabilities
-        moves = packet.previous
-        if len(moves) > 2 and not (capabilities.move_skips or capabilities.free_move_order):
-            raise MoveSkipError(
-                f"move_request.previous holds {len(moves)} moves; at most 2 (the bot's and "
-                f"the opponent's) unless the bot declares 'move_skips'"
-            )
-        free_move_order = bool(capabilities.free_move_order)
-        if not free_move_order:
-            check_alternation(packet, before.next_mover if packet.board is None else None)
-        position = self._derived(packet, before.board)
-        if position is not None:
-            # The derived board holds exactly the stones of the full path below, and it
-            # has neither a repeated cell nor a line: only the answer check can fail.
-            if before.answer is not None and not capabilities.move_skips:
-                check_answer_kept(before.answer, packet, position.piece_at, free_move_order)
-            return position
-        stones = request_stones(packet, before.board.stones())
-        if before.answer is not None and not capabilities.move_skips:
-            check_answer_kept(
-                before.answer, packet, lambda q, r: stones.get((q, r)), free_move_order
-            )
-        return self._position(stones, packet.side)
-
     def _derivable(self, position: Position, side: Player) -> bool:
         """Whether ``position`` (the session's, 2 stones left, no outcome) is the one
-        ``_position`` would build from its stones for ``side`` under the match settings."""
+        ``build_position`` would build from its stones for ``side`` under the match settings."""
         match = self._match
         return (
             position.to_move == side.value
             and position.view_distance == match.view_distance
             and position.win_distance == match.win_distance
         )
-
-    def _derived(self, packet: MoveRequestPacket, confirmed: _Board) -> Position | None:
-        """``derive_position`` from the confirmed board, unless positions are built from
-        scratch."""
-        if confirmed.position is None or not self._derive_positions:
-            return None
-        return derive_position(packet, confirmed.position, confirmed.cells, self._match)
-
-    def _position(self, stones: dict[Hex, Side], to_move: Player) -> Position:
-        setup = [(q, r, side) for (q, r), side in stones.items()]
-        capabilities = self._capabilities
-        try:
-            if not capabilities.free_setup:
-                # O(stones), before any work per cell: a board that legal play from the
-                # standard opening cannot reach is refused, whatever it would cost.
-                alternating = not capabilities.free_move_order
-                check_reachable(
-                    setup, to_move.value, self._match.view_distance, alternating=alternating
-                )
-            return Position(
-                self._match.view_distance,
-                self._match.win_distance,
-                setup=setup,
-                to_move=to_move.value,
-                reject_setup_lines=True,
-            )
-        except UnreachablePositionError as exc:
-            raise ImpossibleBoardError(
-                f"impossible board: {exc} (the bot does not declare 'free_setup', so every "
-                f"board must come from the standard opening)"
-            ) from None
-        except InvalidSetupError as exc:
-            raise ImpossibleBoardError(f"impossible board: {exc}") from None
 
     # ------------------------------------------------------------------- jobs
 
