@@ -47,7 +47,10 @@ from enum import Enum
 from functools import cache
 from typing import Literal, TypeAlias
 
-from game.hexgrid import Hex, row_span
+from game.hexgrid import Hex
+from game.rowmasks import COORD_LIMIT as _COORD_LIMIT
+from game.rowmasks import STRIDE as _STRIDE
+from game.rowmasks import ViewMasks, chunk_shift, mask_tables, table_masks
 
 Side: TypeAlias = Literal["x", "o"]
 X: Side = "x"
@@ -55,13 +58,8 @@ O: Side = "o"  # noqa: E741 - the side's name
 
 _OTHER: dict[str, Side] = {X: O, O: X}
 
-# One integer per cell: q * _STRIDE + r. Stepping along the three axes is then adding
-# a constant, which keeps the line walk to integer additions and dict lookups.
-# A stride of 2**20 keeps keys near the origin below 2**30, CPython's one-digit ints,
-# which hash and add fastest. Coordinates stay within +-_COORD_LIMIT so keys never collide;
-# no game gets there (it would take tens of thousands of stones in a straight line).
-_STRIDE = 1 << 20
-_COORD_LIMIT = 1 << 19
+# Cells are keyed q * _STRIDE + r (game.rowmasks): stepping along the three axes is then
+# adding a constant, which keeps the line walk to integer additions and dict lookups.
 _AXIS_STEPS = (_STRIDE, 1, _STRIDE - 1)  # (1, 0), (0, 1), (1, -1)
 
 MIN_VIEW_DISTANCE, MAX_VIEW_DISTANCE = 1, 50
@@ -204,10 +202,10 @@ class Position:
         # Chunk key (q >> shift) * _STRIDE + r -> bit (q & mask) set for every stone of
         # row r in that chunk. A chunk is wider than a hexagon, so one hexagon row lies
         # in at most two chunks.
-        self._chunk_shift = _chunk_shift(view_distance)
+        self._chunk_shift = chunk_shift(view_distance)
         self._chunk_mask = (1 << self._chunk_shift) - 1
         # Shared by every position of this view distance, filled in as offsets occur.
-        self._view_masks, self._fold_masks = _mask_tables(view_distance)
+        self._view_masks, self._fold_masks = mask_tables(view_distance)
         self._stone_rows: dict[int, int] = {}
         self._line_checks = _line_checks(win_distance)
         # legal_cells(): covered rows (bit masks like _stone_rows) and the empty covered
@@ -475,8 +473,8 @@ class Position:
         # An empty setup: the first stone goes to the origin.
         return not self._board and q == 0 and r == 0
 
-    def _tabled_view_masks(self, offset: int) -> _ViewMasks:
-        return _table_masks(self.view_distance, offset)[0]
+    def _tabled_view_masks(self, offset: int) -> ViewMasks:
+        return table_masks(self.view_distance, offset)[0]
 
     def _put(self, q: int, r: int, side: Side) -> None:
         self._board[q * _STRIDE + r] = side
@@ -528,7 +526,7 @@ class Position:
             offset = left & self._chunk_mask
             first_q = left - offset
             first_key = (left >> shift) * _STRIDE + r
-            parts = fold_masks[offset] or _table_masks(radius, offset)[1]
+            parts = fold_masks[offset] or table_masks(radius, offset)[1]
             for key_step, q_step, dr, mask in parts:
                 key = first_key + key_step
                 row = covered.get(key, 0)
@@ -563,76 +561,6 @@ class Position:
         key = (q >> self._chunk_shift) * _STRIDE + r
         if (covered.get(key, 0) >> (q & self._chunk_mask)) & 1:
             legal[(q, r)] = None
-
-
-@cache
-def _row_spans(view_distance: int) -> tuple[tuple[int, int, int], ...]:
-    """(dr, lo, hi) of every row of a hexagon of radius ``view_distance``, top to bottom."""
-    return tuple(
-        (dr, *row_span(view_distance, dr)) for dr in range(-view_distance, view_distance + 1)
-    )
-
-
-@cache
-def _row_masks(view_distance: int) -> tuple[tuple[int, int], ...]:
-    """(dr, mask of that hexagon row's cells) of every row, top to bottom; bit 0 of a mask
-    is the hexagon's leftmost column q - R."""
-    radius = view_distance
-    return tuple(
-        (dr, ((1 << (hi - lo + 1)) - 1) << (lo + radius))
-        for dr, lo, hi in _row_spans(view_distance)
-    )
-
-
-# The row masks of a hexagon whose leftmost column q - R is at some offset in a chunk:
-# for the view check, (key step from that chunk's key in row r, mask), nearest rows
-# first because that is where a stone is most likely found; for folding legal cells,
-# (key step, q step to that chunk's bit 0, row step dr, mask). Either lists only the
-# parts of rows that hold cells.
-_ViewMasks: TypeAlias = tuple[tuple[int, int], ...]
-_FoldMasks: TypeAlias = tuple[tuple[int, int, int, int], ...]
-
-
-@cache
-def _mask_tables(view_distance: int) -> tuple[list[_ViewMasks], list[_FoldMasks]]:
-    """The view and fold masks of every chunk offset, ``()`` until ``_table_masks``
-    works them out (on first use: the 128 offsets of view distance 50 take tens of ms
-    at once, which a game server should not spend on one request)."""
-    width = 1 << _chunk_shift(view_distance)
-    return [()] * width, [()] * width
-
-
-def _table_masks(view_distance: int, offset: int) -> tuple[_ViewMasks, _FoldMasks]:
-    """Work out the masks of ``offset`` and keep them in ``_mask_tables`` (a race
-    between threads only computes the same values twice)."""
-    width = 1 << _chunk_shift(view_distance)
-    chunk_bits = (1 << width) - 1
-    parts: list[tuple[int, int, int, int]] = []
-    for dr, row_mask in _row_masks(view_distance):
-        spread = row_mask << offset
-        if spread & chunk_bits:
-            parts.append((dr, 0, dr, spread & chunk_bits))
-        if spread >> width:
-            parts.append((_STRIDE + dr, width, dr, spread >> width))
-    fold = tuple(parts)
-    view = tuple((key_step, mask) for key_step, _, _, mask in sorted(fold, key=_row_distance))
-    view_table, fold_table = _mask_tables(view_distance)
-    view_table[offset], fold_table[offset] = view, fold
-    return view, fold
-
-
-def _row_distance(part: tuple[int, int, int, int]) -> int:
-    return abs(part[2])
-
-
-def _chunk_shift(view_distance: int) -> int:
-    """log2 of the chunk width of the row masks: at least 64 cells, and wider than a
-    hexagon (2R + 1 cells), so that a hexagon's columns span at most two chunks.
-
-    >>> _chunk_shift(8), _chunk_shift(31), _chunk_shift(32), _chunk_shift(50)
-    (6, 6, 7, 7)
-    """
-    return max(6, (2 * view_distance).bit_length())
 
 
 @cache
