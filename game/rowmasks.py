@@ -55,8 +55,7 @@ def row_masks(view_distance: int) -> tuple[tuple[int, int], ...]:
     is the hexagon's leftmost column q - R."""
     radius = view_distance
     return tuple(
-        (dr, ((1 << (hi - lo + 1)) - 1) << (lo + radius))
-        for dr, lo, hi in row_spans(view_distance)
+        (dr, ((1 << (hi - lo + 1)) - 1) << (lo + radius)) for dr, lo, hi in row_spans(view_distance)
     )
 
 
