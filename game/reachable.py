@@ -30,9 +30,10 @@ game.reachable.UnreachablePositionError: (90, 0) is 90 from the origin, but 3 st
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Collection
+from itertools import repeat
 
-from game.hexgrid import Hex
 from game.rules import InvalidSetupError
 
 __all__ = ["UnreachablePositionError", "check_reachable"]
@@ -56,20 +57,19 @@ def check_reachable(
         raise UnreachablePositionError(
             "the board is empty; every game starts with X's stone at (0, 0)"
         )
-    crosses = 0
-    opening = False
-    for q, r, side in stones:
-        if side == "x":
-            crosses += 1
-            opening = opening or (q == 0 and r == 0)
-    if not opening:
+    # Columns of the stones, then builtins over them (loops in C): this runs once per
+    # request of a bot server, before the position is built, and should cost a fraction
+    # of building it.
+    qs, rs, sides = (list(column) for column in zip(*stones, strict=True))
+    crosses = sides.count("x")
+    if not any(q == 0 and r == 0 and side == "x" for q, r, side in stones):
         raise UnreachablePositionError(
             "no X stone on (0, 0); every game starts with X's stone there"
         )
     if alternating:
         _check_counts(crosses, len(stones) - crosses, to_move)
-    _check_range(stones, view_distance)
-    _check_cluster(stones, view_distance)
+    _check_range(stones, qs, rs, view_distance)
+    _check_cluster(stones, qs, rs, view_distance)
 
 
 def _check_counts(crosses: int, circles: int, to_move: str) -> None:
@@ -82,9 +82,15 @@ def _check_counts(crosses: int, circles: int, to_move: str) -> None:
         )
 
 
-def _check_range(stones: Collection[tuple[int, int, str]], view_distance: int) -> None:
+def _check_range(
+    stones: Collection[tuple[int, int, str]], qs: list[int], rs: list[int], view_distance: int
+) -> None:
     reach = (len(stones) - 1) * view_distance
-    for q, r, _ in stones:
+    # The distance from the origin is max(|q|, |r|, |q + r|).
+    sums = map(operator.add, qs, rs)
+    if max(map(abs, qs)) <= reach and max(map(abs, rs)) <= reach and max(map(abs, sums)) <= reach:
+        return
+    for q, r, _ in stones:  # say which stone
         away = max(abs(q), abs(r), abs(q + r))
         if away > reach:
             raise UnreachablePositionError(
@@ -93,13 +99,16 @@ def _check_range(stones: Collection[tuple[int, int, str]], view_distance: int) -
             )
 
 
-def _check_cluster(stones: Collection[tuple[int, int, str]], view_distance: int) -> None:
+def _check_cluster(
+    stones: Collection[tuple[int, int, str]], qs: list[int], rs: list[int], view_distance: int
+) -> None:
     # Two cells within view_distance of each other differ by at most view_distance in q
     # and in r, so their buckets are the same or neighbours: a cluster of stones linked
     # by "within view" lies in one cluster of neighbouring buckets.
-    buckets: dict[Hex, Hex] = {}  # bucket -> one stone in it, to name
-    for q, r, _ in stones:
-        buckets.setdefault((q // view_distance, r // view_distance), (q, r))
+    size = repeat(view_distance)
+    buckets = set(
+        zip(map(operator.floordiv, qs, size), map(operator.floordiv, rs, size), strict=True)
+    )
     reached = {(0, 0)}
     frontier = [(0, 0)]
     while frontier:
@@ -111,7 +120,9 @@ def _check_cluster(stones: Collection[tuple[int, int, str]], view_distance: int)
                     reached.add(near)
                     frontier.append(near)
     if len(reached) < len(buckets):
-        q, r = next(stone for bucket, stone in buckets.items() if bucket not in reached)
+        q, r = next(
+            (q, r) for q, r, _ in stones if (q // view_distance, r // view_distance) not in reached
+        )
         raise UnreachablePositionError(
             f"({q}, {r}) is cut off from X's opening stone: no chain of stones, each within "
             f"view_distance {view_distance} of the next, joins them"
