@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -321,6 +322,36 @@ def test_a_board_with_two_stones_on_a_cell_closes() -> None:
     board = [(0, 0, "x"), (1, 0, "o"), (1, 0, "o")]
     close = closing(started().receive(move_request("x", board=board), now=1.0))
     assert "two stones on (1, 0)" in close.reason
+
+
+@pytest.mark.parametrize(
+    ("board", "side", "reason"),
+    [
+        ([(1, 0, "x"), (2, 0, "o"), (3, 0, "o")], "x", r"no X stone on \(0, 0\)"),
+        ([(0, 0, "x"), (1, 0, "o"), (2, 0, "o")], "o", "1 X and 2 O stones with O to move"),
+        ([(0, 0, "x"), (1, 0, "o"), (90, 0, "o")], "x", r"\(90, 0\) is 90 from the origin"),
+    ],
+)
+def test_a_board_no_game_can_reach_closes_with_the_reason(
+    board: list[tuple[int, int, str]], side: str, reason: str
+) -> None:
+    close = closing(started().receive(move_request(side, board=board), now=1.0))
+    assert close.code == CLOSE_POLICY_VIOLATION
+    assert re.search(f"impossible board: {reason}.*does not declare 'free_setup'", close.reason)
+
+
+def test_with_free_setup_any_board_is_played() -> None:
+    far = [(0, 0, "x"), (1, 0, "o"), (300_000, 0, "o")]
+    session = started(BwsV1Alpha(free_setup=True))
+    job = only_think(session.receive(move_request("x", board=far), now=1.0))
+    assert stones(job.position) == set(far)
+
+
+def test_with_free_move_order_the_counts_may_be_anything() -> None:
+    crowded = [(0, 0, "x"), (1, 0, "x"), (2, 0, "x")]
+    session = started(BwsV1Alpha(free_move_order=True))
+    job = only_think(session.receive(move_request("o", board=crowded), now=1.0))
+    assert stones(job.position) == set(crowded)
 
 
 # --------------------------------------------------------------- time limits
