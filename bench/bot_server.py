@@ -1,6 +1,6 @@
 """Round trips per second through the bot server, against a bare WebSocket echo server.
 
-A round trip is one ``move_request`` (a 12-stone board) sent and its ``move_response``
+A round trip is one ``move_request`` (an 11-stone board) sent and its ``move_response``
 received, over the real stack: uvicorn (same settings for both, ``bot.serve.
 uvicorn_config``), Starlette, ``BotSession``, the bot's call in the thread pool and back.
 The bot is trivial (the first two legal cells, at once), so the figure is the
@@ -56,10 +56,11 @@ from models import Match, Player
 ROUNDS = 3
 WARMUP_SECONDS = 0.5
 
-# 12 stones around the origin, X and O alternating, no line: a small mid-game board.
+# 11 stones around the origin, no line: a small mid-game board, as a game makes it (X's
+# opening, then two stones a move, O first), with X to move.
 _CELLS = [(0, 0), (1, 0), (0, 1), (-1, 1), (-1, 0), (0, -1), (1, -1), (2, 0), (2, -1), (0, 2)]
-_CELLS += [(-2, 2), (-2, 0)]
-STONES = [(q, r, "xo"[i % 2]) for i, (q, r) in enumerate(_CELLS)]
+_CELLS += [(-2, 2)]
+STONES = [(q, r, "x" if (i + 1) % 4 < 2 else "o") for i, (q, r) in enumerate(_CELLS)]
 BOARD = [{"q": q, "r": r, "p": p} for q, r, p in STONES]
 REQUEST = json.dumps(
     {"type": "move_request", "side": "x", "previous": [], "board": {"cells": BOARD}}
@@ -143,6 +144,9 @@ async def drive(url: str, connections: int, seconds: float, check: bool) -> floa
     """Round trips per second over ``connections`` busy sockets for ``seconds``."""
     async with aiohttp.ClientSession() as client:
         sockets = [await client.ws_connect(url, autoping=False) for _ in range(connections)]
+        if check:  # the bot server: a session starts with its setup
+            for ws in sockets:
+                await ws.send_str('{"type":"setup"}')
         try:
             counts = [0] * connections
             stop = time.perf_counter() + seconds

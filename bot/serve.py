@@ -9,13 +9,14 @@ One port serves, for every hosted bot (at ``/`` or under a prefix such as ``/ran
   plain ``GET`` there answers 426 with a hint instead of a bare 404;
 * ``POST <prefix>/<stateless api_root>/turn`` when the bot declares the stateless API.
 
-The socket handler is a thin adapter around the pure state machine
-``bot.session.BotSession``: it feeds it frames, finished jobs and due answers, and
-carries out the actions it returns. Every session gets its own bot instance; calls into
+The socket handler (``bot.connection``) is a thin adapter around the pure state
+machine ``bot.session.BotSession``: it feeds it frames, finished jobs and due answers,
+and carries out the actions it returns. A binary frame closes the session with 1003
+(the protocol is JSON in text frames). Every session gets its own bot instance; calls into
 one bot never overlap (a per-session queue runs them one at a time, in order) and never
 run on the event loop, so heartbeats and other games keep flowing while a bot thinks.
 
-Where bots think is a ``BotPool``:
+Where bots think is a ``BotPool`` (``bot.pool``):
 
 * threads (the default): one bot instance per session in this process; ``Deadline``
   works fully (``report``, cancellation);
@@ -27,6 +28,9 @@ Where bots think is a ``BotPool``:
   ``Deadline.report`` and cancellation do not come back: when time runs out the session
   sends its legal fallback move instead of the bot's best so far, and an interrupted bot
   runs until it returns or its time is up.
+
+The stateless route is ``bot.stateless_route``. This module puts the pieces together:
+the routes, the app, the uvicorn server and the command line.
 
 The game server hosts the example bots on its own port with ``mount_bot`` (or
 ``bot_routes``) and a ``BotPool`` it owns and closes.
@@ -43,64 +47,32 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import functools
 import importlib
 import importlib.util
-import itertools
 import logging
 import math
-import multiprocessing
 import re
 import sys
-import time
-import uuid
-from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, Response
+from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
-from bot.bot import BaseBot, Deadline, MoveDecision
-from bot.session import (
-    Action,
-    BotSession,
-    Cancel,
-    Close,
-    Configure,
-    Reset,
-    Send,
-    Think,
-    ThinkJob,
-)
-from bot.stateless import stateless_answer, stateless_job, stateless_problem
-from game.rules import Position
+from bot.bot import BaseBot
+from bot.connection import MAX_FRAME_BYTES, not_a_socket, socket_endpoint
+from bot.pool import CLOSE_TIMEOUT, MAX_QUEUED_CALLS, BotPool
+from bot.stateless_route import MAX_BODY_BYTES, read_body, stateless_turn
 from models import (
     CLOSE_GOING_AWAY,
-    CLOSE_INTERNAL_ERROR,
-    CLOSE_MESSAGE_TOO_BIG,
-    CLOSE_NORMAL,
-    CLOSE_POLICY_VIOLATION,
     MATCH_CONFIG_KEY,
     BwsConfigCapability,
-    BwsV1Alpha,
     Capabilities,
-    Match,
-    Player,
-    PositionEvaluation,
-    ProtocolError,
-    StatelessMoveRequest,
-    StatelessV1Alpha,
-    clip_close_reason,
     dump_packet,
-    parse_body,
 )
 
 __all__ = [
@@ -109,14 +81,17 @@ __all__ = [
     "DEFAULT_PORT",
     "MAX_BODY_BYTES",
     "MAX_FRAME_BYTES",
+    "MAX_QUEUED_CALLS",
     "BotPool",
     "BotServer",
     "BotSpecError",
+    "ListeningServer",
     "bot_routes",
     "create_app",
     "load_bot",
     "main",
     "mount_bot",
+    "read_body",
     "served_capabilities",
     "serving",
     "uvicorn_config",
@@ -127,16 +102,6 @@ log = logging.getLogger("bot.serve")
 DEFAULT_BOT = "bot.bots:CenterBot"
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8002  # the prototype's bot server port
-
-#: Largest frame a client may send; a bigger one closes the session with 1009.
-MAX_FRAME_BYTES = 1 << 20
-#: Largest stateless request body; a bigger one is refused with 413.
-MAX_BODY_BYTES = 1 << 20
-#: Calls (config, setup, jobs) queued for one session's bot. A client can only cause
-#: this many by flooding the socket with packets the bot must see; it is closed then.
-MAX_QUEUED_CALLS = 64
-#: How long shutting down waits for sessions to close after telling them to.
-CLOSE_TIMEOUT = 5.0
 
 
 # ------------------------------------------------------------------ loading bots
@@ -184,598 +149,6 @@ def load_bot(spec: str) -> type[BaseBot]:
         kind = "a class" if isinstance(target, type) else f"a {type(target).__name__}"
         raise BotSpecError(f"{spec!r} is not a BaseBot subclass (it is {kind})")
     return target
-
-
-# -------------------------------------------------------------------- bot calls
-#
-# What the adapter asks of a bot, as picklable values so that the same calls run in a
-# thread or in a worker process.
-
-
-@dataclass(frozen=True)
-class _ThinkCall:
-    kind: Literal["move", "eval"]
-    position: Position
-    side: Player
-    match: Match
-
-
-# The session's Configure and Reset actions travel as they are; a think job travels
-# without the session's private copy of the position.
-_Call: TypeAlias = Configure | Reset | _ThinkCall
-
-
-def _perform(bot: BaseBot, call: _Call, deadline: Deadline) -> Any:
-    """Carry out one call on ``bot`` (in a worker thread or process)."""
-    if isinstance(call, Configure):
-        bot.on_config(call.depth, dict(call.extras))
-        return None
-    if isinstance(call, Reset):
-        bot.on_setup(call.position)
-        return None
-    # Bots that override play() but read self.deadline elsewhere see this request's.
-    bot.deadline = deadline
-    if call.kind == "move":
-        return MoveDecision.of(bot.play(call.position, call.side, call.match, deadline))
-    evaluation = bot.evaluate_position(call.position, call.side, call.match, deadline)
-    if isinstance(evaluation, PositionEvaluation):
-        return evaluation
-    # A dict such as {"heuristic": 0.3} is a readable answer too (validated here, in the
-    # worker, so a bad one is the bot's failure).
-    return PositionEvaluation.model_validate(evaluation)
-
-
-@dataclass(eq=False)
-class _BotSlot:
-    """Where one session's bot lives: its class, and the instance (threads) or the
-    worker process it is pinned to (processes)."""
-
-    bot_class: type[BaseBot]
-    key: str = field(default_factory=lambda: uuid.uuid4().hex)
-    keep: bool = True  # False for a one-shot (stateless) call: nothing to remember
-    shard: int = 0
-    instance: BaseBot | None = None
-
-
-def _call_in_thread(slot: _BotSlot, call: _Call, deadline: Deadline) -> Any:
-    # Created here, not on the event loop: a bot's constructor may load something big.
-    if slot.instance is None:
-        slot.instance = slot.bot_class()
-    return _perform(slot.instance, call, deadline)
-
-
-# The bots of the sessions pinned to this worker process, oldest first. Sessions forget
-# theirs when they end; the bound only guards against a leak if that message is lost.
-_worker_bots: OrderedDict[str, BaseBot] = OrderedDict()
-_WORKER_BOTS_MAX = 10_000
-
-
-def _call_in_worker(
-    key: str, bot_class: type[BaseBot], call: _Call, seconds: float | None, keep: bool
-) -> Any:
-    """Run in a worker process: the session's bot (created on first use) does ``call``."""
-    bot = _worker_bots.get(key)
-    if bot is None:
-        bot = bot_class()
-        if keep:
-            _worker_bots[key] = bot
-            while len(_worker_bots) > _WORKER_BOTS_MAX:
-                _worker_bots.popitem(last=False)
-    return _perform(bot, call, Deadline(seconds))
-
-
-def _forget_in_worker(key: str) -> None:
-    _worker_bots.pop(key, None)
-
-
-# ------------------------------------------------------------------------ pools
-
-
-class BotPool:
-    """Where bots think: a thread pool (default) or ``workers`` processes.
-
-    A pool also keeps the live WebSocket sessions, so that shutting down can close them
-    with 1001. Whoever creates a pool closes it: ``close_sessions()``, then ``shutdown()``
-    (``create_app`` does both for a pool it created itself).
-
-    Threads run any bot and keep ``Deadline`` fully working. Processes run bots in
-    parallel beyond the GIL; each session is pinned to one worker process (round robin),
-    which keeps the session's bot instance between calls. See the module docstring for
-    what a ``Deadline`` can and cannot do across processes.
-    """
-
-    def __init__(
-        self,
-        workers: int | None = None,
-        *,
-        processes: bool = False,
-        mp_context: str = "spawn",
-    ) -> None:
-        if workers is not None and workers < 1:
-            raise ValueError(f"workers must be at least 1, got {workers}")
-        self.processes = processes
-        self.closing = False
-        self._connections: set[_Connection] = set()
-        self._thread_pool: ThreadPoolExecutor | None = None
-        self._shards: list[ProcessPoolExecutor] = []
-        # Spawned, not forked: forking a process that runs an event loop and threads can
-        # copy a held lock into the child and hang it.
-        self._mp_context = multiprocessing.get_context(mp_context)
-        if processes:
-            count = workers or multiprocessing.cpu_count()
-            self._shards = [self._new_shard() for _ in range(count)]
-        else:
-            self._thread_pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bot")
-        self._next_shard = itertools.count()
-
-    def __repr__(self) -> str:
-        kind = f"{len(self._shards)} processes" if self.processes else "threads"
-        return f"<BotPool {kind}, {len(self._connections)} sessions>"
-
-    @property
-    def sessions(self) -> int:
-        """Number of live WebSocket sessions."""
-        return len(self._connections)
-
-    # ------------------------------------------------------------- running calls
-
-    def _new_shard(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(max_workers=1, mp_context=self._mp_context)
-
-    def _slot(self, bot_class: type[BaseBot], *, keep: bool = True) -> _BotSlot:
-        shard = next(self._next_shard) % len(self._shards) if self._shards else 0
-        return _BotSlot(bot_class, keep=keep, shard=shard)
-
-    def _start(self, slot: _BotSlot, call: _Call, deadline: Deadline) -> asyncio.Future[Any]:
-        """Start ``call`` off the event loop; the future gives its result."""
-        loop = asyncio.get_running_loop()
-        if self._thread_pool is not None:
-            return loop.run_in_executor(self._thread_pool, _call_in_thread, slot, call, deadline)
-        remaining = deadline.remaining()
-        seconds = None if math.isinf(remaining) else remaining
-        args = (slot.key, slot.bot_class, call, seconds, slot.keep)
-        return asyncio.wrap_future(self._submit(slot.shard, _call_in_worker, *args), loop=loop)
-
-    def _submit(self, shard: int, fn: Callable[..., Any], *args: Any) -> Any:
-        try:
-            return self._shards[shard].submit(fn, *args)
-        except BrokenProcessPool:
-            # A worker died (a bot crashed the interpreter, or was killed): replace it.
-            # The sessions pinned to it get fresh bot instances on their next call.
-            log.error("bot worker process %d died; starting a new one", shard)
-            self._shards[shard].shutdown(wait=False, cancel_futures=True)
-            self._shards[shard] = self._new_shard()
-            return self._shards[shard].submit(fn, *args)
-
-    def _forget(self, slot: _BotSlot) -> None:
-        """The session is over: drop its bot."""
-        slot.instance = None
-        if self._shards and not self.closing:
-            # Queued behind the session's own calls on the same single worker, so it
-            # cannot overtake them. Nobody waits for it.
-            with contextlib.suppress(RuntimeError):  # the pool is shutting down
-                self._submit(slot.shard, _forget_in_worker, slot.key)
-
-    async def run_once(self, bot_class: type[BaseBot], job: ThinkJob, deadline: Deadline) -> Any:
-        """One call on a fresh bot (the stateless API). Waits for the result; cancelling
-        the caller abandons the call (its deadline should be cancelled first)."""
-        call = _ThinkCall(job.kind, job.position, job.side, job.match)
-        return await self._start(self._slot(bot_class, keep=False), call, deadline)
-
-    # ------------------------------------------------------------------ closing
-
-    async def close_sessions(
-        self, code: int = CLOSE_GOING_AWAY, reason: str = "the bot server is shutting down"
-    ) -> None:
-        """Close every live session with ``code`` (and refuse new ones); waits up to
-        ``CLOSE_TIMEOUT`` for them to wind down."""
-        self.closing = True
-        connections = list(self._connections)
-        if not connections:
-            return
-        log.info("closing %d bot sessions: %s", len(connections), reason)
-        closing = [asyncio.ensure_future(c.close(code, reason)) for c in connections]
-        _, pending = await asyncio.wait(closing, timeout=CLOSE_TIMEOUT)
-        for task in pending:
-            task.cancel()
-        await asyncio.gather(*closing, return_exceptions=True)
-
-    def shutdown(self) -> None:
-        """Stop the workers. Queued calls are dropped; deadlines of running ones were
-        cancelled when their sessions closed, so polling bots return promptly. A thread
-        cannot be killed: a bot that never returns keeps the interpreter from exiting."""
-        self.closing = True
-        for connection in self._connections:
-            connection.cancel_deadlines()
-        if self._thread_pool is not None:
-            self._thread_pool.shutdown(wait=False, cancel_futures=True)
-        for shard in self._shards:
-            shard.shutdown(wait=False, cancel_futures=True)
-            # A worker stuck in a bot would block the interpreter's exit; they hold
-            # nothing worth finishing once the sessions are closed.
-            processes: dict[int, Any] = getattr(shard, "_processes", None) or {}
-            for process in list(processes.values()):
-                with contextlib.suppress(Exception):
-                    process.terminate()
-
-
-# ------------------------------------------------------------ per-session calls
-
-
-class _TooManyCalls(Exception):
-    """More calls queued for one session's bot than ``MAX_QUEUED_CALLS``."""
-
-
-#: The result of a call skipped because its deadline was cancelled before it started.
-_SKIPPED: Any = object()
-
-
-class _SessionCalls:
-    """The calls into one session's bot, run one at a time in submission order.
-
-    ``submit`` is synchronous, so the order of calls is exactly the order of the
-    session's actions; an idle bot starts at once, and each finished call starts the
-    next (no task of its own: one loop iteration less per move). A call whose deadline
-    was cancelled before it started is skipped: its future gives ``_SKIPPED``.
-    """
-
-    def __init__(self, pool: BotPool, bot_class: type[BaseBot]) -> None:
-        self._pool = pool
-        self._slot = pool._slot(bot_class)
-        self._waiting: deque[tuple[_Call, Deadline, asyncio.Future[Any]]] = deque()
-        self._busy = False
-        self._closed = False
-
-    def submit(self, call: _Call, deadline: Deadline | None = None) -> asyncio.Future[Any]:
-        """Queue ``call``; raises ``_TooManyCalls`` if too many are waiting."""
-        if len(self._waiting) >= MAX_QUEUED_CALLS:
-            raise _TooManyCalls
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._waiting.append((call, deadline or Deadline(None), future))
-        if not self._busy:
-            self._start_next()
-        return future
-
-    def _start_next(self) -> None:
-        while self._waiting and not self._closed:
-            call, deadline, future = self._waiting.popleft()
-            if future.done() or deadline.cancelled:
-                if not future.done():
-                    future.set_result(_SKIPPED)
-                continue
-            try:
-                running = self._pool._start(self._slot, call, deadline)
-            except Exception as error:  # the pool is shut down
-                future.set_exception(error)
-                continue
-            # The next call starts only once this one has returned from the bot, even
-            # if its requester gave up on it meanwhile: calls never overlap.
-            self._busy = True
-            running.add_done_callback(functools.partial(self._finished, future))
-            return
-
-    def _finished(self, future: asyncio.Future[Any], running: asyncio.Future[Any]) -> None:
-        self._busy = False
-        if not future.done():
-            if running.cancelled():  # dropped from the executor's queue at shutdown
-                future.set_exception(RuntimeError("the bot pool was shut down"))
-            elif (error := running.exception()) is not None:
-                future.set_exception(error)
-            else:
-                future.set_result(running.result())
-        self._start_next()
-
-    def close(self) -> None:
-        """The session is over: drop waiting calls and the bot."""
-        self._closed = True
-        for _, _, future in self._waiting:
-            future.cancel()
-        self._waiting.clear()
-        self._pool._forget(self._slot)
-
-
-# ------------------------------------------------------------------- WebSocket
-
-
-class _Connection:
-    """Carries out a ``BotSession``'s actions on one WebSocket.
-
-    Tasks: the reader (frames in) and one task per think job (waits for the bot,
-    answers in time). ``run`` owns them and cancels them when the socket closes.
-    """
-
-    _ids = itertools.count(1)
-
-    def __init__(
-        self, websocket: WebSocket, session: BotSession, calls: _SessionCalls, bot_name: str
-    ) -> None:
-        self._ws = websocket
-        self._session = session
-        self._calls = calls
-        self._name = f"{bot_name}#{next(self._ids)}"
-        self._jobs: set[asyncio.Task[None]] = set()
-        self._deadlines: dict[int, Deadline] = {}
-        # Sends of one batch of actions stay together and batches go out in the order
-        # the session produced them (asyncio.Lock is FIFO).
-        self._out = asyncio.Lock()
-        self._closed = False
-        self._reader: asyncio.Task[None] | None = None
-
-    async def run(self) -> None:
-        self._reader = asyncio.create_task(self._read(), name=f"{self._name} reader")
-        try:
-            await asyncio.wait({self._reader})
-            if not self._reader.cancelled() and (error := self._reader.exception()):
-                log.error("%s: reader failed", self._name, exc_info=error)
-        finally:
-            self._closed = True
-            self._reader.cancel()
-            for action in self._feed(self._session.connection_lost, time.monotonic()):
-                if isinstance(action, Cancel):
-                    self._cancel(action.job_id)
-            self.cancel_deadlines()
-            tasks = [self._reader, *self._jobs]
-            for task in tasks:
-                task.cancel()
-            # Prompt: none of them waits on a bot directly (only on futures).
-            await asyncio.gather(*tasks, return_exceptions=True)
-            self._calls.close()
-
-    async def close(self, code: int, reason: str) -> None:
-        """Close the socket with ``code`` and ``reason`` (once) and stop reading."""
-        if self._closed:
-            return
-        self._closed = True
-        level = logging.INFO if code in (CLOSE_NORMAL, CLOSE_GOING_AWAY) else logging.WARNING
-        log.log(level, "%s: closing (%d): %s", self._name, code, reason)
-        # The peer may be gone already; there is nobody left to tell then.
-        with contextlib.suppress(Exception):
-            await self._ws.close(code, clip_close_reason(reason))
-        self._stop_reading()
-
-    def cancel_deadlines(self) -> None:
-        for deadline in self._deadlines.values():
-            deadline.cancel()
-
-    # ------------------------------------------------------------------ inputs
-
-    async def _read(self) -> None:
-        while not self._closed:
-            message = await self._ws.receive()
-            if message["type"] == "websocket.disconnect":
-                log.info("%s: client disconnected (%s)", self._name, message.get("code"))
-                self._closed = True
-                return
-            data: str | bytes | None = message.get("text")
-            if data is None:
-                data = message.get("bytes") or b""
-            if len(data) > MAX_FRAME_BYTES:
-                await self.close(
-                    CLOSE_MESSAGE_TOO_BIG, f"frame of {len(data)} bytes; at most {MAX_FRAME_BYTES}"
-                )
-                return
-            now = time.monotonic()
-            await self._apply(self._feed(self._session.receive, data, now), now)
-
-    def _feed(self, step: Callable[..., list[Action]], *args: Any) -> list[Action]:
-        """One step of the session; a bug in it closes this session, not the server."""
-        try:
-            return step(*args)
-        except Exception:
-            log.exception("%s: session failed in %s", self._name, step.__name__)
-            return [Close(CLOSE_INTERNAL_ERROR, "internal error in the bot framework")]
-
-    def _start_job(self, job: ThinkJob, received: float) -> bool:
-        """Queue ``job`` for the bot at once, in the order of the session's actions, and
-        start the task that answers it; False if too many calls are queued."""
-        elapsed = time.monotonic() - received
-        limit = None if job.time_limit is None else max(0.0, job.time_limit - elapsed)
-        deadline = Deadline(limit)
-        call = _ThinkCall(job.kind, job.position, job.side, job.match)
-        try:
-            future = self._calls.submit(call, deadline)
-        except _TooManyCalls:
-            return False
-        # Registered now, so that a Cancel right behind the Think reaches it.
-        self._deadlines[job.job_id] = deadline
-        task = asyncio.create_task(
-            self._think(job, future, deadline, received), name=f"{self._name} job"
-        )
-        self._jobs.add(task)
-        # A callback, not a ``finally``: it also runs for a task cancelled before it began.
-        task.add_done_callback(functools.partial(self._job_over, job.job_id, future))
-        return True
-
-    def _job_over(self, job_id: int, future: asyncio.Future[Any], task: asyncio.Task[None]) -> None:
-        self._jobs.discard(task)
-        self._deadlines.pop(job_id, None)
-        future.cancel()  # nobody waits for it any more
-
-    async def _think(
-        self, job: ThinkJob, future: asyncio.Future[Any], deadline: Deadline, received: float
-    ) -> None:
-        """Wait for the bot's answer to ``job`` (answering for it when its time is due)
-        and hand it to the session."""
-        if job.answer_within is not None:
-            wait = job.answer_within - (time.monotonic() - received)
-            await asyncio.wait({future}, timeout=max(0.0, wait))
-            if not future.done():
-                best = deadline.best
-                # Answered for the bot: whatever it finds now is void, so tell a
-                # polling bot to stop (the next job waits for it to return).
-                deadline.cancel()
-                now = time.monotonic()
-                await self._apply(self._feed(self._session.answer_due, job.job_id, best, now))
-        try:
-            result = await future
-        except Exception as error:
-            log.error("%s: the bot failed on job %d", self._name, job.job_id, exc_info=error)
-            actions = self._feed(self._session.job_failed, job.job_id, error, time.monotonic())
-        else:
-            if result is _SKIPPED:  # cancelled before the bot started
-                return
-            actions = self._feed(self._session.job_done, job.job_id, result, time.monotonic())
-        await self._apply(actions)
-
-    # ----------------------------------------------------------------- actions
-
-    async def _apply(self, actions: Sequence[Action], received: float | None = None) -> None:
-        if not actions:
-            return
-        received = time.monotonic() if received is None else received
-        async with self._out:
-            for action in actions:
-                if isinstance(action, Send):
-                    await self._send(action)
-                elif isinstance(action, Think):
-                    if not self._start_job(action.job, received):
-                        await self.close(
-                            CLOSE_POLICY_VIOLATION, "too many requests queued for the bot"
-                        )
-                elif isinstance(action, Cancel):
-                    self._cancel(action.job_id)
-                elif isinstance(action, Configure):
-                    await self._submit(action)
-                elif isinstance(action, Reset):
-                    # A copy: the session keeps using its own position.
-                    await self._submit(Reset(action.position.copy()))  # the bot's own copy
-                elif isinstance(action, Close):
-                    await self.close(action.code, action.reason)
-
-    async def _send(self, action: Send) -> None:
-        if action.warning is not None:
-            log.warning("%s: %s", self._name, action.warning)
-        if self._closed:
-            return
-        text = action.data().decode()
-        try:
-            await self._ws.send_text(text)
-        except Exception as exc:  # uvicorn, starlette and websockets each raise their own
-            log.info("%s: send failed, the client is gone: %r", self._name, exc)
-            self._closed = True
-            self._stop_reading()
-
-    async def _submit(self, call: _Call) -> None:
-        try:
-            future = self._calls.submit(call)
-        except _TooManyCalls:
-            await self.close(CLOSE_POLICY_VIOLATION, "too many requests queued for the bot")
-            return
-        future.add_done_callback(self._report_hook_failure)
-
-    def _report_hook_failure(self, future: asyncio.Future[Any]) -> None:
-        if not future.cancelled() and (error := future.exception()) is not None:
-            log.error("%s: the bot's on_config/on_setup failed", self._name, exc_info=error)
-
-    def _cancel(self, job_id: int) -> None:
-        deadline = self._deadlines.get(job_id)
-        if deadline is not None:
-            deadline.cancel()
-
-    def _stop_reading(self) -> None:
-        """End the reader, which ends the session (unless we are the reader: it then
-        sees ``_closed`` and returns)."""
-        if self._reader is not None and self._reader is not asyncio.current_task():
-            self._reader.cancel()
-
-
-async def _socket_endpoint(
-    websocket: WebSocket, bot_class: type[BaseBot], capabilities: BwsV1Alpha, pool: BotPool
-) -> None:
-    await websocket.accept()
-    if pool.closing:
-        await websocket.close(CLOSE_GOING_AWAY, "the bot server is shutting down")
-        return
-    connection = _Connection(
-        websocket, BotSession(capabilities), _SessionCalls(pool, bot_class), bot_class.__name__
-    )
-    pool._connections.add(connection)
-    try:
-        await connection.run()
-    finally:
-        pool._connections.discard(connection)
-
-
-async def _not_a_socket(request: Request) -> Response:
-    """A plain GET on the socket path: say what the path is, instead of a bare 404."""
-    return PlainTextResponse(
-        f"{request.url.path} is the bot's WebSocket (basic_websocket v1-alpha): "
-        "connect with a WebSocket client",
-        status_code=426,
-        headers={"Upgrade": "websocket", "Connection": "Upgrade"},
-    )
-
-
-# ------------------------------------------------------------------- stateless
-
-_stateless_job_ids = itertools.count(1)
-
-
-async def read_body(request: Request, limit: int) -> bytes | None:
-    """The request body, or None if it is over ``limit`` bytes (a declared length over it
-    is refused before reading; otherwise reading stops at the limit). The game server
-    reads its REST bodies with it too."""
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdecimal() and int(declared) > limit:
-        return None
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            return None
-    return bytes(body)
-
-
-async def _client_gone(request: Request) -> None:
-    """Returns when the HTTP client disconnects (after the body has been read)."""
-    while (await request.receive())["type"] != "http.disconnect":
-        pass
-
-
-async def _stateless_turn(
-    request: Request, bot_class: type[BaseBot], capabilities: StatelessV1Alpha, pool: BotPool
-) -> Response:
-    """``POST .../turn``: one move from a fresh bot, answered within the time limit."""
-    body = await read_body(request, MAX_BODY_BYTES)
-    if body is None:
-        return PlainTextResponse(f"request body over {MAX_BODY_BYTES} bytes", status_code=413)
-    try:
-        turn = parse_body(StatelessMoveRequest, body)
-    except ProtocolError as error:
-        status = 400 if str(error).startswith("not valid JSON") else 422
-        return PlainTextResponse(str(error), status_code=status)
-    try:
-        job = stateless_job(turn, capabilities, Match(), next(_stateless_job_ids))
-    except ValueError as error:  # a position no game can reach, a finished game, ...
-        return PlainTextResponse(str(error), status_code=422)
-
-    deadline = Deadline(job.time_limit)
-    thinking = asyncio.ensure_future(pool.run_once(bot_class, job, deadline))
-    # Without a time limit the client may wait forever (the spec allows it), but not
-    # after it has hung up.
-    watcher = asyncio.ensure_future(_client_gone(request))
-    try:
-        await asyncio.wait(
-            {thinking, watcher}, timeout=job.answer_within, return_when=asyncio.FIRST_COMPLETED
-        )
-    finally:
-        watcher.cancel()
-    decision: MoveDecision | None = None
-    if not thinking.done():
-        decision = deadline.best
-        deadline.cancel()
-        thinking.cancel()  # abandons the call; the bot's late answer is not wanted
-        if watcher.done() and not watcher.cancelled():
-            log.info("%s: the stateless client went away", bot_class.__name__)
-            return Response(status_code=499)  # nobody reads it; for the access log
-    elif (failure := thinking.exception()) is not None:
-        log.error("%s: the bot failed on a stateless turn", bot_class.__name__, exc_info=failure)
-    else:
-        decision = thinking.result()
-    if (problem := stateless_problem(job, decision)) is not None:
-        log.warning("%s: stateless turn: %s; sent the fallback move", bot_class.__name__, problem)
-    answer = stateless_answer(job, decision)  # None or illegal: the fallback move
-    return Response(dump_packet(answer), media_type="application/json")
 
 
 # ---------------------------------------------------------------------- routes
@@ -835,17 +208,20 @@ def bot_routes(
         features = bws
 
         async def game(websocket: WebSocket) -> None:
-            await _socket_endpoint(websocket, bot_class, features, pool)
+            await socket_endpoint(websocket, bot_class, features, pool)
 
         socket = _path(_root(bws.api_root), "game")
         # The prototype's game server dials the doubled path (protocol.md, known quirks).
         for path in (socket, socket + "/game"):
-            routes += [WebSocketRoute(path, game), Route(path, _not_a_socket, methods=["GET"])]
+            routes += [WebSocketRoute(path, game), Route(path, not_a_socket, methods=["GET"])]
     if (stateless := capabilities.stateless_v1_alpha) is not None:
         declared = stateless
+        # The stateless API has no free_setup of its own: a bot that plays any board on
+        # its socket plays any board here too.
+        free_setup = bool(capabilities.bws_v1_alpha and capabilities.bws_v1_alpha.free_setup)
 
         async def turn(request: Request) -> Response:
-            return await _stateless_turn(request, bot_class, declared, pool)
+            return await stateless_turn(request, bot_class, declared, pool, free_setup)
 
         routes.append(Route(_path(_root(stateless.api_root), "turn"), turn, methods=["POST"]))
     if capabilities.bws_v1_alpha is None and capabilities.stateless_v1_alpha is None:

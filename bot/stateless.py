@@ -27,6 +27,7 @@ from pydantic import ValidationError
 from bot.bot import MoveDecision
 from bot.fallback import fallback_move, move_problem
 from bot.session import ThinkJob, answer_within
+from game.reachable import UnreachablePositionError, check_reachable
 from game.rules import InvalidSetupError, Position
 from models import (
     Match,
@@ -48,7 +49,8 @@ __all__ = [
 
 class StatelessRequestError(ValueError):
     """A well-formed request for a position no game can reach (two stones on a cell, a
-    winning line already): the client's fault, answered with a 4xx."""
+    winning line already, a board that cannot come from the standard opening): the
+    client's fault, answered with a 4xx."""
 
 
 def stateless_job(
@@ -56,12 +58,16 @@ def stateless_job(
     capabilities: StatelessV1Alpha,
     match: Match,
     job_id: int,
+    *,
+    free_setup: bool = False,
 ) -> ThinkJob:
     """The job for one ``/turn`` request: ``board.to_move`` to move with 2 stones on
     ``board.cells``. ``time_limit`` is honoured only when the bot declares
     ``move_time_limit`` (else the bot thinks without a limit).
 
-    Raises ``StatelessRequestError`` for an impossible board.
+    Raises ``StatelessRequestError`` for an impossible board: one that legal play from
+    the standard opening cannot reach (``game.reachable``; an empty board included),
+    unless ``free_setup`` (the bot declares it for its socket, so it plays any board).
     """
     board = request.board
     seen: set[tuple[int, int]] = set()
@@ -69,14 +75,23 @@ def stateless_job(
         if (cell.q, cell.r) in seen:
             raise StatelessRequestError(f"board.cells has two stones on ({cell.q}, {cell.r})")
         seen.add((cell.q, cell.r))
+    stones = [(cell.q, cell.r, cell.p.value) for cell in board.cells]
     try:
+        if not free_setup:
+            # O(stones), before any work per cell.
+            check_reachable(stones, board.to_move.value, match.view_distance)
         position = Position(
             match.view_distance,
             match.win_distance,
-            setup=[(cell.q, cell.r, cell.p.value) for cell in board.cells],
+            setup=stones,
             to_move=board.to_move.value,
             reject_setup_lines=True,
         )
+    except UnreachablePositionError as exc:
+        raise StatelessRequestError(
+            f"impossible board: {exc} (the bot does not declare 'free_setup', so the "
+            f"board must come from the standard opening)"
+        ) from None
     except InvalidSetupError as exc:
         raise StatelessRequestError(f"impossible board: {exc}") from None
     limit = request.time_limit if capabilities.move_time_limit else None

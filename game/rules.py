@@ -24,13 +24,19 @@ How it stays fast (every operation is O(1) in the number of stones):
 * Each cell has one integer key, ``q * 2**20 + r``; the board is a dict of them and each
   side's stones a set, so walking a line through the new stone (the only lines that can
   change) is integer additions and set lookups.
-* "Within view of a stone" is answered from one bit mask of stones per board row: the
+* "Within view of a stone" is answered from bit masks of stones per board row: the
   hexagon of radius R around a cell is one interval of q in each of its 2R + 1 rows, so
-  the check is a shift and a mask per row, nearest rows first, stopping at the first hit.
+  the check is a mask test per row, nearest rows first, stopping at the first hit.
   Placing a stone sets one bit.
+* Those row masks are cut in chunks of a fixed width C > 2R (64 or 128 cells), kept in a
+  dict keyed like cells: a hexagon's rows then span at most two chunks, and a stone costs
+  the same memory and work wherever it stands, at (0, 0) or at q = 500000 (one whole-row
+  integer would be as wide as the farthest stone from the row's first). The masks of a
+  hexagon's rows are tabled once per view distance for each offset in a chunk.
 * ``legal_cells()`` is a maintained set, updated lazily: stones placed since the last call
   are folded in with per-row coverage masks, so only cells that become newly covered are
-  touched, never the whole hexagon cell by cell, and never the whole board.
+  touched, never the whole hexagon cell by cell, and never the whole board: a stone costs
+  O(view area) at most.
 """
 
 from __future__ import annotations
@@ -41,7 +47,10 @@ from enum import Enum
 from functools import cache
 from typing import Literal, TypeAlias
 
-from game.hexgrid import Hex, row_span
+from game.hexgrid import Hex
+from game.rowmasks import COORD_LIMIT as _COORD_LIMIT
+from game.rowmasks import STRIDE as _STRIDE
+from game.rowmasks import ViewMasks, chunk_shift, mask_tables, table_masks
 
 Side: TypeAlias = Literal["x", "o"]
 X: Side = "x"
@@ -49,13 +58,8 @@ O: Side = "o"  # noqa: E741 - the side's name
 
 _OTHER: dict[str, Side] = {X: O, O: X}
 
-# One integer per cell: q * _STRIDE + r. Stepping along the three axes is then adding
-# a constant, which keeps the line walk to integer additions and dict lookups.
-# A stride of 2**20 keeps keys near the origin below 2**30, CPython's one-digit ints,
-# which hash and add fastest. Coordinates stay within +-_COORD_LIMIT so keys never collide;
-# no game gets there (it would take tens of thousands of stones in a straight line).
-_STRIDE = 1 << 20
-_COORD_LIMIT = 1 << 19
+# Cells are keyed q * _STRIDE + r (game.rowmasks): stepping along the three axes is then
+# adding a constant, which keeps the line walk to integer additions and dict lookups.
 _AXIS_STEPS = (_STRIDE, 1, _STRIDE - 1)  # (1, 0), (0, 1), (1, -1)
 
 MIN_VIEW_DISTANCE, MAX_VIEW_DISTANCE = 1, 50
@@ -125,8 +129,8 @@ class Outcome:
 
 
 # Coverage bits one stone added to the covered rows when it was folded into
-# ``legal_cells``: [(row, bits, bias at the time)].
-_CoverageDelta: TypeAlias = list[tuple[int, int, int]]
+# ``legal_cells``: [(chunk key, q of the chunk's bit 0, row, bits)].
+_CoverageDelta: TypeAlias = list[tuple[int, int, int, int]]
 
 
 class Position:
@@ -140,21 +144,23 @@ class Position:
     """
 
     __slots__ = (
-        "_bias",
         "_board",
+        "_chunk_mask",
+        "_chunk_shift",
         "_coverage_deltas",
         "_covered_rows",
+        "_fold_masks",
         "_history",
         "_keys_of",
         "_legal",
         "_line_checks",
         "_moves_played",
         "_outcome",
-        "_row_checks",
         "_setup_size",
         "_stone_rows",
         "_stones_left",
         "_to_move",
+        "_view_masks",
         "turn_limit",
         "view_distance",
         "win_distance",
@@ -193,12 +199,14 @@ class Position:
         # opcode a step instead of a method call and a comparison.
         self._keys_of: dict[str, set[int]] = {X: set(), O: set()}
         self._history: list[tuple[int, int, Side]] = []
-        # Row r -> bit (q + bias) set for every stone in that row. The bias keeps bit
-        # positions non-negative; it grows (all rows shift) when a stone lands further
-        # left than any before, which happens O(log width) times in a game.
-        self._bias = 2 * view_distance + 64
+        # Chunk key (q >> shift) * _STRIDE + r -> bit (q & mask) set for every stone of
+        # row r in that chunk. A chunk is wider than a hexagon, so one hexagon row lies
+        # in at most two chunks.
+        self._chunk_shift = chunk_shift(view_distance)
+        self._chunk_mask = (1 << self._chunk_shift) - 1
+        # Shared by every position of this view distance, filled in as offsets occur.
+        self._view_masks, self._fold_masks = mask_tables(view_distance)
         self._stone_rows: dict[int, int] = {}
-        self._row_checks = _row_checks(view_distance)
         self._line_checks = _line_checks(win_distance)
         # legal_cells(): covered rows (bit masks like _stone_rows) and the empty covered
         # cells. Stones are folded in lazily, in order; _coverage_deltas[i] is what stone
@@ -309,8 +317,10 @@ class Position:
         clone._moves_played = self._moves_played
         clone._outcome = self._outcome
         clone._setup_size = self._setup_size
-        clone._bias = self._bias
-        clone._row_checks = self._row_checks
+        clone._chunk_shift = self._chunk_shift
+        clone._chunk_mask = self._chunk_mask
+        clone._view_masks = self._view_masks
+        clone._fold_masks = self._fold_masks
         clone._line_checks = self._line_checks
         clone._board = self._board.copy()
         clone._keys_of = {X: self._keys_of[X].copy(), O: self._keys_of[O].copy()}
@@ -360,13 +370,12 @@ class Position:
         key = q * _STRIDE + r
         side = self._to_move
         # _put, inlined: this is the hottest line of a game server.
-        if q - self.view_distance + self._bias < 0:
-            self._grow_bias(self.view_distance - q + self._bias)
         self._board[key] = side
         self._keys_of[side].add(key)
         self._history.append((q, r, side))
         rows = self._stone_rows
-        rows[r] = rows.get(r, 0) | (1 << (q + self._bias))
+        chunk = (q >> self._chunk_shift) * _STRIDE + r
+        rows[chunk] = rows.get(chunk, 0) | (1 << (q & self._chunk_mask))
         line = self._line_through(key, side)
         if line:
             self._outcome = Outcome(Termination.LINE, side, line)
@@ -410,9 +419,10 @@ class Position:
         q, r, side = self._history.pop()
         del self._board[q * _STRIDE + r]
         self._keys_of[side].discard(q * _STRIDE + r)
-        self._stone_rows[r] ^= 1 << (q + self._bias)
-        if not self._stone_rows[r]:
-            del self._stone_rows[r]
+        chunk = (q >> self._chunk_shift) * _STRIDE + r
+        self._stone_rows[chunk] ^= 1 << (q & self._chunk_mask)
+        if not self._stone_rows[chunk]:
+            del self._stone_rows[chunk]
         if len(self._coverage_deltas) > len(self._history):
             self._unfold(q, r, self._coverage_deltas.pop())
         # Rewind the turn state to just before this stone was placed.
@@ -449,36 +459,30 @@ class Position:
         return None
 
     def _in_view(self, q: int, r: int) -> bool:
+        # The hexagon's columns q - R .. q + R start at some offset in chunk ``key`` (of
+        # row r) and may go on into the next chunk: the table for that offset says which
+        # chunk of which row to test with which mask, nearest rows first.
+        left = q - self.view_distance
+        key = (left >> self._chunk_shift) * _STRIDE + r
         rows_get = self._stone_rows.get
-        base = q + self._bias
-        for dr, lo, width_mask in self._row_checks:
-            row = rows_get(r + dr)
-            if not row:
-                continue
-            shift = base + lo
-            # Bits below 0 hold no stone (the bias sees to that): for a hexagon reaching
-            # left of bit 0, test the part of its row mask that remains.
-            if (row >> shift) & width_mask if shift >= 0 else row & (width_mask >> -shift):
+        offset = left & self._chunk_mask
+        for key_step, mask in self._view_masks[offset] or self._tabled_view_masks(offset):
+            row = rows_get(key + key_step)
+            if row and row & mask:
                 return True
         # An empty setup: the first stone goes to the origin.
         return not self._board and q == 0 and r == 0
 
+    def _tabled_view_masks(self, offset: int) -> ViewMasks:
+        return table_masks(self.view_distance, offset)[0]
+
     def _put(self, q: int, r: int, side: Side) -> None:
-        if q - self.view_distance + self._bias < 0:
-            self._grow_bias(self.view_distance - q + self._bias)
         self._board[q * _STRIDE + r] = side
         self._keys_of[side].add(q * _STRIDE + r)
         self._history.append((q, r, side))
-        bit = 1 << (q + self._bias)
         rows = self._stone_rows
-        rows[r] = rows.get(r, 0) | bit
-
-    def _grow_bias(self, at_least: int) -> None:
-        shift = max(at_least, 2 * self._bias) - self._bias
-        self._bias += shift
-        for rows in (self._stone_rows, self._covered_rows):
-            for r in rows:
-                rows[r] <<= shift
+        chunk = (q >> self._chunk_shift) * _STRIDE + r
+        rows[chunk] = rows.get(chunk, 0) | (1 << (q & self._chunk_mask))
 
     def _line_through(self, key: int, side: Side) -> tuple[Hex, ...]:
         """The run of ``side`` through ``key`` if it is ``win_distance`` long, else ()."""
@@ -511,22 +515,31 @@ class Position:
         covered = self._covered_rows
         legal = self._legal
         board = self._board
-        spans = _row_spans(self.view_distance)
+        radius = self.view_distance
+        shift = self._chunk_shift
+        fold_masks = self._fold_masks
         for q, r, _ in history[len(deltas) :]:
-            bias = self._bias
-            delta: list[tuple[int, int, int]] = []
-            for dr, lo, hi in spans:
-                row_index = r + dr
-                row = covered.get(row_index, 0)
-                mask = ((1 << (hi - lo + 1)) - 1) << (q + lo + bias)
+            delta: _CoverageDelta = []
+            # As in _in_view: the hexagon's columns start at bit ``offset`` of one chunk
+            # and may go on into the next.
+            left = q - radius
+            offset = left & self._chunk_mask
+            first_q = left - offset
+            first_key = (left >> shift) * _STRIDE + r
+            parts = fold_masks[offset] or table_masks(radius, offset)[1]
+            for key_step, q_step, dr, mask in parts:
+                key = first_key + key_step
+                row = covered.get(key, 0)
                 new = mask & ~row
                 if not new:
                     continue
-                covered[row_index] = row | mask
-                delta.append((row_index, new, bias))
+                covered[key] = row | mask
+                chunk_q = first_q + q_step
+                row_index = r + dr
+                delta.append((key, chunk_q, row_index, new))
                 while new:
                     low = new & -new
-                    cell_q = low.bit_length() - 1 - bias
+                    cell_q = chunk_q + low.bit_length() - 1
                     if cell_q * _STRIDE + row_index not in board:
                         legal[(cell_q, row_index)] = None
                     new ^= low
@@ -537,35 +550,17 @@ class Position:
         """Take back what the stone on (q, r) added to the legal-cell bookkeeping."""
         covered = self._covered_rows
         legal = self._legal
-        bias = self._bias
-        for row_index, bits, bias_then in delta:
-            bits <<= bias - bias_then
-            covered[row_index] &= ~bits
-            if not covered[row_index]:
-                del covered[row_index]
+        for key, chunk_q, row_index, bits in delta:
+            covered[key] &= ~bits
+            if not covered[key]:
+                del covered[key]
             while bits:
                 low = bits & -bits
-                legal.pop((low.bit_length() - 1 - bias, row_index), None)
+                legal.pop((chunk_q + low.bit_length() - 1, row_index), None)
                 bits ^= low
-        if (covered.get(r, 0) >> (q + bias)) & 1:
+        key = (q >> self._chunk_shift) * _STRIDE + r
+        if (covered.get(key, 0) >> (q & self._chunk_mask)) & 1:
             legal[(q, r)] = None
-
-
-@cache
-def _row_spans(view_distance: int) -> tuple[tuple[int, int, int], ...]:
-    """(dr, lo, hi) of every row of a hexagon of radius ``view_distance``, top to bottom."""
-    return tuple(
-        (dr, *row_span(view_distance, dr)) for dr in range(-view_distance, view_distance + 1)
-    )
-
-
-@cache
-def _row_checks(view_distance: int) -> tuple[tuple[int, int, int], ...]:
-    """For the view check: (dr, lowest dq of that hexagon row, mask of its width), nearest
-    rows first because that is where a stone is most likely found. Cached: positions are
-    built often (a bot server builds one per request)."""
-    spans = sorted(_row_spans(view_distance), key=lambda span: abs(span[0]))
-    return tuple((dr, lo, (1 << (hi - lo + 1)) - 1) for dr, lo, hi in spans)
 
 
 @cache

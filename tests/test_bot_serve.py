@@ -224,6 +224,14 @@ class CountingBot(LineBot):
         return MoveDecision(pieces=MoveDecision.of([first, second]).pieces, evaluation=evaluation)
 
 
+class FreeSetupBot(LineBot):
+    """Declares free_setup: it plays from any board."""
+
+    @classmethod
+    def capabilities(cls) -> Capabilities:
+        return default_capabilities(BwsV1Alpha(free_setup=True))
+
+
 class SocketOnlyBot(LineBot):
     @classmethod
     def capabilities(cls) -> Capabilities:
@@ -570,10 +578,77 @@ async def test_an_oversized_frame_closes_with_1009() -> None:
     assert code == 1009 and "at most" in reason
 
 
+async def test_a_binary_frame_closes_with_1003_while_others_play_on() -> None:
+    async with served(create_app(SlowBot)) as server:
+        url = socket_url(server)
+        game = asyncio.ensure_future(play_at(url, Player.X))
+        async with connect(url) as bad:
+            await bad.send_bytes(b'{"type": "setup"}')
+            code, reason = await closed_with(bad)
+        assert code == 1003 and "binary frame of 17 bytes" in reason and "text frame" in reason
+        assert won_by(await asyncio.wait_for(game, TIMEOUT), Player.X)
+
+
+async def test_a_move_request_before_setup_closes_with_1002() -> None:
+    async with served(create_app(LineBot)) as server, connect(socket_url(server)) as ws:
+        await send(ws, {"type": "move_request", "side": "o", "previous": []})
+        code, reason = await closed_with(ws)
+    assert code == 1002 and "move_request before setup" in reason
+
+
+def stones_far_apart(count: int) -> list[Json]:
+    """The hostile board: X's opening, then one stone per row at |q| near 2**19, on
+    alternate sides, with the stone counts of a real game (O to move)."""
+    far = 2**19 - 10
+    cells: list[Json] = [{"q": 0, "r": 0, "p": "x"}]
+    for r in range(1, count + 1):
+        side = "o" if r % 4 in (1, 2) else "x"
+        cells.append({"q": far if r % 2 else -far, "r": r, "p": side})
+    return cells
+
+
+async def test_a_board_of_stones_far_apart_closes_with_1008_before_any_work() -> None:
+    """Thousands of stones a game cannot have placed cost the bot server nothing: the
+    session is closed with the reason, and the server plays on."""
+    async with served(create_app(LineBot)) as server:
+        url = socket_url(server)
+        async with connect(url) as bad:
+            await send(bad, {"type": "setup"})
+            board = {"cells": stones_far_apart(4000)}
+            await send(bad, {"type": "move_request", "side": "o", "previous": [], "board": board})
+            code, reason = await closed_with(bad)
+        assert code == 1008
+        assert "impossible board" in reason and "from the origin" in reason
+        assert won_by(await play_at(url, Player.X), Player.X)
+
+
+async def test_a_free_setup_bot_plays_from_stones_far_apart() -> None:
+    """A bot that declares free_setup takes any board; far apart, its stones cost what
+    they would cost near the origin (O(view area) each), so the move comes back."""
+    async with served(create_app(FreeSetupBot)) as server, connect(socket_url(server)) as ws:
+        await send(ws, {"type": "setup", "board": {"cells": stones_far_apart(4000)}})
+        await send(ws, {"type": "move_request", "side": "o", "previous": []})
+        answer = await next_packet(ws)
+    assert answer["move"]["pieces"] == [{"q": 1, "r": 2}, {"q": 2, "r": 2}]
+
+
 # ------------------------------------------------------------------- stateless
 
 
 TURN = "/stateless/v1-alpha/turn"
+
+
+async def test_stateless_turn_refuses_boards_no_game_can_reach_with_422() -> None:
+    async with served(create_app(LineBot)) as server:
+        hostile = {"board": {"to_move": "o", "cells": stones_far_apart(4000)}}
+        status, text = await post_turn(server, hostile)
+        assert status == 422 and "from the origin" in text and "'free_setup'" in text
+        status, text = await post_turn(server, {"board": {"to_move": "o", "cells": []}})
+        assert status == 422 and "the board is empty" in text
+        status, _ = await post_turn(
+            server, {"board": {"to_move": "o", "cells": [{"q": 0, "r": 0, "p": "x"}]}}
+        )
+        assert status == 200
 
 
 async def post_turn(server: BotServer, body: Any, path: str = TURN) -> tuple[int, str]:

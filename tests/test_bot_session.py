@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,6 +18,7 @@ from bot.session import (
     CLOSE_NORMAL,
     CLOSE_POLICY_VIOLATION,
     CLOSE_PROTOCOL_ERROR,
+    CLOSE_UNSUPPORTED_DATA,
     Action,
     BotSession,
     Cancel,
@@ -176,9 +178,24 @@ def test_move_response_carries_the_evaluation_and_considerations() -> None:
     assert packet.considerations == [other]
 
 
-def test_a_request_without_setup_plays_from_the_standard_start() -> None:
-    job = only_think(BotSession(BwsV1Alpha()).receive(move_request("o"), now=0.0))
-    assert stones(job.position) == {(0, 0, "x")}
+@pytest.mark.parametrize("request_frame", [move_request("o"), eval_request("o")])
+def test_a_request_before_setup_closes_as_out_of_order(request_frame: str) -> None:
+    session = BotSession(BwsV1Alpha(evaluation=True))
+    close = closing(session.receive(request_frame, now=0.0))
+    assert close.code == CLOSE_PROTOCOL_ERROR
+    assert "before setup; a session starts with a setup packet" in close.reason
+
+
+def test_a_binary_frame_closes_with_unsupported_data() -> None:
+    session = started()
+    job = only_think(session.receive(move_request("o"), now=1.0))
+    cancel, close = session.receive_binary(24, now=2.0)
+    assert cancel == Cancel(job.job_id)
+    assert close == Close(
+        CLOSE_UNSUPPORTED_DATA,
+        "binary frame of 24 bytes; the protocol sends each packet as JSON in a text frame",
+    )
+    assert session.closed and session.receive_binary(24, now=3.0) == []
 
 
 def test_frames_may_be_bytes() -> None:
@@ -288,7 +305,8 @@ def test_a_whole_game_is_tracked_from_previous_and_from_board_alike() -> None:
 
 def test_a_move_request_board_with_a_winning_line_closes() -> None:
     line = [(q, 0, "o") for q in range(1, 7)]
-    actions = started().receive(move_request("x", board=[(0, 0, "x"), *line]), now=1.0)
+    crosses = [(0, r, "x") for r in range(5)]  # one X more than O, as with O to move
+    actions = started().receive(move_request("x", board=[*crosses, *line]), now=1.0)
     close = closing(actions)
     assert close.code == CLOSE_POLICY_VIOLATION
     assert "6 in a row" in close.reason
@@ -304,6 +322,36 @@ def test_a_board_with_two_stones_on_a_cell_closes() -> None:
     board = [(0, 0, "x"), (1, 0, "o"), (1, 0, "o")]
     close = closing(started().receive(move_request("x", board=board), now=1.0))
     assert "two stones on (1, 0)" in close.reason
+
+
+@pytest.mark.parametrize(
+    ("board", "side", "reason"),
+    [
+        ([(1, 0, "x"), (2, 0, "o"), (3, 0, "o")], "x", r"no X stone on \(0, 0\)"),
+        ([(0, 0, "x"), (1, 0, "o"), (2, 0, "o")], "o", "1 X and 2 O stones with O to move"),
+        ([(0, 0, "x"), (1, 0, "o"), (90, 0, "o")], "x", r"\(90, 0\) is 90 from the origin"),
+    ],
+)
+def test_a_board_no_game_can_reach_closes_with_the_reason(
+    board: list[tuple[int, int, str]], side: str, reason: str
+) -> None:
+    close = closing(started().receive(move_request(side, board=board), now=1.0))
+    assert close.code == CLOSE_POLICY_VIOLATION
+    assert re.search(f"impossible board: {reason}.*does not declare 'free_setup'", close.reason)
+
+
+def test_with_free_setup_any_board_is_played() -> None:
+    far = [(0, 0, "x"), (1, 0, "o"), (300_000, 0, "o")]
+    session = started(BwsV1Alpha(free_setup=True))
+    job = only_think(session.receive(move_request("x", board=far), now=1.0))
+    assert stones(job.position) == set(far)
+
+
+def test_with_free_move_order_the_counts_may_be_anything() -> None:
+    crowded = [(0, 0, "x"), (1, 0, "x"), (2, 0, "x")]
+    session = started(BwsV1Alpha(free_move_order=True))
+    job = only_think(session.receive(move_request("o", board=crowded), now=1.0))
+    assert stones(job.position) == set(crowded)
 
 
 # --------------------------------------------------------------- time limits
@@ -442,7 +490,8 @@ def test_a_move_whose_extras_cannot_be_sent_is_sent_without_them() -> None:
 
 
 def test_a_winning_first_stone_is_a_legal_answer() -> None:
-    board = [(0, 0, "x"), *[(q, 1, "o") for q in range(5)], (5, -1, "x"), (6, -1, "x")]
+    crosses = [(0, 0, "x"), (5, -1, "x"), (6, -1, "x"), (-3, 3, "x"), (-3, 4, "x"), (-4, 4, "x")]
+    board = [*crosses, *[(q, 1, "o") for q in range(5)]]
     session = started()
     job = only_think(session.receive(move_request("o", board=board), now=1.0))
     actions = session.job_done(job.job_id, decision((5, 1), (0, 5)), now=2.0)
@@ -539,6 +588,7 @@ def test_x_match_in_config_sets_the_match_of_jobs() -> None:
     settings = {"view_distance": 10, "win_distance": 5, "heartbeat": 2000}
     [configure] = session.receive(json.dumps({"type": "config", "x-match": settings}), now=0.0)
     assert configure == Configure(depth=None, extras={"x-match": settings})
+    session.receive(setup(), now=0.5)
     job = only_think(session.receive(move_request("o"), now=1.0))
     assert job.match == Match(view_distance=10, win_distance=5, heartbeat=2000)
     assert (job.position.view_distance, job.position.win_distance) == (10, 5)
@@ -595,7 +645,7 @@ def test_a_second_setup_closes_without_resettable_state() -> None:
 
 
 def test_a_setup_after_a_request_closes_without_resettable_state() -> None:
-    session = BotSession(BwsV1Alpha())
+    session = started()
     answered_o(session, (1, 0), (2, 0))
     assert closing(session.receive(setup(), now=2.0)).code == CLOSE_PROTOCOL_ERROR
 

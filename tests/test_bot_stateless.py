@@ -89,7 +89,8 @@ def test_a_zero_time_limit_is_due_at_once() -> None:
 
 def test_a_board_with_a_winning_line_is_refused() -> None:
     with pytest.raises(StatelessRequestError, match="6 in a row"):
-        stateless_job(request(*[(q, 0, "x") for q in range(6)]), UNTIMED, Match(), 1)
+        line = [(q, 0, "x") for q in range(6)]
+        stateless_job(request(*line, *[(q, 1, "o") for q in range(5)]), UNTIMED, Match(), 1)
 
 
 def test_a_board_with_two_stones_on_a_cell_is_refused() -> None:
@@ -101,11 +102,34 @@ def test_a_request_error_is_a_value_error_for_the_http_layer() -> None:
     assert issubclass(StatelessRequestError, ValueError)
 
 
-def test_an_empty_board_is_a_move_at_the_origin() -> None:
-    body = '{"board": {"to_move": "x", "cells": []}}'
-    job = stateless_job(parse_body(StatelessMoveRequest, body), UNTIMED, Match(), 1)
+@pytest.mark.parametrize(
+    ("stones", "to_move", "reason"),
+    [
+        ((), "o", "the board is empty"),
+        ((), "x", "the board is empty"),
+        (((1, 0, "x"),), "o", r"no X stone on \(0, 0\)"),
+        (((0, 0, "x"), (1, 0, "o"), (2, 0, "o")), "o", "1 X and 2 O stones with O to move"),
+        (((0, 0, "x"), (1, 0, "o"), (40, 0, "o")), "x", r"\(40, 0\) is 40 from the origin"),
+    ],
+)
+def test_a_board_that_cannot_come_from_the_standard_opening_is_refused(
+    stones: tuple[tuple[int, int, str], ...], to_move: str, reason: str
+) -> None:
+    cells = [{"q": q, "r": r, "p": p} for q, r, p in stones]
+    body = StatelessMoveRequest.model_validate({"board": {"to_move": to_move, "cells": cells}})
+    with pytest.raises(StatelessRequestError, match=f"impossible board: {reason}.*'free_setup'"):
+        stateless_job(body, UNTIMED, Match(), 1)
+
+
+def test_with_free_setup_any_board_is_played_an_empty_one_from_the_origin() -> None:
+    body = '{"board": {"to_move": "o", "cells": []}}'
+    job = stateless_job(
+        parse_body(StatelessMoveRequest, body), UNTIMED, Match(), 1, free_setup=True
+    )
     response = stateless_answer(job, None)
     assert pieces_of(response.move)[0] == (0, 0)
+    far = request((0, 0, "x"), (1, 0, "o"), (40, 0, "o"), to_move="x")
+    assert stateless_job(far, UNTIMED, Match(), 1, free_setup=True).side is Player.X
 
 
 # -------------------------------------------------------------------- answers

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import gc
+import tracemalloc
+from collections.abc import Callable
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from game.hexgrid import AXES, hexagon, ring
+from game.hexgrid import AXES, hexagon, hexagon_size, ring
 from game.rules import (
     GameOverError,
     IllegalMoveError,
@@ -436,3 +440,98 @@ def test_a_rebased_position_equals_the_one_built_from_its_stones(data: st.DataOb
         built.to_move,
         built.stones_left,
     )
+
+
+# --------------------------------------------------- cost wherever the stones are
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    game_settings,
+    game_scripts,
+    st.integers(-(2**19) + 100, 2**19 - 100),
+    st.integers(-(2**19) + 100, 2**19 - 100),
+)
+def test_engine_agrees_with_the_reference_around_any_opening_cell(
+    distances: tuple[int, int], script: list[tuple[int, int, bool]], far_q: int, far_r: int
+) -> None:
+    """The row masks are cut in chunks: a game anywhere, across chunk ends included,
+    plays by the same rules as near the origin."""
+    view, win = distances
+    engine = Position(view, win, setup=[(far_q, far_r, "x")])
+    reference = NaivePosition(view, win, setup=[(far_q, far_r, "x")])
+    for q, r, look in script:
+        q, r = far_q + q, far_r + r
+        assert engine.is_legal(q, r) == reference.is_legal(q, r), (q, r)
+        if look:
+            assert set(engine.legal_cells()) == reference.legal_cells()
+        if not reference.is_legal(q, r):
+            continue
+        engine.place(q, r)
+        reference.place(q, r)
+        if reference.winner:
+            break
+    while len(engine) > 1:
+        engine.undo()
+    assert set(engine.legal_cells()) == set(hexagon((far_q, far_r), view)) - {(far_q, far_r)}
+
+
+def allocated_bytes(build: Callable[[], Position]) -> int:
+    """Bytes still allocated by what ``build`` made, once it returns (the position)."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        kept = build()
+        allocated, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    del kept
+    return allocated
+
+
+def columns_of_stones(columns: tuple[int, ...], count: int) -> Position:
+    """``count`` stones one above the other at each of ``columns``, alternating sides
+    in pairs (so no line), with their legal cells worked out."""
+    setup = [(q, r, "x" if r % 4 < 2 else "o") for q in columns for r in range(count)]
+    position = Position(setup=setup, to_move="x")
+    position.legal_cells()
+    return position
+
+
+@pytest.mark.parametrize(
+    ("near", "far"),
+    [
+        ((0,), (2**19 - 100,)),
+        ((0,), (-(2**19) + 100,)),
+        ((-200, 200), (-(2**19) + 100, 2**19 - 100)),
+    ],
+)
+def test_stones_far_from_the_origin_cost_the_memory_they_cost_near_it(
+    near: tuple[int, ...], far: tuple[int, ...]
+) -> None:
+    near_bytes = allocated_bytes(lambda: columns_of_stones(near, 300))
+    far_bytes = allocated_bytes(lambda: columns_of_stones(far, 300))
+    assert far_bytes < 1.5 * near_bytes
+
+
+def chain_of_stones(count: int) -> Position:
+    """A legal game of ``count`` stones after the opening that walks away from the origin
+    up and to the left, each stone at the view distance from the one before, with the
+    legal cells worked out after every move."""
+    position = Position(8, 6)
+    for index in range(1, count + 1):
+        # Along the s axis (q - 8, r + 8): sides alternate in pairs, and stones 8 apart
+        # never make a line.
+        position.place(-8 * index, 8 * index)
+        if index % 2 == 0:
+            position.legal_cells()
+    return position
+
+
+def test_a_legal_game_far_from_the_origin_costs_the_same_per_stone_as_near_it() -> None:
+    """Memory per stone is bounded by the view area: it does not grow as the game's
+    stones get farther apart (2000 stones reach 16000 cells away)."""
+    short_bytes = allocated_bytes(lambda: chain_of_stones(250)) / 250
+    long_bytes = allocated_bytes(lambda: chain_of_stones(2000)) / 2000
+    assert long_bytes < 1.2 * short_bytes
+    assert long_bytes < 200 * hexagon_size(8)

@@ -1,0 +1,275 @@
+"""The WebSocket end of a bot server: ``Connection`` carries out a ``BotSession``'s
+actions on one socket (frames in, packets out, jobs to the session's bot and their
+answers back), and ``socket_endpoint`` is the Starlette handler that runs one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import itertools
+import logging
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.websockets import WebSocket
+
+from bot.bot import BaseBot, Deadline
+from bot.jobs import Action, Cancel, Close, Configure, Reset, Send, Think, ThinkJob
+from bot.pool import SKIPPED, BotPool, Call, SessionCalls, ThinkCall, TooManyCallsError
+from bot.session import BotSession
+from models import (
+    CLOSE_GOING_AWAY,
+    CLOSE_INTERNAL_ERROR,
+    CLOSE_MESSAGE_TOO_BIG,
+    CLOSE_NORMAL,
+    CLOSE_POLICY_VIOLATION,
+    BwsV1Alpha,
+    clip_close_reason,
+)
+
+__all__ = ["MAX_FRAME_BYTES", "Connection", "not_a_socket", "socket_endpoint"]
+
+# One logger for the whole bot server.
+log = logging.getLogger("bot.serve")
+
+#: Largest frame a client may send; a bigger one closes the session with 1009.
+MAX_FRAME_BYTES = 1 << 20
+
+
+# ------------------------------------------------------------------- WebSocket
+
+
+class Connection:
+    """Carries out a ``BotSession``'s actions on one WebSocket.
+
+    Tasks: the reader (frames in) and one task per think job (waits for the bot,
+    answers in time). ``run`` owns them and cancels them when the socket closes.
+    """
+
+    _ids = itertools.count(1)
+
+    def __init__(
+        self, websocket: WebSocket, session: BotSession, calls: SessionCalls, bot_name: str
+    ) -> None:
+        self._ws = websocket
+        self._session = session
+        self._calls = calls
+        self._name = f"{bot_name}#{next(self._ids)}"
+        self._jobs: set[asyncio.Task[None]] = set()
+        self._deadlines: dict[int, Deadline] = {}
+        # Sends of one batch of actions stay together and batches go out in the order
+        # the session produced them (asyncio.Lock is FIFO).
+        self._out = asyncio.Lock()
+        self._closed = False
+        self._reader: asyncio.Task[None] | None = None
+
+    async def run(self) -> None:
+        self._reader = asyncio.create_task(self._read(), name=f"{self._name} reader")
+        try:
+            await asyncio.wait({self._reader})
+            if not self._reader.cancelled() and (error := self._reader.exception()):
+                log.error("%s: reader failed", self._name, exc_info=error)
+        finally:
+            self._closed = True
+            self._reader.cancel()
+            for action in self._feed(self._session.connection_lost, time.monotonic()):
+                if isinstance(action, Cancel):
+                    self._cancel(action.job_id)
+            self.cancel_deadlines()
+            tasks = [self._reader, *self._jobs]
+            for task in tasks:
+                task.cancel()
+            # Prompt: none of them waits on a bot directly (only on futures).
+            await asyncio.gather(*tasks, return_exceptions=True)
+            self._calls.close()
+
+    async def close(self, code: int, reason: str) -> None:
+        """Close the socket with ``code`` and ``reason`` (once) and stop reading."""
+        if self._closed:
+            return
+        self._closed = True
+        level = logging.INFO if code in (CLOSE_NORMAL, CLOSE_GOING_AWAY) else logging.WARNING
+        log.log(level, "%s: closing (%d): %s", self._name, code, reason)
+        # The peer may be gone already; there is nobody left to tell then.
+        with contextlib.suppress(Exception):
+            await self._ws.close(code, clip_close_reason(reason))
+        self._stop_reading()
+
+    def cancel_deadlines(self) -> None:
+        for deadline in self._deadlines.values():
+            deadline.cancel()
+
+    # ------------------------------------------------------------------ inputs
+
+    async def _read(self) -> None:
+        while not self._closed:
+            message = await self._ws.receive()
+            if message["type"] == "websocket.disconnect":
+                log.info("%s: client disconnected (%s)", self._name, message.get("code"))
+                self._closed = True
+                return
+            text: str | None = message.get("text")
+            now = time.monotonic()
+            if text is None:  # a binary frame: the session says why it cannot take it
+                size = len(message.get("bytes") or b"")
+                await self._apply(self._feed(self._session.receive_binary, size, now), now)
+                return
+            if len(text) > MAX_FRAME_BYTES:
+                await self.close(
+                    CLOSE_MESSAGE_TOO_BIG, f"frame of {len(text)} bytes; at most {MAX_FRAME_BYTES}"
+                )
+                return
+            await self._apply(self._feed(self._session.receive, text, now), now)
+
+    def _feed(self, step: Callable[..., list[Action]], *args: Any) -> list[Action]:
+        """One step of the session; a bug in it closes this session, not the server."""
+        try:
+            return step(*args)
+        except Exception:
+            log.exception("%s: session failed in %s", self._name, step.__name__)
+            return [Close(CLOSE_INTERNAL_ERROR, "internal error in the bot framework")]
+
+    def _start_job(self, job: ThinkJob, received: float) -> bool:
+        """Queue ``job`` for the bot at once, in the order of the session's actions, and
+        start the task that answers it; False if too many calls are queued."""
+        elapsed = time.monotonic() - received
+        limit = None if job.time_limit is None else max(0.0, job.time_limit - elapsed)
+        deadline = Deadline(limit)
+        call = ThinkCall(job.kind, job.position, job.side, job.match)
+        try:
+            future = self._calls.submit(call, deadline)
+        except TooManyCallsError:
+            return False
+        # Registered now, so that a Cancel right behind the Think reaches it.
+        self._deadlines[job.job_id] = deadline
+        task = asyncio.create_task(
+            self._think(job, future, deadline, received), name=f"{self._name} job"
+        )
+        self._jobs.add(task)
+        # A callback, not a ``finally``: it also runs for a task cancelled before it began.
+        task.add_done_callback(functools.partial(self._job_over, job.job_id, future))
+        return True
+
+    def _job_over(self, job_id: int, future: asyncio.Future[Any], task: asyncio.Task[None]) -> None:
+        self._jobs.discard(task)
+        self._deadlines.pop(job_id, None)
+        future.cancel()  # nobody waits for it any more
+
+    async def _think(
+        self, job: ThinkJob, future: asyncio.Future[Any], deadline: Deadline, received: float
+    ) -> None:
+        """Wait for the bot's answer to ``job`` (answering for it when its time is due)
+        and hand it to the session."""
+        if job.answer_within is not None:
+            wait = job.answer_within - (time.monotonic() - received)
+            await asyncio.wait({future}, timeout=max(0.0, wait))
+            if not future.done():
+                best = deadline.best
+                # Answered for the bot: whatever it finds now is void, so tell a
+                # polling bot to stop (the next job waits for it to return).
+                deadline.cancel()
+                now = time.monotonic()
+                await self._apply(self._feed(self._session.answer_due, job.job_id, best, now))
+        try:
+            result = await future
+        except Exception as error:
+            log.error("%s: the bot failed on job %d", self._name, job.job_id, exc_info=error)
+            actions = self._feed(self._session.job_failed, job.job_id, error, time.monotonic())
+        else:
+            if result is SKIPPED:  # cancelled before the bot started
+                return
+            actions = self._feed(self._session.job_done, job.job_id, result, time.monotonic())
+        await self._apply(actions)
+
+    # ----------------------------------------------------------------- actions
+
+    async def _apply(self, actions: Sequence[Action], received: float | None = None) -> None:
+        if not actions:
+            return
+        received = time.monotonic() if received is None else received
+        async with self._out:
+            for action in actions:
+                if isinstance(action, Send):
+                    await self._send(action)
+                elif isinstance(action, Think):
+                    if not self._start_job(action.job, received):
+                        await self.close(
+                            CLOSE_POLICY_VIOLATION, "too many requests queued for the bot"
+                        )
+                elif isinstance(action, Cancel):
+                    self._cancel(action.job_id)
+                elif isinstance(action, Configure):
+                    await self._submit(action)
+                elif isinstance(action, Reset):
+                    # A copy: the session keeps using its own position.
+                    await self._submit(Reset(action.position.copy()))  # the bot's own copy
+                elif isinstance(action, Close):
+                    await self.close(action.code, action.reason)
+
+    async def _send(self, action: Send) -> None:
+        if action.warning is not None:
+            log.warning("%s: %s", self._name, action.warning)
+        if self._closed:
+            return
+        text = action.data().decode()
+        try:
+            await self._ws.send_text(text)
+        except Exception as exc:  # uvicorn, starlette and websockets each raise their own
+            log.info("%s: send failed, the client is gone: %r", self._name, exc)
+            self._closed = True
+            self._stop_reading()
+
+    async def _submit(self, call: Call) -> None:
+        try:
+            future = self._calls.submit(call)
+        except TooManyCallsError:
+            await self.close(CLOSE_POLICY_VIOLATION, "too many requests queued for the bot")
+            return
+        future.add_done_callback(self._report_hook_failure)
+
+    def _report_hook_failure(self, future: asyncio.Future[Any]) -> None:
+        if not future.cancelled() and (error := future.exception()) is not None:
+            log.error("%s: the bot's on_config/on_setup failed", self._name, exc_info=error)
+
+    def _cancel(self, job_id: int) -> None:
+        deadline = self._deadlines.get(job_id)
+        if deadline is not None:
+            deadline.cancel()
+
+    def _stop_reading(self) -> None:
+        """End the reader, which ends the session (unless we are the reader: it then
+        sees ``_closed`` and returns)."""
+        if self._reader is not None and self._reader is not asyncio.current_task():
+            self._reader.cancel()
+
+
+async def socket_endpoint(
+    websocket: WebSocket, bot_class: type[BaseBot], capabilities: BwsV1Alpha, pool: BotPool
+) -> None:
+    await websocket.accept()
+    if pool.closing:
+        await websocket.close(CLOSE_GOING_AWAY, "the bot server is shutting down")
+        return
+    connection = Connection(
+        websocket, BotSession(capabilities), SessionCalls(pool, bot_class), bot_class.__name__
+    )
+    pool.add_session(connection)
+    try:
+        await connection.run()
+    finally:
+        pool.remove_session(connection)
+
+
+async def not_a_socket(request: Request) -> Response:
+    """A plain GET on the socket path: say what the path is, instead of a bare 404."""
+    return PlainTextResponse(
+        f"{request.url.path} is the bot's WebSocket (basic_websocket v1-alpha): "
+        "connect with a WebSocket client",
+        status_code=426,
+        headers={"Upgrade": "websocket", "Connection": "Upgrade"},
+    )

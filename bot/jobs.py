@@ -1,0 +1,176 @@
+"""What a bot session hands its adapter: think jobs for the bot, and the actions that
+carry a session's decisions out (send, think, cancel, configure, reset, close), with
+the timing rules of an answer. Pure values: no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import KW_ONLY, InitVar, dataclass, field
+from typing import Literal, TypeAlias
+
+from pydantic import BaseModel
+
+from bot.bot import MoveDecision
+from game.rules import Position
+from models import Match, Player, PositionEvaluation, dump_packet
+
+__all__ = [
+    "Action",
+    "Cancel",
+    "Close",
+    "Configure",
+    "JobResult",
+    "Reset",
+    "Send",
+    "Think",
+    "ThinkJob",
+    "answer_within",
+    "heartbeat_grace",
+    "network_margin",
+]
+
+# The answer must cross the network before the client's limit runs out: keep this much
+# back, but never more than a fifth of a short limit (the bot needs time to think too).
+_MAX_NETWORK_MARGIN = 0.5
+_NETWORK_MARGIN_SHARE = 0.2
+_MIN_HEARTBEAT_GRACE = 1.0
+
+
+def network_margin(time_limit: float) -> float:
+    """Seconds kept back from a time limit for the answer to travel:
+    ``min(0.5, 20% of the limit)``.
+
+    >>> network_margin(10.0), network_margin(1.0)
+    (0.5, 0.2)
+    """
+    return min(_MAX_NETWORK_MARGIN, _NETWORK_MARGIN_SHARE * time_limit)
+
+
+def answer_within(time_limit: float | None) -> float | None:
+    """When the answer is due, in seconds from the request: the limit less the margin.
+
+    >>> answer_within(10.0), answer_within(None)
+    (9.5, None)
+    """
+    return None if time_limit is None else time_limit - network_margin(time_limit)
+
+
+def heartbeat_grace(observed_interval: float | None, match: Match) -> float:
+    """How long after an answer a ``waiting: true`` heartbeat is taken to have crossed
+    it on the wire: twice the heartbeat interval (as observed, else the match's), at
+    least 1 s.
+
+    >>> heartbeat_grace(None, Match(heartbeat=5000)), heartbeat_grace(0.2, Match())
+    (10.0, 1.0)
+    """
+    interval = match.heartbeat / 1000 if observed_interval is None else observed_interval
+    return max(_MIN_HEARTBEAT_GRACE, 2 * interval)
+
+
+# ----------------------------------------------------------------------- actions
+
+
+@dataclass(frozen=True)
+class ThinkJob:
+    """A request for the bot: a move or an evaluation.
+
+    ``position`` is the bot's own copy (``side`` to move, 2 stones left). ``time_limit``
+    is the request's limit in seconds, only when the bot declared it honours limits;
+    ``answer_within`` is when the adapter must call ``answer_due`` (the limit less a
+    safety margin for the network), or None for no limit.
+
+    The bot may change ``position`` as it thinks; ``original_position()`` gives the
+    position as asked, against which its answer is checked. ``asked_as``, when given, is
+    that position (a different object, equal to ``position``, which nobody changes: the
+    session's own); by default it is a copy of ``position`` taken here.
+    """
+
+    job_id: int
+    kind: Literal["move", "eval"]
+    position: Position
+    side: Player
+    match: Match
+    time_limit: float | None
+    answer_within: float | None
+    _: KW_ONLY
+    asked_as: InitVar[Position | None] = None
+    _original: Position = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self, asked_as: Position | None) -> None:
+        # Taken before the bot sees ``position``: checking its answer must not depend
+        # on what the bot did to its copy, nor race with a bot still thinking.
+        if asked_as is None or asked_as is self.position:
+            asked_as = self.position.copy()
+        object.__setattr__(self, "_original", asked_as)
+
+    def original_position(self) -> Position:
+        """A fresh copy of the position as it was when the job was made."""
+        return self._original.copy()
+
+    @property
+    def asked(self) -> Position:
+        """The position as it was when the job was made: the session's own, to read and
+        not to change (``original_position()`` gives a copy to change)."""
+        return self._original
+
+
+@dataclass(frozen=True)
+class Send:
+    """Send this packet to the client.
+
+    ``warning``, when set, says why the packet is not what the bot answered (an illegal
+    move or none in time, replaced by a fallback): the adapter logs it. ``encoded`` is
+    the packet already encoded (``dump_packet``), when the session had to encode it.
+    """
+
+    packet: BaseModel
+    warning: str | None = None
+    encoded: bytes | None = field(default=None, repr=False, compare=False)
+
+    def data(self) -> bytes:
+        """The packet's JSON bytes, encoded once."""
+        return self.encoded if self.encoded is not None else dump_packet(self.packet)
+
+
+@dataclass(frozen=True)
+class Think:
+    """Start the bot on ``job`` off the event loop; report with ``job_done``/``job_failed``
+    and, if ``job.answer_within`` is set, call ``answer_due`` when it elapses."""
+
+    job: ThinkJob
+
+
+@dataclass(frozen=True)
+class Cancel:
+    """Tell the running job to stop (cancel its ``Deadline``); its result is void."""
+
+    job_id: int
+
+
+@dataclass(frozen=True)
+class Configure:
+    """Call ``bot.on_config(depth, extras)`` (in order with the bot's other calls)."""
+
+    depth: int | None
+    extras: dict[str, object]
+
+
+@dataclass(frozen=True)
+class Reset:
+    """A new start position: call ``bot.on_setup(position)`` (in order)."""
+
+    position: Position
+
+
+@dataclass(frozen=True)
+class Close:
+    """Close the connection. ``code`` is a WebSocket close code (1000 normal, 1002
+    protocol error, 1008 policy, 1011 internal error); ``reason`` is logged and sent."""
+
+    code: int
+    reason: str
+
+
+Action: TypeAlias = Send | Think | Cancel | Configure | Reset | Close
+
+JobResult: TypeAlias = MoveDecision | PositionEvaluation

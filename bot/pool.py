@@ -1,0 +1,347 @@
+"""Where a bot server's bots think: ``BotPool`` (threads or worker processes) and the
+per-session queue that runs one session's calls into its bot one at a time, in order.
+
+What the adapter asks of a bot travels as picklable values (``ThinkCall``, and the
+session's ``Configure`` and ``Reset``), so the same calls run in a thread or in a worker
+process. See ``bot.serve`` for what a ``Deadline`` can and cannot do across processes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import itertools
+import logging
+import math
+import multiprocessing
+import uuid
+from collections import OrderedDict, deque
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+from bot.bot import BaseBot, Deadline, MoveDecision
+from bot.jobs import Configure, Reset, ThinkJob
+from game.rules import Position
+from models import CLOSE_GOING_AWAY, Match, Player, PositionEvaluation
+
+if TYPE_CHECKING:
+    from bot.connection import Connection
+
+__all__ = [
+    "CLOSE_TIMEOUT",
+    "MAX_QUEUED_CALLS",
+    "SKIPPED",
+    "BotPool",
+    "Call",
+    "SessionCalls",
+    "ThinkCall",
+    "TooManyCallsError",
+]
+
+# One logger for the whole bot server.
+log = logging.getLogger("bot.serve")
+
+#: Calls (config, setup, jobs) queued for one session's bot. A client can only cause
+#: this many by flooding the socket with packets the bot must see; it is closed then.
+MAX_QUEUED_CALLS = 64
+#: How long shutting down waits for sessions to close after telling them to.
+CLOSE_TIMEOUT = 5.0
+
+
+# -------------------------------------------------------------------- bot calls
+#
+# What the adapter asks of a bot, as picklable values so that the same calls run in a
+# thread or in a worker process.
+
+
+@dataclass(frozen=True)
+class ThinkCall:
+    kind: Literal["move", "eval"]
+    position: Position
+    side: Player
+    match: Match
+
+
+# The session's Configure and Reset actions travel as they are; a think job travels
+# without the session's private copy of the position.
+Call: TypeAlias = Configure | Reset | ThinkCall
+
+
+def _perform(bot: BaseBot, call: Call, deadline: Deadline) -> Any:
+    """Carry out one call on ``bot`` (in a worker thread or process)."""
+    if isinstance(call, Configure):
+        bot.on_config(call.depth, dict(call.extras))
+        return None
+    if isinstance(call, Reset):
+        bot.on_setup(call.position)
+        return None
+    # Bots that override play() but read self.deadline elsewhere see this request's.
+    bot.deadline = deadline
+    if call.kind == "move":
+        return MoveDecision.of(bot.play(call.position, call.side, call.match, deadline))
+    evaluation = bot.evaluate_position(call.position, call.side, call.match, deadline)
+    if isinstance(evaluation, PositionEvaluation):
+        return evaluation
+    # A dict such as {"heuristic": 0.3} is a readable answer too (validated here, in the
+    # worker, so a bad one is the bot's failure).
+    return PositionEvaluation.model_validate(evaluation)
+
+
+@dataclass(eq=False)
+class _BotSlot:
+    """Where one session's bot lives: its class, and the instance (threads) or the
+    worker process it is pinned to (processes)."""
+
+    bot_class: type[BaseBot]
+    key: str = field(default_factory=lambda: uuid.uuid4().hex)
+    keep: bool = True  # False for a one-shot (stateless) call: nothing to remember
+    shard: int = 0
+    instance: BaseBot | None = None
+
+
+def _call_in_thread(slot: _BotSlot, call: Call, deadline: Deadline) -> Any:
+    # Created here, not on the event loop: a bot's constructor may load something big.
+    if slot.instance is None:
+        slot.instance = slot.bot_class()
+    return _perform(slot.instance, call, deadline)
+
+
+# The bots of the sessions pinned to this worker process, oldest first. Sessions forget
+# theirs when they end; the bound only guards against a leak if that message is lost.
+_worker_bots: OrderedDict[str, BaseBot] = OrderedDict()
+_WORKER_BOTS_MAX = 10_000
+
+
+def _call_in_worker(
+    key: str, bot_class: type[BaseBot], call: Call, seconds: float | None, keep: bool
+) -> Any:
+    """Run in a worker process: the session's bot (created on first use) does ``call``."""
+    bot = _worker_bots.get(key)
+    if bot is None:
+        bot = bot_class()
+        if keep:
+            _worker_bots[key] = bot
+            while len(_worker_bots) > _WORKER_BOTS_MAX:
+                _worker_bots.popitem(last=False)
+    return _perform(bot, call, Deadline(seconds))
+
+
+def _forget_in_worker(key: str) -> None:
+    _worker_bots.pop(key, None)
+
+
+# ------------------------------------------------------------------------ pools
+
+
+class BotPool:
+    """Where bots think: a thread pool (default) or ``workers`` processes.
+
+    A pool also keeps the live WebSocket sessions, so that shutting down can close them
+    with 1001. Whoever creates a pool closes it: ``close_sessions()``, then ``shutdown()``
+    (``create_app`` does both for a pool it created itself).
+
+    Threads run any bot and keep ``Deadline`` fully working. Processes run bots in
+    parallel beyond the GIL; each session is pinned to one worker process (round robin),
+    which keeps the session's bot instance between calls. See the module docstring for
+    what a ``Deadline`` can and cannot do across processes.
+    """
+
+    def __init__(
+        self,
+        workers: int | None = None,
+        *,
+        processes: bool = False,
+        mp_context: str = "spawn",
+    ) -> None:
+        if workers is not None and workers < 1:
+            raise ValueError(f"workers must be at least 1, got {workers}")
+        self.processes = processes
+        self.closing = False
+        self._connections: set[Connection] = set()
+        self._thread_pool: ThreadPoolExecutor | None = None
+        self._shards: list[ProcessPoolExecutor] = []
+        # Spawned, not forked: forking a process that runs an event loop and threads can
+        # copy a held lock into the child and hang it.
+        self._mp_context = multiprocessing.get_context(mp_context)
+        if processes:
+            count = workers or multiprocessing.cpu_count()
+            self._shards = [self._new_shard() for _ in range(count)]
+        else:
+            self._thread_pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bot")
+        self._next_shard = itertools.count()
+
+    def __repr__(self) -> str:
+        kind = f"{len(self._shards)} processes" if self.processes else "threads"
+        return f"<BotPool {kind}, {len(self._connections)} sessions>"
+
+    @property
+    def sessions(self) -> int:
+        """Number of live WebSocket sessions."""
+        return len(self._connections)
+
+    def add_session(self, connection: Connection) -> None:
+        """Keep ``connection`` until ``remove_session``: shutting down closes it."""
+        self._connections.add(connection)
+
+    def remove_session(self, connection: Connection) -> None:
+        self._connections.discard(connection)
+
+    # ------------------------------------------------------------- running calls
+
+    def _new_shard(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(max_workers=1, mp_context=self._mp_context)
+
+    def _slot(self, bot_class: type[BaseBot], *, keep: bool = True) -> _BotSlot:
+        shard = next(self._next_shard) % len(self._shards) if self._shards else 0
+        return _BotSlot(bot_class, keep=keep, shard=shard)
+
+    def _start(self, slot: _BotSlot, call: Call, deadline: Deadline) -> asyncio.Future[Any]:
+        """Start ``call`` off the event loop; the future gives its result."""
+        loop = asyncio.get_running_loop()
+        if self._thread_pool is not None:
+            return loop.run_in_executor(self._thread_pool, _call_in_thread, slot, call, deadline)
+        remaining = deadline.remaining()
+        seconds = None if math.isinf(remaining) else remaining
+        args = (slot.key, slot.bot_class, call, seconds, slot.keep)
+        return asyncio.wrap_future(self._submit(slot.shard, _call_in_worker, *args), loop=loop)
+
+    def _submit(self, shard: int, fn: Callable[..., Any], *args: Any) -> Any:
+        try:
+            return self._shards[shard].submit(fn, *args)
+        except BrokenProcessPool:
+            # A worker died (a bot crashed the interpreter, or was killed): replace it.
+            # The sessions pinned to it get fresh bot instances on their next call.
+            log.error("bot worker process %d died; starting a new one", shard)
+            self._shards[shard].shutdown(wait=False, cancel_futures=True)
+            self._shards[shard] = self._new_shard()
+            return self._shards[shard].submit(fn, *args)
+
+    def _forget(self, slot: _BotSlot) -> None:
+        """The session is over: drop its bot."""
+        slot.instance = None
+        if self._shards and not self.closing:
+            # Queued behind the session's own calls on the same single worker, so it
+            # cannot overtake them. Nobody waits for it.
+            with contextlib.suppress(RuntimeError):  # the pool is shutting down
+                self._submit(slot.shard, _forget_in_worker, slot.key)
+
+    async def run_once(self, bot_class: type[BaseBot], job: ThinkJob, deadline: Deadline) -> Any:
+        """One call on a fresh bot (the stateless API). Waits for the result; cancelling
+        the caller abandons the call (its deadline should be cancelled first)."""
+        call = ThinkCall(job.kind, job.position, job.side, job.match)
+        return await self._start(self._slot(bot_class, keep=False), call, deadline)
+
+    # ------------------------------------------------------------------ closing
+
+    async def close_sessions(
+        self, code: int = CLOSE_GOING_AWAY, reason: str = "the bot server is shutting down"
+    ) -> None:
+        """Close every live session with ``code`` (and refuse new ones); waits up to
+        ``CLOSE_TIMEOUT`` for them to wind down."""
+        self.closing = True
+        connections = list(self._connections)
+        if not connections:
+            return
+        log.info("closing %d bot sessions: %s", len(connections), reason)
+        closing = [asyncio.ensure_future(c.close(code, reason)) for c in connections]
+        _, pending = await asyncio.wait(closing, timeout=CLOSE_TIMEOUT)
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*closing, return_exceptions=True)
+
+    def shutdown(self) -> None:
+        """Stop the workers. Queued calls are dropped; deadlines of running ones were
+        cancelled when their sessions closed, so polling bots return promptly. A thread
+        cannot be killed: a bot that never returns keeps the interpreter from exiting."""
+        self.closing = True
+        for connection in self._connections:
+            connection.cancel_deadlines()
+        if self._thread_pool is not None:
+            self._thread_pool.shutdown(wait=False, cancel_futures=True)
+        for shard in self._shards:
+            shard.shutdown(wait=False, cancel_futures=True)
+            # A worker stuck in a bot would block the interpreter's exit; they hold
+            # nothing worth finishing once the sessions are closed.
+            processes: dict[int, Any] = getattr(shard, "_processes", None) or {}
+            for process in list(processes.values()):
+                with contextlib.suppress(Exception):
+                    process.terminate()
+
+
+# ------------------------------------------------------------ per-session calls
+
+
+class TooManyCallsError(Exception):
+    """More calls queued for one session's bot than ``MAX_QUEUED_CALLS``."""
+
+
+#: The result of a call skipped because its deadline was cancelled before it started.
+SKIPPED: Any = object()
+
+
+class SessionCalls:
+    """The calls into one session's bot, run one at a time in submission order.
+
+    ``submit`` is synchronous, so the order of calls is exactly the order of the
+    session's actions; an idle bot starts at once, and each finished call starts the
+    next (no task of its own: one loop iteration less per move). A call whose deadline
+    was cancelled before it started is skipped: its future gives ``SKIPPED``.
+    """
+
+    def __init__(self, pool: BotPool, bot_class: type[BaseBot]) -> None:
+        self._pool = pool
+        self._slot = pool._slot(bot_class)
+        self._waiting: deque[tuple[Call, Deadline, asyncio.Future[Any]]] = deque()
+        self._busy = False
+        self._closed = False
+
+    def submit(self, call: Call, deadline: Deadline | None = None) -> asyncio.Future[Any]:
+        """Queue ``call``; raises ``TooManyCallsError`` if too many are waiting."""
+        if len(self._waiting) >= MAX_QUEUED_CALLS:
+            raise TooManyCallsError
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._waiting.append((call, deadline or Deadline(None), future))
+        if not self._busy:
+            self._start_next()
+        return future
+
+    def _start_next(self) -> None:
+        while self._waiting and not self._closed:
+            call, deadline, future = self._waiting.popleft()
+            if future.done() or deadline.cancelled:
+                if not future.done():
+                    future.set_result(SKIPPED)
+                continue
+            try:
+                running = self._pool._start(self._slot, call, deadline)
+            except Exception as error:  # the pool is shut down
+                future.set_exception(error)
+                continue
+            # The next call starts only once this one has returned from the bot, even
+            # if its requester gave up on it meanwhile: calls never overlap.
+            self._busy = True
+            running.add_done_callback(functools.partial(self._finished, future))
+            return
+
+    def _finished(self, future: asyncio.Future[Any], running: asyncio.Future[Any]) -> None:
+        self._busy = False
+        if not future.done():
+            if running.cancelled():  # dropped from the executor's queue at shutdown
+                future.set_exception(RuntimeError("the bot pool was shut down"))
+            elif (error := running.exception()) is not None:
+                future.set_exception(error)
+            else:
+                future.set_result(running.result())
+        self._start_next()
+
+    def close(self) -> None:
+        """The session is over: drop waiting calls and the bot."""
+        self._closed = True
+        for _, _, future in self._waiting:
+            future.cancel()
+        self._waiting.clear()
+        self._pool._forget(self._slot)
