@@ -37,6 +37,7 @@ from typing import Protocol
 
 import aiohttp
 
+from game.discovery_errors import DiscoveryError
 from models import (
     ProtocolError,
     StatelessMoveRequest,
@@ -207,6 +208,8 @@ class BotSocketSeat:
             raise SeatConnectError(
                 f"{self.url}: no WebSocket within {self._connect_timeout:g} s"
             ) from None
+        except DiscoveryError as exc:  # a forbidden address, a redirect (address_policy)
+            raise SeatConnectError(f"{self.url}: cannot open the WebSocket: {exc}") from None
         except (aiohttp.ClientError, OSError, ValueError) as exc:
             raise SeatConnectError(f"{self.url}: cannot open the WebSocket: {exc!r}") from None
 

@@ -690,7 +690,8 @@ def create_app(
             aborted = await store.abort_running(ended_at=datetime.now(UTC))
             if aborted:
                 log.warning("marked %d game(s) left running by a previous run as aborted", aborted)
-            http = aiohttp.ClientSession(connector=settings.policy.connector())
+            # Every request made on a bot's behalf: checked addresses, no redirects.
+            http = settings.policy.client_session()
             stack.push_async_callback(http.close)
             manager = GameManager(
                 store,
