@@ -136,7 +136,16 @@ async def discover(
         got = f" (got {_size(len(fetch.body))} so far)" if fetch.body else ""
         raise BotTimedOut(f"{document_url}: no complete answer within {timeout:g} s{got}") from None
     try:
-        capabilities = parse_body(Capabilities, bytes(fetch.body))
+        # JSON is UTF-8 (RFC 8259): say so here, where the URL is known, rather than
+        # leave a decoding error to whoever reads the document next.
+        text = bytes(fetch.body).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadCapabilities(
+            f"{document_url}: capabilities.json is not valid UTF-8 (byte "
+            f"0x{exc.object[exc.start]:02x} at offset {exc.start}); JSON must be UTF-8"
+        ) from None
+    try:
+        capabilities = parse_body(Capabilities, text)
     except ProtocolError as exc:
         raise BadCapabilities(f"{document_url}: invalid capabilities document: {exc}") from None
     return endpoint_for(bot_url, document_url, capabilities)
