@@ -38,6 +38,15 @@ from typing import Protocol
 import aiohttp
 
 from game.discovery_errors import DiscoveryError
+from game.frames import (
+    BINARY_FRAME_REFUSED,
+    CONTROL_FLOOD_REFUSED,
+    CONTROL_FRAME_BURST,
+    INVALID_UTF8_REFUSED,
+    MAX_CONTROL_FRAMES_PER_SECOND,
+    RefusedFrame,
+)
+from game.ratelimit import TokenBucket
 from models import (
     ProtocolError,
     StatelessMoveRequest,
@@ -245,27 +254,39 @@ class BotSocketSeat:
     async def _read(self) -> None:
         ws = self._ws
         assert ws is not None
+        loop = asyncio.get_running_loop()
+        control = TokenBucket(
+            rate=MAX_CONTROL_FRAMES_PER_SECOND, burst=CONTROL_FRAME_BURST, now=loop.time()
+        )
         why = "the bot closed the connection"
         try:
             while True:
                 msg = await ws.receive()
                 kind = msg.type
-                if kind is aiohttp.WSMsgType.TEXT or kind is aiohttp.WSMsgType.BINARY:
+                if kind is aiohttp.WSMsgType.TEXT:
                     await self._on_frame(msg.data)
-                elif kind is aiohttp.WSMsgType.PING:
-                    await ws.pong(msg.data)
-                elif kind is aiohttp.WSMsgType.PONG:
-                    self._owes_pong_since = None  # any pong: the connection lives
-                    sent = self._pings.pop(bytes(msg.data or b""), None)
-                    if sent is not None:
-                        self._on_rtt(asyncio.get_running_loop().time() - sent)
+                elif kind is aiohttp.WSMsgType.BINARY:
+                    await self._on_frame(RefusedFrame(BINARY_FRAME_REFUSED))
+                    return  # the session forfeits the seat; the game closes the socket
+                elif kind is aiohttp.WSMsgType.PING or kind is aiohttp.WSMsgType.PONG:
+                    if not control.take(loop.time()):
+                        await self._on_frame(RefusedFrame(CONTROL_FLOOD_REFUSED))
+                        return
+                    if kind is aiohttp.WSMsgType.PING:
+                        await ws.pong(msg.data)
+                    else:
+                        self._owes_pong_since = None  # any pong: the connection lives
+                        sent = self._pings.pop(bytes(msg.data or b""), None)
+                        if sent is not None:
+                            self._on_rtt(loop.time() - sent)
                 elif kind is aiohttp.WSMsgType.ERROR:
                     error = msg.data
-                    if (
-                        isinstance(error, aiohttp.WebSocketError)
-                        and error.code == aiohttp.WSCloseCode.MESSAGE_TOO_BIG
-                    ):
+                    code = error.code if isinstance(error, aiohttp.WebSocketError) else None
+                    if code == aiohttp.WSCloseCode.MESSAGE_TOO_BIG:
                         await self._on_frame(OversizedFrame(self._cap + 1))
+                        return
+                    if code == aiohttp.WSCloseCode.INVALID_TEXT:
+                        await self._on_frame(RefusedFrame(INVALID_UTF8_REFUSED))
                         return
                     why = f"the connection failed: {error!r}"
                     break
@@ -273,6 +294,9 @@ class BotSocketSeat:
                     if ws.close_code is not None:
                         why = f"the bot closed the connection ({ws.close_code})"
                     break
+                # While frames are queued, receive() returns without suspending: let the
+                # rest of the loop run between two frames, so no bot can starve it.
+                await asyncio.sleep(0)
         except (aiohttp.ClientError, OSError) as exc:
             why = f"the connection failed: {exc!r}"
         await self._report_closed(why)
