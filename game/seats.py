@@ -146,10 +146,12 @@ class InboundConnection(TextSink, Protocol):
     already accepted. The server wraps Starlette's ``WebSocket`` in this.
 
     ``receive_text`` raises (``ConnectionClosed`` or any exception) once the connection
-    is gone; ``close`` must be harmless on a closed connection.
+    is gone; it returns a text frame, or a ``RefusedFrame`` (``game.frames``) for one
+    the protocol forbids, which the session refuses with its reason. ``close`` must be
+    harmless on a closed connection.
     """
 
-    async def receive_text(self) -> str: ...
+    async def receive_text(self) -> str | bytes: ...
 
 
 # -------------------------------------------------------------- WebSocket bots

@@ -25,7 +25,7 @@ from game.frames import (
     INVALID_UTF8_REFUSED,
 )
 from models import EndCause, Player
-from tests.test_server import Arena, arena
+from tests.test_server import Arena, arena, closed, until
 
 Json = dict[str, object]
 
@@ -178,3 +178,90 @@ async def test_a_bot_flooding_pings_while_its_move_is_awaited_forfeits(tmp_path:
         status, health = await a.get_json("/health")
     assert status == 200 and health["status"] == "ok"
     assert bot.control_frames_sent > CONTROL_FRAME_BURST
+
+
+# ------------------------------------------------------- bad human and spectator frames
+
+
+async def human_game(a: Arena) -> tuple[str, aiohttp.ClientWebSocketResponse]:
+    """A game with a human as O (to move first) against a hosted bot; its id and the
+    human's socket, once the move is asked for."""
+    answer = await a.new_game({"player_x": a.bot("random"), "player_o": {"type": "human"}})
+    ws = await a.http.ws_connect(f"{a.ws_base}/ws?token={answer['token_o']}")
+    await until(ws, "move_request")
+    return str(answer["game_id"]), ws
+
+
+async def test_a_human_sending_a_binary_frame_forfeits_for_protocol_error(tmp_path: Path) -> None:
+    async with arena(tmp_path) as a:
+        game_id, ws = await human_game(a)
+        await ws.send_bytes(b'{"type": "move_response"}')
+        nope = await until(ws, "nope")
+        await ws.close()
+        record = await a.finished_record(game_id)
+    assert nope["reason"] == BINARY_FRAME_REFUSED
+    assert record.result is not None and record.result.cause is EndCause.PROTOCOL_ERROR
+    assert record.result.winner is Player.X
+
+
+async def test_a_human_sending_invalid_utf8_forfeits_for_protocol_error(tmp_path: Path) -> None:
+    async with arena(tmp_path) as a:
+        game_id, ws = await human_game(a)
+        await ws.send_frame(b'{"type": "\xff"}', aiohttp.WSMsgType.TEXT)
+        code, reason = await closed(ws)
+        record = await a.finished_record(game_id)
+    assert (code, reason) == (1007, INVALID_UTF8_REFUSED)
+    assert record.result is not None and record.result.cause is EndCause.PROTOCOL_ERROR
+
+
+async def flood(ws: aiohttp.ClientWebSocketResponse) -> int:
+    """Pings until the server closes the socket; how many were sent."""
+    sent = 0
+    with contextlib.suppress(ConnectionError, RuntimeError):
+        while not ws.closed and sent < 100_000:
+            for _ in range(100):
+                await ws.ping()
+                sent += 1
+            await asyncio.sleep(0)
+    return sent
+
+
+async def test_a_human_flooding_pings_is_closed_and_forfeits_for_protocol_error(
+    tmp_path: Path,
+) -> None:
+    async with arena(tmp_path) as a:
+        game_id, ws = await human_game(a)
+        flooding = asyncio.create_task(flood(ws))
+        code, reason = await closed(ws)
+        sent = await flooding
+        record = await a.finished_record(game_id)
+        status, _ = await a.get_json("/health")
+    assert (code, reason) == (1008, CONTROL_FLOOD_REFUSED)
+    assert sent > CONTROL_FRAME_BURST
+    assert record.result is not None and record.result.cause is EndCause.PROTOCOL_ERROR
+    assert status == 200
+
+
+async def spectator(a: Arena) -> aiohttp.ClientWebSocketResponse:
+    answer = await a.new_game({"player_x": {"type": "human"}, "player_o": {"type": "human"}})
+    ws = await a.http.ws_connect(f"{a.ws_base}/spectate/{answer['game_id']}")
+    await until(ws, "setup")
+    return ws
+
+
+async def test_a_spectator_sending_a_binary_frame_is_closed_with_1003(tmp_path: Path) -> None:
+    async with arena(tmp_path) as a:
+        ws = await spectator(a)
+        await ws.send_bytes(b"hello")
+        code, reason = await closed(ws)
+    assert code == 1003
+    assert reason.startswith(BINARY_FRAME_REFUSED)
+
+
+async def test_a_spectator_flooding_pings_is_closed(tmp_path: Path) -> None:
+    async with arena(tmp_path) as a:
+        ws = await spectator(a)
+        flooding = asyncio.create_task(flood(ws))
+        code, reason = await closed(ws)
+        await flooding
+    assert (code, reason) == (1008, CONTROL_FLOOD_REFUSED)
