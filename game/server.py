@@ -48,7 +48,8 @@ from bot.serve import BotPool, ListeningServer, mount_bot, read_body, uvicorn_co
 from game import notation
 from game.discovery import DEFAULT_POLICY, AddressPolicy, DiscoveryError
 from game.frames import BINARY_FRAME_REFUSED, CLOSE_UNSUPPORTED_DATA, RefusedFrame
-from game.inbound_ws import GuardedWebSocketProtocol, refusal
+from game.inbound_ws import refusal
+from game.limits import ConnectionLimits, uvicorn_protocols
 from game.manager import (
     DEFAULT_COMMIT_INTERVAL,
     DEFAULT_MAX_SPECTATORS,
@@ -774,26 +775,46 @@ class GameServer(ListeningServer):
 
 
 def server_config(
-    app: Starlette, *, host: str = "127.0.0.1", port: int = 8001, log_level: str = "info"
+    app: Starlette,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8001,
+    log_level: str = "info",
+    limits: ConnectionLimits | None = None,
 ) -> uvicorn.Config:
     """The bot server's uvicorn settings (websockets-sansio, uvloop, httptools, frame
     cap, no per-message deflate) with a longer graceful shutdown: aborting games
-    means a last write to the store and an ``end`` to everyone; every WebSocket is a
+    means a last write to the store and an ``end`` to everyone. ``limits`` (default
+    ``ConnectionLimits()``) bound connections: per client address, the time a request
+    may take to arrive, idle keep-alive; and every WebSocket is a
     ``GuardedWebSocketProtocol`` (control-frame floods, text that is not UTF-8)."""
+    limits = ConnectionLimits() if limits is None else limits
     config = uvicorn_config(app, host=host, port=port, log_level=log_level)
     config.timeout_graceful_shutdown = 10
-    if config.ws == "websockets-sansio":
-        config.ws = GuardedWebSocketProtocol
+    config.timeout_keep_alive = limits.keep_alive_timeout
+    if config.http == "httptools" and config.ws == "websockets-sansio":
+        config.http, config.ws = uvicorn_protocols(limits)
+    else:  # pragma: no cover - uvicorn[standard] brings both
+        log.warning(
+            "httptools or websockets-sansio is missing: connections per client, request "
+            "timeouts and control-frame limits are not enforced"
+        )
     return config
 
 
 @contextlib.asynccontextmanager
 async def serving(
-    app: Starlette, *, host: str = "127.0.0.1", port: int = 0, log_level: str = "warning"
+    app: Starlette,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    log_level: str = "warning",
+    limits: ConnectionLimits | None = None,
 ) -> AsyncIterator[GameServer]:
     """Run ``app`` on this event loop while the block runs (port 0: a free port, see
     ``server.url``); shut it down gracefully on exit. For tests and embedding."""
-    server = GameServer(app, server_config(app, host=host, port=port, log_level=log_level))
+    config = server_config(app, host=host, port=port, log_level=log_level, limits=limits)
+    server = GameServer(app, config)
     # In-process: signals stay with whoever runs the loop.
     server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
     task = asyncio.create_task(server.serve(), name="game server")
