@@ -175,7 +175,7 @@ async def _fetch(fetch: _Fetch, session: aiohttp.ClientSession) -> None:
                     )
     except aiohttp.ServerTimeoutError as exc:  # both a ClientError and a TimeoutError
         raise BotTimedOut(f"{url}: timed out: {exc}") from None
-    except ForbiddenAddress as exc:  # from a PolicyResolver, at connect time
+    except ForbiddenAddress as exc:  # from the PolicyConnector, at connect time
         raise ForbiddenAddress(f"{url}: {exc}") from None
     except aiohttp.ClientConnectorDNSError as exc:
         raise BotUnreachable(f"{url}: cannot resolve host {exc.host!r}") from None

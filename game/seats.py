@@ -407,7 +407,14 @@ class StatelessSeat:
                     f"{self.turn_url}: answer over {self._max_body_bytes} bytes"
                 )
         try:
-            return parse_body(StatelessMoveResponse, data)
+            answer = data.decode("utf-8")  # JSON is UTF-8: anything else is a bad answer
+        except UnicodeDecodeError as exc:
+            raise StatelessBadAnswer(
+                f"{self.turn_url}: invalid answer: not valid UTF-8 (byte "
+                f"0x{data[exc.start]:02x} at offset {exc.start})"
+            ) from None
+        try:
+            return parse_body(StatelessMoveResponse, answer)
         except ProtocolError as exc:
             raise StatelessBadAnswer(f"{self.turn_url}: invalid answer: {exc}") from None
 

@@ -172,13 +172,16 @@ async def turns() -> AsyncIterator[str]:
     async def big(request: Request) -> Response:
         return Response(b" " * 5000 + ANSWER, media_type="application/json")
 
+    async def not_utf8(request: Request) -> Response:
+        return Response(ANSWER[:-1] + b', "x-note": "\xff"}', media_type="application/json")
+
     async def slow(request: Request) -> Response:
         await asyncio.sleep(3600)
         return Response(ANSWER)
 
     routes = [
         Route(f"/{handler.__name__}", handler, methods=["POST"])
-        for handler in (ok, fails, garbage, big, slow)
+        for handler in (ok, fails, garbage, big, not_utf8, slow)
     ]
     async with app_serving(Starlette(routes=routes)) as url:
         yield url
@@ -195,6 +198,7 @@ async def test_a_stateless_turn_returns_the_answer(http: aiohttp.ClientSession, 
         ("fails", StatelessHttpError),
         ("garbage", StatelessBadAnswer),
         ("big", StatelessAnswerTooLarge),
+        ("not_utf8", StatelessBadAnswer),
     ],
 )
 async def test_a_bad_stateless_answer_raises_its_error(
