@@ -4,8 +4,13 @@
 ``game.session.GameSession``:
 
 * ``BotSocketSeat`` dials a bot's WebSocket (``BotEndpoint.socket_url``) over the
-  server's shared aiohttp session, forwards every data frame and reports the end of
-  the connection the moment aiohttp sees it (not at the next heartbeat). It pings the
+  server's shared aiohttp session (``AddressPolicy.client_session``: checked addresses,
+  no redirects), forwards every text frame and reports the end of the connection the
+  moment aiohttp sees it (not at the next heartbeat). What the protocol forbids is
+  reported as a ``RefusedFrame`` with the reason (``game.frames``), which the session
+  forfeits for ``protocol_error``: a binary frame, text that is not UTF-8, pings or
+  pongs beyond a token bucket's rate. It yields to the event loop after each frame,
+  so a bot whose frames arrive faster than they are handled cannot starve the loop. It pings the
   bot every ``ping_interval`` seconds and reports each round trip, which the session
   subtracts from the time charged, so network jitter never costs a game. A connection
   that died without a word (a host gone, a cable pulled: no FIN ever comes) is found
