@@ -105,7 +105,10 @@ class ConnectionCounter:
     def admit(self, connection: object, client: str | None) -> bool:
         """Count ``connection`` from ``client``; false (and not counted) if that client
         already holds ``max_per_client`` connections."""
-        if client is None or self._exempt(client):
+        if client is None:
+            return True
+        client = _canonical(client)
+        if self._exempt(client):
             return True
         if self._open[client] >= self.limits.max_per_client:
             return False
@@ -122,7 +125,7 @@ class ConnectionCounter:
                 del self._open[client]
 
     def open(self, client: str) -> int:
-        return self._open[client]
+        return self._open[_canonical(client)]
 
     def _exempt(self, client: str) -> bool:
         try:
@@ -130,6 +133,17 @@ class ConnectionCounter:
         except ValueError:
             return False
         return any(address.version == net.version and address in net for net in self.limits.exempt)
+
+
+def _canonical(client: str) -> str:
+    """One key per client: a dual-stack socket reports IPv4 peers as ``::ffff:a.b.c.d``."""
+    try:
+        address = ipaddress.ip_address(client)
+    except ValueError:
+        return client
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return str(address.ipv4_mapped)
+    return str(address)
 
 
 def _response(status: str, detail: str) -> bytes:

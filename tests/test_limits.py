@@ -147,6 +147,15 @@ def test_loopback_is_exempt_by_default() -> None:
     assert not counter.admit(object(), "192.0.2.1")
 
 
+def test_an_ipv4_client_counts_the_same_through_a_dual_stack_socket() -> None:
+    counter = ConnectionCounter(ConnectionLimits(max_per_client=1))
+    assert counter.admit(object(), "::ffff:127.0.0.1")  # loopback, however written
+    assert counter.admit(object(), "::ffff:127.0.0.1")
+    assert counter.admit(object(), "192.0.2.1")
+    assert not counter.admit(object(), "::ffff:192.0.2.1")
+    assert counter.open("192.0.2.1") == 1
+
+
 @pytest.mark.parametrize(
     "options",
     [{"max_per_client": 0}, {"request_timeout": 0.0}, {"request_timeout": float("inf")}],
