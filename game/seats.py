@@ -4,8 +4,13 @@
 ``game.session.GameSession``:
 
 * ``BotSocketSeat`` dials a bot's WebSocket (``BotEndpoint.socket_url``) over the
-  server's shared aiohttp session, forwards every data frame and reports the end of
-  the connection the moment aiohttp sees it (not at the next heartbeat). It pings the
+  server's shared aiohttp session (``AddressPolicy.client_session``: checked addresses,
+  no redirects), forwards every text frame and reports the end of the connection the
+  moment aiohttp sees it (not at the next heartbeat). What the protocol forbids is
+  reported as a ``RefusedFrame`` with the reason (``game.frames``), which the session
+  forfeits for ``protocol_error``: a binary frame, text that is not UTF-8, pings or
+  pongs beyond a token bucket's rate. It yields to the event loop after each frame,
+  so a bot whose frames arrive faster than they are handled cannot starve the loop. It pings the
   bot every ``ping_interval`` seconds and reports each round trip, which the session
   subtracts from the time charged, so network jitter never costs a game. A connection
   that died without a word (a host gone, a cable pulled: no FIN ever comes) is found
@@ -37,6 +42,16 @@ from typing import Protocol
 
 import aiohttp
 
+from game.discovery_errors import DiscoveryError
+from game.frames import (
+    BINARY_FRAME_REFUSED,
+    CONTROL_FLOOD_REFUSED,
+    CONTROL_FRAME_BURST,
+    INVALID_UTF8_REFUSED,
+    MAX_CONTROL_FRAMES_PER_SECOND,
+    RefusedFrame,
+)
+from game.ratelimit import TokenBucket
 from models import (
     ProtocolError,
     StatelessMoveRequest,
@@ -136,10 +151,12 @@ class InboundConnection(TextSink, Protocol):
     already accepted. The server wraps Starlette's ``WebSocket`` in this.
 
     ``receive_text`` raises (``ConnectionClosed`` or any exception) once the connection
-    is gone; ``close`` must be harmless on a closed connection.
+    is gone; it returns a text frame, or a ``RefusedFrame`` (``game.frames``) for one
+    the protocol forbids, which the session refuses with its reason. ``close`` must be
+    harmless on a closed connection.
     """
 
-    async def receive_text(self) -> str: ...
+    async def receive_text(self) -> str | bytes: ...
 
 
 # -------------------------------------------------------------- WebSocket bots
@@ -207,6 +224,8 @@ class BotSocketSeat:
             raise SeatConnectError(
                 f"{self.url}: no WebSocket within {self._connect_timeout:g} s"
             ) from None
+        except DiscoveryError as exc:  # a forbidden address, a redirect (address_policy)
+            raise SeatConnectError(f"{self.url}: cannot open the WebSocket: {exc}") from None
         except (aiohttp.ClientError, OSError, ValueError) as exc:
             raise SeatConnectError(f"{self.url}: cannot open the WebSocket: {exc!r}") from None
 
@@ -242,27 +261,39 @@ class BotSocketSeat:
     async def _read(self) -> None:
         ws = self._ws
         assert ws is not None
+        loop = asyncio.get_running_loop()
+        control = TokenBucket(
+            rate=MAX_CONTROL_FRAMES_PER_SECOND, burst=CONTROL_FRAME_BURST, now=loop.time()
+        )
         why = "the bot closed the connection"
         try:
             while True:
                 msg = await ws.receive()
                 kind = msg.type
-                if kind is aiohttp.WSMsgType.TEXT or kind is aiohttp.WSMsgType.BINARY:
+                if kind is aiohttp.WSMsgType.TEXT:
                     await self._on_frame(msg.data)
-                elif kind is aiohttp.WSMsgType.PING:
-                    await ws.pong(msg.data)
-                elif kind is aiohttp.WSMsgType.PONG:
-                    self._owes_pong_since = None  # any pong: the connection lives
-                    sent = self._pings.pop(bytes(msg.data or b""), None)
-                    if sent is not None:
-                        self._on_rtt(asyncio.get_running_loop().time() - sent)
+                elif kind is aiohttp.WSMsgType.BINARY:
+                    await self._on_frame(RefusedFrame(BINARY_FRAME_REFUSED))
+                    return  # the session forfeits the seat; the game closes the socket
+                elif kind is aiohttp.WSMsgType.PING or kind is aiohttp.WSMsgType.PONG:
+                    if not control.take(loop.time()):
+                        await self._on_frame(RefusedFrame(CONTROL_FLOOD_REFUSED))
+                        return
+                    if kind is aiohttp.WSMsgType.PING:
+                        await ws.pong(msg.data)
+                    else:
+                        self._owes_pong_since = None  # any pong: the connection lives
+                        sent = self._pings.pop(bytes(msg.data or b""), None)
+                        if sent is not None:
+                            self._on_rtt(loop.time() - sent)
                 elif kind is aiohttp.WSMsgType.ERROR:
                     error = msg.data
-                    if (
-                        isinstance(error, aiohttp.WebSocketError)
-                        and error.code == aiohttp.WSCloseCode.MESSAGE_TOO_BIG
-                    ):
+                    code = error.code if isinstance(error, aiohttp.WebSocketError) else None
+                    if code == aiohttp.WSCloseCode.MESSAGE_TOO_BIG:
                         await self._on_frame(OversizedFrame(self._cap + 1))
+                        return
+                    if code == aiohttp.WSCloseCode.INVALID_TEXT:
+                        await self._on_frame(RefusedFrame(INVALID_UTF8_REFUSED))
                         return
                     why = f"the connection failed: {error!r}"
                     break
@@ -270,6 +301,9 @@ class BotSocketSeat:
                     if ws.close_code is not None:
                         why = f"the bot closed the connection ({ws.close_code})"
                     break
+                # While frames are queued, receive() returns without suspending: let the
+                # rest of the loop run between two frames, so no bot can starve it.
+                await asyncio.sleep(0)
         except (aiohttp.ClientError, OSError) as exc:
             why = f"the connection failed: {exc!r}"
         await self._report_closed(why)
@@ -378,7 +412,14 @@ class StatelessSeat:
                     f"{self.turn_url}: answer over {self._max_body_bytes} bytes"
                 )
         try:
-            return parse_body(StatelessMoveResponse, data)
+            answer = data.decode("utf-8")  # JSON is UTF-8: anything else is a bad answer
+        except UnicodeDecodeError as exc:
+            raise StatelessBadAnswer(
+                f"{self.turn_url}: invalid answer: not valid UTF-8 (byte "
+                f"0x{data[exc.start]:02x} at offset {exc.start})"
+            ) from None
+        try:
+            return parse_body(StatelessMoveResponse, answer)
         except ProtocolError as exc:
             raise StatelessBadAnswer(f"{self.turn_url}: invalid answer: {exc}") from None
 

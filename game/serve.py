@@ -3,6 +3,8 @@
     htttx-server [--host H] [--port P] [--db URL] [--log-level L]
                  [--address-policy 'allow=...;deny=...' | --allow LIST --deny LIST]
                  [--no-example-bots] [--demo] [--max-games N] [--max-games-per-client N]
+                 [--max-connections-per-client N] [--request-timeout S]
+                 [--keep-alive-timeout S]
 
 ``HTTTX_API_TOKEN``, when set, is required as ``Authorization: Bearer <token>`` on
 ``POST /game/new``. SIGINT/SIGTERM stop taking games, abort the running ones (recorded,
@@ -16,6 +18,7 @@ import asyncio
 import contextlib
 import errno
 import json
+import math
 import os
 import shlex
 import socket
@@ -30,6 +33,13 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from game import notation
 from game.ascii import render
 from game.discovery import DEFAULT_POLICY, AddressPolicy, PolicySyntaxError
+from game.limits import (
+    DEFAULT_KEEP_ALIVE_TIMEOUT,
+    DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+    DEFAULT_REQUEST_TIMEOUT,
+    ConnectionLimits,
+    raise_fd_limit,
+)
 from game.manager import DEFAULT_COMMIT_INTERVAL, DEFAULT_MAX_SPECTATORS
 from game.rules import Position
 from game.server import (
@@ -127,6 +137,29 @@ def _arguments() -> argparse.ArgumentParser:
         help="spectators of one game at once; more are closed with 1013 (default %(default)s)",
     )
     parser.add_argument(
+        "--max-connections-per-client",
+        type=int,
+        default=DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+        metavar="N",
+        help="open connections one client address may hold (loopback is not counted); "
+        "more are answered 429 and closed (default %(default)s)",
+    )
+    parser.add_argument(
+        "--request-timeout",
+        type=float,
+        default=DEFAULT_REQUEST_TIMEOUT,
+        metavar="S",
+        help="a connection whose request (a WebSocket handshake included) is not all in "
+        "within S seconds is answered 408 and closed (default %(default)g)",
+    )
+    parser.add_argument(
+        "--keep-alive-timeout",
+        type=int,
+        default=DEFAULT_KEEP_ALIVE_TIMEOUT,
+        metavar="S",
+        help="an idle keep-alive connection is closed after S seconds (default %(default)s)",
+    )
+    parser.add_argument(
         "--commit-interval",
         type=float,
         default=DEFAULT_COMMIT_INTERVAL * 1000,
@@ -163,6 +196,17 @@ def _check_numbers(args: argparse.Namespace) -> None:
             f"--commit-interval must be from 0 to {MAX_COMMIT_INTERVAL_MS} ms, "
             f"got {args.commit_interval:g}"
         )
+    if args.max_connections_per_client < 1:
+        raise UsageError(
+            "--max-connections-per-client must be at least 1, got "
+            f"{args.max_connections_per_client}"
+        )
+    if not (math.isfinite(args.request_timeout) and args.request_timeout > 0):
+        raise UsageError(
+            f"--request-timeout must be a positive number of seconds, got {args.request_timeout:g}"
+        )
+    if args.keep_alive_timeout < 1:
+        raise UsageError(f"--keep-alive-timeout must be at least 1, got {args.keep_alive_timeout}")
     if args.demo and not args.example_bots:
         raise UsageError("--demo plays two hosted example bots: drop --no-example-bots")
 
@@ -372,7 +416,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             server.tasks.add(task)
             task.add_done_callback(server.tasks.discard)
 
-    config = server_config(app, host=args.host, port=args.port, log_level=args.log_level)
+    limits = ConnectionLimits(
+        max_per_client=args.max_connections_per_client,
+        request_timeout=args.request_timeout,
+        keep_alive_timeout=args.keep_alive_timeout,
+    )
+    raise_fd_limit()  # every connection is a file descriptor
+    config = server_config(
+        app, host=args.host, port=args.port, log_level=args.log_level, limits=limits
+    )
     server = GameServer(app, config, on_started=started)
     # uvicorn handles SIGINT/SIGTERM: GameServer aborts the games, uvicorn closes the
     # sockets, the lifespan closes the store; then uvicorn re-raises the signal (SIGINT

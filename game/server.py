@@ -47,6 +47,9 @@ from bot.bots import CenterBot, RandomBot, ThreatBot
 from bot.serve import BotPool, ListeningServer, mount_bot, read_body, uvicorn_config
 from game import notation
 from game.discovery import DEFAULT_POLICY, AddressPolicy, DiscoveryError
+from game.frames import BINARY_FRAME_REFUSED, CLOSE_UNSUPPORTED_DATA, RefusedFrame
+from game.inbound_ws import refusal
+from game.limits import ConnectionLimits, uvicorn_protocols
 from game.manager import (
     DEFAULT_COMMIT_INTERVAL,
     DEFAULT_MAX_SPECTATORS,
@@ -368,27 +371,41 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 class _Inbound:
     """A Starlette WebSocket as the manager's ``InboundConnection``.
 
-    Two differences from the bare socket: a binary frame is read as text (the session
-    then refuses it as not JSON, with a ``nope``) instead of raising ``KeyError``, and
-    closing a socket that is already closed does nothing."""
+    What the protocol forbids never reaches the session as data: a binary frame (the
+    protocol is text JSON) or a close by ``GuardedWebSocketProtocol`` (a flood of
+    control frames, text that is not UTF-8) is handed to a seat's session as a
+    ``RefusedFrame`` with the reason, which forfeits the seat for ``protocol_error``;
+    a spectator, who has nothing to say, is closed with 1003 for a binary frame.
+    Closing a socket that is already closed does nothing."""
 
-    def __init__(self, websocket: WebSocket) -> None:
+    def __init__(self, websocket: WebSocket, *, spectator: bool = False) -> None:
         self.websocket = websocket
+        self.spectator = spectator
+        self._refused = False
 
     async def send_text(self, data: str) -> None:
         await self.websocket.send_text(data)
 
-    async def receive_text(self) -> str:
+    async def receive_text(self) -> str | bytes:
         try:
             message = await self.websocket.receive()
         except (RuntimeError, OSError) as error:  # read again after the disconnect
             raise ConnectionClosed(str(error)) from None
         if message["type"] == "websocket.disconnect":
+            reason = refusal(self.websocket.scope)
+            if reason is not None and not self._refused and not self.spectator:
+                self._refused = True  # once: the next read sees the disconnect
+                return RefusedFrame(reason)
             raise ConnectionClosed(f"closed with {message.get('code', 1000)}")
         text = message.get("text")
         if text is not None:
             return str(text)
-        return bytes(message.get("bytes") or b"").decode("utf-8", errors="replace")
+        if self.spectator:
+            await self.close(
+                CLOSE_UNSUPPORTED_DATA, f"{BINARY_FRAME_REFUSED}; spectators send none"
+            )
+            raise ConnectionClosed("the spectator sent a binary frame")
+        return RefusedFrame(BINARY_FRAME_REFUSED)
 
     async def close(self, code: int = 1000, reason: str = "") -> None:
         await _close(self.websocket, code, reason)
@@ -407,12 +424,14 @@ async def _serve_socket(
     websocket: WebSocket,
     run: Callable[[_Inbound], Awaitable[None]],
     refused: Mapping[type[Exception], int],
+    *,
+    spectator: bool = False,
 ) -> None:
     """Accept, run, close normally; an exception of a ``refused`` type closes with its
     close code and the exception's text as the reason."""
     # Accept first: a close before the handshake is a bare HTTP 403 without a reason.
     await websocket.accept()
-    connection = _Inbound(websocket)
+    connection = _Inbound(websocket, spectator=spectator)
     try:
         await run(connection)
     except tuple(refused) as error:
@@ -452,6 +471,7 @@ async def spectator_socket(websocket: WebSocket) -> None:
         websocket,
         lambda c: manager.spectate(game_id, c),
         {UnknownGame: CLOSE_POLICY_VIOLATION, TooManySpectators: CLOSE_TRY_AGAIN_LATER},
+        spectator=True,
     )
 
 
@@ -690,7 +710,8 @@ def create_app(
             aborted = await store.abort_running(ended_at=datetime.now(UTC))
             if aborted:
                 log.warning("marked %d game(s) left running by a previous run as aborted", aborted)
-            http = aiohttp.ClientSession(connector=settings.policy.connector())
+            # Every request made on a bot's behalf: checked addresses, no redirects.
+            http = settings.policy.client_session()
             stack.push_async_callback(http.close)
             manager = GameManager(
                 store,
@@ -754,23 +775,46 @@ class GameServer(ListeningServer):
 
 
 def server_config(
-    app: Starlette, *, host: str = "127.0.0.1", port: int = 8001, log_level: str = "info"
+    app: Starlette,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8001,
+    log_level: str = "info",
+    limits: ConnectionLimits | None = None,
 ) -> uvicorn.Config:
     """The bot server's uvicorn settings (websockets-sansio, uvloop, httptools, frame
     cap, no per-message deflate) with a longer graceful shutdown: aborting games
-    means a last write to the store and an ``end`` to everyone."""
+    means a last write to the store and an ``end`` to everyone. ``limits`` (default
+    ``ConnectionLimits()``) bound connections: per client address, the time a request
+    may take to arrive, idle keep-alive; and every WebSocket is a
+    ``GuardedWebSocketProtocol`` (control-frame floods, text that is not UTF-8)."""
+    limits = ConnectionLimits() if limits is None else limits
     config = uvicorn_config(app, host=host, port=port, log_level=log_level)
     config.timeout_graceful_shutdown = 10
+    config.timeout_keep_alive = limits.keep_alive_timeout
+    if config.http == "httptools" and config.ws == "websockets-sansio":
+        config.http, config.ws = uvicorn_protocols(limits)
+    else:  # pragma: no cover - uvicorn[standard] brings both
+        log.warning(
+            "httptools or websockets-sansio is missing: connections per client, request "
+            "timeouts and control-frame limits are not enforced"
+        )
     return config
 
 
 @contextlib.asynccontextmanager
 async def serving(
-    app: Starlette, *, host: str = "127.0.0.1", port: int = 0, log_level: str = "warning"
+    app: Starlette,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    log_level: str = "warning",
+    limits: ConnectionLimits | None = None,
 ) -> AsyncIterator[GameServer]:
     """Run ``app`` on this event loop while the block runs (port 0: a free port, see
     ``server.url``); shut it down gracefully on exit. For tests and embedding."""
-    server = GameServer(app, server_config(app, host=host, port=port, log_level=log_level))
+    config = server_config(app, host=host, port=port, log_level=log_level, limits=limits)
+    server = GameServer(app, config)
     # In-process: signals stay with whoever runs the loop.
     server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
     task = asyncio.create_task(server.serve(), name="game server")

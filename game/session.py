@@ -143,6 +143,7 @@ from typing import ClassVar, Literal, TypeAlias
 from pydantic import BaseModel
 
 from game.clock import DEFAULT_STALL_LIMIT, GameClock
+from game.frames import RefusedFrame
 from game.rules import IllegalMoveError, Position, Termination
 from models import (
     CLIENT_PACKETS,
@@ -609,6 +610,8 @@ class GameSession:
         seat = self._seats[side]
         if not seat.info.speaks_websocket:
             return []  # a stateless bot has no socket: nothing it could have sent
+        if isinstance(data, RefusedFrame):  # the adapter refused it: binary, not UTF-8, flood
+            raise SeatProtocolError(side, data.reason)
         if not isinstance(data, str | bytes | bytearray | memoryview):
             raise SeatProtocolError(side, f"unreadable frame of type {type(data).__name__}")
         if len(data) > self.limits.max_frame_bytes:

@@ -6,6 +6,7 @@ Timeouts are generous and only stop a broken test from hanging; nothing is timed
 from __future__ import annotations
 
 import asyncio
+import itertools
 import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -171,13 +172,16 @@ async def turns() -> AsyncIterator[str]:
     async def big(request: Request) -> Response:
         return Response(b" " * 5000 + ANSWER, media_type="application/json")
 
+    async def not_utf8(request: Request) -> Response:
+        return Response(ANSWER[:-1] + b', "x-note": "\xff"}', media_type="application/json")
+
     async def slow(request: Request) -> Response:
         await asyncio.sleep(3600)
         return Response(ANSWER)
 
     routes = [
         Route(f"/{handler.__name__}", handler, methods=["POST"])
-        for handler in (ok, fails, garbage, big, slow)
+        for handler in (ok, fails, garbage, big, not_utf8, slow)
     ]
     async with app_serving(Starlette(routes=routes)) as url:
         yield url
@@ -194,6 +198,7 @@ async def test_a_stateless_turn_returns_the_answer(http: aiohttp.ClientSession, 
         ("fails", StatelessHttpError),
         ("garbage", StatelessBadAnswer),
         ("big", StatelessAnswerTooLarge),
+        ("not_utf8", StatelessBadAnswer),
     ],
 )
 async def test_a_bad_stateless_answer_raises_its_error(
@@ -220,3 +225,56 @@ async def test_a_stateless_bot_that_is_not_there_is_a_connection_failure(
     with pytest.raises(StatelessConnectionFailed) as caught:
         await seat.turn(REQUEST, 5.0)
     assert isinstance(caught.value, ConnectionError)  # the session reads it as a disconnect
+
+
+async def test_a_bot_socket_lets_the_loop_run_between_two_frames(
+    http: aiohttp.ClientSession,
+) -> None:
+    # A burst of frames already buffered must not hold the event loop: between any two
+    # frames the seat reports, another ready task gets its turn.
+    async def game(websocket: WebSocket) -> None:
+        await websocket.accept()
+        for number in range(200):
+            await websocket.send_text(str(number))
+        await websocket.receive_text()
+
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await asyncio.sleep(0)
+
+    seen: list[int] = []
+    done = asyncio.Event()
+
+    async def frame(data: str | bytes) -> None:
+        seen.append(ticks)
+        if len(seen) == 200:
+            done.set()
+
+    async def closed(why: str) -> None:
+        done.set()
+
+    async with app_serving(Starlette(routes=[WebSocketRoute("/game", game)])) as url:
+        seat = BotSocketSeat(
+            url.replace("http", "ws") + "/game",
+            http,
+            on_frame=frame,
+            on_closed=closed,
+            on_rtt=lambda _: None,
+            max_frame_bytes=1000,
+            ping_interval=3600,
+        )
+        await seat.connect()
+        await asyncio.sleep(0.2)  # let the burst arrive and queue up unread (not timed)
+        running = asyncio.create_task(ticker())
+        seat.start()
+        try:
+            await asyncio.wait_for(done.wait(), TIMEOUT)
+        finally:
+            running.cancel()
+            await seat.close(1000, "done")
+    assert len(seen) == 200
+    assert all(later > earlier for earlier, later in itertools.pairwise(seen))

@@ -1,0 +1,95 @@
+"""uvicorn's WebSocket protocol for the sockets people open to the game server (human
+seats, spectators), with the limits the ASGI app cannot enforce itself.
+
+uvicorn answers pings inside its protocol object, as frames arrive: the app never sees
+them. So a client could flood pings (or pongs) without limit, each costing a frame's
+work and a pong queued for a client that may never read it. ``GuardedWebSocketProtocol``
+gives each connection a token bucket for its control frames; past it, the connection is
+closed with 1008 and a reason. A text frame that is not UTF-8 is closed with 1007.
+
+Either way the app learns why: the refusal is noted in the connection's ASGI scope, under
+``extensions[REFUSED_EXTENSION]["reason"]``, before the ``websocket.disconnect``, so the
+human seat's adapter (``game.server``) can forfeit the seat for ``protocol_error`` with
+that reason rather than treat the close as a mere disconnect.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+from websockets.exceptions import InvalidState
+from websockets.frames import Frame
+
+from game.frames import (
+    CLOSE_INVALID_DATA,
+    CONTROL_FLOOD_REFUSED,
+    CONTROL_FRAME_BURST,
+    INVALID_UTF8_REFUSED,
+    MAX_CONTROL_FRAMES_PER_SECOND,
+)
+from game.ratelimit import TokenBucket
+from models import CLOSE_POLICY_VIOLATION, clip_close_reason
+
+__all__ = ["REFUSED_EXTENSION", "GuardedWebSocketProtocol", "refusal"]
+
+#: The ASGI scope extension where a refusal's reason is noted.
+REFUSED_EXTENSION = "htttx.refused"
+
+
+def refusal(scope: Any) -> str | None:
+    """The reason a ``GuardedWebSocketProtocol`` closed this connection, if it did."""
+    extensions = scope.get("extensions") or {}
+    refused = extensions.get(REFUSED_EXTENSION)
+    return None if refused is None else str(refused["reason"])
+
+
+class GuardedWebSocketProtocol(WebSocketsSansIOProtocol):
+    """uvicorn's sans-I/O WebSocket protocol, refusing control-frame floods and text
+    that is not UTF-8 (see the module docstring)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._control = TokenBucket(
+            rate=MAX_CONTROL_FRAMES_PER_SECOND, burst=CONTROL_FRAME_BURST, now=self.loop.time()
+        )
+
+    def handle_ping(self) -> None:
+        if self._control_allowed():
+            super().handle_ping()
+
+    def handle_pong(self, event: Frame) -> None:
+        if self._control_allowed():
+            super().handle_pong(event)
+
+    def send_receive_event_to_app(self) -> None:
+        if self.curr_msg_data_type == "text" and not self.close_sent:
+            data = self.frames[0] if len(self.frames) == 1 else b"".join(self.frames)
+            try:
+                data.decode()
+            except UnicodeDecodeError:
+                self.frames = []
+                self._refuse(CLOSE_INVALID_DATA, INVALID_UTF8_REFUSED)
+                return
+        super().send_receive_event_to_app()
+
+    def _control_allowed(self) -> bool:
+        if self.close_sent:
+            return False  # closing: nothing more is answered
+        if self._control.take(self.loop.time()):
+            return True
+        self._refuse(CLOSE_POLICY_VIOLATION, CONTROL_FLOOD_REFUSED)
+        return False
+
+    def _refuse(self, code: int, reason: str) -> None:
+        """Note why in the scope, send a close frame, tell the app, drop the connection."""
+        scope = getattr(self, "scope", None)
+        if scope is not None:
+            scope["extensions"][REFUSED_EXTENSION] = {"reason": reason}
+        try:
+            self.conn.send_close(code, clip_close_reason(reason))
+        except InvalidState:  # not open (yet, or any more): just hang up
+            self.close_sent = True
+            self.transport.close()
+            return
+        self.handle_parser_exception()  # queues websocket.disconnect, writes, closes
