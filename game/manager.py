@@ -61,6 +61,7 @@ from typing import Any, TypeAlias
 import aiohttp
 
 from game.discovery import DEFAULT_POLICY, AddressPolicy, BotEndpoint, DiscoveryError, discover
+from game.reads import DEFAULT_CACHE_BYTES, INLINE_ENCODE_MOVES, RecordReader, encode_setup
 from game.seats import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_PING_INTERVAL,
@@ -90,12 +91,9 @@ from models import (
     CLOSE_GOING_AWAY,
     CLOSE_NORMAL,
     CLOSE_POLICY_VIOLATION,
-    Board,
-    Cell,
     EndPacket,
     GameRecord,
     GameResult,
-    GameStatus,
     MoveRequestPacket,
     NewGameRequest,
     NewGameResponse,
@@ -103,7 +101,6 @@ from models import (
     PlayerConfig,
     PlayerType,
     RecordedMove,
-    SetupPacket,
     StatelessMoveRequest,
     StatelessMoveResponse,
     dump_packet,
@@ -132,6 +129,8 @@ DEFAULT_COMMIT_INTERVAL = 0.010
 #: How long the end of a game waits for its sockets to close and its record to be written.
 CLOSE_WAIT = 5.0
 STORE_WAIT = 30.0
+#: How long `end` waits for the game's record to be committed before it goes out anyway.
+END_COMMIT_WAIT = 10.0
 #: How long ``shutdown`` gives the games to end properly before cancelling them.
 SHUTDOWN_WAIT = 10.0
 #: Spectators of one game at most. Each costs a queue and a send per move (the encode
@@ -270,6 +269,8 @@ class _Spectator:
     def __init__(self, size: int) -> None:
         self.queue: asyncio.Queue[str | None] = asyncio.Queue(size)
         self.dropped = asyncio.Event()
+        #: The setup of a big game, being encoded off the loop: sent before the queue.
+        self.setup: asyncio.Future[bytes] | None = None
 
     def offer(self, text: str | None) -> bool:
         try:
@@ -358,9 +359,11 @@ class _Game:
         manager: GameManager,
         session: GameSession,
         slots: dict[Player, _Slot],
+        name: str | None = None,
     ) -> None:
         self.manager = manager
         self.session = session
+        self.name = name
         self.game_id = session.game_id
         self.slots = slots
         self.spectators: set[_Spectator] = set()
@@ -380,6 +383,10 @@ class _Game:
         self._result_queued = False
         # Set once the result is queued: the recorder then commits without waiting.
         self._flush = asyncio.Event()
+
+    def record(self) -> GameRecord:
+        """The game as played so far: every move broadcast, the result once over."""
+        return self.session.record().model_copy(update={"name": self.name})
 
     # -------------------------------------------------------------- plumbing
 
@@ -472,7 +479,13 @@ class _Game:
 
     async def _apply(self, actions: list[Action]) -> None:
         last = len(actions) - 1
+        # The record of a game that ends here is committed before anyone gets `end`.
+        game_over = next((a for a in actions if isinstance(a, GameOver)), None)
         for index, action in enumerate(actions):
+            if game_over is not None and _carries_end(action):
+                await self._commit_end(game_over)
+            elif action is game_over and self._result_queued:
+                continue  # already recorded by _commit_end
             write = self._do(action)
             if (
                 index < last
@@ -486,6 +499,27 @@ class _Game:
                 # The only wait of the game task besides its inbox: room in the
                 # recorder's queue, so a store far behind slows the game, loses nothing.
                 await self._records.put(write)
+
+    async def _commit_end(self, game_over: GameOver) -> None:
+        """Record ``game_over`` after the moves queued before it, and wait (a bounded
+        wait) until the recorder has committed them all: whoever gets `end` can read the
+        final record at once. A store that fails or lags only delays the `end`; the game
+        ends all the same, recorded as well as the store allows (the recorder logs)."""
+        if self._result_queued:
+            return
+        write = self._do(game_over)
+        assert write is not None
+        await self._records.put(write)
+        recorder = self._recorder
+        if recorder is None:
+            return
+        await asyncio.wait({recorder}, timeout=END_COMMIT_WAIT)
+        if not recorder.done():
+            log.warning(
+                "game %s: the record was not committed within %g s; sending the end anyway",
+                self.game_id,
+                END_COMMIT_WAIT,
+            )
 
     def _do(self, action: Action) -> _WriteMove | _WriteResult | None:
         """Carry out one action at once; what to write to the store is returned."""
@@ -730,6 +764,7 @@ class GameManager:
         ping_interval: float = DEFAULT_PING_INTERVAL,
         pong_timeout: float = DEFAULT_PONG_TIMEOUT,
         commit_interval: float = DEFAULT_COMMIT_INTERVAL,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
     ) -> None:
         check_commit_interval(commit_interval)
         if not 0 < pong_timeout < math.inf:
@@ -746,6 +781,8 @@ class GameManager:
         self.ping_interval = ping_interval
         self.pong_timeout = pong_timeout
         self.commit_interval = commit_interval
+        #: What the read routes serve: live games from memory, others from the store.
+        self.records = RecordReader(store, self, cache_bytes=cache_bytes)
         self._games: dict[str, _Game] = {}
         self._tokens: dict[str, tuple[_Game, Player]] = {}
         self._starting = 0  # games being created: they count against max_games
@@ -754,6 +791,13 @@ class GameManager:
     def live_game_ids(self) -> list[str]:
         """The ids of the games running now, oldest first."""
         return list(self._games)
+
+    def live_record(self, game_id: str) -> GameRecord | None:
+        """The record of a game this manager runs, from memory: every move broadcast so
+        far and the result once decided, even before the store has them. None once the
+        game is over and its record committed (then the store has it all)."""
+        game = self._games.get(game_id)
+        return None if game is None else game.record()
 
     # ------------------------------------------------------------- creating
 
@@ -823,7 +867,7 @@ class GameManager:
             with contextlib.suppress(Exception):
                 await self.store.finish_game(game_id, ABORTED_RESULT, ended_at=datetime.now(UTC))
             raise ManagerClosed("the server is shutting down and takes no new games")
-        game = _Game(self, session, slots)
+        game = _Game(self, session, slots, request.name)
         self._games[game_id] = game
         for side, slot in slots.items():
             if slot.token is not None:
@@ -902,7 +946,11 @@ class GameManager:
             )
         spectator = _Spectator(self.spectator_queue)
         loop = asyncio.get_running_loop()
-        spectator.offer(dump_packet(game.session.spectator_setup(loop.time())).decode())
+        setup = game.session.spectator_setup(loop.time())
+        if len(setup.moves or ()) <= INLINE_ENCODE_MOVES:
+            spectator.offer(dump_packet(setup).decode())
+        else:  # megabytes for a long game: encoded on a thread, the updates queue behind
+            spectator.setup = asyncio.ensure_future(asyncio.to_thread(encode_setup, setup))
         if game.session.over or game.finished.is_set():
             if game.end_text is not None:
                 spectator.offer(game.end_text)
@@ -913,6 +961,8 @@ class GameManager:
         async def pump() -> None:
             watchdog = SendWatchdog(DEFAULT_SEND_TIMEOUT)
             try:
+                if spectator.setup is not None:
+                    await watchdog.send(connection.send_text((await spectator.setup).decode()))
                 while True:
                     text = await spectator.queue.get()
                     if text is None:
@@ -954,17 +1004,17 @@ class GameManager:
                     await connection.close(code, reason)
 
     async def _spectate_record(self, game_id: str, connection: InboundConnection) -> None:
-        record = await self.store.get_game(game_id)
-        if record is None:
+        snapshot = await self.records.snapshot(game_id)
+        if snapshot is None:
             with contextlib.suppress(Exception):
                 await connection.close(CLOSE_POLICY_VIOLATION, "no such game")
             raise UnknownGame(f"no game {game_id!r}")
-        setup, end = _snapshot(record)
+        setup, end = snapshot
         try:
             async with asyncio.timeout(2 * DEFAULT_SEND_TIMEOUT):
-                await connection.send_text(dump_packet(setup).decode())
+                await connection.send_text(setup.decode())
                 if end is not None:
-                    await connection.send_text(dump_packet(end).decode())
+                    await connection.send_text(end.decode())
         except Exception as exc:
             log.debug("spectator of finished game %s: %r", game_id, exc)
         with contextlib.suppress(Exception):
@@ -989,6 +1039,11 @@ class GameManager:
             await asyncio.gather(*tasks, return_exceptions=True)
 
 
+def _carries_end(action: Action) -> bool:
+    """Whether ``action`` sends the `end` packet to a seat or to the spectators."""
+    return isinstance(action, SendTo | Broadcast) and isinstance(action.packet, EndPacket)
+
+
 def _slot(player: PlayerConfig, endpoint: BotEndpoint | None) -> _Slot:
     if endpoint is None:
         return _Slot(SeatInfo("human", name=player.name))
@@ -1011,34 +1066,3 @@ def _slot(player: PlayerConfig, endpoint: BotEndpoint | None) -> _Slot:
             meta=endpoint.capabilities.meta,
         )
     return _Slot(info, endpoint=endpoint)
-
-
-def _status(result: GameResult | None) -> GameStatus | None:
-    if result is None:
-        return None
-    if result.winner is None:
-        return GameStatus.DRAW
-    return GameStatus.X_WINS if result.winner is Player.X else GameStatus.O_WINS
-
-
-def _snapshot(record: GameRecord) -> tuple[SetupPacket, EndPacket | None]:
-    """A stored game as a spectator sees it: ``setup`` with everything, and ``end``."""
-    cells = list(record.setup)
-    for move in record.moves:
-        cells.extend(Cell(q=c.q, r=c.r, p=move.side) for c in move.pieces)
-    board = Board(cells=cells)
-    result = record.result
-    setup = SetupPacket(
-        board=board,
-        game_id=record.game_id,
-        moves=list(record.moves),
-        player_x=record.player_x,
-        player_o=record.player_o,
-        match=record.match,
-        to_move=None,
-        status=_status(result),
-    )
-    if result is None:
-        return setup, None
-    end = EndPacket(winner=result.winner, reason=result.reason, detail=result.cause, board=board)
-    return setup, end
