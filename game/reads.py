@@ -11,12 +11,17 @@ Where a record comes from:
   record is committed, and commits the end before sending ``end``, so a reader never
   sees less than a client was sent.
 
-What a read costs: a record of thousands of moves is megabytes of JSON. Encoding it
-runs on a worker thread, in chunks of ``ENCODE_CHUNK`` moves (each a short call, so
-the event loop gets the GIL back between them); one reader cannot stall the loop.
-A finished game never changes, so its encodings (record, notation, spectator
-snapshot) are kept in an LRU cache bounded by bytes; concurrent readers of one
-uncached game share a single encode.
+What a read costs: a record of thousands of moves is megabytes of JSON. Nothing of it
+is encoded on the event loop. A stored record's JSON is assembled on a store thread
+from each move's stored JSON (``GameStore.get_game_json``): rebuilding thousands of
+models, then encoding them again, was most of a read's work and fed the garbage
+collector, whose passes hold the GIL. Other encodings (a live record, notation,
+snapshots) run on a worker thread, moves ``ENCODE_CHUNK`` at a time, so the loop gets
+the GIL back between chunks; at most ``CONCURRENT_BUILDS`` reads fetch and encode at
+once, the rest wait their turn, so many readers cannot starve the loop either. A
+finished game never changes, so its encodings (record, notation, spectator snapshot)
+are kept in an LRU cache bounded by bytes; concurrent readers of one uncached game
+share a single build.
 """
 
 from __future__ import annotations
@@ -24,8 +29,9 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from collections.abc import Awaitable, Callable, Hashable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar, cast
 
 import orjson
 from pydantic import TypeAdapter
@@ -50,8 +56,10 @@ if TYPE_CHECKING:
     from game.manager import GameManager
 
 __all__ = [
+    "CONCURRENT_BUILDS",
     "DEFAULT_CACHE_BYTES",
     "ENCODE_CHUNK",
+    "Built",
     "EncodedCache",
     "RecordReader",
     "Snapshot",
@@ -64,6 +72,8 @@ __all__ = [
 DEFAULT_CACHE_BYTES: Final = 64 * 1024 * 1024
 #: Moves encoded per call: a call holds the GIL, so this bounds one stall of the loop.
 ENCODE_CHUNK: Final = 256
+#: Records fetched and encoded at once (the others wait their turn), see RecordReader.
+CONCURRENT_BUILDS: Final = 2
 #: Setups with fewer moves are encoded on the loop: a thread hop would cost more.
 INLINE_ENCODE_MOVES: Final = 64
 
@@ -72,6 +82,7 @@ _RECORD_FIELDS: Final = tuple(GameRecord.model_fields)
 _MOVES_AT: Final = _RECORD_FIELDS.index("moves")
 
 _T = TypeVar("_T")
+_Value = TypeVar("_Value", covariant=True)
 
 #: A finished game as a spectator gets it: its ``setup``, then its ``end`` if it has one.
 Snapshot = tuple[bytes, bytes | None]
@@ -173,55 +184,67 @@ class EncodedCache:
             raise ValueError(f"max_bytes must be 0 or more, got {max_bytes}")
         self.max_bytes = max_bytes
         self.size = 0  # bytes held now
-        self._entries: OrderedDict[Any, tuple[Any, int]] = OrderedDict()
-        self._building: dict[Any, asyncio.Future[Any]] = {}
+        self._entries: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
+        self._building: dict[Hashable, asyncio.Future[Built[Any] | None]] = {}
 
     def __len__(self) -> int:
         return len(self._entries)
 
-    def get(self, key: Any) -> Any | None:
+    def get(self, key: Hashable) -> Any | None:
         entry = self._entries.get(key)
         if entry is None:
             return None
         self._entries.move_to_end(key)
         return entry[0]
 
-    def put(self, key: Any, value: Any, size: int) -> None:
+    def put(self, key: Hashable, value: Any, size: int) -> None:
         if key in self._entries:
             self.size -= self._entries.pop(key)[1]
-        if size > self.max_bytes:
-            return
-        self._entries[key] = (value, size)
-        self.size += size
+        if size <= self.max_bytes:
+            self._entries[key] = (value, size)
+            self.size += size
+        self.trim()
+
+    def trim(self) -> None:
+        """Drop the least recently used entries until within ``max_bytes``."""
         while self.size > self.max_bytes:
             _, (_, dropped) = self._entries.popitem(last=False)
             self.size -= dropped
 
     async def get_or_build(
-        self,
-        key: Any,
-        build: Callable[[], Awaitable[Any]],
-        size_of: Callable[[Any], int],
-    ) -> Any:
-        """The cached value of ``key``, else ``build()``'s (kept unless it is None)."""
+        self, key: Hashable, build: Callable[[], Awaitable[Built[_T] | None]]
+    ) -> _T | None:
+        """The cached value of ``key``, else the value ``build()`` makes (kept if it says
+        so); None if ``build()`` found nothing."""
         cached = self.get(key)
         if cached is not None:
-            return cached
+            return cast(_T, cached)
         building = self._building.get(key)
         if building is None:
             building = asyncio.ensure_future(build())
             self._building[key] = building
 
-            def settle(done: asyncio.Future[Any]) -> None:
+            def settle(done: asyncio.Future[Built[Any] | None]) -> None:
                 self._building.pop(key, None)
-                if not done.cancelled() and done.exception() is None:
-                    value = done.result()
-                    if value is not None:
-                        self.put(key, value, size_of(value))
+                if done.cancelled() or done.exception() is not None:
+                    return
+                built = done.result()
+                if built is not None and built.final:
+                    self.put(key, built.value, built.size)
 
             building.add_done_callback(settle)
         # One reader leaving must not cancel the build the others wait for.
-        return await asyncio.shield(building)
+        built = await asyncio.shield(building)
+        return None if built is None else cast(_T, built.value)
+
+
+@dataclass(frozen=True)
+class Built(Generic[_Value]):
+    """What a build of ``EncodedCache.get_or_build`` made: ``final`` values are kept."""
+
+    value: _Value
+    size: int
+    final: bool
 
 
 def _snapshot_size(snapshot: Snapshot) -> int:
@@ -242,10 +265,25 @@ class RecordReader:
         self.store = store
         self.manager = manager
         self.cache = EncodedCache(cache_bytes)
+        # Reads that fetch and encode a record: CPU work on threads, which competes with
+        # the event loop for the GIL; a few at a time keep the loop answering.
+        self._builds = asyncio.Semaphore(CONCURRENT_BUILDS)
 
     async def record_json(self, game_id: str) -> bytes | None:
         """The ``GameRecord`` of a game as JSON; None if there is no such game."""
-        return await self._encoded(game_id, "record", encode_record, len)
+        live = self.manager.live_record(game_id)
+        if live is not None:
+            return await _off_loop(encode_record, live)
+
+        async def build() -> Built[bytes] | None:
+            async with self._builds:
+                stored = await self.store.get_game_json(game_id)
+            if stored is None:
+                return None
+            final = stored.status is not RecordStatus.RUNNING
+            return Built(stored.json, len(stored.json), final)
+
+        return await self.cache.get_or_build(("record", game_id), build)
 
     async def notation(self, game_id: str) -> bytes | None:
         """The game in HTTTX notation v2 (UTF-8); None if there is no such game."""
@@ -286,19 +324,17 @@ class RecordReader:
         if live is not None:
             return await _off_loop(encode, live)
 
-        async def build() -> _T | None:
-            record = await self.store.get_game(game_id)
-            if record is None or record.result is None:
-                return None  # only a finished record is final, and cached
-            return await _off_loop(encode, record)
+        async def build() -> Built[_T] | None:
+            async with self._builds:
+                record = await self.store.get_game(game_id)
+                if record is None:
+                    return None
+                value = await _off_loop(encode, record)
+            # A record with a result is final; one without is a game still running
+            # elsewhere (another server on this database) or left by a crash.
+            return Built(value, size_of(value), record.result is not None)
 
-        key = (kind, game_id)
-        found = await self.cache.get_or_build(key, build, size_of)
-        if found is not None:
-            return found  # type: ignore[no-any-return]
-        # No such game, or a record without a result (left by a run that stopped).
-        record = await self.store.get_game(game_id)
-        return None if record is None else await _off_loop(encode, record)
+        return await self.cache.get_or_build((kind, game_id), build)
 
 
 async def _off_loop(encode: Callable[[GameRecord], _T], record: GameRecord) -> _T:

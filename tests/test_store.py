@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import gc
 import itertools
+import json
 import sqlite3
 import threading
 import uuid
@@ -169,6 +170,22 @@ async def test_a_game_in_progress_reads_back_with_its_moves_and_no_result(
     game = rich_record().model_copy(update={"result": None})
     await play(store, game)
     assert await store.get_game("rich") == game
+
+
+async def test_the_record_as_json_is_the_records_json(store: GameStore) -> None:
+    # A name and a move with characters JSON escapes; a heuristic JSON cannot hold.
+    game = rich_record().model_copy(update={"name": 'Fin\u00e4l "3"\n\u2603'})
+    await play(store, game)
+    stored = await store.get_game_json("rich")
+    assert stored is not None and stored.status is RecordStatus.FINISHED
+    expected = GameRecord.model_validate_json(game.model_dump_json())
+    assert GameRecord.model_validate_json(stored.json) == expected
+    assert json.loads(stored.json) == json.loads(game.model_dump_json())
+    running = rich_record().model_copy(update={"game_id": "live", "result": None})
+    await play(store, running)
+    stored = await store.get_game_json("live")
+    assert stored is not None and stored.status is RecordStatus.RUNNING
+    assert await store.get_game_json("nobody") is None
 
 
 async def test_moves_already_in_the_created_record_are_stored_as_its_first_moves(

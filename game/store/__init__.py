@@ -68,10 +68,10 @@ schema change, and older rows read back with the field's default.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from sqlalchemy import func, select
 from sqlalchemy.engine import URL
@@ -94,12 +94,16 @@ from game.store.errors import (
 from game.store.queries import (
     _abort_running,
     _add_moves,
+    _build_record,
     _count_games,
     _create_game,
+    _fetch_and_build,
+    _fetch_game,
     _finish_game,
-    _get_game,
     _list_games,
     _move_latencies,
+    _record_json,
+    _StoredGame,
 )
 from game.store.runners import (
     _async_url,
@@ -116,6 +120,7 @@ from game.store.schema import (
     MAX_PAGE_SIZE,
     GamePage,
     GameSummary,
+    RecordJson,
     RecordStatus,
     _games,
     _metadata,
@@ -123,6 +128,8 @@ from game.store.schema import (
     _to_json,
 )
 from models import EndCause, GameRecord, GameResult, RecordedMove
+
+_T = TypeVar("_T")
 
 __all__ = [
     "ABORTED_RESULT",
@@ -138,6 +145,7 @@ __all__ = [
     "MoveConflictError",
     "MoveIndexError",
     "RecordAlreadyFinishedError",
+    "RecordJson",
     "RecordStatus",
     "StoreError",
     "UnknownGameError",
@@ -289,8 +297,30 @@ class GameStore:
     # ------------------------------------------------------------------ reading
 
     async def get_game(self, game_id: str) -> GameRecord | None:
-        """The full record of a game, moves in order; None if there is no such game."""
-        return await self._runner.read(_get_game, game_id)
+        """The full record of a game, moves in order; None if there is no such game.
+
+        Rebuilding a record of thousands of moves takes a while: it never runs on the
+        event loop (on PostgreSQL, only the query does).
+        """
+        return await self._read_game(game_id, _build_record)
+
+    async def get_game_json(self, game_id: str) -> RecordJson | None:
+        """The full record of a game as the JSON of ``GameRecord``, with the game's
+        status; None if there is no such game.
+
+        For serving: each move's stored JSON goes in as it is, without being rebuilt
+        into a model and encoded again, which for a long game is most of the work of a
+        read (and of the garbage collector's).
+        """
+        return await self._read_game(game_id, _record_json)
+
+    async def _read_game(self, game_id: str, build: Callable[[_StoredGame | None], _T]) -> _T:
+        # The query, then ``build``, both off the event loop (on PostgreSQL only the
+        # query runs on it, in run_sync's greenlet).
+        if self._runner.reads_on_loop:
+            stored = await self._runner.read(_fetch_game, game_id)
+            return await asyncio.to_thread(build, stored)
+        return await self._runner.read(_fetch_and_build, game_id, build)
 
     async def move_latencies(self, game_id: str) -> list[int | None]:
         """The measured latency of each move of a game, in move order.

@@ -7,8 +7,10 @@ commits: on SQLite whole on a thread of the store's, on PostgreSQL through
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from sqlalchemy import (
     bindparam,
@@ -27,6 +29,7 @@ from game.store.errors import (
 from game.store.schema import (
     ABORTED_RESULT,
     GamePage,
+    RecordJson,
     RecordStatus,
     _from_json,
     _games,
@@ -146,9 +149,24 @@ def _abort_running(conn: Connection, ended_at: datetime) -> int:
     return int(outcome.rowcount)
 
 
-def _get_game(conn: Connection, game_id: str) -> GameRecord | None:
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True)
+class _StoredGame:
+    """A game's rows as read, before they are rebuilt into a ``GameRecord``."""
+
+    game_id: str
+    status: str
+    started_at: datetime | None
+    header: str
+    result: str | None
+    moves: list[str]
+
+
+def _fetch_game(conn: Connection, game_id: str) -> _StoredGame | None:
     game = conn.execute(
-        select(_games.c.started_at, _games.c.header, _games.c.result).where(
+        select(_games.c.status, _games.c.started_at, _games.c.header, _games.c.result).where(
             _games.c.game_id == game_id
         )
     ).one_or_none()
@@ -159,15 +177,55 @@ def _get_game(conn: Connection, game_id: str) -> GameRecord | None:
             select(_moves.c.data).where(_moves.c.game_id == game_id).order_by(_moves.c.idx)
         ).scalars()
     )
+    return _StoredGame(game_id, game.status, game.started_at, game.header, game.result, moves)
+
+
+def _build_record(stored: _StoredGame | None) -> GameRecord | None:
+    """The record of ``stored``: the JSON and validation work of a read, kept apart from
+    the query so that it can run off the event loop whatever the backend."""
+    if stored is None:
+        return None
     return GameRecord.model_validate(
         {
-            **_from_json(game.header),
-            "game_id": game_id,
-            "started_at": game.started_at,
-            "moves": [RecordedMove.model_validate(_from_json(m)) for m in moves],
-            "result": None if game.result is None else _from_json(game.result),
+            **_from_json(stored.header),
+            "game_id": stored.game_id,
+            "started_at": stored.started_at,
+            "moves": [RecordedMove.model_validate(_from_json(m)) for m in stored.moves],
+            "result": None if stored.result is None else _from_json(stored.result),
         }
     )
+
+
+def _fetch_and_build(
+    conn: Connection, game_id: str, build: Callable[[_StoredGame | None], _T]
+) -> _T:
+    return build(_fetch_game(conn, game_id))
+
+
+_RECORD_FIELDS: Final = tuple(GameRecord.model_fields)
+_MOVES_AT: Final = _RECORD_FIELDS.index("moves")
+# Tokens of json.dumps that are not JSON (a float('inf') heuristic): a move whose text
+# may hold one is encoded again, through its model.
+_NOT_JSON: Final = ("Infinity", "NaN")
+
+
+def _record_json(stored: _StoredGame | None) -> RecordJson | None:
+    """``GameRecord.model_dump_json()`` of ``stored`` (equal as JSON, not byte for byte:
+    the stored moves escape non-ASCII characters), each move's stored text as it is."""
+    if stored is None:
+        return None
+    record = _build_record(replace(stored, moves=[]))
+    assert record is not None
+    before = record.model_dump_json(include=set(_RECORD_FIELDS[:_MOVES_AT]))
+    after = record.model_dump_json(include=set(_RECORD_FIELDS[_MOVES_AT + 1 :]))
+    moves = ",".join(
+        RecordedMove.model_validate(_from_json(text)).model_dump_json()
+        if any(token in text for token in _NOT_JSON)
+        else text
+        for text in stored.moves
+    )
+    text = f'{before[:-1]},"moves":[{moves}],{after[1:]}'.encode()
+    return RecordJson(text, RecordStatus(stored.status))
 
 
 def _move_latencies(conn: Connection, game_id: str) -> list[int | None]:

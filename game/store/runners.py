@@ -136,6 +136,10 @@ async def _to_completion(write: asyncio.Future[_T]) -> _T:
 class _Runner(Protocol):
     """Runs the transaction functions above on one backend."""
 
+    #: Whether ``read`` runs its function on the event loop's thread (then the costly
+    #: part of a big read, rebuilding the record, is better done on a thread).
+    reads_on_loop: bool
+
     async def write(
         self, fn: Callable[Concatenate[Connection, _P], _T], /, *args: _P.args, **kwargs: _P.kwargs
     ) -> _T:
@@ -171,6 +175,8 @@ class _SqliteThreads:
     An in-memory database lives in one connection, which only the writer thread uses:
     reads go through the writer thread too, so they see every write.
     """
+
+    reads_on_loop = False
 
     def __init__(self, url: URL) -> None:
         self._writer = _sqlite_engine(url, begin="BEGIN IMMEDIATE", connections=1)
@@ -298,6 +304,9 @@ def _on_loop_when_done(loop: asyncio.AbstractEventLoop, job: Future[Any]) -> asy
 
 class _AsyncEngineRunner:
     """PostgreSQL (asyncpg): the same functions, run through the asyncio engine."""
+
+    # run_sync runs the function in a greenlet on the event loop's thread.
+    reads_on_loop = True
 
     def __init__(self, engine: AsyncEngine) -> None:
         self._engine = engine

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from enum import Enum
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from pydantic import BaseModel, Field
 from sqlalchemy import (
@@ -26,7 +26,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Dialect
 
 from game.store.errors import InvalidCursorError
-from models import EndCause, GameResult, RecordPlayer, ResultReason
+from models import EndCause, GameResult, Meta, RecordPlayer, ResultReason
 
 MAX_PAGE_SIZE: Final = 200
 """The largest ``limit`` that ``list_games`` accepts."""
@@ -48,8 +48,15 @@ class RecordStatus(str, Enum):
     ABORTED = "aborted"
 
 
+#: Characters of each text of a ``GameSummary`` (names, URLs) at most; longer ones are
+#: clipped with an ellipsis (the full text is in the game's record).
+SUMMARY_TEXT_MAX: Final = 100
+
+
 class GameSummary(BaseModel):
-    """One line of the game list: enough to show it without loading its moves."""
+    """One line of the game list: enough to show it without loading its moves. Its
+    size is bounded: texts are clipped to ``SUMMARY_TEXT_MAX`` characters and a bot's
+    ``meta`` is cut down to its name and version."""
 
     game_id: str
     name: str | None
@@ -60,6 +67,14 @@ class GameSummary(BaseModel):
     started_at: datetime | None
     ended_at: datetime | None
     moves: int
+
+
+class RecordJson(NamedTuple):
+    """A game's record as ``GameRecord`` JSON, and where the game stands (a record
+    that is no longer ``running`` never changes)."""
+
+    json: bytes
+    status: RecordStatus
 
 
 class GamePage(BaseModel):
@@ -159,12 +174,32 @@ def _summary(
     fields = _from_json(header)
     return GameSummary(
         game_id=game_id,
-        name=fields.get("name"),
-        player_x=RecordPlayer.model_validate(fields.get("player_x", {})),
-        player_o=RecordPlayer.model_validate(fields.get("player_o", {})),
+        name=_clip(fields.get("name")),
+        player_x=_summary_player(fields.get("player_x", {})),
+        player_o=_summary_player(fields.get("player_o", {})),
         status=RecordStatus(status),
         result=None if result is None else GameResult.model_validate(_from_json(result)),
         started_at=started_at,
         ended_at=ended_at,
         moves=moves,
     )
+
+
+def _summary_player(fields: dict[str, Any]) -> RecordPlayer:
+    """A seat as a summary shows it: its name, type and URL, and of the bot's ``meta``
+    only its name and version, each clipped. What a bot declares is up to the bot, and
+    a page of summaries must stay small however much it declared."""
+    player = RecordPlayer.model_validate(fields)
+    meta = player.meta
+    return RecordPlayer(
+        name=_clip(player.name),
+        type=player.type,
+        bot_url=_clip(player.bot_url),
+        meta=None if meta is None else Meta(name=_clip(meta.name), version=_clip(meta.version)),
+    )
+
+
+def _clip(text: str | None) -> str | None:
+    if text is None or len(text) <= SUMMARY_TEXT_MAX:
+        return text
+    return text[: SUMMARY_TEXT_MAX - 1] + "\u2026"
