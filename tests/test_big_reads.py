@@ -16,6 +16,9 @@ import aiohttp
 import pytest
 
 import game.reads as reads
+from bot.bots.lattice_bot import LatticeBot
+from bot.serve import create_app as create_bot_app
+from bot.serve import serving as serve_bots
 from game import notation
 from game.reads import Built, EncodedCache, encode_record, encode_setup, snapshot_of
 from game.server import create_app, serving
@@ -250,3 +253,45 @@ async def test_a_big_record_is_served_to_many_readers_at_once_and_encoded_once(
     # Ten readers of each kind, one encode of each: the others waited for it or hit the
     # cache.
     assert sorted(encodes) == ["_encode_notation", "_encode_snapshot", "get_game_json"]
+
+
+async def test_a_late_spectator_of_a_long_live_game_gets_every_move_then_each_update(
+    tmp_path: Path,
+) -> None:
+    # LatticeBots never make a line: the game lasts its turn limit. The spectator comes
+    # once the game is past INLINE_ENCODE_MOVES, so its setup is encoded off the loop
+    # while the updates queue behind it.
+    limit = 800
+    bots_app = create_bot_app({"/lattice": LatticeBot})
+    app = create_app(db_url=f"sqlite+aiosqlite:///{tmp_path / 'games.sqlite'}")
+    timeout = aiohttp.ClientTimeout(total=TIMEOUT)
+    async with (
+        serve_bots(bots_app) as bots,
+        serving(app) as server,
+        aiohttp.ClientSession(timeout=timeout) as http,
+    ):
+        lattice = {"type": "bot", "bot_url": f"{bots.url}/lattice"}
+        body = {"player_x": lattice, "player_o": lattice, "match_config": {"turn_limit": limit}}
+        async with http.post(f"{server.url}/game/new", json=body) as response:
+            game_id = (await response.json())["game_id"]
+        async with asyncio.timeout(TIMEOUT):
+            while True:
+                async with http.get(f"{server.url}/games/{game_id}") as response:
+                    live = GameRecord.model_validate_json(await response.read())
+                if len(live.moves) > reads.INLINE_ENCODE_MOVES:
+                    break
+                await asyncio.sleep(0.01)
+            packets = []
+            url = f"ws{server.url[4:]}/spectate/{game_id}"
+            async with http.ws_connect(url, max_msg_size=0) as ws:
+                async for message in ws:
+                    packets.append(json.loads(message.data))
+            async with http.get(f"{server.url}/games/{game_id}") as response:
+                final = GameRecord.model_validate_json(await response.read())
+    setup, *updates, end = packets
+    assert setup["type"] == "setup" and end["type"] == "end"
+    assert len(setup["moves"]) >= len(live.moves) > reads.INLINE_ENCODE_MOVES
+    assert updates and {p["type"] for p in updates} == {"board_update"}
+    assert len(setup["moves"]) + len(updates) == len(final.moves) == limit
+    seen = [RecordedMove.model_validate(m) for m in setup["moves"]]
+    assert seen == final.moves[: len(seen)]
