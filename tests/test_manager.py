@@ -26,6 +26,7 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 import game.manager as game_manager
+import game.running as game_running
 from bot.bots import RandomBot, ThreatBot
 from bot.capabilities import Meta
 from bot.serve import BotPool, create_app, serving
@@ -818,7 +819,7 @@ async def test_an_error_in_a_game_task_aborts_that_game_only(
 
     game_id, x, o, seats = await seated_humans(manager)
     await o.until("move_request")
-    monkeypatch.setattr(game_manager, "dump_packet", failing)
+    monkeypatch.setattr(game_running, "dump_packet", failing)
     o.say(move((1, 0), (2, 0)))
 
     end = await x.until("end")
@@ -926,7 +927,9 @@ def count_encodes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         encoded.append(getattr(packet, "type", type(packet).__name__))
         return dump_packet(packet)
 
-    monkeypatch.setattr(game_manager, "dump_packet", counting)
+    # A game encodes its packets (game.running); the manager a new spectator's setup.
+    for module in (game_manager, game_running):
+        monkeypatch.setattr(module, "dump_packet", counting)
     return encoded
 
 
