@@ -55,6 +55,7 @@ from models import (
     CLOSE_NORMAL,
     CLOSE_POLICY_VIOLATION,
     GameRecord,
+    GameResult,
     NewGameRequest,
     NewGameResponse,
     Player,
@@ -155,6 +156,12 @@ class GameManager:
     def live_game_ids(self) -> list[str]:
         """The ids of the games running now, oldest first."""
         return list(self._games)
+
+    def live_progress(self, game_id: str) -> tuple[int, GameResult | None] | None:
+        """How far a game this manager runs has got: moves played and the result once
+        decided (cheaper than ``live_record``); None if it does not run it."""
+        game = self._games.get(game_id)
+        return None if game is None else (len(game.session.moves), game.session.result)
 
     def live_record(self, game_id: str) -> GameRecord | None:
         """The record of a game this manager runs, from memory: every move broadcast so

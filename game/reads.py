@@ -302,15 +302,15 @@ class RecordReader:
         return page
 
     def _live_summary(self, summary: GameSummary) -> GameSummary:
-        record = self.manager.live_record(summary.game_id)
-        if record is None:
+        progress = self.manager.live_progress(summary.game_id)
+        if progress is None:
             return summary
-        result = record.result
+        played, result = progress
         status = summary.status
         if result is not None:
             aborted = result.cause is EndCause.ABORTED
             status = RecordStatus.ABORTED if aborted else RecordStatus.FINISHED
-        moves = max(summary.moves, len(record.moves))
+        moves = max(summary.moves, played)
         return summary.model_copy(update={"moves": moves, "result": result, "status": status})
 
     async def _encoded(

@@ -26,6 +26,7 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 import game.manager as game_manager
+import game.recorder as game_recorder
 import game.running as game_running
 from bot.bots import RandomBot, ThreatBot
 from bot.capabilities import Meta
@@ -512,6 +513,43 @@ async def test_a_failing_store_aborts_the_game_not_the_server(
     monkeypatch.undo()  # and the manager still runs games
     again = await manager.create_game(request)
     assert (await finished(manager, store, again.game_id)).result is not None
+
+
+async def test_a_store_that_cannot_record_the_end_still_ends_the_game(
+    manager: GameManager, store: GameStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def broken(*args: Any, **kwargs: Any) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(store, "finish_game", broken)
+    game_id, x, o, seats = await seated_humans(manager)
+    await play_until_o_wins(x, o)  # O gets `end`, after the recorder gave up
+    assert (await x.until("end"))["winner"] == "o"
+    await asyncio.wait_for(asyncio.gather(*seats), TIMEOUT)
+    async with asyncio.timeout(TIMEOUT):
+        while game_id in manager.live_game_ids():
+            await asyncio.sleep(0.02)
+    record = await store.get_game(game_id)
+    assert record is not None and len(record.moves) == 5 and record.result is None
+
+
+async def test_a_store_that_hangs_delays_the_end_by_a_bounded_wait(
+    manager: GameManager, store: GameStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(game_running, "END_COMMIT_WAIT", 0.2)
+    monkeypatch.setattr(game_recorder, "STORE_WAIT", 0.2)
+    never = asyncio.Event()
+
+    async def hanging(*args: Any, **kwargs: Any) -> None:
+        await never.wait()
+
+    monkeypatch.setattr(store, "finish_game", hanging)
+    game_id, x, o, seats = await seated_humans(manager)
+    await play_until_o_wins(x, o)
+    await asyncio.wait_for(asyncio.gather(*seats), TIMEOUT)
+    async with asyncio.timeout(TIMEOUT):  # and the game lets go of its recorder
+        while game_id in manager.live_game_ids():
+            await asyncio.sleep(0.02)
 
 
 @asynccontextmanager
