@@ -9,6 +9,9 @@ client asks ``GET /health`` in a loop. Printed: the median time of a round of 10
 reads and the worst ``/health`` answer seen in each mode, and the ratio uncached /
 cached.
 
+``--root DIR`` runs the server from another checkout (for instance ``git archive`` of
+an earlier commit unpacked in DIR), to compare versions on the same records.
+
 Nothing is asserted; the script prints figures. Run: ``.venv/bin/python bench/big_reads.py``
 (``--quick`` for fewer rounds).
 """
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import sys
 import tempfile
@@ -48,7 +52,7 @@ async def store_games(db_url: str, game_ids: list[str]) -> None:
             await store.finish_game(game_id, record.result, ended_at=datetime.now(UTC))
 
 
-async def main(rounds: int) -> None:
+async def main(rounds: int, root: Path) -> None:
     with tempfile.TemporaryDirectory() as directory:
         db_url = f"sqlite+aiosqlite:///{Path(directory) / 'games.sqlite'}"
         fresh = [[f"r{round_}-{reader}" for reader in range(READERS)] for round_ in range(rounds)]
@@ -56,7 +60,7 @@ async def main(rounds: int) -> None:
         process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "game.serve", "--port", "0", "--log-level", "warning",
             "--no-example-bots", "--db", db_url,
-            cwd=ROOT, stdout=asyncio.subprocess.PIPE,
+            cwd=root, env={**os.environ, "PYTHONPATH": str(root)}, stdout=asyncio.subprocess.PIPE,
         )  # fmt: skip
         try:
             assert process.stdout is not None
@@ -115,5 +119,6 @@ async def measure(
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer rounds")
+    parser.add_argument("--root", type=Path, default=ROOT, help="run the server from DIR")
     arguments = parser.parse_args()
-    asyncio.run(main(3 if arguments.quick else 10))
+    asyncio.run(main(3 if arguments.quick else 10, arguments.root.resolve()))
