@@ -38,7 +38,7 @@ import aiohttp
 
 from game.discovery import DEFAULT_POLICY, AddressPolicy, BotEndpoint, DiscoveryError, discover
 from game.outboxes import CLOSE_WAIT, Outbox, SpectatorQueue
-from game.reads import DEFAULT_CACHE_BYTES, INLINE_ENCODE_MOVES, RecordReader, encode_setup
+from game.reads import DEFAULT_CACHE_BYTES, RecordReader
 from game.recorder import DEFAULT_COMMIT_INTERVAL, check_commit_interval
 from game.running import Attach, Detach, Frame, RunningGame, Slot
 from game.seats import (
@@ -61,7 +61,6 @@ from models import (
     Player,
     PlayerConfig,
     PlayerType,
-    dump_packet,
 )
 
 __all__ = [
@@ -319,11 +318,11 @@ class GameManager:
             )
         spectator = SpectatorQueue(self.spectator_queue)
         loop = asyncio.get_running_loop()
-        setup = game.session.spectator_setup(loop.time())
-        if len(setup.moves or ()) <= INLINE_ENCODE_MOVES:
-            spectator.offer(dump_packet(setup).decode())
-        else:  # megabytes for a long game: encoded on a thread, the updates queue behind
-            spectator.setup = asyncio.ensure_future(asyncio.to_thread(encode_setup, setup))
+        setup = game.spectator_setup()
+        if isinstance(setup, str):
+            spectator.offer(setup)
+        else:  # being encoded off the loop: the updates queue behind it
+            spectator.setup = setup
         if game.session.over or game.finished.is_set():
             if game.end_text is not None:
                 spectator.offer(game.end_text)

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from game.discovery import BotEndpoint
 from game.outboxes import CLOSE_WAIT, Outbox, SpectatorQueue
+from game.reads import INLINE_ENCODE_MOVES, encode_setup
 from game.recorder import Recorder, WriteMove, WriteResult
 from game.seats import BotSocketSeat, SeatConnectError, StatelessSeat
 from game.session import (
@@ -44,8 +45,10 @@ from game.session import (
 from models import (
     CLOSE_GOING_AWAY,
     CLOSE_POLICY_VIOLATION,
+    Board,
     EndPacket,
     GameRecord,
+    GameStatus,
     MoveRequestPacket,
     Player,
     StatelessMoveRequest,
@@ -74,6 +77,8 @@ log = logging.getLogger("game.manager")
 INBOX_SIZE = 64
 #: How long `end` waits for the game's record to be committed before it goes out anyway.
 END_COMMIT_WAIT = 10.0
+#: Spectators joining at the same position within this many seconds share one setup.
+SETUP_REUSE_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -157,6 +162,27 @@ class RunningGame:
         self._turn: asyncio.Task[None] | None = None
         self._turns = 0
         self._ending = False
+        # The last setup encoded off the loop: its board and status, when, the encoding.
+        self._setup: tuple[Board, GameStatus, float, asyncio.Future[bytes]] | None = None
+
+    def spectator_setup(self) -> str | asyncio.Future[bytes]:
+        """The ``setup`` for a spectator joining now: its text, or for a long game (a
+        megabyte or more) the future of its encoding on a worker thread. Spectators who
+        join at the same position within ``SETUP_REUSE_S`` share one encoding (their
+        clocks may be that much behind, until the next update)."""
+        now = self._loop.time()
+        board, status = self.session.board, self.session.status
+        if self._setup is not None:
+            (shared_board, shared_status, encoded_at, encoding) = self._setup
+            fresh = now - encoded_at < SETUP_REUSE_S
+            if shared_board is board and shared_status is status and fresh:
+                return encoding
+        setup = self.session.spectator_setup(now)
+        if len(setup.moves or ()) <= INLINE_ENCODE_MOVES:
+            return dump_packet(setup).decode()
+        encoding = asyncio.ensure_future(asyncio.to_thread(encode_setup, setup))
+        self._setup = (board, status, now, encoding)
+        return encoding
 
     def record(self) -> GameRecord:
         """The game as played so far: every move broadcast, the result once over."""

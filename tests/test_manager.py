@@ -34,6 +34,7 @@ from bot.serve import BotPool, create_app, serving
 from game import notation
 from game.discovery import DEFAULT_POLICY, NoUsableProtocol
 from game.manager import GameManager, TooManyGames, UnknownGame, UnknownToken
+from game.reads import encode_setup
 from game.rules import Position
 from game.seats import ConnectionClosed
 from game.session import SessionLimits
@@ -921,6 +922,38 @@ async def test_a_late_spectator_gets_the_whole_history_then_every_move(
     assert watcher.close_code == 1000
 
 
+async def test_spectators_joining_a_long_game_at_one_position_share_one_setup_encode(
+    manager: GameManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every setup counts as long here, so it is encoded off the loop.
+    monkeypatch.setattr(game_running, "INLINE_ENCODE_MOVES", -1)
+    encodes: list[int] = []
+
+    def counting(setup: Any) -> bytes:
+        encodes.append(len(setup.moves))
+        return encode_setup(setup)
+
+    monkeypatch.setattr(game_running, "encode_setup", counting)
+    game_id, _x, o, seats = await seated_humans(manager)
+    await o.until("move_request")
+    watchers = [FakeConnection() for _ in range(10)]
+    watching = [asyncio.create_task(manager.spectate(game_id, w)) for w in watchers]
+    setups = [await w.next() for w in watchers]
+    assert all(s is not None and s["type"] == "setup" for s in setups)
+    assert encodes == [0]
+
+    o.say(move((1, 0), (2, 0)))  # a new position: a new setup for the next spectator
+    for watcher in watchers:
+        assert (await watcher.until("board_update"))["move"]["side"] == "o"
+    late = FakeConnection()
+    watching.append(asyncio.create_task(manager.spectate(game_id, late)))
+    late_setup = await late.next()
+    assert late_setup is not None and len(late_setup["moves"]) == 1
+    assert encodes == [0, 1]
+    await manager.shutdown()
+    await asyncio.wait_for(asyncio.gather(*watching, *seats), TIMEOUT)
+
+
 async def test_a_slow_spectator_is_dropped_and_the_game_goes_on(
     store: GameStore, http: aiohttp.ClientSession, bots: str
 ) -> None:
@@ -965,9 +998,7 @@ def count_encodes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         encoded.append(getattr(packet, "type", type(packet).__name__))
         return dump_packet(packet)
 
-    # A game encodes its packets (game.running); the manager a new spectator's setup.
-    for module in (game_manager, game_running):
-        monkeypatch.setattr(module, "dump_packet", counting)
+    monkeypatch.setattr(game_running, "dump_packet", counting)
     return encoded
 
 
