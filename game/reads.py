@@ -273,7 +273,7 @@ class RecordReader:
         """The ``GameRecord`` of a game as JSON; None if there is no such game."""
         live = self.manager.live_record(game_id)
         if live is not None:
-            return await _off_loop(encode_record, live)
+            return await self._encode_live(encode_record, live)
 
         async def build() -> Built[bytes] | None:
             async with self._builds:
@@ -322,7 +322,7 @@ class RecordReader:
     ) -> _T | None:
         live = self.manager.live_record(game_id)
         if live is not None:
-            return await _off_loop(encode, live)
+            return await self._encode_live(encode, live)
 
         async def build() -> Built[_T] | None:
             async with self._builds:
@@ -335,6 +335,14 @@ class RecordReader:
             return Built(value, size_of(value), record.result is not None)
 
         return await self.cache.get_or_build((kind, game_id), build)
+
+    async def _encode_live(self, encode: Callable[[GameRecord], _T], record: GameRecord) -> _T:
+        # A live record changes with every move, so it is not cached; a long one waits
+        # its turn like any other big encode.
+        if len(record.moves) <= INLINE_ENCODE_MOVES:
+            return encode(record)
+        async with self._builds:
+            return await _off_loop(encode, record)
 
 
 async def _off_loop(encode: Callable[[GameRecord], _T], record: GameRecord) -> _T:
