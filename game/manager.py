@@ -323,12 +323,11 @@ class GameManager:
             spectator.offer(setup)
         else:  # being encoded off the loop: the updates queue behind it
             spectator.setup = setup
-        if game.session.over or game.finished.is_set():
-            if game.end_text is not None:
-                spectator.offer(game.end_text)
+        if game.end_text is not None:  # the end went out already: a latecomer gets it too
+            spectator.offer(game.end_text)
             spectator.offer(None)
-        else:
-            game.spectators.add(spectator)  # no await since the setup: nothing is missed
+        elif not game.add_spectator(spectator):  # ending without an `end` for spectators
+            spectator.offer(None)
 
         async def pump() -> None:
             watchdog = SendWatchdog(DEFAULT_SEND_TIMEOUT)

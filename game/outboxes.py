@@ -125,6 +125,8 @@ class SpectatorQueue:
         self.dropped = asyncio.Event()
         #: The setup of a big game, being encoded off the loop: sent before the queue.
         self.setup: asyncio.Future[bytes] | None = None
+        #: Updates to leave out: their moves were already in this spectator's setup.
+        self.skip = 0
 
     def offer(self, text: str | None) -> bool:
         try:

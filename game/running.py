@@ -162,6 +162,8 @@ class RunningGame:
         self._turn: asyncio.Task[None] | None = None
         self._turns = 0
         self._ending = False
+        # Updates of the actions being carried out that have not gone out yet.
+        self._unsent_updates = 0
         # The last setup encoded off the loop: its board and status, when, the encoding.
         self._setup: tuple[Board, GameStatus, float, asyncio.Future[bytes]] | None = None
 
@@ -284,24 +286,30 @@ class RunningGame:
         last = len(actions) - 1
         # The record of a game that ends here is committed before anyone gets `end`.
         game_over = next((a for a in actions if isinstance(a, GameOver)), None)
-        for index, action in enumerate(actions):
-            if game_over is not None and carries_end(action):
-                await self._commit_end(game_over)
-            elif action is game_over and self._recorded_result:
-                continue  # already recorded by _commit_end
-            write = self._do(action)
-            if (
-                index < last
-                and isinstance(action, SendTo)
-                and isinstance(action.packet, MoveRequestPacket)
-            ):
-                # The game waits for the answer to this request: let the seat's outbox
-                # put it on the wire now, before the spectators' update is encoded.
-                await asyncio.sleep(0)
-            if write is not None:
-                # The only wait of the game task besides its inbox: room in the
-                # recorder's queue, so a store far behind slows the game, loses nothing.
-                await self._record(write)
+        self._unsent_updates = sum(
+            isinstance(a, Broadcast) and not isinstance(a.packet, EndPacket) for a in actions
+        )
+        try:
+            for index, action in enumerate(actions):
+                if game_over is not None and carries_end(action):
+                    await self._commit_end(game_over)
+                elif action is game_over and self._recorded_result:
+                    continue  # already recorded by _commit_end
+                write = self._do(action)
+                if (
+                    index < last
+                    and isinstance(action, SendTo)
+                    and isinstance(action.packet, MoveRequestPacket)
+                ):
+                    # The game waits for the answer to this request: let the seat's outbox
+                    # put it on the wire now, before the spectators' update is encoded.
+                    await asyncio.sleep(0)
+                if write is not None:
+                    # The only wait of the game task besides its inbox: room in the
+                    # recorder's queue, so a store far behind slows the game, loses nothing.
+                    await self._record(write)
+        finally:  # whatever happened, nothing is on its way any more
+            self._unsent_updates = 0
 
     async def _commit_end(self, game_over: GameOver) -> None:
         """Record ``game_over`` after the moves queued before it, and wait (a bounded
@@ -341,6 +349,8 @@ class RunningGame:
                     self._local.append(Detach(side, slot.conn, why, self._loop.time()))
             case Broadcast(packet):
                 is_end = isinstance(packet, EndPacket)
+                if not is_end and self._unsent_updates:
+                    self._unsent_updates -= 1
                 if self.spectators or is_end:  # an unwatched move is not even encoded
                     self._broadcast(dump_packet(packet).decode(), is_end)
             case RequestStatelessTurn(side, request, time_limit):
@@ -361,8 +371,25 @@ class RunningGame:
         if is_end:
             self.end_text = text
         for spectator in list(self.spectators):
-            if not spectator.offer(text):
+            if spectator.skip and not is_end:
+                spectator.skip -= 1  # its setup already showed this move
+            elif not spectator.offer(text):
                 self.drop(spectator)
+
+    def add_spectator(self, spectator: SpectatorQueue) -> bool:
+        """Send ``spectator`` every update from now on and the `end`, right after a setup
+        of the session as it is now (no await in between). False once the game is
+        closing: then nothing more is broadcast.
+
+        The session is a step ahead of the broadcasts while the game task carries out
+        the actions of an input (it yields to let a move request out first, and waits
+        for the record before `end`): the updates still to go out show moves that this
+        setup already has, so the spectator skips them. The `end` is never skipped."""
+        if self._ending:
+            return False
+        spectator.skip = self._unsent_updates
+        self.spectators.add(spectator)
+        return True
 
     def drop(self, spectator: SpectatorQueue) -> None:
         self.spectators.discard(spectator)

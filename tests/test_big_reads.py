@@ -44,6 +44,7 @@ from tests.random_games import unfinished_game
 TIMEOUT = 120.0  # only against hangs
 BIG = 3000  # moves
 READERS = 10
+SPECTATORS = 8
 
 
 def big_record(moves: int, *, game_id: str = "big", name: str = "a long game") -> GameRecord:
@@ -281,17 +282,32 @@ async def test_a_late_spectator_of_a_long_live_game_gets_every_move_then_each_up
                 if len(live.moves) > reads.INLINE_ENCODE_MOVES:
                     break
                 await asyncio.sleep(0.01)
-            packets = []
             url = f"ws{server.url[4:]}/spectate/{game_id}"
-            async with http.ws_connect(url, max_msg_size=0) as ws:
-                async for message in ws:
-                    packets.append(json.loads(message.data))
+
+            async def spectate() -> list[dict[str, Any]]:
+                packets = []
+                async with http.ws_connect(url, max_msg_size=0) as ws:
+                    async for message in ws:
+                        packets.append(json.loads(message.data))
+                return packets
+
+            # One after another, each at some point of a move being carried out.
+            spectators = []
+            for _ in range(SPECTATORS):
+                spectators.append(asyncio.create_task(spectate()))
+                await asyncio.sleep(0.003)
+            seen_by = await asyncio.gather(*spectators)
             async with http.get(f"{server.url}/games/{game_id}") as response:
                 final = GameRecord.model_validate_json(await response.read())
-    setup, *updates, end = packets
-    assert setup["type"] == "setup" and end["type"] == "end"
-    assert len(setup["moves"]) >= len(live.moves) > reads.INLINE_ENCODE_MOVES
-    assert updates and {p["type"] for p in updates} == {"board_update"}
-    assert len(setup["moves"]) + len(updates) == len(final.moves) == limit
-    seen = [RecordedMove.model_validate(m) for m in setup["moves"]]
-    assert seen == final.moves[: len(seen)]
+    assert len(final.moves) == limit
+    for packets in seen_by:
+        setup, *updates, end = packets
+        assert setup["type"] == "setup" and end["type"] == "end"
+        assert len(setup["moves"]) >= len(live.moves) > reads.INLINE_ENCODE_MOVES
+        assert updates and {p["type"] for p in updates} == {"board_update"}
+        # Every move exactly once: those in the setup, then one update per move.
+        seen = [RecordedMove.model_validate(m) for m in setup["moves"]]
+        assert seen == final.moves[: len(seen)]
+        moves = [u["move"]["pieces"] for u in updates]
+        expected = [m.model_dump(mode="json")["pieces"] for m in final.moves[len(seen) :]]
+        assert moves == expected

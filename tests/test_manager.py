@@ -954,6 +954,34 @@ async def test_spectators_joining_a_long_game_at_one_position_share_one_setup_en
     await asyncio.wait_for(asyncio.gather(*watching, *seats), TIMEOUT)
 
 
+async def test_a_spectator_joining_while_the_end_is_committed_gets_the_end(
+    manager: GameManager, store: GameStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The game is decided, but its `end` waits for the store: a spectator joining then
+    # sees the final position, then the `end` (not a close without it).
+    release = asyncio.Event()
+    committing = asyncio.Event()
+    finish_game = store.finish_game
+
+    async def slow(*args: Any, **kwargs: Any) -> None:
+        committing.set()
+        await release.wait()
+        await finish_game(*args, **kwargs)
+
+    monkeypatch.setattr(store, "finish_game", slow)
+    game_id, x, o, seats = await seated_humans(manager)
+    winning = asyncio.create_task(play_until_o_wins(x, o))
+    await asyncio.wait_for(committing.wait(), TIMEOUT)
+    watcher = FakeConnection()
+    watching = asyncio.create_task(manager.spectate(game_id, watcher))
+    setup = await watcher.next()
+    assert setup is not None and setup["type"] == "setup" and len(setup["moves"]) == 5
+    release.set()
+    rest = await watcher.rest()
+    assert [p["type"] for p in rest] == ["end"] and rest[0]["winner"] == "o"
+    await asyncio.wait_for(asyncio.gather(winning, watching, *seats), TIMEOUT)
+
+
 async def test_a_slow_spectator_is_dropped_and_the_game_goes_on(
     store: GameStore, http: aiohttp.ClientSession, bots: str
 ) -> None:
