@@ -74,7 +74,7 @@ DEFAULT_CACHE_BYTES: Final = 64 * 1024 * 1024
 ENCODE_CHUNK: Final = 256
 #: Records fetched and encoded at once (the others wait their turn), see RecordReader.
 CONCURRENT_BUILDS: Final = 2
-#: Setups with fewer moves are encoded on the loop: a thread hop would cost more.
+#: Records and setups with fewer moves are encoded on the loop: a thread hop costs more.
 INLINE_ENCODE_MOVES: Final = 64
 
 _MOVES = TypeAdapter(list[RecordedMove])
