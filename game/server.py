@@ -45,7 +45,6 @@ from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 from bot.bot import BaseBot
 from bot.bots import CenterBot, RandomBot, ThreatBot
 from bot.serve import BotPool, ListeningServer, mount_bot, read_body, uvicorn_config
-from game import notation
 from game.discovery import DEFAULT_POLICY, AddressPolicy, DiscoveryError
 from game.frames import BINARY_FRAME_REFUSED, CLOSE_UNSUPPORTED_DATA, RefusedFrame
 from game.inbound_ws import refusal
@@ -305,7 +304,8 @@ async def list_games(request: Request) -> Response:
             422, f"limit: expected an integer from 1 to {MAX_PAGE_SIZE}, got {limit_text!r}"
         )
     try:
-        page = await _runtime(request).store.list_games(
+        # Live games as they stand in memory, over the store's page.
+        page = await _runtime(request).manager.records.page(
             status=status, limit=int(limit_text), before=params.get("cursor")
         )
     except InvalidCursorError as error:
@@ -313,21 +313,24 @@ async def list_games(request: Request) -> Response:
     return _json(page)
 
 
-async def _record(request: Request) -> GameRecord:
-    game_id = request.path_params["game_id"]
-    record = await _runtime(request).store.get_game(game_id)
-    if record is None:
-        raise HTTPException(404, f"no game {game_id!r}")
-    return record
+def _no_game(request: Request) -> HTTPException:
+    return HTTPException(404, f"no game {request.path_params['game_id']!r}")
 
 
 async def get_game(request: Request) -> Response:
-    return _json(await _record(request))
+    # A live game is read from memory: it has every move broadcast so far.
+    records = _runtime(request).manager.records
+    encoded = await records.record_json(request.path_params["game_id"])
+    if encoded is None:
+        raise _no_game(request)
+    return Response(encoded, media_type="application/json")
 
 
 async def get_notation(request: Request) -> Response:
-    # Names come from users and from bots' capabilities: clean what a tag cannot hold.
-    text = notation.dumps(await _record(request), clean_tags=True)
+    records = _runtime(request).manager.records
+    text = await records.notation(request.path_params["game_id"])
+    if text is None:
+        raise _no_game(request)
     return PlainTextResponse(text)
 
 

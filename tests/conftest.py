@@ -7,3 +7,6 @@ offscreen one is the only choice, so it is the default. ``make test`` sets it to
 import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+# The PostgreSQL server of the store's and the durability tests, started once per session.
+from tests.postgres import postgres_cluster  # noqa: F401

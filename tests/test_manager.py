@@ -26,12 +26,15 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 import game.manager as game_manager
+import game.recorder as game_recorder
+import game.running as game_running
 from bot.bots import RandomBot, ThreatBot
 from bot.capabilities import Meta
 from bot.serve import BotPool, create_app, serving
 from game import notation
 from game.discovery import DEFAULT_POLICY, NoUsableProtocol
 from game.manager import GameManager, TooManyGames, UnknownGame, UnknownToken
+from game.reads import encode_setup
 from game.rules import Position
 from game.seats import ConnectionClosed
 from game.session import SessionLimits
@@ -513,6 +516,43 @@ async def test_a_failing_store_aborts_the_game_not_the_server(
     assert (await finished(manager, store, again.game_id)).result is not None
 
 
+async def test_a_store_that_cannot_record_the_end_still_ends_the_game(
+    manager: GameManager, store: GameStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def broken(*args: Any, **kwargs: Any) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(store, "finish_game", broken)
+    game_id, x, o, seats = await seated_humans(manager)
+    await play_until_o_wins(x, o)  # O gets `end`, after the recorder gave up
+    assert (await x.until("end"))["winner"] == "o"
+    await asyncio.wait_for(asyncio.gather(*seats), TIMEOUT)
+    async with asyncio.timeout(TIMEOUT):
+        while game_id in manager.live_game_ids():
+            await asyncio.sleep(0.02)
+    record = await store.get_game(game_id)
+    assert record is not None and len(record.moves) == 5 and record.result is None
+
+
+async def test_a_store_that_hangs_delays_the_end_by_a_bounded_wait(
+    manager: GameManager, store: GameStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(game_running, "END_COMMIT_WAIT", 0.2)
+    monkeypatch.setattr(game_recorder, "STORE_WAIT", 0.2)
+    never = asyncio.Event()
+
+    async def hanging(*args: Any, **kwargs: Any) -> None:
+        await never.wait()
+
+    monkeypatch.setattr(store, "finish_game", hanging)
+    game_id, x, o, seats = await seated_humans(manager)
+    await play_until_o_wins(x, o)
+    await asyncio.wait_for(asyncio.gather(*seats), TIMEOUT)
+    async with asyncio.timeout(TIMEOUT):  # and the game lets go of its recorder
+        while game_id in manager.live_game_ids():
+            await asyncio.sleep(0.02)
+
+
 @asynccontextmanager
 async def against_a_pingless_bot(
     store: GameStore, http: aiohttp.ClientSession, *, think_s: float, pongs: bool
@@ -818,7 +858,7 @@ async def test_an_error_in_a_game_task_aborts_that_game_only(
 
     game_id, x, o, seats = await seated_humans(manager)
     await o.until("move_request")
-    monkeypatch.setattr(game_manager, "dump_packet", failing)
+    monkeypatch.setattr(game_running, "dump_packet", failing)
     o.say(move((1, 0), (2, 0)))
 
     end = await x.until("end")
@@ -882,6 +922,66 @@ async def test_a_late_spectator_gets_the_whole_history_then_every_move(
     assert watcher.close_code == 1000
 
 
+async def test_spectators_joining_a_long_game_at_one_position_share_one_setup_encode(
+    manager: GameManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every setup counts as long here, so it is encoded off the loop.
+    monkeypatch.setattr(game_running, "INLINE_ENCODE_MOVES", -1)
+    encodes: list[int] = []
+
+    def counting(setup: Any) -> bytes:
+        encodes.append(len(setup.moves))
+        return encode_setup(setup)
+
+    monkeypatch.setattr(game_running, "encode_setup", counting)
+    game_id, _x, o, seats = await seated_humans(manager)
+    await o.until("move_request")
+    watchers = [FakeConnection() for _ in range(10)]
+    watching = [asyncio.create_task(manager.spectate(game_id, w)) for w in watchers]
+    setups = [await w.next() for w in watchers]
+    assert all(s is not None and s["type"] == "setup" for s in setups)
+    assert encodes == [0]
+
+    o.say(move((1, 0), (2, 0)))  # a new position: a new setup for the next spectator
+    for watcher in watchers:
+        assert (await watcher.until("board_update"))["move"]["side"] == "o"
+    late = FakeConnection()
+    watching.append(asyncio.create_task(manager.spectate(game_id, late)))
+    late_setup = await late.next()
+    assert late_setup is not None and len(late_setup["moves"]) == 1
+    assert encodes == [0, 1]
+    await manager.shutdown()
+    await asyncio.wait_for(asyncio.gather(*watching, *seats), TIMEOUT)
+
+
+async def test_a_spectator_joining_while_the_end_is_committed_gets_the_end(
+    manager: GameManager, store: GameStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The game is decided, but its `end` waits for the store: a spectator joining then
+    # sees the final position, then the `end` (not a close without it).
+    release = asyncio.Event()
+    committing = asyncio.Event()
+    finish_game = store.finish_game
+
+    async def slow(*args: Any, **kwargs: Any) -> None:
+        committing.set()
+        await release.wait()
+        await finish_game(*args, **kwargs)
+
+    monkeypatch.setattr(store, "finish_game", slow)
+    game_id, x, o, seats = await seated_humans(manager)
+    winning = asyncio.create_task(play_until_o_wins(x, o))
+    await asyncio.wait_for(committing.wait(), TIMEOUT)
+    watcher = FakeConnection()
+    watching = asyncio.create_task(manager.spectate(game_id, watcher))
+    setup = await watcher.next()
+    assert setup is not None and setup["type"] == "setup" and len(setup["moves"]) == 5
+    release.set()
+    rest = await watcher.rest()
+    assert [p["type"] for p in rest] == ["end"] and rest[0]["winner"] == "o"
+    await asyncio.wait_for(asyncio.gather(winning, watching, *seats), TIMEOUT)
+
+
 async def test_a_slow_spectator_is_dropped_and_the_game_goes_on(
     store: GameStore, http: aiohttp.ClientSession, bots: str
 ) -> None:
@@ -926,7 +1026,7 @@ def count_encodes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         encoded.append(getattr(packet, "type", type(packet).__name__))
         return dump_packet(packet)
 
-    monkeypatch.setattr(game_manager, "dump_packet", counting)
+    monkeypatch.setattr(game_running, "dump_packet", counting)
     return encoded
 
 

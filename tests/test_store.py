@@ -14,11 +14,8 @@ import asyncio
 import contextlib
 import gc
 import itertools
-import os
-import shutil
+import json
 import sqlite3
-import subprocess
-import tempfile
 import threading
 import uuid
 import warnings
@@ -65,115 +62,9 @@ from models import (
     RecordPlayer,
     ResultReason,
 )
+from tests.postgres import PostgresCluster
 
 T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
-
-# ------------------------------------------------------------------ PostgreSQL cluster
-
-
-class PostgresCluster:
-    """A PostgreSQL server of our own: a data directory and a unix socket in one temp dir."""
-
-    PORT = 5432  # only names the socket file; the socket directory is private
-
-    def __init__(self, bindir: Path) -> None:
-        self.bindir = bindir
-        self.root = Path(tempfile.mkdtemp(prefix="htttx-pg-"))
-        self.data = self.root / "data"
-        self.socket_dir = self.root / "socket"
-        self.log = self.root / "server.log"
-        self._names = itertools.count()
-        # The server refuses to run as root; the postgres user needs to own its files.
-        self._as_server: list[str] = []
-        if os.geteuid() == 0:
-            shutil.chown(self.root, user="postgres")
-            self._as_server = ["runuser", "-u", "postgres", "--"]
-
-    def _run(self, *command: str, as_server: bool = True) -> None:
-        prefix = self._as_server if as_server else []
-        subprocess.run([*prefix, *command], check=True, capture_output=True, timeout=120)
-
-    def start(self) -> None:
-        self._run("mkdir", str(self.socket_dir))
-        self._run(
-            str(self.bindir / "initdb"),
-            "--pgdata", str(self.data),
-            "--username", "postgres",
-            "--auth", "trust",
-            "--encoding", "UTF8",
-            "--locale", "C",
-            "--no-sync",
-        )  # fmt: skip
-        options = (
-            f"-p {self.PORT} -k {self.socket_dir} -c listen_addresses='' "
-            "-c fsync=off -c full_page_writes=off"
-        )
-        try:
-            self._run(
-                str(self.bindir / "pg_ctl"),
-                "--pgdata", str(self.data),
-                "--log", str(self.log),
-                "--options", options,
-                "--wait",
-                "start",
-            )  # fmt: skip
-        except subprocess.CalledProcessError as exc:
-            log = self.log.read_text() if self.log.exists() else "(no log)"
-            raise RuntimeError(f"PostgreSQL did not start: {exc.stderr!r}\n{log}") from exc
-
-    def stop(self) -> None:
-        with_data = self.data.exists()
-        try:
-            if with_data:
-                self._run(
-                    str(self.bindir / "pg_ctl"), "--pgdata", str(self.data),
-                    "--mode", "immediate", "stop",
-                )  # fmt: skip
-        finally:
-            shutil.rmtree(self.root, ignore_errors=True)
-
-    def new_database(self) -> str:
-        """Create an empty database and return its SQLAlchemy URL."""
-        name = f"test_{os.getpid()}_{next(self._names)}"
-        self._run(
-            str(self.bindir / "createdb"),
-            "--host", str(self.socket_dir),
-            "--port", str(self.PORT),
-            "--username", "postgres",
-            name,
-            as_server=False,
-        )  # fmt: skip
-        return f"postgresql+asyncpg://postgres@/{name}?host={self.socket_dir}&port={self.PORT}"
-
-
-def _postgres_bindir() -> Path | None:
-    """Where initdb and pg_ctl are: $PG_BINDIR, Debian's versioned dirs, or the PATH."""
-    if configured := os.environ.get("PG_BINDIR"):
-        return Path(configured)
-    debian = sorted(
-        Path("/usr/lib/postgresql").glob("*/bin/initdb"),
-        key=lambda path: int(path.parent.parent.name) if path.parent.parent.name.isdigit() else 0,
-    )
-    if debian:
-        return debian[-1].parent
-    found = shutil.which("initdb")
-    return Path(found).parent if found else None
-
-
-@pytest.fixture(scope="session")
-def postgres_cluster() -> Iterator[PostgresCluster]:
-    bindir = _postgres_bindir()
-    if bindir is None:
-        message = "PostgreSQL server binaries not found (install them with `make test`)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    cluster = PostgresCluster(bindir)
-    try:
-        cluster.start()
-        yield cluster
-    finally:
-        cluster.stop()
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -279,6 +170,22 @@ async def test_a_game_in_progress_reads_back_with_its_moves_and_no_result(
     game = rich_record().model_copy(update={"result": None})
     await play(store, game)
     assert await store.get_game("rich") == game
+
+
+async def test_the_record_as_json_is_the_records_json(store: GameStore) -> None:
+    # A name and a move with characters JSON escapes; a heuristic JSON cannot hold.
+    game = rich_record().model_copy(update={"name": 'Fin\u00e4l "3"\n\u2603'})
+    await play(store, game)
+    stored = await store.get_game_json("rich")
+    assert stored is not None and stored.status is RecordStatus.FINISHED
+    expected = GameRecord.model_validate_json(game.model_dump_json())
+    assert GameRecord.model_validate_json(stored.json) == expected
+    assert json.loads(stored.json) == json.loads(game.model_dump_json())
+    running = rich_record().model_copy(update={"game_id": "live", "result": None})
+    await play(store, running)
+    stored = await store.get_game_json("live")
+    assert stored is not None and stored.status is RecordStatus.RUNNING
+    assert await store.get_game_json("nobody") is None
 
 
 async def test_moves_already_in_the_created_record_are_stored_as_its_first_moves(
@@ -615,7 +522,7 @@ async def test_unsupported_database_urls_raise(url: str, message: str) -> None:
 
 
 def test_a_bare_postgres_url_gets_the_asyncpg_driver() -> None:
-    from game.store import _async_url
+    from game.store.runners import _async_url
 
     assert _async_url("postgres://u@h/db").drivername == "postgresql+asyncpg"
 

@@ -1,0 +1,192 @@
+"""The record of one running game, written in order by a task of its own.
+
+A game (``game.running``) hands its ``Recorder`` one ``WriteMove`` per move, then one
+``WriteResult``; the recorder writes them to the ``GameStore`` in that order. The
+game awaits only for room in the recorder's bounded queue: a store that falls far
+behind slows its games rather than losing moves. A write that fails twice is logged
+and reported through ``on_failed`` (the game then aborts: an unrecorded game must not
+carry on); the result is still written if the store allows.
+
+Group commit: a game commits at most once per ``commit_interval`` (10 ms by default);
+the moves played in between go in the next commit, all together. A move after a quiet
+spell (a human's, a slow bot's) is committed at once, and the end of a game commits at
+once with whatever is waiting. Between bots that answer in a millisecond this turns
+dozens of transactions (and fsyncs) into one; the price is that a crash (not a stop: a
+stop ends every game and commits it) can lose the moves of the last interval.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from game.store import ABORTED_RESULT, GameStore
+from models import GameResult, RecordedMove
+
+__all__ = [
+    "DEFAULT_COMMIT_INTERVAL",
+    "RECORDER_SIZE",
+    "STORE_WAIT",
+    "Recorder",
+    "WriteMove",
+    "WriteResult",
+    "check_commit_interval",
+]
+
+log = logging.getLogger("game.recorder")
+
+#: Writes waiting for the store, per game, at most (then the game waits for room).
+RECORDER_SIZE = 1024
+#: At most one commit of a game's moves per this many seconds (see the module docstring).
+DEFAULT_COMMIT_INTERVAL = 0.010
+#: How long the end of a game waits for its record to be written.
+STORE_WAIT = 30.0
+
+
+def check_commit_interval(seconds: float) -> None:
+    """Raise ``ValueError`` unless ``seconds`` is a finite number, 0 or more: what
+    ``GameManager`` takes as ``commit_interval`` (the server checks it up front)."""
+    if not 0 <= seconds < math.inf:
+        raise ValueError(f"commit_interval must be 0 or more seconds, got {seconds}")
+
+
+@dataclass(frozen=True)
+class WriteMove:
+    index: int
+    move: RecordedMove
+    latency_ms: int | None
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    result: GameResult
+
+
+class Recorder:
+    """Writes one game's moves, then its result, in order (see the module docstring).
+
+    Its task starts at once and ends once the result is written (or could not be).
+    """
+
+    def __init__(
+        self,
+        store: GameStore,
+        game_id: str,
+        *,
+        commit_interval: float,
+        on_failed: Callable[[str], None],
+    ) -> None:
+        self.store = store
+        self.game_id = game_id
+        self.commit_interval = commit_interval
+        self._on_failed = on_failed
+        self._loop = asyncio.get_running_loop()
+        self._queue: asyncio.Queue[WriteMove | WriteResult] = asyncio.Queue(RECORDER_SIZE)
+        #: Whether the result was handed over: nothing comes after it.
+        self.result_queued = False
+        # Set once the result is queued: the recorder then commits without waiting.
+        self._flush = asyncio.Event()
+        self._task = self._loop.create_task(self._record(), name=f"htttx: record {game_id}")
+
+    @property
+    def done(self) -> bool:
+        """Whether everything handed over is written (or failed for good)."""
+        return self._task.done()
+
+    async def put(self, write: WriteMove | WriteResult) -> None:
+        """Hand over a write; waits for room in the queue."""
+        self._note(write)
+        await self._queue.put(write)
+
+    def put_nowait(self, write: WriteMove | WriteResult) -> None:
+        """Hand over a write without waiting (dropped, and logged, if the queue is full):
+        for a game that is being stopped and cannot wait."""
+        self._note(write)
+        try:
+            self._queue.put_nowait(write)
+        except asyncio.QueueFull:
+            log.error("game %s: the recorder's queue is full; %r is lost", self.game_id, write)
+
+    def _note(self, write: WriteMove | WriteResult) -> None:
+        if isinstance(write, WriteResult):
+            self.result_queued = True
+            self._flush.set()
+
+    async def wait(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` for everything handed over to be written; whether it is."""
+        await asyncio.wait({self._task}, timeout=timeout)
+        return self._task.done()
+
+    async def close(self) -> None:
+        """The game is over: write what is queued, the result last (an aborted one if
+        none was handed over), waiting up to ``STORE_WAIT``; then stop."""
+        if not self.result_queued:
+            # Ended without a GameOver (cancelled): still leave a finished record.
+            self.put_nowait(WriteResult(ABORTED_RESULT))
+        try:
+            await asyncio.wait_for(asyncio.shield(self._task), STORE_WAIT)
+        except TimeoutError:
+            log.error("game %s: the record was not written within %g s", self.game_id, STORE_WAIT)
+        except Exception:
+            log.exception("game %s: the recorder failed", self.game_id)
+        if not self._task.done():
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    def cancel(self) -> None:
+        """Stop at once, whatever is left unwritten."""
+        self._task.cancel()
+
+    async def _record(self) -> None:
+        """Write the game's moves and result in order; a write that fails twice is
+        logged and ends the game (it could not be recorded), never the server."""
+        interval = self.commit_interval
+        failed = False
+        held: WriteResult | None = None  # drained while batching, written after the moves
+        last_commit = -math.inf
+        while True:
+            item = held or await self._queue.get()
+            held = None
+            batch = [item] if isinstance(item, WriteMove) else []
+            wait = last_commit + interval - self._loop.time()
+            if batch and wait > 0 and not self._flush.is_set():
+                # Too soon after the last commit: let the moves played meanwhile join
+                # this one (the end of the game cuts the wait short).
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(wait):
+                        await self._flush.wait()
+            last_commit = self._loop.time()
+            # Group commit: the moves queued behind this one go in the same transaction.
+            while batch and not self._queue.empty():
+                queued = self._queue.get_nowait()
+                if isinstance(queued, WriteResult):
+                    held = queued  # the last item of a game: nothing queues behind it
+                    break
+                batch.append(queued)
+            for attempt in (1, 2):
+                try:
+                    if isinstance(item, WriteMove):
+                        if not failed:
+                            await self.store.add_moves(
+                                self.game_id,
+                                item.index,
+                                [(write.move, write.latency_ms) for write in batch],
+                            )
+                    else:
+                        await self.store.finish_game(
+                            self.game_id, item.result, ended_at=datetime.now(UTC)
+                        )
+                    break
+                except Exception:
+                    if attempt == 2:
+                        log.exception("game %s: writing the record failed", self.game_id)
+                        if isinstance(item, WriteMove) and not failed:
+                            failed = True
+                            self._on_failed("the game record could not be written")
+            if isinstance(item, WriteResult):
+                return

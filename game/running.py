@@ -1,0 +1,514 @@
+"""One running game: the task that alone touches its ``GameSession`` (``RunningGame``).
+
+* Inputs arrive on one bounded inbox, in order: seat frames and drops (with the time
+  they were read), seats attaching, stateless answers, an abort. Producers await room,
+  so a flooding peer is slowed at its own socket. The task waits on the inbox until
+  ``session.next_deadline`` and then calls ``session.timer``: one timer per game,
+  re-armed after every input.
+* Outputs never make the game task wait on a peer (``game.outboxes``). A ``Broadcast``
+  is encoded once for all spectators.
+* The record is written in order by the game's ``Recorder`` (``game.recorder``). The
+  end of a game is committed before ``end`` goes to anyone (a bounded wait,
+  ``END_COMMIT_WAIT``), so whoever gets ``end`` can read the finished record at once.
+* WebSocket bots are dialed when the game starts (retried until the no-show limit, so
+  a bot that cannot be reached forfeits with ``no_show`` as the session decides); a
+  stateless bot's turn is a task posting to it, cancelled when the game ends.
+* No exception escapes a game task: an unexpected one is logged and the game aborted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from collections.abc import Coroutine
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from game.discovery import BotEndpoint
+from game.outboxes import CLOSE_WAIT, Outbox, SpectatorQueue
+from game.reads import INLINE_ENCODE_MOVES, encode_setup
+from game.recorder import Recorder, WriteMove, WriteResult
+from game.seats import BotSocketSeat, SeatConnectError, StatelessSeat
+from game.session import (
+    Action,
+    Broadcast,
+    CloseSeat,
+    GameOver,
+    GameSession,
+    RecordMove,
+    RequestStatelessTurn,
+    SeatInfo,
+    SendTo,
+)
+from models import (
+    CLOSE_GOING_AWAY,
+    CLOSE_POLICY_VIOLATION,
+    Board,
+    EndPacket,
+    GameRecord,
+    GameStatus,
+    MoveRequestPacket,
+    Player,
+    StatelessMoveRequest,
+    StatelessMoveResponse,
+    dump_packet,
+)
+
+if TYPE_CHECKING:
+    from game.manager import GameManager
+
+__all__ = [
+    "END_COMMIT_WAIT",
+    "Abort",
+    "Answer",
+    "Attach",
+    "Detach",
+    "Frame",
+    "GameEvent",
+    "RunningGame",
+    "Slot",
+    "carries_end",
+]
+
+log = logging.getLogger("game.manager")
+
+INBOX_SIZE = 64
+#: How long `end` waits for the game's record to be committed before it goes out anyway.
+END_COMMIT_WAIT = 10.0
+#: Spectators joining at the same position within this many seconds share one setup.
+SETUP_REUSE_S = 1.0
+
+
+@dataclass(frozen=True)
+class Attach:
+    """A connection became the seat's (a bot's socket opened, a human came)."""
+
+    side: Player
+    conn: object
+    outbox: Outbox
+
+
+@dataclass(frozen=True)
+class Frame:
+    side: Player
+    conn: object
+    data: str | bytes
+    at: float
+
+
+@dataclass(frozen=True)
+class Detach:
+    side: Player
+    conn: object
+    why: str
+    at: float
+
+
+@dataclass(frozen=True)
+class Answer:
+    side: Player
+    turn: int
+    answer: StatelessMoveResponse | BaseException
+    at: float
+
+
+@dataclass(frozen=True)
+class Abort:
+    reason: str
+
+
+GameEvent: TypeAlias = Attach | Frame | Detach | Answer | Abort
+
+
+@dataclass
+class Slot:
+    """One seat of a running game, as the adapter sees it."""
+
+    info: SeatInfo
+    endpoint: BotEndpoint | None = None
+    token: str | None = None
+    conn: object | None = None  # identity of the current connection
+    outbox: Outbox | None = None
+    socket: BotSocketSeat | None = None
+
+
+class RunningGame:
+    """One running game: the session, its seats, spectators, recorder and tasks."""
+
+    def __init__(
+        self,
+        manager: GameManager,
+        session: GameSession,
+        slots: dict[Player, Slot],
+        name: str | None = None,
+    ) -> None:
+        self.manager = manager
+        self.session = session
+        self.name = name
+        self.game_id = session.game_id
+        self.slots = slots
+        self.spectators: set[SpectatorQueue] = set()
+        self.end_text: str | None = None
+        self.finished = asyncio.Event()
+        self.task: asyncio.Task[None] | None = None
+        self._loop = asyncio.get_running_loop()
+        self._inbox: asyncio.Queue[GameEvent] = asyncio.Queue(INBOX_SIZE)
+        self._local: deque[GameEvent] = deque()  # inputs the game task makes for itself
+        self._recorder: Recorder | None = None  # started by run()
+        self._helpers: set[asyncio.Task[Any]] = set()  # connects, turns, abort requests
+        self._outboxes: set[Outbox] = set()  # the bots' (a human's belongs to play_human)
+        self._turn: asyncio.Task[None] | None = None
+        self._turns = 0
+        self._ending = False
+        # Updates of the actions being carried out that have not gone out yet.
+        self._unsent_updates = 0
+        # The last setup encoded off the loop: its board and status, when, the encoding.
+        self._setup: tuple[Board, GameStatus, float, asyncio.Future[bytes]] | None = None
+
+    def spectator_setup(self) -> str | asyncio.Future[bytes]:
+        """The ``setup`` for a spectator joining now: its text, or for a long game (a
+        megabyte or more) the future of its encoding on a worker thread. Spectators who
+        join at the same position within ``SETUP_REUSE_S`` share one encoding (their
+        clocks may be that much behind, until the next update)."""
+        now = self._loop.time()
+        board, status = self.session.board, self.session.status
+        if self._setup is not None:
+            (shared_board, shared_status, encoded_at, encoding) = self._setup
+            fresh = now - encoded_at < SETUP_REUSE_S
+            if shared_board is board and shared_status is status and fresh:
+                return encoding
+        setup = self.session.spectator_setup(now)
+        if len(setup.moves or ()) <= INLINE_ENCODE_MOVES:
+            return dump_packet(setup).decode()
+        encoding = asyncio.ensure_future(asyncio.to_thread(encode_setup, setup))
+        self._setup = (board, status, now, encoding)
+        return encoding
+
+    def record(self) -> GameRecord:
+        """The game as played so far: every move broadcast, the result once over."""
+        return self.session.record().model_copy(update={"name": self.name})
+
+    # -------------------------------------------------------------- plumbing
+
+    def spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
+        """A helper task this game owns: cancelled and awaited when the game ends."""
+        task = self._loop.create_task(coro, name=f"htttx: {name} {self.game_id}")
+        self._helpers.add(task)
+        task.add_done_callback(self._helpers.discard)
+        return task
+
+    async def post(self, event: GameEvent) -> None:
+        """An input for the game task (waits for room: backpressure on the producer)."""
+        if not self._ending:
+            await self._inbox.put(event)
+
+    def request_abort(self, reason: str) -> None:
+        if not self._ending:
+            self.spawn(self.post(Abort(reason)), "abort")
+
+    # ------------------------------------------------------------ the task
+
+    async def run(self) -> None:
+        """The game task; returns when the game is over and everything is closed."""
+        try:
+            self._recorder = Recorder(
+                self.manager.store,
+                self.game_id,
+                commit_interval=self.manager.commit_interval,
+                on_failed=self.request_abort,
+            )
+            for side, slot in self.slots.items():
+                if slot.info.kind == "bot_ws":
+                    self.spawn(self._connect_bot(side), f"connect {side.value}")
+            await self._play()
+        except Exception:  # a bug here costs one game, never the server
+            log.exception("game %s: the game task failed; aborting the game", self.game_id)
+            with contextlib.suppress(Exception):
+                await self._apply(self.session.abort("internal error", self._loop.time()))
+        finally:
+            await self._end()
+
+    async def _play(self) -> None:
+        session = self.session
+        while not session.over:
+            if self._local:
+                event = self._local.popleft()
+            else:
+                deadline = session.next_deadline
+                if deadline is not None and deadline <= self._loop.time():
+                    await self._apply(session.timer(self._loop.time()))
+                    continue
+                try:
+                    async with asyncio.timeout_at(deadline):
+                        event = await self._inbox.get()
+                except TimeoutError:
+                    await self._apply(session.timer(self._loop.time()))
+                    continue
+            await self._apply(self._handle(event))
+
+    def _handle(self, event: GameEvent) -> list[Action]:
+        session = self.session
+        match event:
+            case Frame(side, conn, data, at):
+                if self.slots[side].conn is not conn:
+                    return []  # from a connection the seat has replaced or closed
+                return session.receive(side, data, at)
+            case Attach(side, conn, outbox):
+                slot = self.slots[side]
+                actions: list[Action] = []
+                if slot.conn is not None and slot.outbox is not None:
+                    slot.outbox.close(
+                        CLOSE_POLICY_VIOLATION, "replaced by a new connection to this seat"
+                    )
+                    actions += session.seat_disconnected(side, self._loop.time())
+                slot.conn, slot.outbox = conn, outbox
+                return actions + session.seat_connected(side, self._loop.time())
+            case Detach(side, conn, why, at):
+                slot = self.slots[side]
+                if slot.conn is not conn:
+                    return []
+                log.info("game %s: %s disconnected: %s", self.game_id, side.value, why)
+                if slot.outbox is not None:
+                    slot.outbox.close(CLOSE_GOING_AWAY, why)
+                slot.conn = slot.outbox = None
+                return session.seat_disconnected(side, at)
+            case Answer(side, turn, answer, at):
+                if turn != self._turns:
+                    return []  # a turn the session has moved past
+                self._turn = None
+                return session.stateless_answer(side, answer, at)
+            case Abort(reason):
+                return session.abort(reason, self._loop.time())
+
+    async def _apply(self, actions: list[Action]) -> None:
+        last = len(actions) - 1
+        # The record of a game that ends here is committed before anyone gets `end`.
+        game_over = next((a for a in actions if isinstance(a, GameOver)), None)
+        self._unsent_updates = sum(
+            isinstance(a, Broadcast) and not isinstance(a.packet, EndPacket) for a in actions
+        )
+        try:
+            for index, action in enumerate(actions):
+                if game_over is not None and carries_end(action):
+                    await self._commit_end(game_over)
+                elif action is game_over and self._recorded_result:
+                    continue  # already recorded by _commit_end
+                write = self._do(action)
+                if (
+                    index < last
+                    and isinstance(action, SendTo)
+                    and isinstance(action.packet, MoveRequestPacket)
+                ):
+                    # The game waits for the answer to this request: let the seat's outbox
+                    # put it on the wire now, before the spectators' update is encoded.
+                    await asyncio.sleep(0)
+                if write is not None:
+                    # The only wait of the game task besides its inbox: room in the
+                    # recorder's queue, so a store far behind slows the game, loses nothing.
+                    await self._record(write)
+        finally:  # whatever happened, nothing is on its way any more
+            self._unsent_updates = 0
+
+    async def _commit_end(self, game_over: GameOver) -> None:
+        """Record ``game_over`` after the moves queued before it, and wait (a bounded
+        wait) until the recorder has committed them all: whoever gets `end` can read the
+        final record at once. A store that fails or lags only delays the `end`; the game
+        ends all the same, recorded as well as the store allows (the recorder logs)."""
+        if self._recorded_result:
+            return
+        write = self._do(game_over)
+        assert write is not None
+        await self._record(write)
+        if self._recorder is not None and not await self._recorder.wait(END_COMMIT_WAIT):
+            log.warning(
+                "game %s: the record was not committed within %g s; sending the end anyway",
+                self.game_id,
+                END_COMMIT_WAIT,
+            )
+
+    @property
+    def _recorded_result(self) -> bool:
+        return self._recorder is not None and self._recorder.result_queued
+
+    async def _record(self, write: WriteMove | WriteResult) -> None:
+        # The only wait of the game task besides its inbox: room in the recorder's
+        # queue, so a store far behind slows the game, loses nothing.
+        if self._recorder is not None:
+            await self._recorder.put(write)
+
+    def _do(self, action: Action) -> WriteMove | WriteResult | None:
+        """Carry out one action at once; what to write to the store is returned."""
+        match action:
+            case SendTo(side, packet):
+                slot = self.slots[side]
+                if slot.outbox is not None and not slot.outbox.send(dump_packet(packet).decode()):
+                    # Cannot take packets: a dropped seat, to the session.
+                    why = "does not read its packets"
+                    self._local.append(Detach(side, slot.conn, why, self._loop.time()))
+            case Broadcast(packet):
+                is_end = isinstance(packet, EndPacket)
+                if not is_end and self._unsent_updates:
+                    self._unsent_updates -= 1
+                if self.spectators or is_end:  # an unwatched move is not even encoded
+                    self._broadcast(dump_packet(packet).decode(), is_end)
+            case RequestStatelessTurn(side, request, time_limit):
+                self._post_turn(side, request, time_limit)
+            case CloseSeat(side, code, reason):
+                slot = self.slots[side]
+                if slot.outbox is not None:
+                    slot.outbox.close(code, reason)
+                slot.conn = slot.outbox = None
+            case RecordMove(index, move):
+                return WriteMove(index, move, move.latency_ms)
+            case GameOver(result, _record, detail):
+                log.info("game %s over: %s", self.game_id, detail)
+                return WriteResult(result)
+        return None
+
+    def _broadcast(self, text: str, is_end: bool) -> None:
+        if is_end:
+            self.end_text = text
+        for spectator in list(self.spectators):
+            if spectator.skip and not is_end:
+                spectator.skip -= 1  # its setup already showed this move
+            elif not spectator.offer(text):
+                self.drop(spectator)
+
+    def add_spectator(self, spectator: SpectatorQueue) -> bool:
+        """Send ``spectator`` every update from now on and the `end`, right after a setup
+        of the session as it is now (no await in between). False once the game is
+        closing: then nothing more is broadcast.
+
+        The session is a step ahead of the broadcasts while the game task carries out
+        the actions of an input (it yields to let a move request out first, and waits
+        for the record before `end`): the updates still to go out show moves that this
+        setup already has, so the spectator skips them. The `end` is never skipped."""
+        if self._ending:
+            return False
+        spectator.skip = self._unsent_updates
+        self.spectators.add(spectator)
+        return True
+
+    def drop(self, spectator: SpectatorQueue) -> None:
+        self.spectators.discard(spectator)
+        spectator.dropped.set()
+
+    # ------------------------------------------------------------- bot seats
+
+    async def _connect_bot(self, side: Player) -> None:
+        """Dial the bot until it answers or the no-show limit has passed (then the
+        session records ``no_show``)."""
+        slot = self.slots[side]
+        assert slot.endpoint is not None and slot.endpoint.socket_url is not None
+        manager = self.manager
+        give_up = self._loop.time() + self.session.limits.no_show_s
+        conn = object()
+        delay = 0.1
+        while True:
+            seat = BotSocketSeat(
+                slot.endpoint.socket_url,
+                manager.http,
+                on_frame=lambda data: self.post(Frame(side, conn, data, self._loop.time())),
+                on_closed=lambda why: self.post(Detach(side, conn, why, self._loop.time())),
+                on_rtt=lambda rtt: self._rtt(side, conn, rtt),
+                max_frame_bytes=self.session.limits.max_frame_bytes,
+                connect_timeout=manager.connect_timeout,
+                ping_interval=manager.ping_interval,
+                pong_timeout=manager.pong_timeout,
+                thinking=lambda: self.session.awaiting is side,
+                name=f"{side.value} {self.game_id}",
+            )
+            try:
+                await seat.connect()
+                break
+            except SeatConnectError as exc:
+                if self._loop.time() + delay >= give_up:
+                    log.info("game %s: %s never connected: %s", self.game_id, side.value, exc)
+                    return
+                log.debug("game %s: %s: %s; retrying", self.game_id, side.value, exc)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
+        slot.socket = seat  # from here on, _end closes it whatever happens
+
+        async def failed(why: str) -> None:
+            await self.post(Detach(side, conn, why, self._loop.time()))
+
+        outbox = Outbox(seat, f"{side.value} {self.game_id}", on_failed=failed)
+        self._outboxes.add(outbox)  # closed by _end even if the attach never happens
+        # Frames are posted after the attach, so the session hears of the seat first.
+        await self.post(Attach(side, conn, outbox))
+        seat.start()
+
+    def _rtt(self, side: Player, conn: object, rtt: float) -> None:
+        slot = self.slots[side]
+        if slot.conn is conn and not self.session.over:
+            self.session.rtt_measured(side, rtt)
+
+    def _post_turn(
+        self, side: Player, request: StatelessMoveRequest, time_limit: float | None
+    ) -> None:
+        slot = self.slots[side]
+        assert slot.endpoint is not None and slot.endpoint.turn_url is not None
+        if self._turn is not None:
+            self._turn.cancel()
+        self._turns += 1
+        turn = self._turns
+        seat = StatelessSeat(slot.endpoint.turn_url, self.manager.http)
+
+        async def play() -> None:
+            answer: StatelessMoveResponse | BaseException
+            try:
+                answer = await seat.turn(request, time_limit)
+            except Exception as exc:  # the session maps it to a cause
+                answer = exc
+            await self.post(Answer(side, turn, answer, self._loop.time()))
+
+        self._turn = self.spawn(play(), f"turn {side.value}")
+
+    # ------------------------------------------------------------------ end
+
+    async def _end(self) -> None:
+        """Close everything the game owns and wait for it; runs once, at the end."""
+        self._ending = True
+        try:
+            await self._close_all()
+        finally:  # even if cancelled: nobody may wait for this game any longer
+            if self._recorder is not None:
+                self._recorder.cancel()
+            self.manager.forget(self)
+            self.finished.set()
+
+    async def _close_all(self) -> None:
+        if not self.session.over:
+            # Stopped without an end (the task was cancelled): end it now, without
+            # waiting for anything, so the seats and spectators still get `end`.
+            for action in self.session.abort("the game was stopped", self._loop.time()):
+                write = self._do(action)
+                if write is not None and self._recorder is not None:
+                    self._recorder.put_nowait(write)
+        helpers = list(self._helpers)
+        for task in helpers:
+            task.cancel()
+        await asyncio.gather(*helpers, return_exceptions=True)
+        outboxes = {slot.outbox for slot in self.slots.values() if slot.outbox is not None}
+        outboxes |= self._outboxes
+        for outbox in outboxes:
+            outbox.close(CLOSE_GOING_AWAY, "the game is over")
+        await asyncio.gather(*(outbox.wait_closed(CLOSE_WAIT) for outbox in outboxes))
+        for slot in self.slots.values():
+            slot.conn = slot.outbox = None
+            if slot.socket is not None:
+                await slot.socket.close(CLOSE_GOING_AWAY, "the game is over")
+        for spectator in list(self.spectators):
+            if not spectator.offer(None):
+                self.drop(spectator)
+        self.spectators.clear()
+        if self._recorder is not None:
+            await self._recorder.close()
+
+
+def carries_end(action: Action) -> bool:
+    """Whether ``action`` sends the `end` packet to a seat or to the spectators."""
+    return isinstance(action, SendTo | Broadcast) and isinstance(action.packet, EndPacket)

@@ -1,0 +1,372 @@
+"""Game records on disk: one row per game, one row per move, written as the game is played.
+
+``GameStore`` keeps ``GameRecord`` s with SQLAlchemy Core, and no query ever blocks the
+event loop. The default is a SQLite file (``./data/htttx.sqlite``); a
+``postgresql+asyncpg://`` URL selects PostgreSQL. ``sqlite://`` and ``postgresql://``
+URLs are completed to ``sqlite+aiosqlite://`` and ``postgresql+asyncpg://``. The SQLite
+name is kept for compatibility with earlier versions and configurations; the store
+reaches SQLite through its own threads and the standard ``sqlite3`` module (see
+Concurrency), so the aiosqlite package is not needed.
+
+Durability: every ``add_move`` is its own committed transaction, so a crash loses no
+move that ``add_move`` returned for. After a restart, ``abort_running`` marks the games
+that were still running as aborted; their moves stay.
+
+Schema (created with ``metadata.create_all`` on ``open``; there are no migrations yet,
+so a change to these tables needs Alembic or a fresh database)::
+
+    games  seq        integer, primary key      creation order: newest first, cursors
+           game_id    text, unique              the record's id
+           status     'running' | 'finished' | 'aborted'
+           started_at ISO 8601 text, nullable   exact round trip of naive/aware times
+           ended_at   ISO 8601 text, nullable
+           header     JSON text                 the GameRecord without id, start,
+                                                moves and result (players, match,
+                                                setup, name, tags, ...)
+           result     JSON text, nullable       the GameResult
+           move_count integer                   moves recorded so far
+    moves  game_id    text, references games    primary key (game_id, idx)
+           idx        integer                   0-based position in GameRecord.moves
+           data       JSON text                 the RecordedMove
+           latency_ms integer, nullable         measured round trip of the request
+
+Nested data is JSON *text* rather than a JSON column type: it is portable, keeps
+PositionEvaluation's extra fields and non-finite heuristics exactly, and PostgreSQL's
+``jsonb`` would reject both ``Infinity`` and ``\\u0000``. Nothing filters on it.
+
+Concurrency: one store serves every game of a server, and a game writes up to once per
+move (the game manager groups the moves of fast games, see ``--commit-interval``), so
+a write must cost the event loop little. Every operation is one synchronous
+function of a SQLAlchemy ``Connection`` inside one transaction. On SQLite the whole
+transaction runs on a writer thread of the store's own (pysqlite, no asyncio driver),
+and the event loop only submits it and awaits one future; going through aiosqlite
+instead, each statement, BEGIN and COMMIT would be a trip of its own through
+SQLAlchemy's greenlet and aiosqlite's thread queue: ten times the loop time or more
+(``bench/store.py`` measures it). The single writer thread is also SQLite's single
+writer: writes queue on it in order, and its transactions start with ``BEGIN
+IMMEDIATE`` (another process's writes are waited for, up to a busy timeout). Reads of
+a SQLite file run on a few reader threads and, in WAL mode, never wait for writes; an
+in-memory database is one connection, used only by the writer thread. On PostgreSQL,
+the same functions run through the asyncpg engine (``AsyncConnection.run_sync``);
+``add_move`` and ``finish_game`` lock the game's row, so two writers of one game queue
+up and different games never wait for each other.
+
+Aborted games: ``status`` is ``aborted`` and ``result`` is ``ABORTED_RESULT``,
+``GameResult(winner=None, reason=DRAW, cause=ABORTED)``. ``GameResult`` allows no
+winner only in a draw, and this is also exactly what the ``end`` packet of an aborted
+game says on the wire (``winner: null``, ``reason: draw``, ``detail: aborted``).
+Anything that counts draws (ratings, statistics) must check ``cause`` first.
+
+Forward compatibility: records are stored through their pydantic serialisation, so a
+field added to ``GameRecord``, ``RecordPlayer`` or ``RecordedMove`` is stored without a
+schema change, and older rows read back with the field's default.
+
+>>> GameStore.DEFAULT_URL
+'sqlite+aiosqlite:///./data/htttx.sqlite'
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
+
+from sqlalchemy import func, select
+from sqlalchemy.engine import URL
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from game.store.errors import (
+    DuplicateGameError,
+    GameNotRunningError,
+    InvalidCursorError,
+    InvalidGameIdError,
+    InvalidPageSizeError,
+    MoveConflictError,
+    MoveIndexError,
+    RecordAlreadyFinishedError,
+    StoreError,
+    UnknownGameError,
+    UnsupportedDatabaseError,
+)
+from game.store.queries import (
+    _abort_running,
+    _add_moves,
+    _build_record,
+    _count_games,
+    _create_game,
+    _fetch_and_build,
+    _fetch_game,
+    _finish_game,
+    _list_games,
+    _move_latencies,
+    _record_json,
+    _StoredGame,
+)
+from game.store.runners import (
+    _async_url,
+    _AsyncEngineRunner,
+    _is_memory_sqlite,
+    _Runner,
+    _SqliteThreads,
+    _to_completion,
+)
+from game.store.schema import (
+    _NOT_IN_HEADER,
+    ABORTED_RESULT,
+    MAX_GAME_ID_LENGTH,
+    MAX_PAGE_SIZE,
+    GamePage,
+    GameSummary,
+    RecordJson,
+    RecordStatus,
+    _games,
+    _metadata,
+    _parse_cursor,
+    _to_json,
+)
+from models import EndCause, GameRecord, GameResult, RecordedMove
+
+_T = TypeVar("_T")
+
+__all__ = [
+    "ABORTED_RESULT",
+    "MAX_PAGE_SIZE",
+    "DuplicateGameError",
+    "GameNotRunningError",
+    "GamePage",
+    "GameStore",
+    "GameSummary",
+    "InvalidCursorError",
+    "InvalidGameIdError",
+    "InvalidPageSizeError",
+    "MoveConflictError",
+    "MoveIndexError",
+    "RecordAlreadyFinishedError",
+    "RecordJson",
+    "RecordStatus",
+    "StoreError",
+    "UnknownGameError",
+    "UnsupportedDatabaseError",
+]
+
+
+# --------------------------------------------------------------------------- store
+
+
+class GameStore:
+    """Game records in SQLite or PostgreSQL. Open with ``await GameStore.open(url)``.
+
+    Safe to share among all the games of one server: SQLite writes are serialised on
+    the store's writer thread (SQLite has one writer), PostgreSQL writes lock the
+    game's row.
+    """
+
+    DEFAULT_URL: ClassVar[str] = "sqlite+aiosqlite:///./data/htttx.sqlite"
+
+    def __init__(self, url: URL, runner: _Runner) -> None:
+        """Use ``GameStore.open``; this only wires up what it has prepared."""
+        self.url = url
+        self._runner = runner
+        self._closing: asyncio.Future[None] | None = None
+
+    @classmethod
+    async def open(cls, url: str = DEFAULT_URL) -> GameStore:
+        """Connect to ``url`` and create the tables if they are missing.
+
+        For a SQLite file, the directory is created too.
+        """
+        parsed = _async_url(url)
+        runner: _Runner
+        if parsed.get_backend_name() == "sqlite":
+            if not _is_memory_sqlite(parsed) and parsed.database:
+                Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            runner = _SqliteThreads(parsed)
+        else:
+            runner = _AsyncEngineRunner(create_async_engine(parsed, pool_pre_ping=True))
+        store = cls(parsed, runner)
+        try:
+            await runner.write(_metadata.create_all)
+        except BaseException:
+            await store.close()
+            raise
+        return store
+
+    async def close(self) -> None:
+        """Close every connection, once the writes under way have landed, and stop the
+        store's threads. The store cannot be used afterwards; closing again does
+        nothing more."""
+        if self._closing is None:
+            self._closing = asyncio.ensure_future(self._runner.close())
+        # Like a write, closing finishes even if its caller is cancelled: no thread or
+        # connection is left behind.
+        await _to_completion(self._closing)
+
+    async def __aenter__(self) -> GameStore:
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self.close()
+
+    # ------------------------------------------------------------------ writing
+
+    async def create_game(self, record: GameRecord) -> None:
+        """Store a new running game: players, match, setup, name, tags, start time.
+
+        Moves already in ``record`` are stored as its first moves (indices 0, 1, ...).
+        Raises InvalidGameIdError, RecordAlreadyFinishedError or DuplicateGameError.
+        """
+        game_id = record.game_id
+        if game_id is None or not game_id or len(game_id) > MAX_GAME_ID_LENGTH:
+            raise InvalidGameIdError(
+                f"a stored game needs a game_id of 1 to {MAX_GAME_ID_LENGTH} characters, "
+                f"got {game_id!r}"
+            )
+        if "\x00" in game_id:
+            raise InvalidGameIdError(f"a game_id cannot contain NUL characters: {game_id!r}")
+        if record.result is not None:
+            raise RecordAlreadyFinishedError(
+                f"game {game_id!r} already has a result; create_game expects a game that "
+                "is starting (record the result with finish_game)"
+            )
+        game = {
+            "game_id": game_id,
+            "status": RecordStatus.RUNNING.value,
+            "started_at": record.started_at,
+            "header": _to_json(record, exclude=_NOT_IN_HEADER),
+            "move_count": len(record.moves),
+        }
+        moves = [
+            {"game_id": game_id, "idx": i, "data": _to_json(move), "latency_ms": None}
+            for i, move in enumerate(record.moves)
+        ]
+        try:
+            await self._runner.write(_create_game, game, moves)
+        except IntegrityError as exc:
+            raise DuplicateGameError(f"a game with id {game_id!r} is already stored") from exc
+
+    async def add_move(
+        self, game_id: str, index: int, move: RecordedMove, *, latency_ms: int | None = None
+    ) -> None:
+        """Record move number ``index`` (0-based) of a running game, committed at once.
+
+        Idempotent: writing the same move and latency at the same index again does
+        nothing, so a caller that does not know whether a write landed may retry it.
+        Raises UnknownGameError, MoveConflictError (another move at ``index``),
+        GameNotRunningError or MoveIndexError (``index`` is not the next one).
+        """
+        await self.add_moves(game_id, index, [(move, latency_ms)])
+
+    async def add_moves(
+        self, game_id: str, first_index: int, moves: Sequence[tuple[RecordedMove, int | None]]
+    ) -> None:
+        """Record consecutive moves ``(move, latency_ms)`` from ``first_index`` on, in one
+        transaction: a game's recorder writes whatever has queued up at once (a group
+        commit), which costs one round of statements instead of one per move.
+
+        Same rules as ``add_move`` for each move: those already stored must be equal.
+        """
+        # Serialised here, on the caller's side: the rows are a snapshot of the moves
+        # as they were when add_moves was called.
+        rows: list[dict[str, Any]] = [
+            {"game_id": game_id, "idx": first_index + i, "data": _to_json(move), "latency_ms": ms}
+            for i, (move, ms) in enumerate(moves)
+        ]
+        if rows:
+            await self._runner.write(_add_moves, game_id, first_index, rows)
+
+    async def finish_game(self, game_id: str, result: GameResult, *, ended_at: datetime) -> None:
+        """Record how a running game ended. A result with ``cause=ABORTED`` marks the
+        game aborted rather than finished.
+
+        Recording the same result again does nothing. Raises UnknownGameError, or
+        GameNotRunningError if the game already has a different result.
+        """
+        status = RecordStatus.ABORTED if result.cause is EndCause.ABORTED else RecordStatus.FINISHED
+        await self._runner.write(_finish_game, game_id, status, _to_json(result), ended_at)
+
+    async def abort_running(self, *, ended_at: datetime) -> int:
+        """Mark every running game aborted, keeping its moves; for server startup.
+
+        Returns how many games were aborted.
+        """
+        return await self._runner.write(_abort_running, ended_at)
+
+    # ------------------------------------------------------------------ reading
+
+    async def get_game(self, game_id: str) -> GameRecord | None:
+        """The full record of a game, moves in order; None if there is no such game.
+
+        Rebuilding a record of thousands of moves takes a while: it never runs on the
+        event loop (on PostgreSQL, only the query does).
+        """
+        return await self._read_game(game_id, _build_record)
+
+    async def get_game_json(self, game_id: str) -> RecordJson | None:
+        """The full record of a game as the JSON of ``GameRecord``, with the game's
+        status; None if there is no such game.
+
+        For serving: each move's stored JSON goes in as it is, without being rebuilt
+        into a model and encoded again, which for a long game is most of the work of a
+        read (and of the garbage collector's).
+        """
+        return await self._read_game(game_id, _record_json)
+
+    async def _read_game(self, game_id: str, build: Callable[[_StoredGame | None], _T]) -> _T:
+        # The query, then ``build``, both off the event loop (on PostgreSQL only the
+        # query runs on it, in run_sync's greenlet).
+        if self._runner.reads_on_loop:
+            stored = await self._runner.read(_fetch_game, game_id)
+            return await asyncio.to_thread(build, stored)
+        return await self._runner.read(_fetch_and_build, game_id, build)
+
+    async def move_latencies(self, game_id: str) -> list[int | None]:
+        """The measured latency of each move of a game, in move order.
+
+        ``RecordedMove`` has no field for it yet, so it is kept beside the move.
+        Raises UnknownGameError.
+        """
+        return await self._runner.read(_move_latencies, game_id)
+
+    async def list_games(
+        self,
+        *,
+        status: RecordStatus | None = None,
+        limit: int = 50,
+        before: str | None = None,
+    ) -> GamePage:
+        """Games newest first (by creation), optionally only those with ``status``.
+
+        Pagination is by cursor: pass a page's ``next_cursor`` as ``before`` to get
+        the games created before the last one on it. Unlike an offset, this neither
+        skips nor repeats games while new ones are being created.
+        Raises InvalidPageSizeError or InvalidCursorError.
+        """
+        if not 1 <= limit <= MAX_PAGE_SIZE:
+            raise InvalidPageSizeError(f"limit must be between 1 and {MAX_PAGE_SIZE}, got {limit}")
+        query = select(
+            _games.c.seq,
+            _games.c.game_id,
+            _games.c.status,
+            _games.c.started_at,
+            _games.c.ended_at,
+            _games.c.header,
+            _games.c.result,
+            _games.c.move_count,
+        )
+        if status is not None:
+            query = query.where(_games.c.status == RecordStatus(status).value)
+        if before is not None:
+            query = query.where(_games.c.seq < _parse_cursor(before))
+        # One row more than asked tells whether there is a next page.
+        query = query.order_by(_games.c.seq.desc()).limit(limit + 1)
+        return await self._runner.read(_list_games, query, limit)
+
+    async def count_games(self, *, status: RecordStatus | None = None) -> int:
+        """How many games are stored, optionally only those with ``status``."""
+        query = select(func.count()).select_from(_games)
+        if status is not None:
+            query = query.where(_games.c.status == RecordStatus(status).value)
+        return await self._runner.read(_count_games, query)

@@ -1,0 +1,332 @@
+"""Where the store's transactions run: SQLite on threads of its own, PostgreSQL
+through SQLAlchemy's asyncio engine (see Concurrency in ``game.store``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Concatenate, Final, ParamSpec, Protocol, TypeVar
+
+from sqlalchemy import (
+    create_engine,
+    event,
+)
+from sqlalchemy.engine import URL, Connection, Engine, make_url
+from sqlalchemy.exc import ArgumentError
+from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.pool import StaticPool
+
+from game.store.errors import UnsupportedDatabaseError
+
+# SQLite waits this long for another process's write lock before giving up; writers of
+# this process never wait on each other at the SQLite level (see _SqliteThreads).
+_SQLITE_BUSY_TIMEOUT_MS: Final = 10_000
+
+# Reads of a SQLite file run on this many threads, each with a connection of its own.
+_SQLITE_READ_THREADS: Final = 4
+
+
+# --------------------------------------------------------------------------- URLs
+
+
+def _async_url(url: str) -> URL:
+    """Parse ``url`` and give a bare ``sqlite`` / ``postgresql`` URL its asyncio driver."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError as exc:
+        raise UnsupportedDatabaseError(f"cannot parse database URL {url!r}: {exc}") from exc
+    backend, _, driver = parsed.drivername.partition("+")
+    if backend == "postgres":
+        backend = "postgresql"
+    wanted = {"sqlite": "aiosqlite", "postgresql": "asyncpg"}.get(backend)
+    if wanted is None:
+        raise UnsupportedDatabaseError(
+            f"unsupported database {parsed.drivername!r}: expected a sqlite+aiosqlite:// "
+            "or postgresql+asyncpg:// URL"
+        )
+    if driver and driver != wanted:
+        raise UnsupportedDatabaseError(
+            f"unsupported driver {parsed.drivername!r}: expected {backend}+{wanted}"
+        )
+    return parsed.set(drivername=f"{backend}+{wanted}")
+
+
+def _is_memory_sqlite(url: URL) -> bool:
+    return url.database in (None, "", ":memory:") or bool(url.query.get("mode") == "memory")
+
+
+def _sqlite_engine(url: URL, *, begin: str, connections: int) -> Engine:
+    """A synchronous (pysqlite) engine whose transactions start with ``begin``, used
+    only from the store's own threads.
+
+    pysqlite's own transaction handling starts transactions late (before the first
+    write), so a read-then-write transaction could fail to upgrade its lock instead of
+    waiting. As SQLAlchemy's SQLite docs advise, the driver is put in autocommit mode
+    and the BEGIN is emitted here: ``BEGIN IMMEDIATE`` for writers takes the write lock
+    up front, where the busy timeout applies.
+    """
+    # Every use is a transaction that ends in a commit or a rollback, so the pool's
+    # rollback on check-in has nothing to do.
+    kwargs: dict[str, Any] = {"pool_reset_on_return": None}
+    if _is_memory_sqlite(url):
+        # One shared connection: each new connection would see its own empty database.
+        kwargs["poolclass"] = StaticPool
+    else:
+        # One connection per thread that uses the engine, so no thread ever waits here.
+        kwargs["pool_size"] = connections
+        kwargs["max_overflow"] = 0
+    # A connection is used by one thread at a time, but not always by the thread that
+    # opened it: the reader threads share their pool, and close() closes every
+    # connection from the writer thread.
+    kwargs["connect_args"] = {"check_same_thread": False}
+    engine = create_engine(url.set(drivername="sqlite+pysqlite"), **kwargs)
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute(f"PRAGMA busy_timeout={_SQLITE_BUSY_TIMEOUT_MS}")
+        # WAL: readers never block the writer nor the other way round. FULL: a commit
+        # is on disk when add_move returns, so even a power cut loses no acknowledged
+        # move (NORMAL would only survive process crashes).
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=FULL")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Any) -> None:
+        connection.exec_driver_sql(begin)
+
+    return engine
+
+
+# ------------------------------------------------------------------ running them
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
+
+async def _to_completion(write: asyncio.Future[_T]) -> _T:
+    """Wait for ``write``, a write that must finish even when its caller is cancelled;
+    a cancelled caller waits for it, then sees its CancelledError.
+
+    A transaction cut off halfway (a server shutting down cancels game tasks in the
+    middle of their writes) could leave SQLite's write lock held by a connection whose
+    rollback never ran, and every later writer would then fail with "database is
+    locked"; and a caller could not tell whether its write landed. So a write runs on
+    its own (on the writer thread, or in its own task on PostgreSQL) and a cancelled
+    caller waits for it (a short wait: one transaction). The write lands whole.
+    """
+    try:
+        return await asyncio.shield(write)
+    except asyncio.CancelledError:
+        while not write.done():
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(write)
+        if not write.cancelled():
+            write.exception()  # retrieved: the caller is gone, its cancel wins
+        raise
+
+
+class _Runner(Protocol):
+    """Runs the transaction functions above on one backend."""
+
+    #: Whether ``read`` runs its function on the event loop's thread (then the costly
+    #: part of a big read, rebuilding the record, is better done on a thread).
+    reads_on_loop: bool
+
+    async def write(
+        self, fn: Callable[Concatenate[Connection, _P], _T], /, *args: _P.args, **kwargs: _P.kwargs
+    ) -> _T:
+        """Run ``fn`` as a write transaction, committed if it returns. It runs to its
+        end even if the caller is cancelled, and the caller waits for that end."""
+
+    async def read(
+        self, fn: Callable[Concatenate[Connection, _P], _T], /, *args: _P.args, **kwargs: _P.kwargs
+    ) -> _T:
+        """Run ``fn`` in a read transaction."""
+
+    async def close(self) -> None:
+        """Close every connection, after the writes under way."""
+
+
+class _SqliteThreads:
+    """SQLite: a whole transaction is one call on a thread of ours, so the event loop
+    only hands it over and awaits its end.
+
+    Writes run on one writer thread: SQLite has a single writer anyway, and the thread
+    runs them one at a time in the order they were made (the write queue of the
+    store), so they never wait for each other inside SQLite, where waits are neither
+    fair nor free of lock-upgrade failures.
+
+    Reads of a file run on a few reader threads with connections of their own. In WAL
+    mode they read beside the writer and never wait for it. They are synchronous
+    functions too, rather than aiosqlite calls, because each aiosqlite statement (and
+    BEGIN and COMMIT) is its own trip through SQLAlchemy's greenlet and aiosqlite's
+    thread queue, where this is one hop per read; the JSON and pydantic work of
+    rebuilding a record is then off the event loop as well; and the code is the very
+    function that PostgreSQL runs.
+
+    An in-memory database lives in one connection, which only the writer thread uses:
+    reads go through the writer thread too, so they see every write.
+    """
+
+    reads_on_loop = False
+
+    def __init__(self, url: URL) -> None:
+        self._writer = _sqlite_engine(url, begin="BEGIN IMMEDIATE", connections=1)
+        self._write_thread = ThreadPoolExecutor(1, thread_name_prefix="htttx-store-writer")
+        # The writer thread's connection, opened by its first job and kept: no pool
+        # checkout and check-in per transaction. Only that thread touches it.
+        self._write_conn: Connection | None = None
+        self._reader: Engine | None = None
+        self._read_threads: ThreadPoolExecutor | None = None
+        if not _is_memory_sqlite(url):
+            self._reader = _sqlite_engine(url, begin="BEGIN", connections=_SQLITE_READ_THREADS)
+            self._read_threads = ThreadPoolExecutor(
+                _SQLITE_READ_THREADS, thread_name_prefix="htttx-store-reader"
+            )
+
+    def _on_writer(
+        self, fn: Callable[Concatenate[Connection, _P], _T], /, *args: _P.args, **kwargs: _P.kwargs
+    ) -> _T:
+        """``fn`` in a transaction of the writer's connection (on the writer thread)."""
+        if self._write_conn is None:
+            self._write_conn = self._writer.connect()
+        conn = self._write_conn
+        try:
+            with conn.begin():
+                return fn(conn, *args, **kwargs)
+        except BaseException:
+            # A transaction that SQLite kept open (a COMMIT or ROLLBACK that failed) must
+            # not reach the next write: then the connection goes, the next job opens one.
+            if _left_in_transaction(conn):
+                self._write_conn = None
+                conn.invalidate()
+                conn.close()
+            raise
+
+    async def write(
+        self, fn: Callable[Concatenate[Connection, _P], _T], /, *args: _P.args, **kwargs: _P.kwargs
+    ) -> _T:
+        # Not loop.run_in_executor: its future passes a cancel on to the job, and
+        # asyncio.shield on top of it would cost a turn of the loop per write. Here the
+        # job cannot be cancelled; ``ended`` only tells the loop that it is over.
+        loop = asyncio.get_running_loop()
+        job = self._write_thread.submit(self._on_writer, fn, *args, **kwargs)
+        ended = _on_loop_when_done(loop, job)
+        try:
+            await ended
+        except asyncio.CancelledError:
+            # The caller is cancelled: it waits for the transaction's end all the same
+            # (see _to_completion), and then its cancel wins over the job's outcome.
+            ended = _on_loop_when_done(loop, job)
+            while not ended.done():
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.shield(ended)
+            raise
+        return job.result()
+
+    async def read(
+        self, fn: Callable[Concatenate[Connection, _P], _T], /, *args: _P.args, **kwargs: _P.kwargs
+    ) -> _T:
+        # A cancelled read that has not started yet is dropped.
+        loop = asyncio.get_running_loop()
+        if self._read_threads is None or self._reader is None:  # in memory: on the writer
+            job = functools.partial(self._on_writer, fn, *args, **kwargs)
+            return await loop.run_in_executor(self._write_thread, job)
+        read = functools.partial(_transaction, self._reader, fn, *args, **kwargs)
+        return await loop.run_in_executor(self._read_threads, read)
+
+    async def close(self) -> None:
+        read_threads, reader = self._read_threads, self._reader
+
+        def close_connections() -> None:
+            # On the writer thread, so after every write queued before close().
+            if read_threads is not None and reader is not None:
+                read_threads.shutdown(wait=True)  # and after the reads under way
+                reader.dispose()
+            if self._write_conn is not None:
+                self._write_conn.close()
+            self._writer.dispose()
+
+        if read_threads is not None:
+            read_threads.shutdown(wait=False)  # no new reads from here on
+        closed = asyncio.get_running_loop().run_in_executor(self._write_thread, close_connections)
+        self._write_thread.shutdown(wait=False)  # no new writes; the queued ones still run
+        try:
+            await _to_completion(closed)
+        finally:
+            # The thread has run its last job: this only joins it.
+            self._write_thread.shutdown(wait=True)
+
+
+def _left_in_transaction(conn: Connection) -> bool:
+    try:
+        return bool(conn.connection.dbapi_connection.in_transaction)  # type: ignore[union-attr]
+    except Exception:  # an invalidated connection reconnects on its next use
+        return False
+
+
+def _transaction(
+    engine: Engine,
+    fn: Callable[Concatenate[Connection, _P], _T],
+    /,
+    *args: _P.args,
+    **kwargs: _P.kwargs,
+) -> _T:
+    """``fn`` in a transaction of its own, committed if it returns (in a thread)."""
+    with engine.begin() as conn:
+        return fn(conn, *args, **kwargs)
+
+
+def _on_loop_when_done(loop: asyncio.AbstractEventLoop, job: Future[Any]) -> asyncio.Future[None]:
+    """A future of ``loop`` that is done once ``job`` (of a thread) is done. Cancelling
+    it does not touch ``job``."""
+    ended: asyncio.Future[None] = loop.create_future()
+
+    def settle() -> None:
+        if not ended.done():
+            ended.set_result(None)
+
+    def on_job_done(_job: Future[Any]) -> None:
+        if not loop.is_closed():
+            loop.call_soon_threadsafe(settle)
+
+    job.add_done_callback(on_job_done)
+    return ended
+
+
+class _AsyncEngineRunner:
+    """PostgreSQL (asyncpg): the same functions, run through the asyncio engine."""
+
+    # run_sync runs the function in a greenlet on the event loop's thread.
+    reads_on_loop = True
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+        self._writes: set[asyncio.Task[Any]] = set()  # under way, for close()
+
+    async def write(
+        self, fn: Callable[Concatenate[Connection, _P], _T], /, *args: _P.args, **kwargs: _P.kwargs
+    ) -> _T:
+        write = asyncio.ensure_future(self.read(fn, *args, **kwargs))
+        self._writes.add(write)
+        write.add_done_callback(self._writes.discard)
+        return await _to_completion(write)
+
+    async def read(
+        self, fn: Callable[Concatenate[Connection, _P], _T], /, *args: _P.args, **kwargs: _P.kwargs
+    ) -> _T:
+        async with self._engine.begin() as conn:
+            return await conn.run_sync(fn, *args, **kwargs)
+
+    async def close(self) -> None:
+        while self._writes:
+            await asyncio.wait(list(self._writes))
+        await self._engine.dispose()

@@ -1,0 +1,205 @@
+"""The tables of the store, the values it hands out, and how rows become them.
+
+The schema itself is described in ``game.store``'s docstring.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from enum import Enum
+from typing import Any, Final, NamedTuple
+
+from pydantic import BaseModel, Field
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    TypeDecorator,
+)
+from sqlalchemy.engine import Dialect
+
+from game.store.errors import InvalidCursorError
+from models import EndCause, GameResult, Meta, RecordPlayer, ResultReason
+
+MAX_PAGE_SIZE: Final = 200
+"""The largest ``limit`` that ``list_games`` accepts."""
+
+MAX_GAME_ID_LENGTH: Final = 200
+
+ABORTED_RESULT: Final = GameResult(winner=None, reason=ResultReason.DRAW, cause=EndCause.ABORTED)
+"""What an aborted game's ``result`` reads back as (no winner; ``cause`` says aborted)."""
+
+
+# --------------------------------------------------------------------------- values
+
+
+class RecordStatus(str, Enum):
+    """Where a stored game stands. ``aborted``: the server stopped while it ran."""
+
+    RUNNING = "running"
+    FINISHED = "finished"
+    ABORTED = "aborted"
+
+
+#: Characters of each text of a ``GameSummary`` (names, URLs) at most; longer ones are
+#: clipped with an ellipsis (the full text is in the game's record).
+SUMMARY_TEXT_MAX: Final = 100
+
+
+class GameSummary(BaseModel):
+    """One line of the game list: enough to show it without loading its moves. Its
+    size is bounded: texts are clipped to ``SUMMARY_TEXT_MAX`` characters and a bot's
+    ``meta`` is cut down to its name and version."""
+
+    game_id: str
+    name: str | None
+    player_x: RecordPlayer
+    player_o: RecordPlayer
+    status: RecordStatus
+    result: GameResult | None
+    started_at: datetime | None
+    ended_at: datetime | None
+    moves: int
+
+
+class RecordJson(NamedTuple):
+    """A game's record as ``GameRecord`` JSON, and where the game stands (a record
+    that is no longer ``running`` never changes)."""
+
+    json: bytes
+    status: RecordStatus
+
+
+class GamePage(BaseModel):
+    """A page of games, newest first. Pass ``next_cursor`` as ``before`` for the next
+    page; it is None on the last page."""
+
+    items: list[GameSummary] = Field(default_factory=list)
+    next_cursor: str | None = None
+
+
+# --------------------------------------------------------------------------- schema
+
+
+class _IsoDateTime(TypeDecorator[datetime]):
+    """A datetime as ISO 8601 text.
+
+    SQLite has no datetime type and SQLAlchemy's emulation drops the UTC offset, so
+    this keeps naive and aware values exactly as given on both backends. Games are
+    ordered by ``seq``, never by this text.
+    """
+
+    impl = String(40)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> str | None:
+        return None if value is None else value.isoformat()
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        return None if value is None else datetime.fromisoformat(value)
+
+
+_metadata = MetaData()
+
+_games = Table(
+    "games",
+    _metadata,
+    # BIGINT on PostgreSQL; SQLite only auto-increments a column declared INTEGER.
+    Column("seq", BigInteger().with_variant(Integer, "sqlite"), primary_key=True),
+    Column("game_id", String(MAX_GAME_ID_LENGTH), nullable=False, unique=True),
+    Column("status", String(16), nullable=False),
+    Column("started_at", _IsoDateTime(), nullable=True),
+    Column("ended_at", _IsoDateTime(), nullable=True),
+    Column("header", Text(), nullable=False),
+    Column("result", Text(), nullable=True),
+    Column("move_count", Integer(), nullable=False, default=0),
+    # The list filtered by status, newest first.
+    Index("ix_games_status_seq", "status", "seq"),
+)
+
+_moves = Table(
+    "moves",
+    _metadata,
+    Column(
+        "game_id",
+        String(MAX_GAME_ID_LENGTH),
+        ForeignKey("games.game_id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("idx", Integer(), primary_key=True),
+    Column("data", Text(), nullable=False),
+    Column("latency_ms", Integer(), nullable=True),
+)
+
+# Fields of GameRecord kept outside the header blob: in columns or in other rows.
+_NOT_IN_HEADER: Final = frozenset({"game_id", "started_at", "moves", "result"})
+
+
+def _to_json(model: BaseModel, *, exclude: frozenset[str] | None = None) -> str:
+    # mode="json" keeps float('inf') a float, where model_dump_json would write null;
+    # json.dumps then writes it as Infinity, which json.loads reads back.
+    data = model.model_dump(mode="json", exclude=None if exclude is None else set(exclude))
+    return json.dumps(data, separators=(",", ":"))
+
+
+def _from_json(text: str) -> Any:
+    return json.loads(text)
+
+
+def _parse_cursor(cursor: str) -> int:
+    if not cursor.isascii() or not cursor.isdecimal() or len(cursor) > 18:
+        raise InvalidCursorError(
+            f"invalid cursor {cursor!r}: pass the next_cursor of a page of list_games"
+        )
+    return int(cursor)
+
+
+def _summary(
+    *,
+    game_id: str,
+    status: str,
+    started_at: datetime | None,
+    ended_at: datetime | None,
+    header: str,
+    result: str | None,
+    moves: int,
+) -> GameSummary:
+    fields = _from_json(header)
+    return GameSummary(
+        game_id=game_id,
+        name=_clip(fields.get("name")),
+        player_x=_summary_player(fields.get("player_x", {})),
+        player_o=_summary_player(fields.get("player_o", {})),
+        status=RecordStatus(status),
+        result=None if result is None else GameResult.model_validate(_from_json(result)),
+        started_at=started_at,
+        ended_at=ended_at,
+        moves=moves,
+    )
+
+
+def _summary_player(fields: dict[str, Any]) -> RecordPlayer:
+    """A seat as a summary shows it: its name, type and URL, and of the bot's ``meta``
+    only its name and version, each clipped. What a bot declares is up to the bot, and
+    a page of summaries must stay small however much it declared."""
+    player = RecordPlayer.model_validate(fields)
+    meta = player.meta
+    return RecordPlayer(
+        name=_clip(player.name),
+        type=player.type,
+        bot_url=_clip(player.bot_url),
+        meta=None if meta is None else Meta(name=_clip(meta.name), version=_clip(meta.version)),
+    )
+
+
+def _clip(text: str | None) -> str | None:
+    if text is None or len(text) <= SUMMARY_TEXT_MAX:
+        return text
+    return text[: SUMMARY_TEXT_MAX - 1] + "\u2026"

@@ -1,0 +1,125 @@
+"""A throwaway PostgreSQL server for the tests: ``postgres_cluster`` (session scope).
+
+initdb into a temporary directory, unix socket only, as the ``postgres`` user when
+running as root; ``new_database`` gives each test a fresh database in it. Without
+PostgreSQL's server binaries the fixture skips, except under CI (``CI`` set), where
+that is a failure: ``make test`` installs them. Registered for every test module by
+``tests/conftest.py``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+class PostgresCluster:
+    """A PostgreSQL server of our own: a data directory and a unix socket in one temp dir."""
+
+    PORT = 5432  # only names the socket file; the socket directory is private
+
+    def __init__(self, bindir: Path) -> None:
+        self.bindir = bindir
+        self.root = Path(tempfile.mkdtemp(prefix="htttx-pg-"))
+        self.data = self.root / "data"
+        self.socket_dir = self.root / "socket"
+        self.log = self.root / "server.log"
+        self._names = itertools.count()
+        # The server refuses to run as root; the postgres user needs to own its files.
+        self._as_server: list[str] = []
+        if os.geteuid() == 0:
+            shutil.chown(self.root, user="postgres")
+            self._as_server = ["runuser", "-u", "postgres", "--"]
+
+    def _run(self, *command: str, as_server: bool = True) -> None:
+        prefix = self._as_server if as_server else []
+        subprocess.run([*prefix, *command], check=True, capture_output=True, timeout=120)
+
+    def start(self) -> None:
+        self._run("mkdir", str(self.socket_dir))
+        self._run(
+            str(self.bindir / "initdb"),
+            "--pgdata", str(self.data),
+            "--username", "postgres",
+            "--auth", "trust",
+            "--encoding", "UTF8",
+            "--locale", "C",
+            "--no-sync",
+        )  # fmt: skip
+        options = (
+            f"-p {self.PORT} -k {self.socket_dir} -c listen_addresses='' "
+            "-c fsync=off -c full_page_writes=off"
+        )
+        try:
+            self._run(
+                str(self.bindir / "pg_ctl"),
+                "--pgdata", str(self.data),
+                "--log", str(self.log),
+                "--options", options,
+                "--wait",
+                "start",
+            )  # fmt: skip
+        except subprocess.CalledProcessError as exc:
+            log = self.log.read_text() if self.log.exists() else "(no log)"
+            raise RuntimeError(f"PostgreSQL did not start: {exc.stderr!r}\n{log}") from exc
+
+    def stop(self) -> None:
+        with_data = self.data.exists()
+        try:
+            if with_data:
+                self._run(
+                    str(self.bindir / "pg_ctl"), "--pgdata", str(self.data),
+                    "--mode", "immediate", "stop",
+                )  # fmt: skip
+        finally:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    def new_database(self) -> str:
+        """Create an empty database and return its SQLAlchemy URL."""
+        name = f"test_{os.getpid()}_{next(self._names)}"
+        self._run(
+            str(self.bindir / "createdb"),
+            "--host", str(self.socket_dir),
+            "--port", str(self.PORT),
+            "--username", "postgres",
+            name,
+            as_server=False,
+        )  # fmt: skip
+        return f"postgresql+asyncpg://postgres@/{name}?host={self.socket_dir}&port={self.PORT}"
+
+
+def _postgres_bindir() -> Path | None:
+    """Where initdb and pg_ctl are: $PG_BINDIR, Debian's versioned dirs, or the PATH."""
+    if configured := os.environ.get("PG_BINDIR"):
+        return Path(configured)
+    debian = sorted(
+        Path("/usr/lib/postgresql").glob("*/bin/initdb"),
+        key=lambda path: int(path.parent.parent.name) if path.parent.parent.name.isdigit() else 0,
+    )
+    if debian:
+        return debian[-1].parent
+    found = shutil.which("initdb")
+    return Path(found).parent if found else None
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[PostgresCluster]:
+    bindir = _postgres_bindir()
+    if bindir is None:
+        message = "PostgreSQL server binaries not found (install them with `make test`)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    cluster = PostgresCluster(bindir)
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
