@@ -135,15 +135,35 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
-from typing import ClassVar, Literal, TypeAlias
 
 from pydantic import BaseModel
 
-from game.clock import DEFAULT_STALL_LIMIT, GameClock
+from game.clock import GameClock
 from game.rules import IllegalMoveError, Position, Termination
+from game.seat_errors import (
+    FLAG_ERRORS,
+    SeatDisconnectError,
+    SeatError,
+    SeatIllegalMoveError,
+    SeatNoShowError,
+    SeatProtocolError,
+    SeatStallError,
+    SeatTimeoutError,
+    stateless_failure,
+)
+from game.session_actions import (
+    Action,
+    Broadcast,
+    CloseSeat,
+    GameOver,
+    RecordMove,
+    RequestStatelessTurn,
+    SendTo,
+)
+from game.session_config import SeatInfo, SeatKind, SessionLimits
+from game.session_state import PendingRequest, PlacedStone, SeatState, moves_since
 from models import (
     CLIENT_PACKETS,
     CLOSE_GOING_AWAY,
@@ -167,7 +187,6 @@ from models import (
     HeartbeatPacket,
     HumanMoveResponsePacket,
     Match,
-    Meta,
     Move,
     MoveOption,
     MoveRequestPacket,
@@ -213,203 +232,6 @@ __all__ = [
 ]
 
 
-SeatKind: TypeAlias = Literal["bot_ws", "bot_stateless", "human"]
-
-# ------------------------------------------------------------------- configuration
-
-
-@dataclass(frozen=True)
-class SeatInfo:
-    """Who sits in a seat and what it declares.
-
-    ``declares`` is the bot's ``BwsV1Alpha`` (websocket) or ``StatelessV1Alpha``
-    (stateless); ``None`` means base features only (always so for humans). ``config``
-    is sent only to a websocket bot that declares ``config``.
-    """
-
-    kind: SeatKind
-    name: str | None = None
-    declares: BwsV1Alpha | StatelessV1Alpha | None = None
-    config: ConfigPacket | None = None
-    url: str | None = None
-    meta: Meta | None = None
-
-    @property
-    def speaks_websocket(self) -> bool:
-        """Bots over a WebSocket and humans: the seats that get packets."""
-        return self.kind != "bot_stateless"
-
-
-@dataclass(frozen=True)
-class SessionLimits:
-    """Server-wide limits, in seconds (``max_frame_bytes`` in bytes).
-
-    ``stall_s`` bounds each move of a game without a clock (``None``: no bound).
-    ``max_rtt_s`` caps the round trip credited to a seat.
-    """
-
-    no_show_s: float = 30.0
-    stall_s: float | None = DEFAULT_STALL_LIMIT
-    reconnect_s: float = 60.0
-    max_rtt_s: float = 2.0
-    max_frame_bytes: int = 1 << 20
-
-
-# ------------------------------------------------------------------------ actions
-
-
-@dataclass(frozen=True)
-class SendTo:
-    """Send ``packet`` to the seat of ``side``."""
-
-    side: Player
-    packet: BaseModel
-
-
-@dataclass(frozen=True)
-class Broadcast:
-    """Send ``packet`` to every spectator (the same object to all: encode it once)."""
-
-    packet: BaseModel
-
-
-@dataclass(frozen=True)
-class RequestStatelessTurn:
-    """``POST .../turn`` to the stateless bot of ``side``; answer with
-    ``stateless_answer``. ``time_limit`` is the seconds until the side flags (the HTTP
-    timeout to use), or None."""
-
-    side: Player
-    request: StatelessMoveRequest
-    time_limit: float | None
-
-
-@dataclass(frozen=True)
-class CloseSeat:
-    """Close the seat's socket with a WebSocket close ``code`` and ``reason``."""
-
-    side: Player
-    code: int
-    reason: str
-
-
-@dataclass(frozen=True)
-class RecordMove:
-    """Write move ``index`` (0-based) of the game to the store."""
-
-    index: int
-    move: RecordedMove
-
-
-@dataclass(frozen=True)
-class GameOver:
-    """The game ended: store ``record`` (which holds ``result``); ``detail`` is for the
-    log."""
-
-    result: GameResult
-    record: GameRecord
-    detail: str
-
-
-Action: TypeAlias = SendTo | Broadcast | RequestStatelessTurn | CloseSeat | RecordMove | GameOver
-
-# ------------------------------------------------------------------------- errors
-#
-# Raised inside the session and turned into a forfeit of ``side``; one class per cause.
-
-
-class SeatError(Exception):
-    """A seat failed; the message says how and is the ``nope`` reason."""
-
-    cause: ClassVar[EndCause]
-    #: Whether the seat is told why with a ``nope`` (not when it is gone or never came).
-    tells_seat: ClassVar[bool] = True
-
-    def __init__(self, side: Player, message: str) -> None:
-        super().__init__(message)
-        self.side = side
-
-
-class SeatTimeoutError(SeatError):
-    """The seat's clock ran out before its answer came."""
-
-    cause = EndCause.TIMEOUT
-
-
-class SeatStallError(SeatError):
-    """No answer within the stall limit of a game without a clock."""
-
-    cause = EndCause.STALL
-
-
-class SeatIllegalMoveError(SeatError):
-    """The answer puts a stone where the rules do not allow it."""
-
-    cause = EndCause.ILLEGAL_MOVE
-
-
-class SeatProtocolError(SeatError):
-    """A frame that is malformed, unsolicited or out of order."""
-
-    cause = EndCause.PROTOCOL_ERROR
-
-
-class SeatDisconnectError(SeatError):
-    """The seat's connection dropped (for a human: and did not come back in time)."""
-
-    cause = EndCause.DISCONNECT
-    tells_seat = False
-
-
-class SeatNoShowError(SeatError):
-    """The seat never connected within the no-show limit."""
-
-    cause = EndCause.NO_SHOW
-    tells_seat = False
-
-
-# -------------------------------------------------------------------------- state
-
-
-@dataclass
-class _Seat:
-    info: SeatInfo
-    connected: bool
-    ever_connected: bool
-    rtt: float = 0.0
-    rtt_known: bool = False  # a ping has measured ``rtt`` (it is 0.0 until then)
-    # When a dropped human forfeits unless it is back.
-    reconnect_by: float | None = None
-    # Stones of the game (``GameSession._stones``) this seat has been told about.
-    told: int = 0
-    # It answered and nothing was asked since: another answer is a second answer.
-    answered: bool = False
-
-
-@dataclass(frozen=True)
-class _Stone:
-    """A stone placed in the game, with the move (0-based) it belongs to."""
-
-    move_index: int
-    side: Player
-    coord: Coord
-
-
-@dataclass
-class _Request:
-    """The answer being waited for."""
-
-    side: Player
-    stones_wanted: int  # 2, or 1 for the second stone of a human's split move
-    placed: list[Coord] = field(default_factory=list)  # the split move's first stone
-
-
-_FLAG_ERRORS: dict[EndCause, type[SeatError]] = {
-    EndCause.TIMEOUT: SeatTimeoutError,
-    EndCause.STALL: SeatStallError,
-}
-
-
 class GameSession:
     """One game between two seats, refereed without I/O."""
 
@@ -427,7 +249,7 @@ class GameSession:
         self.match = match
         self.limits = limits if limits is not None else SessionLimits()
         self._seats = {
-            side: _Seat(
+            side: SeatState(
                 seats[side],
                 connected=not seats[side].speaks_websocket,
                 ever_connected=not seats[side].speaks_websocket,
@@ -443,10 +265,10 @@ class GameSession:
         )
         # Keeps its JSON as it grows: the board goes out twice per move.
         self._board = GrowingBoard([Cell(q=0, r=0, p=Player.X)])
-        self._stones: list[_Stone] = []
+        self._stones: list[PlacedStone] = []
         self._moves: list[RecordedMove] = []
         self._started = False
-        self._request: _Request | None = None
+        self._request: PendingRequest | None = None
         self._result: GameResult | None = None
         self._end: EndPacket | None = None
         self._next_heartbeat = self._started_at + match.heartbeat / 1000
@@ -643,7 +465,7 @@ class GameSession:
         if seat.info.kind != "bot_stateless" or self.awaiting is not side:
             return []  # late or stray: the adapter's request outlived its turn
         if isinstance(answer, BaseException):
-            raise _stateless_failure(side, answer)
+            raise stateless_failure(side, answer)
         considerations: list[MoveOption] = list(answer.considerations or [])
         return self._on_answer(
             side, list(answer.move.pieces), answer.move.evaluation, considerations, now
@@ -693,7 +515,7 @@ class GameSession:
         return [SendTo(side, ConfigPacket.model_validate(settings))]
 
     def _request_move(self, side: Player, now: float) -> list[Action]:
-        self._request = _Request(side, stones_wanted=2)
+        self._request = PendingRequest(side, stones_wanted=2)
         self._clock.start(side, now, grace=self._seats[side].rtt)
         return self._ask(now)
 
@@ -719,7 +541,7 @@ class GameSession:
         clocks = self._clocks(now)
         packet = MoveRequestPacket(
             side=side,
-            previous=self._previous(seat),
+            previous=moves_since(self._stones, seat.told),
             board=self.board,
             move_time_limit=limit if declared else None,
             clock_x_ms=clocks[Player.X],
@@ -727,13 +549,6 @@ class GameSession:
         )
         seat.told = len(self._stones)
         return [SendTo(side, packet)]
-
-    def _previous(self, seat: _Seat) -> list[Move]:
-        """The stones placed since the seat was last told, grouped by move."""
-        groups: dict[int, tuple[Player, list[Coord]]] = {}
-        for stone in self._stones[seat.told :]:
-            groups.setdefault(stone.move_index, (stone.side, []))[1].append(stone.coord)
-        return [Move(side=side, pieces=pieces) for side, pieces in groups.values()]
 
     def _time_left(self, side: Player, now: float) -> float | None:
         """Seconds left on the side's clock (live), for ``move_time_limit``."""
@@ -767,7 +582,7 @@ class GameSession:
         new = self._place(side, pieces)
         stones = [*request.placed, *new]
         move_index = len(self._moves)
-        self._stones.extend(_Stone(move_index, side, coord) for coord in new)
+        self._stones.extend(PlacedStone(move_index, side, coord) for coord in new)
         self._board.extend(Cell(q=c.q, r=c.r, p=side) for c in new)
         self._seats[side].answered = True
         outcome = self._position.outcome
@@ -857,7 +672,7 @@ class GameSession:
             why = f"no answer within the stall limit of {self.limits.stall_s:g} s"
         else:
             why = f"{side.value} ran out of time"
-        raise _FLAG_ERRORS.get(cause, SeatTimeoutError)(side, why)
+        raise FLAG_ERRORS.get(cause, SeatTimeoutError)(side, why)
 
     def _heartbeats(self, now: float) -> list[Action]:
         interval = self.match.heartbeat / 1000
@@ -974,12 +789,3 @@ def _status_of(result: GameResult) -> GameStatus:
     if result.winner is None:
         return GameStatus.DRAW
     return GameStatus.X_WINS if result.winner is Player.X else GameStatus.O_WINS
-
-
-def _stateless_failure(side: Player, error: BaseException) -> SeatError:
-    what = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
-    if isinstance(error, TimeoutError):
-        return SeatTimeoutError(side, f"the stateless turn timed out ({what})")
-    if isinstance(error, ConnectionError | OSError):
-        return SeatDisconnectError(side, f"the stateless turn failed to connect ({what})")
-    return SeatProtocolError(side, f"the stateless turn failed: {what}")
