@@ -104,6 +104,7 @@ __all__ = [
     "Match",
     "Meta",
     "Move",
+    "MoveAnswer",
     "MoveOption",
     "MoveRequestPacket",
     "MoveResponsePacket",
@@ -282,11 +283,23 @@ class PositionEvaluation(BaseModel):
     win_in: StrictInt | None = None
 
 
-class MoveOption(BaseModel):
+class MoveAnswer(BaseModel):
+    """The move of a bot's answer (``move_response``, the stateless response): 2 pieces,
+    or 1 when that stone wins the game, since the rules end a move on a winning stone.
+
+    The spec's prose says 2 pieces but its schemas do not enforce it, and public engines
+    answer a winning stone alone; whether a lone stone wins is the referee's to judge
+    (``game.session``), not the parser's.
+    """
+
+    pieces: Annotated[list[Coord], Field(min_length=1, max_length=2)]
+    evaluation: PositionEvaluation | None = None
+
+
+class MoveOption(MoveAnswer):
     """A complete move a bot considered: 2 pieces plus an optional evaluation."""
 
     pieces: Annotated[list[Coord], Field(min_length=2, max_length=2)]
-    evaluation: PositionEvaluation | None = None
 
 
 class HumanMoveOption(BaseModel):
@@ -675,12 +688,12 @@ class NopePacket(BaseModel):
 
 
 class MoveResponsePacket(BaseModel):
-    """A bot's move: exactly 2 pieces, best-first ``considerations`` optional."""
+    """A bot's move: 2 pieces (1 when it wins), best-first ``considerations`` optional."""
 
     model_config = ConfigDict(frozen=True)
 
     type: Literal["move_response"] = "move_response"
-    move: MoveOption
+    move: MoveAnswer
     considerations: list[MoveOption] | None = None
 
 
@@ -833,11 +846,12 @@ class StatelessMove(MoveOption):
 
 
 class StatelessMoveResponse(BaseModel):
-    """The answer to ``POST <api_root>/turn``."""
+    """The answer to ``POST <api_root>/turn``: 2 pieces (1 when it wins), like a
+    ``move_response``."""
 
     model_config = ConfigDict(frozen=True)
 
-    move: StatelessMove
+    move: MoveAnswer
     considerations: list[StatelessMove] | None = None
 
 

@@ -73,7 +73,9 @@ due gets it on reconnection. A stateless bot gets a ``StatelessMoveRequest`` (wi
 the flag, for the adapter's HTTP timeout.
 
 *Answers.* Stones are applied one at a time with ``game.rules``. A first stone that
-wins ends the game and the second is ignored. An illegal stone forfeits the move's
+wins ends the game and the second is ignored; a bot may also answer with that stone
+alone (websocket or stateless), recorded as a 1-stone move (notation ``[/]``). A bot's
+lone stone that does not win is a protocol error. An illegal stone forfeits the move's
 whole answer (a legal first stone of the same answer is taken back, so the record holds
 only complete moves). Evaluation and considerations go into the ``RecordedMove`` and the
 ``board_update``; ``thinking_ms`` is the clock's charge, ``clock_ms`` the mover's time
@@ -580,6 +582,8 @@ class GameSession:
                 f"the second stone only (1 piece)",
             )
         new = self._place(side, pieces)
+        if len(new) < request.stones_wanted and self._position.outcome is None:
+            self._refuse_lone_stone(side, new)
         stones = [*request.placed, *new]
         move_index = len(self._moves)
         self._stones.extend(PlacedStone(move_index, side, coord) for coord in new)
@@ -623,6 +627,21 @@ class GameSession:
         )
         return [*actions, Broadcast(update), *self._finish(result, detail, now)]
 
+    def _refuse_lone_stone(self, side: Player, placed: list[Coord]) -> None:
+        """A move cut short by a stone that does not win: a human's first stone (stone
+        by stone mode, allowed), or a bot's protocol error; its stone is taken back so
+        the record holds only complete moves."""
+        if self._seats[side].info.kind == "human":
+            return
+        for _ in placed:
+            self._position.undo()
+        stones = " ".join(f"[{coord.q},{coord.r}]" for coord in placed)
+        raise SeatProtocolError(
+            side,
+            f"{_answer_name(self._seats[side].info)} with {len(placed)} piece ({stones}) "
+            "that does not win: a move has 2 pieces, or 1 only when that stone wins",
+        )
+
     def _place(self, side: Player, pieces: list[Coord]) -> list[Coord]:
         """Place the answer's stones one by one; the ones placed (a winning first stone
         ends it). An illegal stone takes back the answer's earlier stones and forfeits."""
@@ -633,8 +652,9 @@ class GameSession:
             except IllegalMoveError as exc:
                 for _ in placed:
                     self._position.undo()
+                answer = _answer_name(self._seats[side].info)
                 raise SeatIllegalMoveError(
-                    side, f"illegal move: move_response.move.pieces[{index}]: {exc}"
+                    side, f"illegal move: {answer}.move.pieces[{index}]: {exc}"
                 ) from None
             placed.append(coord)
             if self._position.outcome is not None:
@@ -789,3 +809,8 @@ def _status_of(result: GameResult) -> GameStatus:
     if result.winner is None:
         return GameStatus.DRAW
     return GameStatus.X_WINS if result.winner is Player.X else GameStatus.O_WINS
+
+
+def _answer_name(info: SeatInfo) -> str:
+    """What the seat answers with, for messages."""
+    return "the stateless response" if info.kind == "bot_stateless" else "move_response"

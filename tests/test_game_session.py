@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
+from game import notation
 from game.rules import Position, Termination
 from game.session import (
     CLOSE_GOING_AWAY,
@@ -44,6 +45,7 @@ from models import (
     Match,
     Meta,
     Move,
+    MoveAnswer,
     MoveRequestPacket,
     NopePacket,
     Player,
@@ -139,6 +141,10 @@ def moves_of(packet: MoveRequestPacket) -> list[tuple[str, list[Hex]]]:
 def cells_of(board: Board | None) -> list[tuple[int, int, str]]:
     assert board is not None
     return [(c.q, c.r, c.p.value) for c in board.cells]
+
+
+def stateless_move(*pieces: Hex) -> StatelessMoveResponse:
+    return StatelessMoveResponse(move=MoveAnswer(pieces=[Coord(q=q, r=r) for q, r in pieces]))
 
 
 def play(session: GameSession, side: Player, move: tuple[Hex, Hex], now: float) -> list[Action]:
@@ -291,6 +297,50 @@ def test_winning_first_stone_ends_the_game_and_the_second_is_ignored() -> None:
     [update] = broadcast(actions, BoardUpdatePacket)
     assert update.to_move is None
     assert update.status is GameStatus.O_WINS
+
+
+def test_a_bot_may_answer_a_winning_first_stone_alone() -> None:
+    session, _ = started(match=Match(win_distance=3))
+    play(session, O, ((1, 1), (2, 1)), now=1.0)
+    play(session, X, ((-1, -1), (-2, -1)), now=2.0)
+    actions = session.receive(O, answer((3, 1)), now=3.0)
+    over = game_over(actions)
+    assert (over.result.winner, over.result.reason) == (O, ResultReason.WIN)
+    assert over.record.moves[-1].pieces == [Coord(q=3, r=1)]
+    assert notation.dumps(over.record).splitlines()[-1] == "3. [3,1] [/];"
+    assert to(actions, O, NopePacket) == []
+
+
+def test_a_stateless_bot_may_answer_a_winning_first_stone_alone() -> None:
+    session = new_game(stateless(), stateless(), Match(win_distance=3))
+    session.timer(now=0.0)
+    session.stateless_answer(O, stateless_move((1, 1), (2, 1)), now=1.0)
+    session.stateless_answer(X, stateless_move((-1, -1), (-2, -1)), now=2.0)
+    over = game_over(session.stateless_answer(O, stateless_move((3, 1)), now=3.0))
+    assert (over.result.winner, over.result.reason) == (O, ResultReason.WIN)
+    assert over.record.moves[-1].pieces == [Coord(q=3, r=1)]
+
+
+def test_a_bots_lone_stone_that_does_not_win_is_a_protocol_error() -> None:
+    session, _ = started()
+    actions = session.receive(O, answer((1, 1)), now=1.0)
+    over = forfeit(actions, O, EndCause.PROTOCOL_ERROR)
+    [nope] = to(actions, O, NopePacket)
+    assert nope.reason == (
+        "move_response with 1 piece ([1,1]) that does not win: a move has 2 pieces, "
+        "or 1 only when that stone wins"
+    )
+    assert over.record.moves == []
+    assert cells_of(to(actions, X, EndPacket)[0].board) == [(0, 0, "x")]  # taken back
+
+
+def test_a_stateless_bots_lone_stone_that_does_not_win_is_a_protocol_error() -> None:
+    session = new_game(stateless(), stateless())
+    session.timer(now=0.0)
+    over = forfeit(
+        session.stateless_answer(O, stateless_move((1, 1)), now=1.0), O, EndCause.PROTOCOL_ERROR
+    )
+    assert "the stateless response with 1 piece ([1,1]) that does not win" in over.detail
 
 
 def test_each_move_is_recorded_as_played_with_evaluation_and_considerations() -> None:

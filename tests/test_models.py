@@ -224,9 +224,21 @@ def test_previous_move_of_three_stones_is_refused() -> None:
     assert "move_request.previous[0].pieces: expected at most 2 items, got 3" in message
 
 
-def test_bot_move_response_with_one_piece_is_refused() -> None:
-    message = problem_of('{"type":"move_response","move":{"pieces":[{"q":1,"r":0}]}}')
-    assert message == "move_response.move.pieces: expected at least 2 items, got 1"
+def test_bot_move_response_may_have_one_piece_for_the_referee_to_judge() -> None:
+    # A lone stone is a move only when it wins: game.session decides, not the parser.
+    packet = parse_packet(
+        '{"type":"move_response","move":{"pieces":[{"q":1,"r":0}]}}', allowed=CLIENT_PACKETS
+    )
+    assert isinstance(packet, MoveResponsePacket)
+    assert packet.move.pieces == [Coord(q=1, r=0)]
+
+
+def test_bot_move_response_with_no_piece_or_three_is_refused() -> None:
+    stones = ",".join(f'{{"q":{q},"r":0}}' for q in range(1, 4))
+    none = problem_of('{"type":"move_response","move":{"pieces":[]}}')
+    three = problem_of(f'{{"type":"move_response","move":{{"pieces":[{stones}]}}}}')
+    assert none == "move_response.move.pieces: expected at least 1 item, got 0"
+    assert three == "move_response.move.pieces: expected at most 2 items, got 3"
 
 
 def test_human_move_response_may_have_one_piece() -> None:
@@ -700,9 +712,14 @@ def test_stateless_move_response_round_trips() -> None:
     assert orjson.loads(dump_packet(response)) == orjson.loads(data)
 
 
-def test_stateless_move_of_one_piece_is_refused() -> None:
-    message = body_problem_of(StatelessMoveResponse, '{"move":{"pieces":[{"q":1,"r":0}]}}')
-    assert message == "move.pieces: expected at least 2 items, got 1"
+def test_stateless_response_may_have_one_piece_but_its_considerations_two() -> None:
+    answer = parse_body(StatelessMoveResponse, '{"move":{"pieces":[{"q":1,"r":0}]}}')
+    assert answer.move.pieces == [Coord(q=1, r=0)]
+    message = body_problem_of(
+        StatelessMoveResponse,
+        '{"move":{"pieces":[{"q":1,"r":0}]},"considerations":[{"pieces":[{"q":1,"r":0}]}]}',
+    )
+    assert message == "considerations[0].pieces: expected at least 2 items, got 1"
 
 
 # ---------------------------------------------------------------- capabilities
