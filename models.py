@@ -54,6 +54,7 @@ from typing import (
 import msgspec
 import orjson
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -369,13 +370,37 @@ class EndCause(str, Enum):
     TURN_LIMIT = "turn_limit"
 
 
+#: Longest ``GameResult.detail`` kept, in characters; longer text is cut, ``...`` marking it.
+MAX_RESULT_DETAIL_CHARS: Final = 300
+
+
+def _clip_result_detail(text: str | None) -> str | None:
+    if text is None or len(text) <= MAX_RESULT_DETAIL_CHARS:
+        return text
+    return text[: MAX_RESULT_DETAIL_CHARS - 3] + "..."
+
+
 class GameResult(BaseModel):
     """How a game ended: ``winner`` (None for a draw), ``reason`` and, unless the game was
-    won by a line, the ``cause``."""
+    won by a line, the ``cause`` and its ``detail`` in words (what the seat did wrong,
+    say), clipped to ``MAX_RESULT_DETAIL_CHARS``.
+
+    >>> GameResult(winner=Player.X, reason=ResultReason.FORFEIT, cause=EndCause.STALL,
+    ...            detail="o forfeits: no answer within the stall limit of 300 s").end_detail
+    'stall: o forfeits: no answer within the stall limit of 300 s'
+    """
 
     winner: Player | None
     reason: ResultReason
     cause: EndCause | None = None
+    detail: Annotated[str | None, AfterValidator(_clip_result_detail)] = None
+
+    @property
+    def end_detail(self) -> str | None:
+        """The ``end`` packet's ``detail``: the cause, then ``": "`` and the detail."""
+        if self.cause is None:
+            return None
+        return self.cause.value if self.detail is None else f"{self.cause.value}: {self.detail}"
 
     @model_validator(mode="after")
     def _consistent(self) -> GameResult:
@@ -639,6 +664,8 @@ def _end_detail(value: object) -> object:
         return value
 
 
+_CAUSES_BY_NAME: Final = {cause.value: cause for cause in EndCause}
+
 _EndDetail = Annotated[
     EndCause | StrictStr, Field(union_mode="left_to_right"), BeforeValidator(_end_detail)
 ]
@@ -649,7 +676,8 @@ class EndPacket(BaseModel):
 
     ``winner`` is ``None`` for a draw and is always written (``null`` is meaningful).
     ``detail`` is an ``EndCause`` when it names a known cause and the raw text otherwise;
-    ``cause`` gives the ``EndCause`` or ``None``.
+    our server writes the cause then the reason in words (``"stall: o forfeits: ..."``,
+    ``GameResult.end_detail``). ``cause`` gives the ``EndCause`` or ``None``.
 
     >>> parse_packet('{"type":"end","winner":null,"reason":"draw"}')
     EndPacket(type='end', winner=None, reason=<ResultReason.DRAW: 'draw'>, detail=None, board=None)
@@ -671,8 +699,19 @@ class EndPacket(BaseModel):
 
     @property
     def cause(self) -> EndCause | None:
-        """``detail`` when it is a known ``EndCause``, else ``None``."""
-        return self.detail if isinstance(self.detail, EndCause) else None
+        """The known ``EndCause`` that ``detail`` names (alone, or before ``": "`` and the
+        reason in words), else ``None``."""
+        if self.detail is None or isinstance(self.detail, EndCause):
+            return self.detail
+        named, _, _reason = self.detail.partition(": ")
+        return _CAUSES_BY_NAME.get(named)
+
+    @property
+    def cause_detail(self) -> str | None:
+        """The reason in words after a known cause (``GameResult.detail``), else None."""
+        if self.cause is None or isinstance(self.detail, EndCause) or self.detail is None:
+            return None
+        return self.detail.partition(": ")[2] or None
 
 
 class NopePacket(BaseModel):

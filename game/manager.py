@@ -447,10 +447,9 @@ class _Game:
                 slot = self.slots[side]
                 actions: list[Action] = []
                 if slot.conn is not None and slot.outbox is not None:
-                    slot.outbox.close(
-                        CLOSE_POLICY_VIOLATION, "replaced by a new connection to this seat"
-                    )
-                    actions += session.seat_disconnected(side, self._loop.time())
+                    why = "replaced by a new connection to this seat"
+                    slot.outbox.close(CLOSE_POLICY_VIOLATION, why)
+                    actions += session.seat_disconnected(side, self._loop.time(), why)
                 slot.conn, slot.outbox = conn, outbox
                 return actions + session.seat_connected(side, self._loop.time())
             case _Detach(side, conn, why, at):
@@ -461,7 +460,7 @@ class _Game:
                 if slot.outbox is not None:
                     slot.outbox.close(CLOSE_GOING_AWAY, why)
                 slot.conn = slot.outbox = None
-                return session.seat_disconnected(side, at)
+                return session.seat_disconnected(side, at, why)
             case _Answer(side, turn, answer, at):
                 if turn != self._turns:
                     return []  # a turn the session has moved past
@@ -1040,5 +1039,7 @@ def _snapshot(record: GameRecord) -> tuple[SetupPacket, EndPacket | None]:
     )
     if result is None:
         return setup, None
-    end = EndPacket(winner=result.winner, reason=result.reason, detail=result.cause, board=board)
+    end = EndPacket(
+        winner=result.winner, reason=result.reason, detail=result.end_detail, board=board
+    )
     return setup, end

@@ -24,7 +24,8 @@ Protocol: ``../shared/spec/bws-v1-alpha.yaml`` and ``../shared/protocol.md``.
 ['SendTo', 'SendTo', 'SendTo', 'Broadcast', 'CloseSeat', 'CloseSeat', 'GameOver']
 >>> session.result
 GameResult(winner=<Player.X: 'x'>, reason=<ResultReason.FORFEIT: 'forfeit'>, \
-cause=<EndCause.PROTOCOL_ERROR: 'protocol_error'>)
+cause=<EndCause.PROTOCOL_ERROR: 'protocol_error'>, \
+detail='o forfeits: a second move_response to one move_request')
 
 The interface
 -------------
@@ -116,10 +117,15 @@ forfeits with ``disconnect``. A seat that has not connected ``limits.no_show_s``
 are protocol errors. Frames from a stateless seat, and stateless answers nobody waits
 for (a late answer after a forfeit, say), are ignored.
 
-*End.* ``end`` (``winner``, ``reason``, ``detail`` = the cause, ``board``) to every
-connected websocket seat (after the ``nope`` for a violator) and to spectators, then
+*End.* Every result with a cause keeps the reason in words as ``GameResult.detail``
+(``"o forfeits: <the nope's reason>"``, ``"o dropped (<how>) and did not reconnect
+within 60 s"``, the abort's reason...; clipped, see ``models.MAX_RESULT_DETAIL_CHARS``),
+which is also ``GameOver.detail`` for the log. ``end`` (``winner``, ``reason``,
+``detail`` = ``"<cause>: <reason in words>"``, ``board``) goes to every connected
+websocket seat (after the ``nope`` for a violator) and to spectators, then
 ``CloseSeat`` for each (1000; 1001 when the server aborts; 1011 after an internal
-error), then ``GameOver``. A line is ``win``; ``turn_limit`` is a ``draw`` with cause
+error), then ``GameOver``. ``seat_disconnected``'s optional ``why`` (how the
+connection ended) goes into the reason. A line is ``win``; ``turn_limit`` is a ``draw`` with cause
 ``turn_limit``; ``abort`` is a ``draw`` with cause ``aborted``. A seat that connects
 after the end gets ``end`` and is closed. The adapter cancels a stateless turn still in
 flight when it sees ``GameOver``.
@@ -364,9 +370,9 @@ class GameSession:
             return [SendTo(side, self._end), CloseSeat(side, CLOSE_NORMAL, "the game is over")]
         return self._guarded(now, lambda now: self._on_connected(side, now))
 
-    def seat_disconnected(self, side: Player, now: float) -> list[Action]:
-        """The seat's socket closed or failed."""
-        return self._guarded(now, lambda now: self._on_disconnected(side, now))
+    def seat_disconnected(self, side: Player, now: float, why: str | None = None) -> list[Action]:
+        """The seat's socket closed or failed; ``why`` says how, for the record."""
+        return self._guarded(now, lambda now: self._on_disconnected(side, now, why))
 
     def receive(self, side: Player, data: str | bytes, now: float) -> list[Action]:
         """One frame from the seat of ``side``."""
@@ -394,7 +400,7 @@ class GameSession:
 
         def aborted(now: float) -> list[Action]:
             result = GameResult(winner=None, reason=ResultReason.DRAW, cause=EndCause.ABORTED)
-            return self._finish(result, f"aborted: {reason}", now, CLOSE_GOING_AWAY)
+            return self._finish(result, reason, now, CLOSE_GOING_AWAY)
 
         return self._guarded(now, aborted)
 
@@ -419,15 +425,16 @@ class GameSession:
             actions.extend(self._ask(now))
         return actions
 
-    def _on_disconnected(self, side: Player, now: float) -> list[Action]:
+    def _on_disconnected(self, side: Player, now: float, why: str | None) -> list[Action]:
         seat = self._seats[side]
         if not seat.connected or not seat.info.speaks_websocket:
             return []
         seat.connected = False
+        seat.dropped_because = f" ({why})" if why else ""
         if seat.info.kind == "human" and self.limits.reconnect_s > 0:
             seat.reconnect_by = now + self.limits.reconnect_s
             return []
-        raise SeatDisconnectError(side, f"{side.value}'s connection dropped")
+        raise SeatDisconnectError(side, f"{side.value}'s connection dropped{seat.dropped_because}")
 
     def _on_frame(self, side: Player, data: str | bytes, now: float) -> list[Action]:
         seat = self._seats[side]
@@ -483,8 +490,8 @@ class GameSession:
             if seat.reconnect_by is not None and now >= seat.reconnect_by:
                 raise SeatDisconnectError(
                     side,
-                    f"{side.value} dropped and did not reconnect within "
-                    f"{self.limits.reconnect_s:g} s",
+                    f"{side.value} dropped{seat.dropped_because} and did not reconnect "
+                    f"within {self.limits.reconnect_s:g} s",
                 )
         self._check_flag(now)
         if now >= self._next_heartbeat:
@@ -652,9 +659,11 @@ class GameSession:
             except IllegalMoveError as exc:
                 for _ in placed:
                     self._position.undo()
-                answer = _answer_name(self._seats[side].info)
+                # The field's path, as a ProtocolError names it (a body's from its fields).
+                stateless = self._seats[side].info.kind == "bot_stateless"
+                path = "move" if stateless else "move_response.move"
                 raise SeatIllegalMoveError(
-                    side, f"illegal move: {answer}.move.pieces[{index}]: {exc}"
+                    side, f"illegal move: {path}.pieces[{index}]: {exc}"
                 ) from None
             placed.append(coord)
             if self._position.outcome is not None:
@@ -731,9 +740,10 @@ class GameSession:
         if self._clock.running is not None:
             self._clock.stop(now)  # the time used until the end counts
         self._request = None
+        result = _explained(result, detail)
         self._result = result
         end = EndPacket(
-            winner=result.winner, reason=result.reason, detail=result.cause, board=self.board
+            winner=result.winner, reason=result.reason, detail=result.end_detail, board=self.board
         )
         self._end = end
         listening = [
@@ -772,12 +782,14 @@ class GameSession:
         try:
             return finish()
         except Exception as exc:  # the end itself failed: still end, with the bare facts
-            result = self._result or GameResult(
-                winner=None, reason=ResultReason.DRAW, cause=EndCause.ABORTED
+            detail = f"internal error while ending the game: {exc!r}"
+            result = _explained(
+                self._result
+                or GameResult(winner=None, reason=ResultReason.DRAW, cause=EndCause.ABORTED),
+                detail,
             )
             self._result = result
             self._request = None
-            detail = f"internal error while ending the game: {exc!r}"
             return [GameOver(result, GameRecord(game_id=self.game_id, result=result), detail)]
 
     def _advance(self, now: float) -> float:
@@ -809,6 +821,15 @@ def _status_of(result: GameResult) -> GameStatus:
     if result.winner is None:
         return GameStatus.DRAW
     return GameStatus.X_WINS if result.winner is Player.X else GameStatus.O_WINS
+
+
+def _explained(result: GameResult, detail: str) -> GameResult:
+    """``result`` with ``detail`` as its reason in words, when it has a cause to explain
+    (a line needs no words; a reason already given is kept)."""
+    if result.cause is None or result.detail is not None:
+        return result
+    # Validated again (not model_copy), so the detail is clipped like any other.
+    return GameResult.model_validate({**result.model_dump(), "detail": detail})
 
 
 def _answer_name(info: SeatInfo) -> str:

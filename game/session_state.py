@@ -28,6 +28,8 @@ class SeatState:
     told: int = 0
     # It answered and nothing was asked since: another answer is a second answer.
     answered: bool = False
+    # How its connection last ended, as " (why)" for forfeit messages ("" if unknown).
+    dropped_because: str = ""
 
 
 @dataclass(frozen=True)

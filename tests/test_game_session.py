@@ -372,7 +372,8 @@ def test_turn_limit_ends_in_a_draw() -> None:
         EndCause.TURN_LIMIT,
     )
     [end] = to(actions, O, EndPacket)
-    assert end.detail is EndCause.TURN_LIMIT
+    assert end.cause is EndCause.TURN_LIMIT
+    assert end.detail == "turn_limit: turn limit of 2 moves reached" == over.result.end_detail
 
 
 # -------------------------------------------------------------- heartbeats
@@ -464,8 +465,10 @@ def test_malformed_or_unasked_frames_are_protocol_errors(frame: str) -> None:
     actions = session.receive(O, frame, now=1.0)
     forfeit(actions, O, EndCause.PROTOCOL_ERROR)
     assert len(to(actions, O, NopePacket)) == 1
+    [nope] = to(actions, O, NopePacket)
     [end] = to(actions, X, EndPacket)
-    assert end.detail is EndCause.PROTOCOL_ERROR
+    assert end.cause is EndCause.PROTOCOL_ERROR
+    assert end.detail == f"protocol_error: o forfeits: {nope.reason}"
 
 
 def test_an_answer_nobody_asked_for_is_a_protocol_error() -> None:
@@ -578,7 +581,8 @@ def test_abort_ends_the_game_with_cause_aborted() -> None:
         EndCause.ABORTED,
     )
     assert {a.code for a in actions if isinstance(a, CloseSeat)} == {CLOSE_GOING_AWAY}
-    assert broadcast(actions, EndPacket)[0].detail is EndCause.ABORTED
+    assert broadcast(actions, EndPacket)[0].cause is EndCause.ABORTED
+    assert over.result.detail == "server shutting down"
 
 
 def test_nothing_happens_after_the_game_is_over() -> None:

@@ -17,6 +17,7 @@ import models
 from models import (
     CLIENT_PACKETS,
     HUMAN_CLIENT_PACKETS,
+    MAX_RESULT_DETAIL_CHARS,
     PACKETS,
     SERVER_PACKETS,
     SPECTATOR_PACKETS,
@@ -31,6 +32,7 @@ from models import (
     EndPacket,
     EvalRequestPacket,
     EvalResponsePacket,
+    GameResult,
     GameStatus,
     GrowingBoard,
     HeartbeatPacket,
@@ -460,6 +462,25 @@ def test_end_detail_of_unknown_cause_is_kept_as_text() -> None:
     assert packet.detail == "meteor" and not isinstance(packet.detail, EndCause)
     assert packet.cause is None
     assert b'"detail":"meteor"' in dump_packet(packet)
+
+
+def test_end_detail_naming_a_cause_then_the_reason_gives_both() -> None:
+    packet = parse_packet(
+        '{"type":"end","winner":"x","reason":"forfeit","detail":"stall: o forfeits: no answer"}'
+    )
+    assert isinstance(packet, EndPacket)
+    assert (packet.cause, packet.cause_detail) == (EndCause.STALL, "o forfeits: no answer")
+
+
+def test_result_detail_is_clipped_and_written_after_the_cause_in_end_detail() -> None:
+    result = GameResult(
+        winner=Player.X, reason=ResultReason.FORFEIT, cause=EndCause.ILLEGAL_MOVE, detail="é" * 1000
+    )
+    assert result.detail is not None and len(result.detail) == MAX_RESULT_DETAIL_CHARS
+    assert result.detail.endswith("...")
+    assert result.end_detail == f"illegal_move: {result.detail}"
+    bare = GameResult(winner=Player.X, reason=ResultReason.FORFEIT, cause=EndCause.TIMEOUT)
+    assert bare.end_detail == "timeout"
 
 
 def test_end_detail_that_is_not_text_is_refused() -> None:
