@@ -11,7 +11,6 @@ from typing import ClassVar
 from models import EndCause, Player
 
 __all__ = [
-    "FLAG_ERRORS",
     "SeatDisconnectError",
     "SeatError",
     "SeatIllegalMoveError",
@@ -42,7 +41,7 @@ class SeatTimeoutError(SeatError):
 
 
 class SeatStallError(SeatError):
-    """No answer within the stall limit of a game without a clock."""
+    """No answer within the stall limit, whatever the clock."""
 
     cause = EndCause.STALL
 
@@ -71,13 +70,6 @@ class SeatNoShowError(SeatError):
 
     cause = EndCause.NO_SHOW
     tells_seat = False
-
-
-#: The error of a flag fall, by the clock's ``flag_cause``.
-FLAG_ERRORS: dict[EndCause, type[SeatError]] = {
-    EndCause.TIMEOUT: SeatTimeoutError,
-    EndCause.STALL: SeatStallError,
-}
 
 
 def stateless_failure(side: Player, error: BaseException) -> SeatError:

@@ -92,10 +92,13 @@ board (spectators saw it, the ``end`` board shows it) but not in the record, whi
 holds complete moves. A 2-piece answer to the request for the second stone is a
 protocol error.
 
-*Clocks.* ``game.clock.GameClock``, built with ``stall_limit=limits.stall_s``: in a
-``none`` game the stall limit bounds each move and its flag is cause ``stall``; other
-clocks flag with ``timeout``. A move's clock starts when its request is made and stops
-when the answer is applied. The seat's last measured round trip (``rtt_measured``,
+*Clocks and the stall limit.* ``game.clock.GameClock`` times each move; its flag is
+cause ``timeout``. Whatever the clock (``none`` or a huge one), a seat that has owed an
+answer for ``limits.stall_s`` seconds forfeits with cause ``stall``: every wait for an
+answer has a finite bound, humans' included. The earlier of the two deadlines decides
+(the clock's on a tie), and ``move_time_limit`` is the time until it. A move's clock
+and its stall count start when its request is made and stop when the answer is
+applied. The seat's last measured round trip (``rtt_measured``,
 clamped to ``limits.max_rtt_s`` so slow pongs cannot buy time) is the grace added to the
 deadline and is subtracted from the time charged. An answer that arrives after the flag
 is a timeout, even if ``timer`` has not been called yet.
@@ -151,7 +154,6 @@ from pydantic import BaseModel
 from game.clock import GameClock
 from game.rules import IllegalMoveError, Position, Termination
 from game.seat_errors import (
-    FLAG_ERRORS,
     SeatDisconnectError,
     SeatError,
     SeatIllegalMoveError,
@@ -267,7 +269,8 @@ class GameSession:
         self._started_at = started_at if math.isfinite(started_at) else 0.0
         self._started_wall = started_wall
         self._now = self._started_at
-        self._clock = GameClock(match, stall_limit=self.limits.stall_s)
+        # The session owns the stall limit, for every clock type: see _flag_deadline.
+        self._clock = GameClock(match, stall_limit=None)
         self._position = Position(
             match.view_distance, match.win_distance, turn_limit=match.turn_limit
         )
@@ -337,7 +340,7 @@ class GameSession:
         candidates.extend(
             seat.reconnect_by for seat in self._seats.values() if seat.reconnect_by is not None
         )
-        deadline = self._clock.deadline()
+        deadline = self._flag_deadline()
         if deadline is not None:
             candidates.append(deadline)
         if any(seat.connected and seat.info.speaks_websocket for seat in self._seats.values()):
@@ -524,8 +527,9 @@ class GameSession:
         return [SendTo(side, ConfigPacket.model_validate(settings))]
 
     def _request_move(self, side: Player, now: float) -> list[Action]:
-        self._request = PendingRequest(side, stones_wanted=2)
-        self._clock.start(side, now, grace=self._seats[side].rtt)
+        grace = self._seats[side].rtt
+        self._request = PendingRequest(side, stones_wanted=2, asked_at=now, grace=grace)
+        self._clock.start(side, now, grace=grace)
         return self._ask(now)
 
     def _ask(self, now: float) -> list[Action]:
@@ -541,7 +545,7 @@ class GameSession:
             declared = isinstance(declares, StatelessV1Alpha) and declares.move_time_limit
             board = self._board.board_as(StatelessBoard, to_move=side)
             turn = StatelessMoveRequest(board=board, time_limit=limit if declared else None)
-            deadline = self._clock.deadline()
+            deadline = self._flag_deadline()
             flag_in = None if deadline is None else max(deadline - now, 0.0)
             return [RequestStatelessTurn(side, turn, flag_in)]
         if not seat.connected:
@@ -560,9 +564,17 @@ class GameSession:
         return [SendTo(side, packet)]
 
     def _time_left(self, side: Player, now: float) -> float | None:
-        """Seconds left on the side's clock (live), for ``move_time_limit``."""
+        """Seconds left for the answer (live), for ``move_time_limit``: the clock's time,
+        or less when the stall limit comes first; None in a game without a clock."""
         remaining = self._clock.remaining_ms(side, now)
-        return None if remaining is None else max(remaining, 1) / 1000
+        if remaining is None:
+            return None
+        request = self._request
+        stall_by = None if request is None else request.stall_deadline(self.limits.stall_s)
+        if stall_by is not None:
+            assert request is not None
+            remaining = min(remaining, round((stall_by - request.grace - now) * 1000))
+        return max(remaining, 1) / 1000
 
     def _check_solicited(self, side: Player) -> None:
         if self._request is not None and self._request.side is side:
@@ -692,16 +704,28 @@ class GameSession:
             considerations=considerations or None,
         )
 
+    def _flag_deadline(self) -> float | None:
+        """When the awaited seat forfeits for want of an answer: its clock's flag or the
+        stall limit, whichever comes first; None when nothing is awaited or unbounded."""
+        request = self._request
+        if request is None:
+            return None
+        deadlines = (self._clock.deadline(), request.stall_deadline(self.limits.stall_s))
+        return min((d for d in deadlines if d is not None), default=None)
+
     def _check_flag(self, now: float) -> None:
-        side = self._clock.running
-        if side is None or not self._clock.flagged(now):
+        request = self._request
+        if request is None:
             return
-        cause = self._clock.flag_cause
-        if cause is EndCause.STALL:
-            why = f"no answer within the stall limit of {self.limits.stall_s:g} s"
-        else:
-            why = f"{side.value} ran out of time"
-        raise FLAG_ERRORS.get(cause, SeatTimeoutError)(side, why)
+        side = request.side
+        flag = self._clock.deadline()
+        stall = request.stall_deadline(self.limits.stall_s)
+        if flag is not None and now >= flag and (stall is None or flag <= stall):
+            raise SeatTimeoutError(side, f"{side.value} ran out of time")
+        if stall is not None and now >= stall:
+            raise SeatStallError(
+                side, f"no answer within the stall limit of {self.limits.stall_s:g} s"
+            )
 
     def _heartbeats(self, now: float) -> list[Action]:
         interval = self.match.heartbeat / 1000

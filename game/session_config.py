@@ -41,7 +41,8 @@ class SeatInfo:
 class SessionLimits:
     """Server-wide limits, in seconds (``max_frame_bytes`` in bytes).
 
-    ``stall_s`` bounds each move of a game without a clock (``None``: no bound).
+    ``stall_s`` bounds how long a seat may owe an answer, whatever the clock type, a
+    human's included (``None``: no bound, which only the clock can then give).
     ``max_rtt_s`` caps the round trip credited to a seat.
     """
 

@@ -29,6 +29,8 @@ from bot.serve import BotPool, serving
 from game import notation
 from game.discovery import DEFAULT_POLICY
 from game.manager import GameManager
+from game.server import create_app
+from game.server import serving as serving_game
 from game.session import SessionLimits
 from game.store import GameStore
 from models import EndCause, GameRecord, Match, NewGameRequest, Player, ResultReason
@@ -228,7 +230,7 @@ async def test_a_stateless_bots_lone_stone_that_does_not_win_is_a_protocol_error
 # ------------------------------------------------------------ why a seat forfeited
 
 QUICK = SessionLimits(no_show_s=0.5, stall_s=0.3)
-TURN_CLOCK = Match(clock_type="turn", clock=0.3)
+TURN_CLOCK = Match(clock_type="turn", clock=0.2)  # runs out before the stall limit
 
 
 @pytest.mark.parametrize(
@@ -348,3 +350,60 @@ async def test_an_aborted_game_records_and_tells_why(store: GameStore) -> None:
         "the server is shutting down",
     )
     assert x_got[-1]["detail"] == "aborted: the server is shutting down"
+
+
+# ------------------------------------------------------- the stall limit, any clock
+
+HUGE_CLOCK = Match(clock_type="match", clock=1e6)
+
+
+async def test_a_silent_socket_bot_with_a_huge_clock_stalls(store: GameStore) -> None:
+    async with (
+        managed(store, QUICK) as manager,
+        socket_bot(X_ELSEWHERE) as (x_url, _),
+        socket_bot(Do.SILENT) as (o_url, _),
+    ):
+        record = await play(manager, store, x_url, o_url, HUGE_CLOCK)
+
+    assert record.result is not None
+    assert (record.result.winner, record.result.cause) == (Player.X, EndCause.STALL)
+
+
+async def test_a_silent_stateless_bot_with_a_huge_clock_stalls(store: GameStore) -> None:
+    async with (
+        managed(store, QUICK) as manager,
+        socket_bot(X_ELSEWHERE) as (x_url, _),
+        stateless_bot(Do.SILENT) as o_url,
+    ):
+        record = await play(manager, store, x_url, o_url, HUGE_CLOCK)
+
+    assert record.result is not None
+    assert (record.result.winner, record.result.cause) == (Player.X, EndCause.STALL)
+
+
+async def test_a_silent_human_with_a_huge_clock_stalls(tmp_path: Path) -> None:
+    app = create_app(db_url=f"sqlite+aiosqlite:///{tmp_path / 'games.sqlite'}", limits=QUICK)
+    body = {
+        "player_x": {"type": "human"},
+        "player_o": {"type": "human"},
+        "match_config": HUGE_CLOCK.model_dump(mode="json"),
+    }
+    async with serving_game(app) as server, aiohttp.ClientSession() as http:
+        async with http.post(f"{server.url}/game/new", json=body) as response:
+            created = await response.json()
+        ws_base = "ws" + server.url[len("http") :]
+        async with (
+            http.ws_connect(f"{ws_base}/ws?token={created['token_x']}") as x,
+            http.ws_connect(f"{ws_base}/ws?token={created['token_o']}") as o,
+        ):
+            async with asyncio.timeout(30):  # only against hangs; O says nothing
+                packets = [json.loads(message.data) async for message in o]
+            await x.close()
+
+    end = packets[-1]
+    assert packets[-2] == {
+        "type": "nope",
+        "reason": "no answer within the stall limit of 0.3 s",
+    }
+    assert (end["type"], end["winner"]) == ("end", "x")
+    assert end["detail"] == "stall: o forfeits: no answer within the stall limit of 0.3 s"

@@ -434,6 +434,57 @@ def test_stall_in_a_game_without_a_clock() -> None:
     forfeit(session.timer(now=30.0), O, EndCause.STALL)
 
 
+HUGE_CLOCKS = [
+    Match(clock_type="turn", clock=1e6),
+    Match(clock_type="match", clock=1e6),
+    Match(clock_type="incremental", clock=1e6, increment=1e6),
+]
+
+
+@pytest.mark.parametrize("match", HUGE_CLOCKS, ids=lambda match: match.clock_type)
+@pytest.mark.parametrize("seat", [bot(), human()], ids=["bot", "human"])
+def test_the_stall_limit_bounds_every_wait_whatever_the_clock(match: Match, seat: SeatInfo) -> None:
+    session, _ = started(o=seat, match=match, limits=SessionLimits(stall_s=30.0))
+    assert session.next_deadline is not None and session.next_deadline <= 30.0
+    assert game_over_or_none(session.timer(now=29.9)) is None
+    over = forfeit(session.timer(now=30.0), O, EndCause.STALL)
+    assert over.result.detail == "o forfeits: no answer within the stall limit of 30 s"
+
+
+def test_a_clock_that_runs_out_before_the_stall_limit_is_a_timeout() -> None:
+    limits = SessionLimits(stall_s=30.0)
+    match = Match(clock_type="turn", clock=10, heartbeat=60_000)
+    session, _ = started(match=match, limits=limits)
+    assert session.next_deadline == 10.0
+    forfeit(session.timer(now=10.0), O, EndCause.TIMEOUT)
+
+
+def test_an_answer_after_the_stall_limit_is_a_stall_even_before_the_timer_fires() -> None:
+    session, _ = started(match=HUGE_CLOCKS[1], limits=SessionLimits(stall_s=30.0))
+    forfeit(play(session, O, O_LINE[0], now=31.0), O, EndCause.STALL)
+
+
+def test_the_stall_limit_counts_from_the_first_request_of_a_split_move() -> None:
+    limits = SessionLimits(stall_s=30.0)
+    session, _ = started(o=human(), match=HUGE_CLOCKS[0], limits=limits)
+    session.receive(O, answer((1, 1)), now=20.0)  # the first stone; the second is owed
+    assert session.next_deadline is not None and session.next_deadline <= 30.0
+    forfeit(session.timer(now=30.0), O, EndCause.STALL)
+
+
+def test_move_time_limit_is_the_time_until_the_stall_limit_when_it_comes_first() -> None:
+    limits = SessionLimits(stall_s=30.0)
+    _, actions = started(o=bot(move_time_limit=True), match=HUGE_CLOCKS[0], limits=limits)
+    assert request_to(actions, O).move_time_limit == 30.0
+
+
+def test_a_stateless_turn_is_bounded_by_the_stall_limit_whatever_the_clock() -> None:
+    session = new_game(stateless(), stateless(), HUGE_CLOCKS[0], SessionLimits(stall_s=30.0))
+    [turn] = session.timer(now=0.0)
+    assert isinstance(turn, RequestStatelessTurn) and turn.time_limit == 30.0
+    forfeit(session.timer(now=30.0), O, EndCause.STALL)
+
+
 @pytest.mark.parametrize(
     ("pieces", "why"),
     [(((0, 0), (1, 0)), "already taken"), (((1, 0), (20, 0)), "view_distance")],
