@@ -92,16 +92,12 @@ board (spectators saw it, the ``end`` board shows it) but not in the record, whi
 holds complete moves. A 2-piece answer to the request for the second stone is a
 protocol error.
 
-*Clocks and the stall limit.* ``game.clock.GameClock`` times each move; its flag is
-cause ``timeout``. Whatever the clock (``none`` or a huge one), a seat that has owed an
-answer for ``limits.stall_s`` seconds forfeits with cause ``stall``: every wait for an
-answer has a finite bound, humans' included. The earlier of the two deadlines decides
-(the clock's on a tie), and ``move_time_limit`` is the time until it. A move's clock
-and its stall count start when its request is made and stop when the answer is
-applied. The seat's last measured round trip (``rtt_measured``,
-clamped to ``limits.max_rtt_s`` so slow pongs cannot buy time) is the grace added to the
-deadline and is subtracted from the time charged. An answer that arrives after the flag
-is a timeout, even if ``timer`` has not been called yet.
+*Clocks and the stall limit.* ``game.session_timing.AnswerTimer``: the clock flags
+with ``timeout``; whatever the clock, a seat that has owed an answer for
+``limits.stall_s`` seconds forfeits with ``stall``. The seat's last measured round trip
+(``rtt_measured``, clamped to ``limits.max_rtt_s`` so slow pongs cannot buy time) is
+the grace. An answer that arrives after its deadline forfeits, even if ``timer`` has
+not been called yet.
 
 *Heartbeats.* Every ``match.heartbeat`` ms from ``started_at``, on one grid for the
 whole game, to every connected websocket or human seat; ``waiting`` is true exactly for
@@ -151,7 +147,6 @@ from functools import partial
 
 from pydantic import BaseModel
 
-from game.clock import GameClock
 from game.rules import IllegalMoveError, Position, Termination
 from game.seat_errors import (
     SeatDisconnectError,
@@ -174,6 +169,7 @@ from game.session_actions import (
 )
 from game.session_config import SeatInfo, SeatKind, SessionLimits
 from game.session_state import PendingRequest, PlacedStone, SeatState, moves_since
+from game.session_timing import AnswerTimer, HeartbeatGrid
 from models import (
     CLIENT_PACKETS,
     CLOSE_GOING_AWAY,
@@ -269,8 +265,7 @@ class GameSession:
         self._started_at = started_at if math.isfinite(started_at) else 0.0
         self._started_wall = started_wall
         self._now = self._started_at
-        # The session owns the stall limit, for every clock type: see _flag_deadline.
-        self._clock = GameClock(match, stall_limit=None)
+        self._timer = AnswerTimer(match, stall_s=self.limits.stall_s)
         self._position = Position(
             match.view_distance, match.win_distance, turn_limit=match.turn_limit
         )
@@ -282,7 +277,7 @@ class GameSession:
         self._request: PendingRequest | None = None
         self._result: GameResult | None = None
         self._end: EndPacket | None = None
-        self._next_heartbeat = self._started_at + match.heartbeat / 1000
+        self._heartbeat = HeartbeatGrid(start=self._started_at, interval=match.heartbeat / 1000)
 
     # ------------------------------------------------------------------ state
 
@@ -340,11 +335,11 @@ class GameSession:
         candidates.extend(
             seat.reconnect_by for seat in self._seats.values() if seat.reconnect_by is not None
         )
-        deadline = self._flag_deadline()
+        deadline = self._timer.deadline()
         if deadline is not None:
             candidates.append(deadline)
         if any(seat.connected and seat.info.speaks_websocket for seat in self._seats.values()):
-            candidates.append(self._next_heartbeat)
+            candidates.append(self._heartbeat.next_at)
         return min(candidates, default=None)
 
     def spectator_setup(self, now: float) -> SetupPacket:
@@ -496,10 +491,8 @@ class GameSession:
                     f"{side.value} dropped{seat.dropped_because} and did not reconnect "
                     f"within {self.limits.reconnect_s:g} s",
                 )
-        self._check_flag(now)
-        if now >= self._next_heartbeat:
-            return self._heartbeats(now)
-        return []
+        self._timer.check(now)
+        return self._heartbeats() if self._heartbeat.due(now) else []
 
     # ---------------------------------------------------------------- the game
 
@@ -527,9 +520,8 @@ class GameSession:
         return [SendTo(side, ConfigPacket.model_validate(settings))]
 
     def _request_move(self, side: Player, now: float) -> list[Action]:
-        grace = self._seats[side].rtt
-        self._request = PendingRequest(side, stones_wanted=2, asked_at=now, grace=grace)
-        self._clock.start(side, now, grace=grace)
+        self._request = PendingRequest(side, stones_wanted=2)
+        self._timer.start(side, now, grace=self._seats[side].rtt)
         return self._ask(now)
 
     def _ask(self, now: float) -> list[Action]:
@@ -540,12 +532,12 @@ class GameSession:
         seat = self._seats[side]
         seat.answered = False
         declares = seat.info.declares
-        limit = self._time_left(side, now)
+        limit = self._timer.time_left(side, now)
         if seat.info.kind == "bot_stateless":
             declared = isinstance(declares, StatelessV1Alpha) and declares.move_time_limit
             board = self._board.board_as(StatelessBoard, to_move=side)
             turn = StatelessMoveRequest(board=board, time_limit=limit if declared else None)
-            deadline = self._flag_deadline()
+            deadline = self._timer.deadline()
             flag_in = None if deadline is None else max(deadline - now, 0.0)
             return [RequestStatelessTurn(side, turn, flag_in)]
         if not seat.connected:
@@ -562,19 +554,6 @@ class GameSession:
         )
         seat.told = len(self._stones)
         return [SendTo(side, packet)]
-
-    def _time_left(self, side: Player, now: float) -> float | None:
-        """Seconds left for the answer (live), for ``move_time_limit``: the clock's time,
-        or less when the stall limit comes first; None in a game without a clock."""
-        remaining = self._clock.remaining_ms(side, now)
-        if remaining is None:
-            return None
-        request = self._request
-        stall_by = None if request is None else request.stall_deadline(self.limits.stall_s)
-        if stall_by is not None:
-            assert request is not None
-            remaining = min(remaining, round((stall_by - request.grace - now) * 1000))
-        return max(remaining, 1) / 1000
 
     def _check_solicited(self, side: Player) -> None:
         if self._request is not None and self._request.side is side:
@@ -593,7 +572,7 @@ class GameSession:
     ) -> list[Action]:
         request = self._request
         assert request is not None and request.side is side
-        self._check_flag(now)
+        self._timer.check(now)
         if len(pieces) > request.stones_wanted:
             raise SeatProtocolError(
                 side,
@@ -615,9 +594,9 @@ class GameSession:
             request.stones_wanted = 1
             update = self._board_update(side, new, side, now, None, [])
             return [*self._ask(now), Broadcast(update)]
-        thinking_ms = self._clock.stop(now, rtt=self._seats[side].rtt)
+        thinking_ms = self._timer.stop(now, rtt=self._seats[side].rtt)
         self._request = None
-        clock_ms = self._clock.remaining_ms(side)
+        clock_ms = self._timer.remaining_ms(side)
         mover = self._seats[side]
         recorded = RecordedMove(
             side=side,
@@ -704,34 +683,7 @@ class GameSession:
             considerations=considerations or None,
         )
 
-    def _flag_deadline(self) -> float | None:
-        """When the awaited seat forfeits for want of an answer: its clock's flag or the
-        stall limit, whichever comes first; None when nothing is awaited or unbounded."""
-        request = self._request
-        if request is None:
-            return None
-        deadlines = (self._clock.deadline(), request.stall_deadline(self.limits.stall_s))
-        return min((d for d in deadlines if d is not None), default=None)
-
-    def _check_flag(self, now: float) -> None:
-        request = self._request
-        if request is None:
-            return
-        side = request.side
-        flag = self._clock.deadline()
-        stall = request.stall_deadline(self.limits.stall_s)
-        if flag is not None and now >= flag and (stall is None or flag <= stall):
-            raise SeatTimeoutError(side, f"{side.value} ran out of time")
-        if stall is not None and now >= stall:
-            raise SeatStallError(
-                side, f"no answer within the stall limit of {self.limits.stall_s:g} s"
-            )
-
-    def _heartbeats(self, now: float) -> list[Action]:
-        interval = self.match.heartbeat / 1000
-        # The next point of the grid after now: a late timer sends one, not a burst.
-        missed = math.floor((now - self._next_heartbeat) / interval) + 1
-        self._next_heartbeat += missed * interval
+    def _heartbeats(self) -> list[Action]:
         awaiting = self.awaiting
         return [
             SendTo(side, HeartbeatPacket(waiting=side is awaiting))
@@ -761,8 +713,8 @@ class GameSession:
     def _finish(
         self, result: GameResult, detail: str, now: float, code: int = CLOSE_NORMAL
     ) -> list[Action]:
-        if self._clock.running is not None:
-            self._clock.stop(now)  # the time used until the end counts
+        if self._timer.running is not None:
+            self._timer.stop(now)  # the time used until the end counts
         self._request = None
         result = _explained(result, detail)
         self._result = result
@@ -833,7 +785,7 @@ class GameSession:
         return Player(self._position.to_move)
 
     def _clocks(self, now: float) -> dict[Player, int | None]:
-        return self._clock.snapshot(now)
+        return self._timer.snapshot(now)
 
     def _record_player(self, side: Player) -> RecordPlayer:
         info = self._seats[side].info

@@ -43,18 +43,12 @@ class PlacedStone:
 
 @dataclass
 class PendingRequest:
-    """The answer being waited for, since ``asked_at`` (the move's first request: a
-    human's split move owes one answer, however many requests it takes)."""
+    """The answer being waited for (a human's split move owes one answer, however many
+    requests it takes)."""
 
     side: Player
     stones_wanted: int  # 2, or 1 for the second stone of a human's split move
-    asked_at: float
-    grace: float = 0.0  # the seat's round trip, added to every deadline of the move
     placed: list[Coord] = field(default_factory=list)  # the split move's first stone
-
-    def stall_deadline(self, stall_s: float | None) -> float | None:
-        """When the seat has owed its answer for ``stall_s`` seconds (None: never)."""
-        return None if stall_s is None else self.asked_at + stall_s + self.grace
 
 
 def moves_since(stones: Sequence[PlacedStone], told: int) -> list[Move]:
