@@ -121,10 +121,10 @@ for (a late answer after a forfeit, say), are ignored.
 within 60 s"``, the abort's reason...; clipped, see ``models.MAX_RESULT_DETAIL_CHARS``),
 which is also ``GameOver.detail`` for the log. ``end`` (``winner``, ``reason``,
 ``detail`` = ``"<cause>: <reason in words>"``, ``board``) goes to every connected
-websocket seat (after the ``nope`` for a violator) and to spectators, then
-``CloseSeat`` for each (1000; 1001 when the server aborts; 1011 after an internal
-error), then ``GameOver``. ``seat_disconnected``'s optional ``why`` (how the
-connection ended) goes into the reason. A line is ``win``; ``turn_limit`` is a ``draw`` with cause
+websocket seat (after the ``nope`` for a violator) and to spectators, then ``CloseSeat``
+for each (1000; 1001 when the server aborts; 1011 after an internal error), then
+``GameOver``. ``seat_disconnected``'s optional ``why`` (how the connection ended) goes
+into the reason. A line is ``win``; ``turn_limit`` is a ``draw`` with cause
 ``turn_limit``; ``abort`` is a ``draw`` with cause ``aborted``. A seat that connects
 after the end gets ``end`` and is closed. The adapter cancels a stateless turn still in
 flight when it sees ``GameOver``.
@@ -147,7 +147,7 @@ from functools import partial
 
 from pydantic import BaseModel
 
-from game.rules import IllegalMoveError, Position, Termination
+from game.rules import Termination
 from game.seat_errors import (
     SeatDisconnectError,
     SeatError,
@@ -167,8 +167,9 @@ from game.session_actions import (
     RequestStatelessTurn,
     SendTo,
 )
+from game.session_board import SessionBoard
 from game.session_config import SeatInfo, SeatKind, SessionLimits
-from game.session_state import PendingRequest, PlacedStone, SeatState, moves_since
+from game.session_state import PendingRequest, SeatState
 from game.session_timing import AnswerTimer, HeartbeatGrid
 from models import (
     CLIENT_PACKETS,
@@ -180,7 +181,6 @@ from models import (
     Board,
     BoardUpdatePacket,
     BwsV1Alpha,
-    Cell,
     ConfigPacket,
     Coord,
     EndCause,
@@ -189,7 +189,6 @@ from models import (
     GameRecord,
     GameResult,
     GameStatus,
-    GrowingBoard,
     HeartbeatPacket,
     HumanMoveResponsePacket,
     Match,
@@ -266,12 +265,7 @@ class GameSession:
         self._started_wall = started_wall
         self._now = self._started_at
         self._timer = AnswerTimer(match, stall_s=self.limits.stall_s)
-        self._position = Position(
-            match.view_distance, match.win_distance, turn_limit=match.turn_limit
-        )
-        # Keeps its JSON as it grows: the board goes out twice per move.
-        self._board = GrowingBoard([Cell(q=0, r=0, p=Player.X)])
-        self._stones: list[PlacedStone] = []
+        self._board = SessionBoard(match)
         self._moves: list[RecordedMove] = []
         self._started = False
         self._request: PendingRequest | None = None
@@ -418,7 +412,7 @@ class GameSession:
             *self._config_for(side),
             SendTo(side, SetupPacket(board=self.board)),
         ]
-        seat.told = len(self._stones)
+        seat.told = self._board.stone_count
         if self._request is not None and self._request.side is side:
             actions.extend(self._ask(now))
         return actions
@@ -546,13 +540,13 @@ class GameSession:
         clocks = self._clocks(now)
         packet = MoveRequestPacket(
             side=side,
-            previous=moves_since(self._stones, seat.told),
+            previous=self._board.previous(seat.told),
             board=self.board,
             move_time_limit=limit if declared else None,
             clock_x_ms=clocks[Player.X],
             clock_o_ms=clocks[Player.O],
         )
-        seat.told = len(self._stones)
+        seat.told = self._board.stone_count
         return [SendTo(side, packet)]
 
     def _check_solicited(self, side: Player) -> None:
@@ -573,21 +567,19 @@ class GameSession:
         request = self._request
         assert request is not None and request.side is side
         self._timer.check(now)
-        if len(pieces) > request.stones_wanted:
-            raise SeatProtocolError(
-                side,
-                f"move_response with {len(pieces)} pieces; the move_request asked for "
-                f"the second stone only (1 piece)",
-            )
-        new = self._place(side, pieces)
-        if len(new) < request.stones_wanted and self._position.outcome is None:
-            self._refuse_lone_stone(side, new)
-        stones = [*request.placed, *new]
         move_index = len(self._moves)
-        self._stones.extend(PlacedStone(move_index, side, coord) for coord in new)
-        self._board.extend(Cell(q=c.q, r=c.r, p=side) for c in new)
+        kind = self._seats[side].info.kind
+        new = self._board.place_answer(
+            side,
+            pieces,
+            move_index=move_index,
+            wanted=request.stones_wanted,
+            may_split=kind == "human",
+            stateless=kind == "bot_stateless",
+        )
+        stones = [*request.placed, *new]
         self._seats[side].answered = True
-        outcome = self._position.outcome
+        outcome = self._board.outcome
         if outcome is None and len(stones) < 2:
             # A human's first stone: show it, then ask for the second (the clock runs on).
             request.placed = stones
@@ -624,42 +616,6 @@ class GameSession:
             side, new, None, now, evaluation, considerations, _status_of(result)
         )
         return [*actions, Broadcast(update), *self._finish(result, detail, now)]
-
-    def _refuse_lone_stone(self, side: Player, placed: list[Coord]) -> None:
-        """A move cut short by a stone that does not win: a human's first stone (stone
-        by stone mode, allowed), or a bot's protocol error; its stone is taken back so
-        the record holds only complete moves."""
-        if self._seats[side].info.kind == "human":
-            return
-        for _ in placed:
-            self._position.undo()
-        stones = " ".join(f"[{coord.q},{coord.r}]" for coord in placed)
-        raise SeatProtocolError(
-            side,
-            f"{_answer_name(self._seats[side].info)} with {len(placed)} piece ({stones}) "
-            "that does not win: a move has 2 pieces, or 1 only when that stone wins",
-        )
-
-    def _place(self, side: Player, pieces: list[Coord]) -> list[Coord]:
-        """Place the answer's stones one by one; the ones placed (a winning first stone
-        ends it). An illegal stone takes back the answer's earlier stones and forfeits."""
-        placed: list[Coord] = []
-        for index, coord in enumerate(pieces):
-            try:
-                self._position.place(coord.q, coord.r)
-            except IllegalMoveError as exc:
-                for _ in placed:
-                    self._position.undo()
-                # The field's path, as a ProtocolError names it (a body's from its fields).
-                stateless = self._seats[side].info.kind == "bot_stateless"
-                path = "move" if stateless else "move_response.move"
-                raise SeatIllegalMoveError(
-                    side, f"illegal move: {path}.pieces[{index}]: {exc}"
-                ) from None
-            placed.append(coord)
-            if self._position.outcome is not None:
-                break
-        return placed
 
     def _board_update(
         self,
@@ -782,7 +738,7 @@ class GameSession:
     def _to_move(self) -> Player | None:
         if self._result is not None:
             return None
-        return Player(self._position.to_move)
+        return self._board.to_move
 
     def _clocks(self, now: float) -> dict[Player, int | None]:
         return self._timer.snapshot(now)
@@ -806,8 +762,3 @@ def _explained(result: GameResult, detail: str) -> GameResult:
         return result
     # Validated again (not model_copy), so the detail is clipped like any other.
     return GameResult.model_validate({**result.model_dump(), "detail": detail})
-
-
-def _answer_name(info: SeatInfo) -> str:
-    """What the seat answers with, for messages."""
-    return "the stateless response" if info.kind == "bot_stateless" else "move_response"
