@@ -29,6 +29,7 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from game import notation
 from game.ascii import render
+from game.clock import DEFAULT_STALL_LIMIT
 from game.discovery import DEFAULT_POLICY, AddressPolicy, PolicySyntaxError
 from game.manager import DEFAULT_COMMIT_INTERVAL, DEFAULT_MAX_SPECTATORS
 from game.rules import Position
@@ -40,6 +41,7 @@ from game.server import (
     create_app,
     server_config,
 )
+from game.session import SessionLimits, SessionLimitsError
 from game.store import GameStore, StoreError
 from models import GameRecord
 
@@ -135,7 +137,24 @@ def _arguments() -> argparse.ArgumentParser:
         "meanwhile together; 0 commits every move at once. A crash can lose the moves of "
         "the last interval, a stop loses none (default %(default)g)",
     )
+    parser.add_argument(
+        "--stall-limit",
+        type=float,
+        default=DEFAULT_STALL_LIMIT,
+        metavar="SECONDS",
+        help="how long a seat may owe an answer, whatever the clock (a longer clock is cut "
+        "to it); it forfeits with 'stall' (default %(default)g)",
+    )
     return parser
+
+
+def _limits(args: argparse.Namespace) -> SessionLimits:
+    try:
+        return SessionLimits(stall_s=args.stall_limit)
+    except SessionLimitsError:
+        raise UsageError(
+            f"--stall-limit must be a finite number of seconds > 0, got {args.stall_limit:g}"
+        ) from None
 
 
 def _policy(args: argparse.Namespace) -> AddressPolicy:
@@ -342,6 +361,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         _check_numbers(args)
+        limits = _limits(args)
         policy = _policy(args)
         _open_store(args.db)
         listener = _listen(args.host, args.port)
@@ -358,6 +378,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         max_games_per_client=args.max_games_per_client,
         max_spectators=args.max_spectators,
         commit_interval=args.commit_interval / 1000,
+        limits=limits,
     )
 
     def started(server: GameServer) -> None:

@@ -168,7 +168,7 @@ from game.session_actions import (
     SendTo,
 )
 from game.session_board import SessionBoard
-from game.session_config import SeatInfo, SeatKind, SessionLimits
+from game.session_config import SeatInfo, SeatKind, SessionLimits, SessionLimitsError
 from game.session_state import PendingRequest, SeatState
 from game.session_timing import AnswerTimer, HeartbeatGrid
 from models import (
@@ -234,6 +234,7 @@ __all__ = [
     "SeatTimeoutError",
     "SendTo",
     "SessionLimits",
+    "SessionLimitsError",
 ]
 
 

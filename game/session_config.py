@@ -4,13 +4,14 @@ server-wide limits it referees with (``SessionLimits``). Re-exported by
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
 from game.clock import DEFAULT_STALL_LIMIT
 from models import BwsV1Alpha, ConfigPacket, Meta, StatelessV1Alpha
 
-__all__ = ["SeatInfo", "SeatKind", "SessionLimits"]
+__all__ = ["SeatInfo", "SeatKind", "SessionLimits", "SessionLimitsError"]
 
 SeatKind: TypeAlias = Literal["bot_ws", "bot_stateless", "human"]
 
@@ -51,3 +52,24 @@ class SessionLimits:
     reconnect_s: float = 60.0
     max_rtt_s: float = 2.0
     max_frame_bytes: int = 1 << 20
+
+    def __post_init__(self) -> None:
+        # An infinite or NaN limit would let one game wait forever: refuse it here.
+        for name in ("no_show_s", "reconnect_s", "max_rtt_s"):
+            value = getattr(self, name)
+            if not math.isfinite(value) or value < 0:
+                raise SessionLimitsError(
+                    f"{name}: expected a finite number of seconds >= 0, got {value!r}"
+                )
+        if self.stall_s is not None and not (math.isfinite(self.stall_s) and self.stall_s > 0):
+            raise SessionLimitsError(
+                f"stall_s: expected a finite number of seconds > 0 (or None), got {self.stall_s!r}"
+            )
+        if self.max_frame_bytes < 1:
+            raise SessionLimitsError(
+                f"max_frame_bytes: expected at least 1, got {self.max_frame_bytes!r}"
+            )
+
+
+class SessionLimitsError(ValueError):
+    """A ``SessionLimits`` value that is not a usable limit."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
@@ -28,6 +29,7 @@ from game.session import (
     SeatKind,
     SendTo,
     SessionLimits,
+    SessionLimitsError,
 )
 from models import (
     MATCH_CONFIG_KEY,
@@ -449,6 +451,24 @@ def test_the_stall_limit_bounds_every_wait_whatever_the_clock(match: Match, seat
     assert game_over_or_none(session.timer(now=29.9)) is None
     over = forfeit(session.timer(now=30.0), O, EndCause.STALL)
     assert over.result.detail == "o forfeits: no answer within the stall limit of 30 s"
+
+
+@pytest.mark.parametrize(
+    ("limits", "message"),
+    [
+        ({"stall_s": float("inf")}, "stall_s: expected a finite number of seconds > 0"),
+        ({"stall_s": 0.0}, "stall_s: expected a finite number of seconds > 0"),
+        ({"no_show_s": float("nan")}, "no_show_s: expected a finite number of seconds >= 0"),
+        ({"reconnect_s": float("inf")}, "reconnect_s: expected a finite number of seconds"),
+        ({"max_frame_bytes": 0}, "max_frame_bytes: expected at least 1, got 0"),
+    ],
+    ids=["infinite_stall", "zero_stall", "nan_no_show", "infinite_reconnect", "no_frames"],
+)
+def test_limits_that_would_not_bound_a_game_are_refused(
+    limits: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(SessionLimitsError, match=re.escape(message)):
+        SessionLimits(**limits)
 
 
 def test_a_clock_that_runs_out_before_the_stall_limit_is_a_timeout() -> None:

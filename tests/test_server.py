@@ -715,6 +715,8 @@ def test_a_busy_port_is_a_one_line_error(tmp_path: Path) -> None:
         (["--max-spectators", "0"], "--max-spectators must be at least 1"),
         (["--commit-interval", "-5"], "--commit-interval must be from 0 to 60000 ms, got -5"),
         (["--commit-interval", "nan"], "--commit-interval must be from 0 to 60000 ms, got nan"),
+        (["--stall-limit", "0"], "--stall-limit must be a finite number of seconds > 0, got 0"),
+        (["--stall-limit", "inf"], "--stall-limit must be a finite number of seconds > 0, got inf"),
     ],
 )
 def test_bad_arguments_are_one_line_errors(
