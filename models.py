@@ -54,6 +54,7 @@ from typing import (
 import msgspec
 import orjson
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -104,6 +105,7 @@ __all__ = [
     "Match",
     "Meta",
     "Move",
+    "MoveAnswer",
     "MoveOption",
     "MoveRequestPacket",
     "MoveResponsePacket",
@@ -282,11 +284,23 @@ class PositionEvaluation(BaseModel):
     win_in: StrictInt | None = None
 
 
-class MoveOption(BaseModel):
+class MoveAnswer(BaseModel):
+    """The move of a bot's answer (``move_response``, the stateless response): 2 pieces,
+    or 1 when that stone wins the game, since the rules end a move on a winning stone.
+
+    The spec's prose says 2 pieces but its schemas do not enforce it, and public engines
+    answer a winning stone alone; whether a lone stone wins is the referee's to judge
+    (``game.session``), not the parser's.
+    """
+
+    pieces: Annotated[list[Coord], Field(min_length=1, max_length=2)]
+    evaluation: PositionEvaluation | None = None
+
+
+class MoveOption(MoveAnswer):
     """A complete move a bot considered: 2 pieces plus an optional evaluation."""
 
     pieces: Annotated[list[Coord], Field(min_length=2, max_length=2)]
-    evaluation: PositionEvaluation | None = None
 
 
 class HumanMoveOption(BaseModel):
@@ -356,13 +370,37 @@ class EndCause(str, Enum):
     TURN_LIMIT = "turn_limit"
 
 
+#: Longest ``GameResult.detail`` kept, in characters; longer text is cut, ``...`` marking it.
+MAX_RESULT_DETAIL_CHARS: Final = 300
+
+
+def _clip_result_detail(text: str | None) -> str | None:
+    if text is None or len(text) <= MAX_RESULT_DETAIL_CHARS:
+        return text
+    return text[: MAX_RESULT_DETAIL_CHARS - 3] + "..."
+
+
 class GameResult(BaseModel):
     """How a game ended: ``winner`` (None for a draw), ``reason`` and, unless the game was
-    won by a line, the ``cause``."""
+    won by a line, the ``cause`` and its ``detail`` in words (what the seat did wrong,
+    say), clipped to ``MAX_RESULT_DETAIL_CHARS``.
+
+    >>> GameResult(winner=Player.X, reason=ResultReason.FORFEIT, cause=EndCause.STALL,
+    ...            detail="o forfeits: no answer within the stall limit of 300 s").end_detail
+    'stall: o forfeits: no answer within the stall limit of 300 s'
+    """
 
     winner: Player | None
     reason: ResultReason
     cause: EndCause | None = None
+    detail: Annotated[str | None, AfterValidator(_clip_result_detail)] = None
+
+    @property
+    def end_detail(self) -> str | None:
+        """The ``end`` packet's ``detail``: the cause, then ``": "`` and the detail."""
+        if self.cause is None:
+            return None
+        return self.cause.value if self.detail is None else f"{self.cause.value}: {self.detail}"
 
     @model_validator(mode="after")
     def _consistent(self) -> GameResult:
@@ -626,6 +664,8 @@ def _end_detail(value: object) -> object:
         return value
 
 
+_CAUSES_BY_NAME: Final = {cause.value: cause for cause in EndCause}
+
 _EndDetail = Annotated[
     EndCause | StrictStr, Field(union_mode="left_to_right"), BeforeValidator(_end_detail)
 ]
@@ -636,7 +676,8 @@ class EndPacket(BaseModel):
 
     ``winner`` is ``None`` for a draw and is always written (``null`` is meaningful).
     ``detail`` is an ``EndCause`` when it names a known cause and the raw text otherwise;
-    ``cause`` gives the ``EndCause`` or ``None``.
+    our server writes the cause then the reason in words (``"stall: o forfeits: ..."``,
+    ``GameResult.end_detail``). ``cause`` gives the ``EndCause`` or ``None``.
 
     >>> parse_packet('{"type":"end","winner":null,"reason":"draw"}')
     EndPacket(type='end', winner=None, reason=<ResultReason.DRAW: 'draw'>, detail=None, board=None)
@@ -658,8 +699,19 @@ class EndPacket(BaseModel):
 
     @property
     def cause(self) -> EndCause | None:
-        """``detail`` when it is a known ``EndCause``, else ``None``."""
-        return self.detail if isinstance(self.detail, EndCause) else None
+        """The known ``EndCause`` that ``detail`` names (alone, or before ``": "`` and the
+        reason in words), else ``None``."""
+        if self.detail is None or isinstance(self.detail, EndCause):
+            return self.detail
+        named, _, _reason = self.detail.partition(": ")
+        return _CAUSES_BY_NAME.get(named)
+
+    @property
+    def cause_detail(self) -> str | None:
+        """The reason in words after a known cause (``GameResult.detail``), else None."""
+        if self.cause is None or isinstance(self.detail, EndCause) or self.detail is None:
+            return None
+        return self.detail.partition(": ")[2] or None
 
 
 class NopePacket(BaseModel):
@@ -675,12 +727,12 @@ class NopePacket(BaseModel):
 
 
 class MoveResponsePacket(BaseModel):
-    """A bot's move: exactly 2 pieces, best-first ``considerations`` optional."""
+    """A bot's move: 2 pieces (1 when it wins), best-first ``considerations`` optional."""
 
     model_config = ConfigDict(frozen=True)
 
     type: Literal["move_response"] = "move_response"
-    move: MoveOption
+    move: MoveAnswer
     considerations: list[MoveOption] | None = None
 
 
@@ -833,11 +885,12 @@ class StatelessMove(MoveOption):
 
 
 class StatelessMoveResponse(BaseModel):
-    """The answer to ``POST <api_root>/turn``."""
+    """The answer to ``POST <api_root>/turn``: 2 pieces (1 when it wins), like a
+    ``move_response``."""
 
     model_config = ConfigDict(frozen=True)
 
-    move: StatelessMove
+    move: MoveAnswer
     considerations: list[StatelessMove] | None = None
 
 

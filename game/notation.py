@@ -124,7 +124,8 @@ move's first, each in record order; read back, ``setup`` lists them in that orde
 
 Not carried: ``game_id``, players' ``type`` and ``bot_url``, ``heartbeat``, each move's
 ``thinking_ms`` and ``considerations``, extra fields of an evaluation, sub-second parts
-of ``started_at``. ``dumps`` drops them; ``loads`` leaves them at their defaults.
+of ``started_at``, the result's ``detail`` (free text that a tag value could not give
+back as it was). ``dumps`` drops them; ``loads`` leaves them at their defaults.
 ``dumps`` raises ``ValueError`` for what it cannot write: a tag value with ``]`` or a
 line break, a tag key that is not a key or is ``version`` (``clean_tags=True`` cleans or
 drops those instead), sides that do not alternate, a one-stone move that is not the last.

@@ -146,7 +146,9 @@ def snapshot_of(record: GameRecord) -> tuple[SetupPacket, EndPacket | None]:
     )
     if result is None:
         return setup, None
-    end = EndPacket(winner=result.winner, reason=result.reason, detail=result.cause, board=board)
+    end = EndPacket(
+        winner=result.winner, reason=result.reason, detail=result.end_detail, board=board
+    )
     return setup, end
 
 

@@ -259,10 +259,9 @@ class RunningGame:
                 slot = self.slots[side]
                 actions: list[Action] = []
                 if slot.conn is not None and slot.outbox is not None:
-                    slot.outbox.close(
-                        CLOSE_POLICY_VIOLATION, "replaced by a new connection to this seat"
-                    )
-                    actions += session.seat_disconnected(side, self._loop.time())
+                    why = "replaced by a new connection to this seat"
+                    slot.outbox.close(CLOSE_POLICY_VIOLATION, why)
+                    actions += session.seat_disconnected(side, self._loop.time(), why)
                 slot.conn, slot.outbox = conn, outbox
                 return actions + session.seat_connected(side, self._loop.time())
             case Detach(side, conn, why, at):
@@ -273,7 +272,7 @@ class RunningGame:
                 if slot.outbox is not None:
                     slot.outbox.close(CLOSE_GOING_AWAY, why)
                 slot.conn = slot.outbox = None
-                return session.seat_disconnected(side, at)
+                return session.seat_disconnected(side, at, why)
             case Answer(side, turn, answer, at):
                 if turn != self._turns:
                     return []  # a turn the session has moved past

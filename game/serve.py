@@ -32,6 +32,7 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from game import notation
 from game.ascii import render
+from game.clock import DEFAULT_STALL_LIMIT
 from game.discovery import DEFAULT_POLICY, AddressPolicy, PolicySyntaxError
 from game.limits import (
     DEFAULT_KEEP_ALIVE_TIMEOUT,
@@ -50,6 +51,7 @@ from game.server import (
     create_app,
     server_config,
 )
+from game.session import SessionLimits, SessionLimitsError
 from game.store import GameStore, StoreError
 from models import GameRecord
 
@@ -168,7 +170,24 @@ def _arguments() -> argparse.ArgumentParser:
         "meanwhile together; 0 commits every move at once. A crash can lose the moves of "
         "the last interval, a stop loses none (default %(default)g)",
     )
+    parser.add_argument(
+        "--stall-limit",
+        type=float,
+        default=DEFAULT_STALL_LIMIT,
+        metavar="SECONDS",
+        help="how long a seat may owe an answer, whatever the clock (a longer clock is cut "
+        "to it); it forfeits with 'stall' (default %(default)g)",
+    )
     return parser
+
+
+def _limits(args: argparse.Namespace) -> SessionLimits:
+    try:
+        return SessionLimits(stall_s=args.stall_limit)
+    except SessionLimitsError:
+        raise UsageError(
+            f"--stall-limit must be a finite number of seconds > 0, got {args.stall_limit:g}"
+        ) from None
 
 
 def _policy(args: argparse.Namespace) -> AddressPolicy:
@@ -386,6 +405,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         _check_numbers(args)
+        session_limits = _limits(args)
         policy = _policy(args)
         _open_store(args.db)
         listener = _listen(args.host, args.port)
@@ -402,6 +422,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         max_games_per_client=args.max_games_per_client,
         max_spectators=args.max_spectators,
         commit_interval=args.commit_interval / 1000,
+        limits=session_limits,
     )
 
     def started(server: GameServer) -> None:
@@ -416,14 +437,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             server.tasks.add(task)
             task.add_done_callback(server.tasks.discard)
 
-    limits = ConnectionLimits(
+    connection_limits = ConnectionLimits(
         max_per_client=args.max_connections_per_client,
         request_timeout=args.request_timeout,
         keep_alive_timeout=args.keep_alive_timeout,
     )
     raise_fd_limit()  # every connection is a file descriptor
     config = server_config(
-        app, host=args.host, port=args.port, log_level=args.log_level, limits=limits
+        app, host=args.host, port=args.port, log_level=args.log_level, limits=connection_limits
     )
     server = GameServer(app, config, on_started=started)
     # uvicorn handles SIGINT/SIGTERM: GameServer aborts the games, uvicorn closes the

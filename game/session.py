@@ -24,7 +24,8 @@ Protocol: ``../shared/spec/bws-v1-alpha.yaml`` and ``../shared/protocol.md``.
 ['SendTo', 'SendTo', 'SendTo', 'Broadcast', 'CloseSeat', 'CloseSeat', 'GameOver']
 >>> session.result
 GameResult(winner=<Player.X: 'x'>, reason=<ResultReason.FORFEIT: 'forfeit'>, \
-cause=<EndCause.PROTOCOL_ERROR: 'protocol_error'>)
+cause=<EndCause.PROTOCOL_ERROR: 'protocol_error'>, \
+detail='o forfeits: a second move_response to one move_request')
 
 The interface
 -------------
@@ -73,7 +74,9 @@ due gets it on reconnection. A stateless bot gets a ``StatelessMoveRequest`` (wi
 the flag, for the adapter's HTTP timeout.
 
 *Answers.* Stones are applied one at a time with ``game.rules``. A first stone that
-wins ends the game and the second is ignored. An illegal stone forfeits the move's
+wins ends the game and the second is ignored; a bot may also answer with that stone
+alone (websocket or stateless), recorded as a 1-stone move (notation ``[/]``). A bot's
+lone stone that does not win is a protocol error. An illegal stone forfeits the move's
 whole answer (a legal first stone of the same answer is taken back, so the record holds
 only complete moves). Evaluation and considerations go into the ``RecordedMove`` and the
 ``board_update``; ``thinking_ms`` is the clock's charge, ``clock_ms`` the mover's time
@@ -89,13 +92,12 @@ board (spectators saw it, the ``end`` board shows it) but not in the record, whi
 holds complete moves. A 2-piece answer to the request for the second stone is a
 protocol error.
 
-*Clocks.* ``game.clock.GameClock``, built with ``stall_limit=limits.stall_s``: in a
-``none`` game the stall limit bounds each move and its flag is cause ``stall``; other
-clocks flag with ``timeout``. A move's clock starts when its request is made and stops
-when the answer is applied. The seat's last measured round trip (``rtt_measured``,
-clamped to ``limits.max_rtt_s`` so slow pongs cannot buy time) is the grace added to the
-deadline and is subtracted from the time charged. An answer that arrives after the flag
-is a timeout, even if ``timer`` has not been called yet.
+*Clocks and the stall limit.* ``game.session_timing.AnswerTimer``: the clock flags
+with ``timeout``; whatever the clock, a seat that has owed an answer for
+``limits.stall_s`` seconds forfeits with ``stall``. The seat's last measured round trip
+(``rtt_measured``, clamped to ``limits.max_rtt_s`` so slow pongs cannot buy time) is
+the grace. An answer that arrives after its deadline forfeits, even if ``timer`` has
+not been called yet.
 
 *Heartbeats.* Every ``match.heartbeat`` ms from ``started_at``, on one grid for the
 whole game, to every connected websocket or human seat; ``waiting`` is true exactly for
@@ -114,10 +116,15 @@ forfeits with ``disconnect``. A seat that has not connected ``limits.no_show_s``
 are protocol errors. Frames from a stateless seat, and stateless answers nobody waits
 for (a late answer after a forfeit, say), are ignored.
 
-*End.* ``end`` (``winner``, ``reason``, ``detail`` = the cause, ``board``) to every
-connected websocket seat (after the ``nope`` for a violator) and to spectators, then
-``CloseSeat`` for each (1000; 1001 when the server aborts; 1011 after an internal
-error), then ``GameOver``. A line is ``win``; ``turn_limit`` is a ``draw`` with cause
+*End.* Every result with a cause keeps the reason in words as ``GameResult.detail``
+(``"o forfeits: <the nope's reason>"``, ``"o dropped (<how>) and did not reconnect
+within 60 s"``, the abort's reason...; clipped, see ``models.MAX_RESULT_DETAIL_CHARS``),
+which is also ``GameOver.detail`` for the log. ``end`` (``winner``, ``reason``,
+``detail`` = ``"<cause>: <reason in words>"``, ``board``) goes to every connected
+websocket seat (after the ``nope`` for a violator) and to spectators, then ``CloseSeat``
+for each (1000; 1001 when the server aborts; 1011 after an internal error), then
+``GameOver``. ``seat_disconnected``'s optional ``why`` (how the connection ended) goes
+into the reason. A line is ``win``; ``turn_limit`` is a ``draw`` with cause
 ``turn_limit``; ``abort`` is a ``draw`` with cause ``aborted``. A seat that connects
 after the end gets ``end`` and is closed. The adapter cancels a stateless turn still in
 flight when it sees ``GameOver``.
@@ -135,16 +142,36 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
-from typing import ClassVar, Literal, TypeAlias
 
 from pydantic import BaseModel
 
-from game.clock import DEFAULT_STALL_LIMIT, GameClock
 from game.frames import RefusedFrame
-from game.rules import IllegalMoveError, Position, Termination
+from game.rules import Termination
+from game.seat_errors import (
+    SeatDisconnectError,
+    SeatError,
+    SeatIllegalMoveError,
+    SeatNoShowError,
+    SeatProtocolError,
+    SeatStallError,
+    SeatTimeoutError,
+    stateless_failure,
+)
+from game.session_actions import (
+    Action,
+    Broadcast,
+    CloseSeat,
+    GameOver,
+    RecordMove,
+    RequestStatelessTurn,
+    SendTo,
+)
+from game.session_board import SessionBoard
+from game.session_config import SeatInfo, SeatKind, SessionLimits, SessionLimitsError
+from game.session_state import PendingRequest, SeatState
+from game.session_timing import AnswerTimer, HeartbeatGrid
 from models import (
     CLIENT_PACKETS,
     CLOSE_GOING_AWAY,
@@ -155,7 +182,6 @@ from models import (
     Board,
     BoardUpdatePacket,
     BwsV1Alpha,
-    Cell,
     ConfigPacket,
     Coord,
     EndCause,
@@ -164,11 +190,9 @@ from models import (
     GameRecord,
     GameResult,
     GameStatus,
-    GrowingBoard,
     HeartbeatPacket,
     HumanMoveResponsePacket,
     Match,
-    Meta,
     Move,
     MoveOption,
     MoveRequestPacket,
@@ -211,204 +235,8 @@ __all__ = [
     "SeatTimeoutError",
     "SendTo",
     "SessionLimits",
+    "SessionLimitsError",
 ]
-
-
-SeatKind: TypeAlias = Literal["bot_ws", "bot_stateless", "human"]
-
-# ------------------------------------------------------------------- configuration
-
-
-@dataclass(frozen=True)
-class SeatInfo:
-    """Who sits in a seat and what it declares.
-
-    ``declares`` is the bot's ``BwsV1Alpha`` (websocket) or ``StatelessV1Alpha``
-    (stateless); ``None`` means base features only (always so for humans). ``config``
-    is sent only to a websocket bot that declares ``config``.
-    """
-
-    kind: SeatKind
-    name: str | None = None
-    declares: BwsV1Alpha | StatelessV1Alpha | None = None
-    config: ConfigPacket | None = None
-    url: str | None = None
-    meta: Meta | None = None
-
-    @property
-    def speaks_websocket(self) -> bool:
-        """Bots over a WebSocket and humans: the seats that get packets."""
-        return self.kind != "bot_stateless"
-
-
-@dataclass(frozen=True)
-class SessionLimits:
-    """Server-wide limits, in seconds (``max_frame_bytes`` in bytes).
-
-    ``stall_s`` bounds each move of a game without a clock (``None``: no bound).
-    ``max_rtt_s`` caps the round trip credited to a seat.
-    """
-
-    no_show_s: float = 30.0
-    stall_s: float | None = DEFAULT_STALL_LIMIT
-    reconnect_s: float = 60.0
-    max_rtt_s: float = 2.0
-    max_frame_bytes: int = 1 << 20
-
-
-# ------------------------------------------------------------------------ actions
-
-
-@dataclass(frozen=True)
-class SendTo:
-    """Send ``packet`` to the seat of ``side``."""
-
-    side: Player
-    packet: BaseModel
-
-
-@dataclass(frozen=True)
-class Broadcast:
-    """Send ``packet`` to every spectator (the same object to all: encode it once)."""
-
-    packet: BaseModel
-
-
-@dataclass(frozen=True)
-class RequestStatelessTurn:
-    """``POST .../turn`` to the stateless bot of ``side``; answer with
-    ``stateless_answer``. ``time_limit`` is the seconds until the side flags (the HTTP
-    timeout to use), or None."""
-
-    side: Player
-    request: StatelessMoveRequest
-    time_limit: float | None
-
-
-@dataclass(frozen=True)
-class CloseSeat:
-    """Close the seat's socket with a WebSocket close ``code`` and ``reason``."""
-
-    side: Player
-    code: int
-    reason: str
-
-
-@dataclass(frozen=True)
-class RecordMove:
-    """Write move ``index`` (0-based) of the game to the store."""
-
-    index: int
-    move: RecordedMove
-
-
-@dataclass(frozen=True)
-class GameOver:
-    """The game ended: store ``record`` (which holds ``result``); ``detail`` is for the
-    log."""
-
-    result: GameResult
-    record: GameRecord
-    detail: str
-
-
-Action: TypeAlias = SendTo | Broadcast | RequestStatelessTurn | CloseSeat | RecordMove | GameOver
-
-# ------------------------------------------------------------------------- errors
-#
-# Raised inside the session and turned into a forfeit of ``side``; one class per cause.
-
-
-class SeatError(Exception):
-    """A seat failed; the message says how and is the ``nope`` reason."""
-
-    cause: ClassVar[EndCause]
-    #: Whether the seat is told why with a ``nope`` (not when it is gone or never came).
-    tells_seat: ClassVar[bool] = True
-
-    def __init__(self, side: Player, message: str) -> None:
-        super().__init__(message)
-        self.side = side
-
-
-class SeatTimeoutError(SeatError):
-    """The seat's clock ran out before its answer came."""
-
-    cause = EndCause.TIMEOUT
-
-
-class SeatStallError(SeatError):
-    """No answer within the stall limit of a game without a clock."""
-
-    cause = EndCause.STALL
-
-
-class SeatIllegalMoveError(SeatError):
-    """The answer puts a stone where the rules do not allow it."""
-
-    cause = EndCause.ILLEGAL_MOVE
-
-
-class SeatProtocolError(SeatError):
-    """A frame that is malformed, unsolicited or out of order."""
-
-    cause = EndCause.PROTOCOL_ERROR
-
-
-class SeatDisconnectError(SeatError):
-    """The seat's connection dropped (for a human: and did not come back in time)."""
-
-    cause = EndCause.DISCONNECT
-    tells_seat = False
-
-
-class SeatNoShowError(SeatError):
-    """The seat never connected within the no-show limit."""
-
-    cause = EndCause.NO_SHOW
-    tells_seat = False
-
-
-# -------------------------------------------------------------------------- state
-
-
-@dataclass
-class _Seat:
-    info: SeatInfo
-    connected: bool
-    ever_connected: bool
-    rtt: float = 0.0
-    rtt_known: bool = False  # a ping has measured ``rtt`` (it is 0.0 until then)
-    # When a dropped human forfeits unless it is back.
-    reconnect_by: float | None = None
-    # Stones of the game (``GameSession._stones``) this seat has been told about.
-    told: int = 0
-    # It answered and nothing was asked since: another answer is a second answer.
-    answered: bool = False
-
-
-@dataclass(frozen=True)
-class _Stone:
-    """A stone placed in the game, with the move (0-based) it belongs to."""
-
-    move_index: int
-    side: Player
-    coord: Coord
-
-
-@dataclass
-class _Request:
-    """The answer being waited for."""
-
-    side: Player
-    stones_wanted: int  # 2, or 1 for the second stone of a human's split move
-    placed: list[Coord] = field(default_factory=list)  # the split move's first stone
-
-
-_FLAG_ERRORS: dict[EndCause, type[SeatError]] = {
-    EndCause.TIMEOUT: SeatTimeoutError,
-    EndCause.STALL: SeatStallError,
-}
 
 
 class GameSession:
@@ -428,7 +256,7 @@ class GameSession:
         self.match = match
         self.limits = limits if limits is not None else SessionLimits()
         self._seats = {
-            side: _Seat(
+            side: SeatState(
                 seats[side],
                 connected=not seats[side].speaks_websocket,
                 ever_connected=not seats[side].speaks_websocket,
@@ -438,19 +266,14 @@ class GameSession:
         self._started_at = started_at if math.isfinite(started_at) else 0.0
         self._started_wall = started_wall
         self._now = self._started_at
-        self._clock = GameClock(match, stall_limit=self.limits.stall_s)
-        self._position = Position(
-            match.view_distance, match.win_distance, turn_limit=match.turn_limit
-        )
-        # Keeps its JSON as it grows: the board goes out twice per move.
-        self._board = GrowingBoard([Cell(q=0, r=0, p=Player.X)])
-        self._stones: list[_Stone] = []
+        self._timer = AnswerTimer(match, stall_s=self.limits.stall_s)
+        self._board = SessionBoard(match)
         self._moves: list[RecordedMove] = []
         self._started = False
-        self._request: _Request | None = None
+        self._request: PendingRequest | None = None
         self._result: GameResult | None = None
         self._end: EndPacket | None = None
-        self._next_heartbeat = self._started_at + match.heartbeat / 1000
+        self._heartbeat = HeartbeatGrid(start=self._started_at, interval=match.heartbeat / 1000)
 
     # ------------------------------------------------------------------ state
 
@@ -508,11 +331,11 @@ class GameSession:
         candidates.extend(
             seat.reconnect_by for seat in self._seats.values() if seat.reconnect_by is not None
         )
-        deadline = self._clock.deadline()
+        deadline = self._timer.deadline()
         if deadline is not None:
             candidates.append(deadline)
         if any(seat.connected and seat.info.speaks_websocket for seat in self._seats.values()):
-            candidates.append(self._next_heartbeat)
+            candidates.append(self._heartbeat.next_at)
         return min(candidates, default=None)
 
     def spectator_setup(self, now: float) -> SetupPacket:
@@ -541,9 +364,9 @@ class GameSession:
             return [SendTo(side, self._end), CloseSeat(side, CLOSE_NORMAL, "the game is over")]
         return self._guarded(now, lambda now: self._on_connected(side, now))
 
-    def seat_disconnected(self, side: Player, now: float) -> list[Action]:
-        """The seat's socket closed or failed."""
-        return self._guarded(now, lambda now: self._on_disconnected(side, now))
+    def seat_disconnected(self, side: Player, now: float, why: str | None = None) -> list[Action]:
+        """The seat's socket closed or failed; ``why`` says how, for the record."""
+        return self._guarded(now, lambda now: self._on_disconnected(side, now, why))
 
     def receive(self, side: Player, data: str | bytes, now: float) -> list[Action]:
         """One frame from the seat of ``side``."""
@@ -571,7 +394,7 @@ class GameSession:
 
         def aborted(now: float) -> list[Action]:
             result = GameResult(winner=None, reason=ResultReason.DRAW, cause=EndCause.ABORTED)
-            return self._finish(result, f"aborted: {reason}", now, CLOSE_GOING_AWAY)
+            return self._finish(result, reason, now, CLOSE_GOING_AWAY)
 
         return self._guarded(now, aborted)
 
@@ -591,20 +414,21 @@ class GameSession:
             *self._config_for(side),
             SendTo(side, SetupPacket(board=self.board)),
         ]
-        seat.told = len(self._stones)
+        seat.told = self._board.stone_count
         if self._request is not None and self._request.side is side:
             actions.extend(self._ask(now))
         return actions
 
-    def _on_disconnected(self, side: Player, now: float) -> list[Action]:
+    def _on_disconnected(self, side: Player, now: float, why: str | None) -> list[Action]:
         seat = self._seats[side]
         if not seat.connected or not seat.info.speaks_websocket:
             return []
         seat.connected = False
+        seat.dropped_because = f" ({why})" if why else ""
         if seat.info.kind == "human" and self.limits.reconnect_s > 0:
             seat.reconnect_by = now + self.limits.reconnect_s
             return []
-        raise SeatDisconnectError(side, f"{side.value}'s connection dropped")
+        raise SeatDisconnectError(side, f"{side.value}'s connection dropped{seat.dropped_because}")
 
     def _on_frame(self, side: Player, data: str | bytes, now: float) -> list[Action]:
         seat = self._seats[side]
@@ -646,7 +470,7 @@ class GameSession:
         if seat.info.kind != "bot_stateless" or self.awaiting is not side:
             return []  # late or stray: the adapter's request outlived its turn
         if isinstance(answer, BaseException):
-            raise _stateless_failure(side, answer)
+            raise stateless_failure(side, answer)
         considerations: list[MoveOption] = list(answer.considerations or [])
         return self._on_answer(
             side, list(answer.move.pieces), answer.move.evaluation, considerations, now
@@ -662,13 +486,11 @@ class GameSession:
             if seat.reconnect_by is not None and now >= seat.reconnect_by:
                 raise SeatDisconnectError(
                     side,
-                    f"{side.value} dropped and did not reconnect within "
-                    f"{self.limits.reconnect_s:g} s",
+                    f"{side.value} dropped{seat.dropped_because} and did not reconnect "
+                    f"within {self.limits.reconnect_s:g} s",
                 )
-        self._check_flag(now)
-        if now >= self._next_heartbeat:
-            return self._heartbeats(now)
-        return []
+        self._timer.check(now)
+        return self._heartbeats() if self._heartbeat.due(now) else []
 
     # ---------------------------------------------------------------- the game
 
@@ -696,8 +518,8 @@ class GameSession:
         return [SendTo(side, ConfigPacket.model_validate(settings))]
 
     def _request_move(self, side: Player, now: float) -> list[Action]:
-        self._request = _Request(side, stones_wanted=2)
-        self._clock.start(side, now, grace=self._seats[side].rtt)
+        self._request = PendingRequest(side, stones_wanted=2)
+        self._timer.start(side, now, grace=self._seats[side].rtt)
         return self._ask(now)
 
     def _ask(self, now: float) -> list[Action]:
@@ -708,12 +530,12 @@ class GameSession:
         seat = self._seats[side]
         seat.answered = False
         declares = seat.info.declares
-        limit = self._time_left(side, now)
+        limit = self._timer.time_left(side, now)
         if seat.info.kind == "bot_stateless":
             declared = isinstance(declares, StatelessV1Alpha) and declares.move_time_limit
             board = self._board.board_as(StatelessBoard, to_move=side)
             turn = StatelessMoveRequest(board=board, time_limit=limit if declared else None)
-            deadline = self._clock.deadline()
+            deadline = self._timer.deadline()
             flag_in = None if deadline is None else max(deadline - now, 0.0)
             return [RequestStatelessTurn(side, turn, flag_in)]
         if not seat.connected:
@@ -722,26 +544,14 @@ class GameSession:
         clocks = self._clocks(now)
         packet = MoveRequestPacket(
             side=side,
-            previous=self._previous(seat),
+            previous=self._board.previous(seat.told),
             board=self.board,
             move_time_limit=limit if declared else None,
             clock_x_ms=clocks[Player.X],
             clock_o_ms=clocks[Player.O],
         )
-        seat.told = len(self._stones)
+        seat.told = self._board.stone_count
         return [SendTo(side, packet)]
-
-    def _previous(self, seat: _Seat) -> list[Move]:
-        """The stones placed since the seat was last told, grouped by move."""
-        groups: dict[int, tuple[Player, list[Coord]]] = {}
-        for stone in self._stones[seat.told :]:
-            groups.setdefault(stone.move_index, (stone.side, []))[1].append(stone.coord)
-        return [Move(side=side, pieces=pieces) for side, pieces in groups.values()]
-
-    def _time_left(self, side: Player, now: float) -> float | None:
-        """Seconds left on the side's clock (live), for ``move_time_limit``."""
-        remaining = self._clock.remaining_ms(side, now)
-        return None if remaining is None else max(remaining, 1) / 1000
 
     def _check_solicited(self, side: Player) -> None:
         if self._request is not None and self._request.side is side:
@@ -760,29 +570,29 @@ class GameSession:
     ) -> list[Action]:
         request = self._request
         assert request is not None and request.side is side
-        self._check_flag(now)
-        if len(pieces) > request.stones_wanted:
-            raise SeatProtocolError(
-                side,
-                f"move_response with {len(pieces)} pieces; the move_request asked for "
-                f"the second stone only (1 piece)",
-            )
-        new = self._place(side, pieces)
-        stones = [*request.placed, *new]
+        self._timer.check(now)
         move_index = len(self._moves)
-        self._stones.extend(_Stone(move_index, side, coord) for coord in new)
-        self._board.extend(Cell(q=c.q, r=c.r, p=side) for c in new)
+        kind = self._seats[side].info.kind
+        new = self._board.place_answer(
+            side,
+            pieces,
+            move_index=move_index,
+            wanted=request.stones_wanted,
+            may_split=kind == "human",
+            stateless=kind == "bot_stateless",
+        )
+        stones = [*request.placed, *new]
         self._seats[side].answered = True
-        outcome = self._position.outcome
+        outcome = self._board.outcome
         if outcome is None and len(stones) < 2:
             # A human's first stone: show it, then ask for the second (the clock runs on).
             request.placed = stones
             request.stones_wanted = 1
             update = self._board_update(side, new, side, now, None, [])
             return [*self._ask(now), Broadcast(update)]
-        thinking_ms = self._clock.stop(now, rtt=self._seats[side].rtt)
+        thinking_ms = self._timer.stop(now, rtt=self._seats[side].rtt)
         self._request = None
-        clock_ms = self._clock.remaining_ms(side)
+        clock_ms = self._timer.remaining_ms(side)
         mover = self._seats[side]
         recorded = RecordedMove(
             side=side,
@@ -811,24 +621,6 @@ class GameSession:
         )
         return [*actions, Broadcast(update), *self._finish(result, detail, now)]
 
-    def _place(self, side: Player, pieces: list[Coord]) -> list[Coord]:
-        """Place the answer's stones one by one; the ones placed (a winning first stone
-        ends it). An illegal stone takes back the answer's earlier stones and forfeits."""
-        placed: list[Coord] = []
-        for index, coord in enumerate(pieces):
-            try:
-                self._position.place(coord.q, coord.r)
-            except IllegalMoveError as exc:
-                for _ in placed:
-                    self._position.undo()
-                raise SeatIllegalMoveError(
-                    side, f"illegal move: move_response.move.pieces[{index}]: {exc}"
-                ) from None
-            placed.append(coord)
-            if self._position.outcome is not None:
-                break
-        return placed
-
     def _board_update(
         self,
         side: Player,
@@ -851,22 +643,7 @@ class GameSession:
             considerations=considerations or None,
         )
 
-    def _check_flag(self, now: float) -> None:
-        side = self._clock.running
-        if side is None or not self._clock.flagged(now):
-            return
-        cause = self._clock.flag_cause
-        if cause is EndCause.STALL:
-            why = f"no answer within the stall limit of {self.limits.stall_s:g} s"
-        else:
-            why = f"{side.value} ran out of time"
-        raise _FLAG_ERRORS.get(cause, SeatTimeoutError)(side, why)
-
-    def _heartbeats(self, now: float) -> list[Action]:
-        interval = self.match.heartbeat / 1000
-        # The next point of the grid after now: a late timer sends one, not a burst.
-        missed = math.floor((now - self._next_heartbeat) / interval) + 1
-        self._next_heartbeat += missed * interval
+    def _heartbeats(self) -> list[Action]:
         awaiting = self.awaiting
         return [
             SendTo(side, HeartbeatPacket(waiting=side is awaiting))
@@ -896,12 +673,13 @@ class GameSession:
     def _finish(
         self, result: GameResult, detail: str, now: float, code: int = CLOSE_NORMAL
     ) -> list[Action]:
-        if self._clock.running is not None:
-            self._clock.stop(now)  # the time used until the end counts
+        if self._timer.running is not None:
+            self._timer.stop(now)  # the time used until the end counts
         self._request = None
+        result = _explained(result, detail)
         self._result = result
         end = EndPacket(
-            winner=result.winner, reason=result.reason, detail=result.cause, board=self.board
+            winner=result.winner, reason=result.reason, detail=result.end_detail, board=self.board
         )
         self._end = end
         listening = [
@@ -940,12 +718,14 @@ class GameSession:
         try:
             return finish()
         except Exception as exc:  # the end itself failed: still end, with the bare facts
-            result = self._result or GameResult(
-                winner=None, reason=ResultReason.DRAW, cause=EndCause.ABORTED
+            detail = f"internal error while ending the game: {exc!r}"
+            result = _explained(
+                self._result
+                or GameResult(winner=None, reason=ResultReason.DRAW, cause=EndCause.ABORTED),
+                detail,
             )
             self._result = result
             self._request = None
-            detail = f"internal error while ending the game: {exc!r}"
             return [GameOver(result, GameRecord(game_id=self.game_id, result=result), detail)]
 
     def _advance(self, now: float) -> float:
@@ -962,10 +742,10 @@ class GameSession:
     def _to_move(self) -> Player | None:
         if self._result is not None:
             return None
-        return Player(self._position.to_move)
+        return self._board.to_move
 
     def _clocks(self, now: float) -> dict[Player, int | None]:
-        return self._clock.snapshot(now)
+        return self._timer.snapshot(now)
 
     def _record_player(self, side: Player) -> RecordPlayer:
         info = self._seats[side].info
@@ -979,10 +759,10 @@ def _status_of(result: GameResult) -> GameStatus:
     return GameStatus.X_WINS if result.winner is Player.X else GameStatus.O_WINS
 
 
-def _stateless_failure(side: Player, error: BaseException) -> SeatError:
-    what = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
-    if isinstance(error, TimeoutError):
-        return SeatTimeoutError(side, f"the stateless turn timed out ({what})")
-    if isinstance(error, ConnectionError | OSError):
-        return SeatDisconnectError(side, f"the stateless turn failed to connect ({what})")
-    return SeatProtocolError(side, f"the stateless turn failed: {what}")
+def _explained(result: GameResult, detail: str) -> GameResult:
+    """``result`` with ``detail`` as its reason in words, when it has a cause to explain
+    (a line needs no words; a reason already given is kept)."""
+    if result.cause is None or result.detail is not None:
+        return result
+    # Validated again (not model_copy), so the detail is clipped like any other.
+    return GameResult.model_validate({**result.model_dump(), "detail": detail})

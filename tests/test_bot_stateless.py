@@ -16,6 +16,7 @@ from bot.stateless import (
 from models import (
     Coord,
     Match,
+    MoveAnswer,
     MoveOption,
     Player,
     PositionEvaluation,
@@ -42,7 +43,7 @@ def decision(*pieces: Hex) -> MoveDecision:
     return MoveDecision.of(list(pieces))
 
 
-def pieces_of(response_move: MoveOption) -> list[Hex]:
+def pieces_of(response_move: MoveAnswer) -> list[Hex]:
     return [piece.as_tuple() for piece in response_move.pieces]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
@@ -11,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
+from game import notation
 from game.rules import Position, Termination
 from game.session import (
     CLOSE_GOING_AWAY,
@@ -27,6 +29,7 @@ from game.session import (
     SeatKind,
     SendTo,
     SessionLimits,
+    SessionLimitsError,
 )
 from models import (
     MATCH_CONFIG_KEY,
@@ -44,6 +47,7 @@ from models import (
     Match,
     Meta,
     Move,
+    MoveAnswer,
     MoveRequestPacket,
     NopePacket,
     Player,
@@ -139,6 +143,10 @@ def moves_of(packet: MoveRequestPacket) -> list[tuple[str, list[Hex]]]:
 def cells_of(board: Board | None) -> list[tuple[int, int, str]]:
     assert board is not None
     return [(c.q, c.r, c.p.value) for c in board.cells]
+
+
+def stateless_move(*pieces: Hex) -> StatelessMoveResponse:
+    return StatelessMoveResponse(move=MoveAnswer(pieces=[Coord(q=q, r=r) for q, r in pieces]))
 
 
 def play(session: GameSession, side: Player, move: tuple[Hex, Hex], now: float) -> list[Action]:
@@ -293,6 +301,50 @@ def test_winning_first_stone_ends_the_game_and_the_second_is_ignored() -> None:
     assert update.status is GameStatus.O_WINS
 
 
+def test_a_bot_may_answer_a_winning_first_stone_alone() -> None:
+    session, _ = started(match=Match(win_distance=3))
+    play(session, O, ((1, 1), (2, 1)), now=1.0)
+    play(session, X, ((-1, -1), (-2, -1)), now=2.0)
+    actions = session.receive(O, answer((3, 1)), now=3.0)
+    over = game_over(actions)
+    assert (over.result.winner, over.result.reason) == (O, ResultReason.WIN)
+    assert over.record.moves[-1].pieces == [Coord(q=3, r=1)]
+    assert notation.dumps(over.record).splitlines()[-1] == "3. [3,1] [/];"
+    assert to(actions, O, NopePacket) == []
+
+
+def test_a_stateless_bot_may_answer_a_winning_first_stone_alone() -> None:
+    session = new_game(stateless(), stateless(), Match(win_distance=3))
+    session.timer(now=0.0)
+    session.stateless_answer(O, stateless_move((1, 1), (2, 1)), now=1.0)
+    session.stateless_answer(X, stateless_move((-1, -1), (-2, -1)), now=2.0)
+    over = game_over(session.stateless_answer(O, stateless_move((3, 1)), now=3.0))
+    assert (over.result.winner, over.result.reason) == (O, ResultReason.WIN)
+    assert over.record.moves[-1].pieces == [Coord(q=3, r=1)]
+
+
+def test_a_bots_lone_stone_that_does_not_win_is_a_protocol_error() -> None:
+    session, _ = started()
+    actions = session.receive(O, answer((1, 1)), now=1.0)
+    over = forfeit(actions, O, EndCause.PROTOCOL_ERROR)
+    [nope] = to(actions, O, NopePacket)
+    assert nope.reason == (
+        "move_response with 1 piece ([1,1]) that does not win: a move has 2 pieces, "
+        "or 1 only when that stone wins"
+    )
+    assert over.record.moves == []
+    assert cells_of(to(actions, X, EndPacket)[0].board) == [(0, 0, "x")]  # taken back
+
+
+def test_a_stateless_bots_lone_stone_that_does_not_win_is_a_protocol_error() -> None:
+    session = new_game(stateless(), stateless())
+    session.timer(now=0.0)
+    over = forfeit(
+        session.stateless_answer(O, stateless_move((1, 1)), now=1.0), O, EndCause.PROTOCOL_ERROR
+    )
+    assert "the stateless response with 1 piece ([1,1]) that does not win" in over.detail
+
+
 def test_each_move_is_recorded_as_played_with_evaluation_and_considerations() -> None:
     session, _ = started()
     considered = [{"pieces": [{"q": 3, "r": 3}, {"q": 4, "r": 4}]}]
@@ -322,7 +374,8 @@ def test_turn_limit_ends_in_a_draw() -> None:
         EndCause.TURN_LIMIT,
     )
     [end] = to(actions, O, EndPacket)
-    assert end.detail is EndCause.TURN_LIMIT
+    assert end.cause is EndCause.TURN_LIMIT
+    assert end.detail == "turn_limit: turn limit of 2 moves reached" == over.result.end_detail
 
 
 # -------------------------------------------------------------- heartbeats
@@ -383,6 +436,75 @@ def test_stall_in_a_game_without_a_clock() -> None:
     forfeit(session.timer(now=30.0), O, EndCause.STALL)
 
 
+HUGE_CLOCKS = [
+    Match(clock_type="turn", clock=1e6),
+    Match(clock_type="match", clock=1e6),
+    Match(clock_type="incremental", clock=1e6, increment=1e6),
+]
+
+
+@pytest.mark.parametrize("match", HUGE_CLOCKS, ids=lambda match: match.clock_type)
+@pytest.mark.parametrize("seat", [bot(), human()], ids=["bot", "human"])
+def test_the_stall_limit_bounds_every_wait_whatever_the_clock(match: Match, seat: SeatInfo) -> None:
+    session, _ = started(o=seat, match=match, limits=SessionLimits(stall_s=30.0))
+    assert session.next_deadline is not None and session.next_deadline <= 30.0
+    assert game_over_or_none(session.timer(now=29.9)) is None
+    over = forfeit(session.timer(now=30.0), O, EndCause.STALL)
+    assert over.result.detail == "o forfeits: no answer within the stall limit of 30 s"
+
+
+@pytest.mark.parametrize(
+    ("limits", "message"),
+    [
+        ({"stall_s": float("inf")}, "stall_s: expected a finite number of seconds > 0"),
+        ({"stall_s": 0.0}, "stall_s: expected a finite number of seconds > 0"),
+        ({"no_show_s": float("nan")}, "no_show_s: expected a finite number of seconds >= 0"),
+        ({"reconnect_s": float("inf")}, "reconnect_s: expected a finite number of seconds"),
+        ({"max_frame_bytes": 0}, "max_frame_bytes: expected at least 1, got 0"),
+    ],
+    ids=["infinite_stall", "zero_stall", "nan_no_show", "infinite_reconnect", "no_frames"],
+)
+def test_limits_that_would_not_bound_a_game_are_refused(
+    limits: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(SessionLimitsError, match=re.escape(message)):
+        SessionLimits(**limits)
+
+
+def test_a_clock_that_runs_out_before_the_stall_limit_is_a_timeout() -> None:
+    limits = SessionLimits(stall_s=30.0)
+    match = Match(clock_type="turn", clock=10, heartbeat=60_000)
+    session, _ = started(match=match, limits=limits)
+    assert session.next_deadline == 10.0
+    forfeit(session.timer(now=10.0), O, EndCause.TIMEOUT)
+
+
+def test_an_answer_after_the_stall_limit_is_a_stall_even_before_the_timer_fires() -> None:
+    session, _ = started(match=HUGE_CLOCKS[1], limits=SessionLimits(stall_s=30.0))
+    forfeit(play(session, O, O_LINE[0], now=31.0), O, EndCause.STALL)
+
+
+def test_the_stall_limit_counts_from_the_first_request_of_a_split_move() -> None:
+    limits = SessionLimits(stall_s=30.0)
+    session, _ = started(o=human(), match=HUGE_CLOCKS[0], limits=limits)
+    session.receive(O, answer((1, 1)), now=20.0)  # the first stone; the second is owed
+    assert session.next_deadline is not None and session.next_deadline <= 30.0
+    forfeit(session.timer(now=30.0), O, EndCause.STALL)
+
+
+def test_move_time_limit_is_the_time_until_the_stall_limit_when_it_comes_first() -> None:
+    limits = SessionLimits(stall_s=30.0)
+    _, actions = started(o=bot(move_time_limit=True), match=HUGE_CLOCKS[0], limits=limits)
+    assert request_to(actions, O).move_time_limit == 30.0
+
+
+def test_a_stateless_turn_is_bounded_by_the_stall_limit_whatever_the_clock() -> None:
+    session = new_game(stateless(), stateless(), HUGE_CLOCKS[0], SessionLimits(stall_s=30.0))
+    [turn] = session.timer(now=0.0)
+    assert isinstance(turn, RequestStatelessTurn) and turn.time_limit == 30.0
+    forfeit(session.timer(now=30.0), O, EndCause.STALL)
+
+
 @pytest.mark.parametrize(
     ("pieces", "why"),
     [(((0, 0), (1, 0)), "already taken"), (((1, 0), (20, 0)), "view_distance")],
@@ -414,8 +536,10 @@ def test_malformed_or_unasked_frames_are_protocol_errors(frame: str) -> None:
     actions = session.receive(O, frame, now=1.0)
     forfeit(actions, O, EndCause.PROTOCOL_ERROR)
     assert len(to(actions, O, NopePacket)) == 1
+    [nope] = to(actions, O, NopePacket)
     [end] = to(actions, X, EndPacket)
-    assert end.detail is EndCause.PROTOCOL_ERROR
+    assert end.cause is EndCause.PROTOCOL_ERROR
+    assert end.detail == f"protocol_error: o forfeits: {nope.reason}"
 
 
 def test_an_answer_nobody_asked_for_is_a_protocol_error() -> None:
@@ -528,7 +652,8 @@ def test_abort_ends_the_game_with_cause_aborted() -> None:
         EndCause.ABORTED,
     )
     assert {a.code for a in actions if isinstance(a, CloseSeat)} == {CLOSE_GOING_AWAY}
-    assert broadcast(actions, EndPacket)[0].detail is EndCause.ABORTED
+    assert broadcast(actions, EndPacket)[0].cause is EndCause.ABORTED
+    assert over.result.detail == "server shutting down"
 
 
 def test_nothing_happens_after_the_game_is_over() -> None:

@@ -17,6 +17,7 @@ import models
 from models import (
     CLIENT_PACKETS,
     HUMAN_CLIENT_PACKETS,
+    MAX_RESULT_DETAIL_CHARS,
     PACKETS,
     SERVER_PACKETS,
     SPECTATOR_PACKETS,
@@ -31,6 +32,7 @@ from models import (
     EndPacket,
     EvalRequestPacket,
     EvalResponsePacket,
+    GameResult,
     GameStatus,
     GrowingBoard,
     HeartbeatPacket,
@@ -224,9 +226,21 @@ def test_previous_move_of_three_stones_is_refused() -> None:
     assert "move_request.previous[0].pieces: expected at most 2 items, got 3" in message
 
 
-def test_bot_move_response_with_one_piece_is_refused() -> None:
-    message = problem_of('{"type":"move_response","move":{"pieces":[{"q":1,"r":0}]}}')
-    assert message == "move_response.move.pieces: expected at least 2 items, got 1"
+def test_bot_move_response_may_have_one_piece_for_the_referee_to_judge() -> None:
+    # A lone stone is a move only when it wins: game.session decides, not the parser.
+    packet = parse_packet(
+        '{"type":"move_response","move":{"pieces":[{"q":1,"r":0}]}}', allowed=CLIENT_PACKETS
+    )
+    assert isinstance(packet, MoveResponsePacket)
+    assert packet.move.pieces == [Coord(q=1, r=0)]
+
+
+def test_bot_move_response_with_no_piece_or_three_is_refused() -> None:
+    stones = ",".join(f'{{"q":{q},"r":0}}' for q in range(1, 4))
+    none = problem_of('{"type":"move_response","move":{"pieces":[]}}')
+    three = problem_of(f'{{"type":"move_response","move":{{"pieces":[{stones}]}}}}')
+    assert none == "move_response.move.pieces: expected at least 1 item, got 0"
+    assert three == "move_response.move.pieces: expected at most 2 items, got 3"
 
 
 def test_human_move_response_may_have_one_piece() -> None:
@@ -448,6 +462,25 @@ def test_end_detail_of_unknown_cause_is_kept_as_text() -> None:
     assert packet.detail == "meteor" and not isinstance(packet.detail, EndCause)
     assert packet.cause is None
     assert b'"detail":"meteor"' in dump_packet(packet)
+
+
+def test_end_detail_naming_a_cause_then_the_reason_gives_both() -> None:
+    packet = parse_packet(
+        '{"type":"end","winner":"x","reason":"forfeit","detail":"stall: o forfeits: no answer"}'
+    )
+    assert isinstance(packet, EndPacket)
+    assert (packet.cause, packet.cause_detail) == (EndCause.STALL, "o forfeits: no answer")
+
+
+def test_result_detail_is_clipped_and_written_after_the_cause_in_end_detail() -> None:
+    result = GameResult(
+        winner=Player.X, reason=ResultReason.FORFEIT, cause=EndCause.ILLEGAL_MOVE, detail="é" * 1000
+    )
+    assert result.detail is not None and len(result.detail) == MAX_RESULT_DETAIL_CHARS
+    assert result.detail.endswith("...")
+    assert result.end_detail == f"illegal_move: {result.detail}"
+    bare = GameResult(winner=Player.X, reason=ResultReason.FORFEIT, cause=EndCause.TIMEOUT)
+    assert bare.end_detail == "timeout"
 
 
 def test_end_detail_that_is_not_text_is_refused() -> None:
@@ -700,9 +733,14 @@ def test_stateless_move_response_round_trips() -> None:
     assert orjson.loads(dump_packet(response)) == orjson.loads(data)
 
 
-def test_stateless_move_of_one_piece_is_refused() -> None:
-    message = body_problem_of(StatelessMoveResponse, '{"move":{"pieces":[{"q":1,"r":0}]}}')
-    assert message == "move.pieces: expected at least 2 items, got 1"
+def test_stateless_response_may_have_one_piece_but_its_considerations_two() -> None:
+    answer = parse_body(StatelessMoveResponse, '{"move":{"pieces":[{"q":1,"r":0}]}}')
+    assert answer.move.pieces == [Coord(q=1, r=0)]
+    message = body_problem_of(
+        StatelessMoveResponse,
+        '{"move":{"pieces":[{"q":1,"r":0}]},"considerations":[{"pieces":[{"q":1,"r":0}]}]}',
+    )
+    assert message == "considerations[0].pieces: expected at least 2 items, got 1"
 
 
 # ---------------------------------------------------------------- capabilities

@@ -399,7 +399,11 @@ class GameModel:
             # A cause this client does not know: keep the text, call it a protocol error
             # so the result stays valid (a forfeit needs a cause).
             cause = EndCause.PROTOCOL_ERROR
-        self._finish(GameResult(winner=packet.winner, reason=packet.reason, cause=cause))
+        self._finish(
+            GameResult(
+                winner=packet.winner, reason=packet.reason, cause=cause, detail=packet.cause_detail
+            )
+        )
 
 
 def _status_of(result: GameResult) -> GameStatus:

@@ -1,0 +1,134 @@
+"""The board of a game session: the rules' ``Position``, the board as it is sent, and
+every stone with the move it belongs to (for ``move_request.previous``).
+
+An answer's stones are placed here one at a time under ``game.rules``, and under the
+protocol's rules for answers: at most the stones asked for, and fewer only when a stone
+wins (a bot may answer a winning first stone alone) or when the seat may split its move
+(a human's stone-by-stone mode). An answer that breaks a rule is taken back whole and
+raises the seat's forfeit, so the board holds only what was accepted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+from game.rules import IllegalMoveError, Outcome, Position
+from game.seat_errors import SeatIllegalMoveError, SeatProtocolError
+from models import Board, Cell, Coord, GrowingBoard, Match, Move, Player
+
+__all__ = ["PlacedStone", "SessionBoard", "moves_since"]
+
+B = TypeVar("B", bound=Board)
+
+
+@dataclass(frozen=True)
+class PlacedStone:
+    """A stone placed in the game, with the move (0-based) it belongs to."""
+
+    move_index: int
+    side: Player
+    coord: Coord
+
+
+def moves_since(stones: Sequence[PlacedStone], told: int) -> list[Move]:
+    """The stones from index ``told`` on, grouped by move (``move_request.previous``)."""
+    groups: dict[int, tuple[Player, list[Coord]]] = {}
+    for stone in stones[told:]:
+        groups.setdefault(stone.move_index, (stone.side, []))[1].append(stone.coord)
+    return [Move(side=side, pieces=pieces) for side, pieces in groups.values()]
+
+
+class SessionBoard:
+    """The stones of one game, X at the origin to start."""
+
+    def __init__(self, match: Match) -> None:
+        self._position = Position(
+            match.view_distance, match.win_distance, turn_limit=match.turn_limit
+        )
+        # Keeps its JSON as it grows: the board goes out twice per move.
+        self._board = GrowingBoard([Cell(q=0, r=0, p=Player.X)])
+        self._stones: list[PlacedStone] = []
+
+    @property
+    def outcome(self) -> Outcome | None:
+        return self._position.outcome
+
+    @property
+    def to_move(self) -> Player:
+        return Player(self._position.to_move)
+
+    @property
+    def stone_count(self) -> int:
+        """Stones placed by moves (X's opening stone is not one)."""
+        return len(self._stones)
+
+    def board(self) -> Board:
+        """Every stone on the board, in the order placed."""
+        return self._board.board()
+
+    def board_as(self, kind: type[B], *, to_move: Player) -> B:
+        return self._board.board_as(kind, to_move=to_move)
+
+    def previous(self, told: int) -> list[Move]:
+        """The stones placed since a seat was told of ``told`` of them, by move."""
+        return moves_since(self._stones, told)
+
+    def place_answer(
+        self,
+        side: Player,
+        pieces: Sequence[Coord],
+        *,
+        move_index: int,
+        wanted: int,
+        may_split: bool,
+        stateless: bool,
+    ) -> list[Coord]:
+        """Place an answer of ``side`` (``wanted`` stones were asked for) as stones of
+        move ``move_index``; the stones placed (a winning stone ends the answer).
+
+        Raises ``SeatProtocolError`` for more stones than asked, or for fewer without a
+        win when the seat may not split its move (``may_split``: a human), and
+        ``SeatIllegalMoveError`` for a stone the rules refuse. ``stateless`` names the
+        answer as the stateless API does in messages.
+        """
+        answer = "the stateless response" if stateless else "move_response"
+        if len(pieces) > wanted:
+            raise SeatProtocolError(
+                side,
+                f"{answer} with {len(pieces)} pieces; the move_request asked for the "
+                "second stone only (1 piece)",
+            )
+        # The field's path, as a ProtocolError names it (a body's from its fields).
+        placed = self._place(side, pieces, path="move" if stateless else "move_response.move")
+        if len(placed) < wanted and self.outcome is None and not may_split:
+            self._take_back(placed)
+            stones = " ".join(f"[{coord.q},{coord.r}]" for coord in placed)
+            raise SeatProtocolError(
+                side,
+                f"{answer} with {len(placed)} piece ({stones}) that does not win: a move "
+                "has 2 pieces, or 1 only when that stone wins",
+            )
+        self._stones.extend(PlacedStone(move_index, side, coord) for coord in placed)
+        self._board.extend(Cell(q=c.q, r=c.r, p=side) for c in placed)
+        return placed
+
+    def _place(self, side: Player, pieces: Sequence[Coord], path: str) -> list[Coord]:
+        placed: list[Coord] = []
+        for index, coord in enumerate(pieces):
+            try:
+                self._position.place(coord.q, coord.r)
+            except IllegalMoveError as exc:
+                self._take_back(placed)
+                raise SeatIllegalMoveError(
+                    side, f"illegal move: {path}.pieces[{index}]: {exc}"
+                ) from None
+            placed.append(coord)
+            if self._position.outcome is not None:
+                break
+        return placed
+
+    def _take_back(self, placed: list[Coord]) -> None:
+        for _ in placed:
+            self._position.undo()

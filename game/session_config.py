@@ -1,0 +1,75 @@
+"""What a game session is given: who sits in each seat (``SeatInfo``) and the
+server-wide limits it referees with (``SessionLimits``). Re-exported by
+``game.session``."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+from game.clock import DEFAULT_STALL_LIMIT
+from models import BwsV1Alpha, ConfigPacket, Meta, StatelessV1Alpha
+
+__all__ = ["SeatInfo", "SeatKind", "SessionLimits", "SessionLimitsError"]
+
+SeatKind: TypeAlias = Literal["bot_ws", "bot_stateless", "human"]
+
+
+@dataclass(frozen=True)
+class SeatInfo:
+    """Who sits in a seat and what it declares.
+
+    ``declares`` is the bot's ``BwsV1Alpha`` (websocket) or ``StatelessV1Alpha``
+    (stateless); ``None`` means base features only (always so for humans). ``config``
+    is sent only to a websocket bot that declares ``config``.
+    """
+
+    kind: SeatKind
+    name: str | None = None
+    declares: BwsV1Alpha | StatelessV1Alpha | None = None
+    config: ConfigPacket | None = None
+    url: str | None = None
+    meta: Meta | None = None
+
+    @property
+    def speaks_websocket(self) -> bool:
+        """Bots over a WebSocket and humans: the seats that get packets."""
+        return self.kind != "bot_stateless"
+
+
+@dataclass(frozen=True)
+class SessionLimits:
+    """Server-wide limits, in seconds (``max_frame_bytes`` in bytes).
+
+    ``stall_s`` bounds how long a seat may owe an answer, whatever the clock type, a
+    human's included (``None``: no bound, which only the clock can then give).
+    ``max_rtt_s`` caps the round trip credited to a seat.
+    """
+
+    no_show_s: float = 30.0
+    stall_s: float | None = DEFAULT_STALL_LIMIT
+    reconnect_s: float = 60.0
+    max_rtt_s: float = 2.0
+    max_frame_bytes: int = 1 << 20
+
+    def __post_init__(self) -> None:
+        # An infinite or NaN limit would let one game wait forever: refuse it here.
+        for name in ("no_show_s", "reconnect_s", "max_rtt_s"):
+            value = getattr(self, name)
+            if not math.isfinite(value) or value < 0:
+                raise SessionLimitsError(
+                    f"{name}: expected a finite number of seconds >= 0, got {value!r}"
+                )
+        if self.stall_s is not None and not (math.isfinite(self.stall_s) and self.stall_s > 0):
+            raise SessionLimitsError(
+                f"stall_s: expected a finite number of seconds > 0 (or None), got {self.stall_s!r}"
+            )
+        if self.max_frame_bytes < 1:
+            raise SessionLimitsError(
+                f"max_frame_bytes: expected at least 1, got {self.max_frame_bytes!r}"
+            )
+
+
+class SessionLimitsError(ValueError):
+    """A ``SessionLimits`` value that is not a usable limit."""

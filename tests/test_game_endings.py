@@ -1,0 +1,409 @@
+"""How games end, over real sockets on 127.0.0.1 with a real SQLite file: a bot's lone
+winning stone, the reason of every forfeit, the stall limit under any clock.
+
+The bots are scripted Starlette apps (``socket_bot`` for the WebSocket API,
+``stateless_bot`` for the stateless one) that give fixed answers. Timeouts only stop a
+broken test from hanging; nothing is timed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from enum import Enum
+from pathlib import Path
+from typing import TypeAlias
+
+import aiohttp
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route, WebSocketRoute
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from bot.serve import BotPool, serving
+from game import notation
+from game.discovery import DEFAULT_POLICY
+from game.manager import GameManager
+from game.server import create_app
+from game.server import serving as serving_game
+from game.session import SessionLimits
+from game.store import GameStore
+from models import EndCause, GameRecord, Match, NewGameRequest, Player, ResultReason
+from tests.test_manager import Json, bot, finished, move
+
+Hex = tuple[int, int]
+
+# With three in a row to win: O makes two, X plays elsewhere, O's next stone wins alone.
+O_OPENING: list[Hex] = [(1, 1), (2, 1)]
+X_ELSEWHERE: list[Hex] = [(-1, -1), (-2, -1)]
+O_WINNING_STONE: Hex = (3, 1)
+THREE_IN_A_ROW = Match(win_distance=3)
+
+
+# ------------------------------------------------------------------- helpers
+
+
+class Do(Enum):
+    """A bot's answer other than a move or a frame."""
+
+    SILENT = "say nothing"
+    HANG_UP = "close the socket"
+
+
+SocketAnswer: TypeAlias = list[Hex] | str | Do
+StatelessAnswer: TypeAlias = list[Hex] | Response | Do
+
+
+@asynccontextmanager
+async def socket_bot(*answers: SocketAnswer) -> AsyncIterator[tuple[str, list[Json]]]:
+    """A bot whose socket answers each ``move_request`` with the next of ``answers``: a
+    move (its stones), a raw frame, or a ``Do``. Yields its URL and every packet it got.
+    Without ``answers`` it has no socket at all (it never connects)."""
+    script = list(answers)
+    received: list[Json] = []
+
+    async def capabilities(request: Request) -> Response:
+        return Response('{"basic_websocket": {"versions": {"v1-alpha": {}}}}')
+
+    async def game(websocket: WebSocket) -> None:
+        await websocket.accept()
+        try:
+            while True:
+                packet = json.loads(await websocket.receive_text())
+                received.append(packet)
+                if packet["type"] != "move_request":
+                    continue
+                answer = script.pop(0)
+                if answer is Do.HANG_UP:
+                    await websocket.close()
+                    return
+                if isinstance(answer, str):
+                    await websocket.send_text(answer)
+                elif isinstance(answer, list):
+                    await websocket.send_text(json.dumps(move(*answer)))
+        except WebSocketDisconnect:
+            return
+
+    routes: list[Route | WebSocketRoute] = [Route("/capabilities.json", capabilities)]
+    if script:
+        routes.append(WebSocketRoute("/bws/v1-alpha/game", game))
+    app = Starlette(routes=routes)
+    app.state.bot_pool = pool = BotPool(1)
+    try:
+        async with serving(app) as server:
+            yield server.url, received
+    finally:
+        pool.shutdown()
+
+
+@asynccontextmanager
+async def stateless_bot(*answers: StatelessAnswer) -> AsyncIterator[str]:
+    """A stateless-only bot that answers each ``POST .../turn`` with the next of
+    ``answers``: a move (its stones), a response as it is, or ``Do.SILENT`` (never)."""
+    script = list(answers)
+
+    async def capabilities(request: Request) -> Response:
+        return Response('{"stateless": {"versions": {"v1-alpha": {}}}}')
+
+    async def turn(request: Request) -> Response:
+        answer = script.pop(0)
+        if isinstance(answer, Response):
+            return answer
+        if isinstance(answer, Do):
+            await asyncio.Event().wait()  # until the server gives up and hangs up
+        assert isinstance(answer, list)
+        pieces = [{"q": q, "r": r} for q, r in answer]
+        return Response(json.dumps({"move": {"pieces": pieces}}), media_type="application/json")
+
+    routes = [
+        Route("/capabilities.json", capabilities),
+        Route("/stateless/v1-alpha/turn", turn, methods=["POST"]),
+    ]
+    app = Starlette(routes=routes)
+    app.state.bot_pool = pool = BotPool(1)
+    try:
+        async with serving(app) as server:
+            yield server.url
+    finally:
+        pool.shutdown()
+
+
+@asynccontextmanager
+async def managed(store: GameStore, limits: SessionLimits) -> AsyncIterator[GameManager]:
+    async with aiohttp.ClientSession(connector=DEFAULT_POLICY.connector()) as http:
+        games = GameManager(store, http, limits=limits, ping_interval=0.2)
+        try:
+            yield games
+        finally:
+            await games.shutdown()
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[GameStore]:
+    async with await GameStore.open(f"sqlite+aiosqlite:///{tmp_path / 'games.sqlite'}") as s:
+        yield s
+
+
+@pytest.fixture
+async def manager(store: GameStore) -> AsyncIterator[GameManager]:
+    async with managed(store, SessionLimits(no_show_s=5.0)) as games:
+        yield games
+
+
+async def play(
+    manager: GameManager, store: GameStore, x_url: str, o_url: str, match: Match
+) -> GameRecord:
+    """The stored record of the game between the two bots, once it is over."""
+    request = NewGameRequest(player_x=bot(x_url), player_o=bot(o_url), match_config=match)
+    created = await manager.create_game(request)
+    return await finished(manager, store, created.game_id)
+
+
+# ------------------------------------------------------------ a lone winning stone
+
+
+async def test_a_socket_bot_wins_with_its_winning_first_stone_alone(
+    manager: GameManager, store: GameStore
+) -> None:
+    async with (
+        socket_bot(X_ELSEWHERE) as (x_url, _),
+        socket_bot(O_OPENING, [O_WINNING_STONE]) as (o_url, _),
+    ):
+        record = await play(manager, store, x_url, o_url, THREE_IN_A_ROW)
+
+    assert record.result is not None
+    assert (record.result.winner, record.result.reason) == (Player.O, ResultReason.WIN)
+    assert [len(m.pieces) for m in record.moves] == [2, 2, 1]
+    assert notation.dumps(record).splitlines()[-1] == "3. [3,1] [/];"
+
+
+async def test_a_stateless_bot_wins_with_its_winning_first_stone_alone(
+    manager: GameManager, store: GameStore
+) -> None:
+    async with (
+        stateless_bot(X_ELSEWHERE) as x_url,
+        stateless_bot(O_OPENING, [O_WINNING_STONE]) as o_url,
+    ):
+        record = await play(manager, store, x_url, o_url, THREE_IN_A_ROW)
+
+    assert record.result is not None
+    assert (record.result.winner, record.result.reason) == (Player.O, ResultReason.WIN)
+    assert [len(m.pieces) for m in record.moves] == [2, 2, 1]
+    assert notation.dumps(record).splitlines()[-1] == "3. [3,1] [/];"
+
+
+async def test_a_socket_bots_lone_stone_that_does_not_win_is_a_protocol_error(
+    manager: GameManager, store: GameStore
+) -> None:
+    async with socket_bot(X_ELSEWHERE) as (x_url, _), socket_bot([(1, 1)]) as (o_url, _):
+        record = await play(manager, store, x_url, o_url, THREE_IN_A_ROW)
+
+    assert record.result is not None
+    assert (record.result.winner, record.result.cause) == (Player.X, EndCause.PROTOCOL_ERROR)
+    assert record.result.detail == (
+        "o forfeits: move_response with 1 piece ([1,1]) that does not win: "
+        "a move has 2 pieces, or 1 only when that stone wins"
+    )
+    assert record.moves == []
+
+
+async def test_a_stateless_bots_lone_stone_that_does_not_win_is_a_protocol_error(
+    manager: GameManager, store: GameStore
+) -> None:
+    async with socket_bot(X_ELSEWHERE) as (x_url, _), stateless_bot([(1, 1)]) as o_url:
+        record = await play(manager, store, x_url, o_url, THREE_IN_A_ROW)
+
+    assert record.result is not None
+    assert (record.result.winner, record.result.cause) == (Player.X, EndCause.PROTOCOL_ERROR)
+    assert record.result.detail == (
+        "o forfeits: the stateless response with 1 piece ([1,1]) that does not win: "
+        "a move has 2 pieces, or 1 only when that stone wins"
+    )
+    assert record.moves == []
+
+
+# ------------------------------------------------------------ why a seat forfeited
+
+QUICK = SessionLimits(no_show_s=0.5, stall_s=0.3)
+TURN_CLOCK = Match(clock_type="turn", clock=0.2)  # runs out before the stall limit
+
+
+@pytest.mark.parametrize(
+    ("answer", "match", "cause", "detail"),
+    [
+        ("{not json", Match(), EndCause.PROTOCOL_ERROR, "o forfeits: bad packet: not valid JSON"),
+        (
+            [(0, 0), (1, 0)],
+            Match(),
+            EndCause.ILLEGAL_MOVE,
+            "o forfeits: illegal move: move_response.move.pieces[0]: (0, 0) is already taken by x",
+        ),
+        (Do.SILENT, TURN_CLOCK, EndCause.TIMEOUT, "o forfeits: o ran out of time"),
+        (
+            Do.SILENT,
+            Match(),
+            EndCause.STALL,
+            "o forfeits: no answer within the stall limit of 0.3 s",
+        ),
+        (
+            Do.HANG_UP,
+            Match(),
+            EndCause.DISCONNECT,
+            "o forfeits: o's connection dropped (the bot closed the connection",
+        ),
+        (None, Match(), EndCause.NO_SHOW, "o forfeits: o did not connect within 0.5 s"),
+    ],
+    ids=lambda value: value.value if isinstance(value, EndCause) else "",
+)
+async def test_a_socket_bots_forfeit_records_and_tells_its_reason(
+    store: GameStore,
+    caplog: pytest.LogCaptureFixture,
+    answer: SocketAnswer | None,
+    match: Match,
+    cause: EndCause,
+    detail: str,
+) -> None:
+    caplog.set_level(logging.INFO, logger="game.manager")
+    o_bot = socket_bot() if answer is None else socket_bot(answer)
+    async with (
+        managed(store, QUICK) as manager,
+        socket_bot(X_ELSEWHERE) as (x_url, x_got),
+        o_bot as (o_url, _),
+    ):
+        record = await play(manager, store, x_url, o_url, match)
+
+    assert record.result is not None
+    assert (record.result.winner, record.result.cause) == (Player.X, cause)
+    assert record.result.detail is not None and record.result.detail.startswith(detail)
+    end = x_got[-1]
+    assert (end["type"], end["detail"]) == ("end", f"{cause.value}: {record.result.detail}")
+    assert record.result.detail in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("answer", "match", "cause", "detail"),
+    [
+        (
+            Response("the bot crashed", status_code=500),
+            Match(),
+            EndCause.PROTOCOL_ERROR,
+            "HTTP 500 (expected 200 with a move): 'the bot crashed'",
+        ),
+        (
+            [(0, 0), (1, 0)],
+            Match(),
+            EndCause.ILLEGAL_MOVE,
+            "o forfeits: illegal move: move.pieces[0]: (0, 0) is already taken by x",
+        ),
+        (Do.SILENT, TURN_CLOCK, EndCause.TIMEOUT, "o forfeits: o ran out of time"),
+        (
+            Do.SILENT,
+            Match(),
+            EndCause.STALL,
+            "o forfeits: no answer within the stall limit of 0.3 s",
+        ),
+    ],
+    ids=lambda value: value.value if isinstance(value, EndCause) else "",
+)
+async def test_a_stateless_bots_forfeit_records_and_tells_its_reason(
+    store: GameStore,
+    caplog: pytest.LogCaptureFixture,
+    answer: StatelessAnswer,
+    match: Match,
+    cause: EndCause,
+    detail: str,
+) -> None:
+    caplog.set_level(logging.INFO, logger="game.manager")
+    async with (
+        managed(store, QUICK) as manager,
+        socket_bot(X_ELSEWHERE) as (x_url, x_got),
+        stateless_bot(answer) as o_url,
+    ):
+        record = await play(manager, store, x_url, o_url, match)
+
+    assert record.result is not None
+    assert (record.result.winner, record.result.cause) == (Player.X, cause)
+    assert record.result.detail is not None and detail in record.result.detail
+    end = x_got[-1]
+    assert (end["type"], end["detail"]) == ("end", f"{cause.value}: {record.result.detail}")
+    assert record.result.detail in caplog.text
+
+
+async def test_an_aborted_game_records_and_tells_why(store: GameStore) -> None:
+    async with socket_bot(X_ELSEWHERE) as (x_url, x_got), socket_bot(Do.SILENT) as (o_url, o_got):
+        async with managed(store, QUICK) as manager:
+            request = NewGameRequest(player_x=bot(x_url), player_o=bot(o_url))
+            created = await manager.create_game(request)
+            async with asyncio.timeout(30):  # only against hangs
+                while not any(packet["type"] == "move_request" for packet in o_got):
+                    await asyncio.sleep(0.01)
+        record = await store.get_game(created.game_id)  # the manager has shut down
+
+    assert record is not None and record.result is not None
+    assert (record.result.cause, record.result.detail) == (
+        EndCause.ABORTED,
+        "the server is shutting down",
+    )
+    assert x_got[-1]["detail"] == "aborted: the server is shutting down"
+
+
+# ------------------------------------------------------- the stall limit, any clock
+
+HUGE_CLOCK = Match(clock_type="match", clock=1e6)
+
+
+async def test_a_silent_socket_bot_with_a_huge_clock_stalls(store: GameStore) -> None:
+    async with (
+        managed(store, QUICK) as manager,
+        socket_bot(X_ELSEWHERE) as (x_url, _),
+        socket_bot(Do.SILENT) as (o_url, _),
+    ):
+        record = await play(manager, store, x_url, o_url, HUGE_CLOCK)
+
+    assert record.result is not None
+    assert (record.result.winner, record.result.cause) == (Player.X, EndCause.STALL)
+
+
+async def test_a_silent_stateless_bot_with_a_huge_clock_stalls(store: GameStore) -> None:
+    async with (
+        managed(store, QUICK) as manager,
+        socket_bot(X_ELSEWHERE) as (x_url, _),
+        stateless_bot(Do.SILENT) as o_url,
+    ):
+        record = await play(manager, store, x_url, o_url, HUGE_CLOCK)
+
+    assert record.result is not None
+    assert (record.result.winner, record.result.cause) == (Player.X, EndCause.STALL)
+
+
+async def test_a_silent_human_with_a_huge_clock_stalls(tmp_path: Path) -> None:
+    app = create_app(db_url=f"sqlite+aiosqlite:///{tmp_path / 'games.sqlite'}", limits=QUICK)
+    body = {
+        "player_x": {"type": "human"},
+        "player_o": {"type": "human"},
+        "match_config": HUGE_CLOCK.model_dump(mode="json"),
+    }
+    async with serving_game(app) as server, aiohttp.ClientSession() as http:
+        async with http.post(f"{server.url}/game/new", json=body) as response:
+            created = await response.json()
+        ws_base = "ws" + server.url[len("http") :]
+        async with (
+            http.ws_connect(f"{ws_base}/ws?token={created['token_x']}") as x,
+            http.ws_connect(f"{ws_base}/ws?token={created['token_o']}") as o,
+        ):
+            async with asyncio.timeout(30):  # only against hangs; O says nothing
+                packets = [json.loads(message.data) async for message in o]
+            await x.close()
+
+    end = packets[-1]
+    assert packets[-2] == {
+        "type": "nope",
+        "reason": "no answer within the stall limit of 0.3 s",
+    }
+    assert (end["type"], end["winner"]) == ("end", "x")
+    assert end["detail"] == "stall: o forfeits: no answer within the stall limit of 0.3 s"
