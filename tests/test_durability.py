@@ -29,7 +29,7 @@ from bot.bot import Deadline, MoveDecision
 from bot.bots import RandomBot
 from bot.serve import create_app, serving
 from game.rules import Position
-from game.store import ABORTED_RESULT
+from game.store import LEFT_RUNNING_RESULT
 from models import GameRecord, Match, Player
 from tests.postgres import PostgresCluster
 
@@ -151,6 +151,6 @@ async def test_kill_9_mid_game_loses_at_most_the_last_commit_and_aborts_the_game
                 async with http.get(f"{base}/games/{game_id}") as response:
                     record = GameRecord.model_validate_json(await response.read())
                 assert statuses[game_id] == "aborted"
-                assert record.result == ABORTED_RESULT
+                assert record.result == LEFT_RUNNING_RESULT
                 assert len(record.moves) >= broadcast - LOSABLE, (len(record.moves), broadcast)
     assert len(counts) == GAMES

@@ -33,6 +33,7 @@ from sqlalchemy.exc import IntegrityError
 
 from game.store import (
     ABORTED_RESULT,
+    LEFT_RUNNING_RESULT,
     MAX_PAGE_SIZE,
     DuplicateGameError,
     GameNotRunningError,
@@ -468,7 +469,7 @@ async def test_games_running_at_a_restart_are_aborted_with_their_moves(db_url: s
         assert await after.abort_running(ended_at=T0 + timedelta(days=1)) == 1
         assert await after.abort_running(ended_at=T0 + timedelta(days=2)) == 0
         aborted = await after.get_game("running")
-        assert aborted == running.model_copy(update={"result": ABORTED_RESULT})
+        assert aborted == running.model_copy(update={"result": LEFT_RUNNING_RESULT})
         page = await after.list_games(status=RecordStatus.ABORTED)
         assert [(s.game_id, s.ended_at, s.moves) for s in page.items] == [
             ("running", T0 + timedelta(days=1), 3)

@@ -51,10 +51,12 @@ the same functions run through the asyncpg engine (``AsyncConnection.run_sync``)
 ``add_move`` and ``finish_game`` lock the game's row, so two writers of one game queue
 up and different games never wait for each other.
 
-Aborted games: ``status`` is ``aborted`` and ``result`` is ``ABORTED_RESULT``,
-``GameResult(winner=None, reason=DRAW, cause=ABORTED)``. ``GameResult`` allows no
-winner only in a draw, and this is also exactly what the ``end`` packet of an aborted
-game says on the wire (``winner: null``, ``reason: draw``, ``detail: aborted``).
+Aborted games: ``status`` is ``aborted`` and ``result`` is
+``GameResult(winner=None, reason=DRAW, cause=ABORTED, detail=<why>)``: ``ABORTED_RESULT``
+for a game the server stopped, ``LEFT_RUNNING_RESULT`` for one a previous run left
+running (marked at startup). ``GameResult`` allows no winner only in a draw, and this is
+also exactly what the ``end`` packet of an aborted game says on the wire
+(``winner: null``, ``reason: draw``, ``detail: "aborted: <why>"``).
 Anything that counts draws (ratings, statistics) must check ``cause`` first.
 
 Forward compatibility: records are stored through their pydantic serialisation, so a
@@ -116,6 +118,7 @@ from game.store.runners import (
 from game.store.schema import (
     _NOT_IN_HEADER,
     ABORTED_RESULT,
+    LEFT_RUNNING_RESULT,
     MAX_GAME_ID_LENGTH,
     MAX_PAGE_SIZE,
     GamePage,
@@ -133,6 +136,7 @@ _T = TypeVar("_T")
 
 __all__ = [
     "ABORTED_RESULT",
+    "LEFT_RUNNING_RESULT",
     "MAX_PAGE_SIZE",
     "DuplicateGameError",
     "GameNotRunningError",

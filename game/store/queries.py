@@ -27,7 +27,7 @@ from game.store.errors import (
     UnknownGameError,
 )
 from game.store.schema import (
-    ABORTED_RESULT,
+    LEFT_RUNNING_RESULT,
     GamePage,
     RecordJson,
     RecordStatus,
@@ -143,7 +143,9 @@ def _abort_running(conn: Connection, ended_at: datetime) -> int:
         update(_games)
         .where(_games.c.status == RecordStatus.RUNNING.value)
         .values(
-            status=RecordStatus.ABORTED.value, result=_to_json(ABORTED_RESULT), ended_at=ended_at
+            status=RecordStatus.ABORTED.value,
+            result=_to_json(LEFT_RUNNING_RESULT),
+            ended_at=ended_at,
         )
     )
     return int(outcome.rowcount)

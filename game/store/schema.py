@@ -33,8 +33,19 @@ MAX_PAGE_SIZE: Final = 200
 
 MAX_GAME_ID_LENGTH: Final = 200
 
-ABORTED_RESULT: Final = GameResult(winner=None, reason=ResultReason.DRAW, cause=EndCause.ABORTED)
-"""What an aborted game's ``result`` reads back as (no winner; ``cause`` says aborted)."""
+ABORTED_RESULT: Final = GameResult(
+    winner=None,
+    reason=ResultReason.DRAW,
+    cause=EndCause.ABORTED,
+    detail="the game was stopped before it ended",
+)
+"""The ``result`` of a game the server stopped without an outcome (no winner; ``cause``
+says aborted)."""
+
+LEFT_RUNNING_RESULT: Final = ABORTED_RESULT.model_copy(
+    update={"detail": "the server stopped before the game ended (found running at startup)"}
+)
+"""The ``result`` given at startup to games a previous run left running (a crash)."""
 
 
 # --------------------------------------------------------------------------- values
