@@ -78,6 +78,7 @@ from models import (
     NewGameResponse,
     ProtocolError,
     clip_close_reason,
+    clip_text,
     parse_body,
 )
 
@@ -100,6 +101,9 @@ DEFAULT_MAX_GAMES: Final = 1000
 DEFAULT_MAX_GAMES_PER_CLIENT: Final = 16
 #: ``POST /game/new`` bodies are small; anything bigger is refused unread (413).
 DEFAULT_MAX_BODY_BYTES: Final = 64 * 1024
+#: The longest ``detail`` of a 422 from ``POST /game/new``: it may quote what the client
+#: sent (keys, a URL), so it is clipped like any echo.
+MAX_ERROR_DETAIL_CHARS: Final = 500
 #: The example bots hosted on the server's own port, by path.
 HOSTED_BOTS: Final[dict[str, type[BaseBot]]] = {
     "/bots/random": RandomBot,
@@ -262,7 +266,7 @@ async def new_game(request: Request) -> Response:
     try:
         game = parse_body(NewGameRequest, body)
     except ProtocolError as error:
-        return _error(422, str(error))
+        return _error(422, clip_text(str(error), MAX_ERROR_DETAIL_CHARS))
     client = _client(request)
     if runtime.games_of(client) >= settings.max_games_per_client:
         return _error(
@@ -273,8 +277,8 @@ async def new_game(request: Request) -> Response:
     runtime.creating[client] += 1
     try:
         created = await runtime.manager.create_game(game)
-    except DiscoveryError as error:
-        return _error(422, str(error))
+    except DiscoveryError as error:  # names the bot's URL, and may quote its answer
+        return _error(422, clip_text(str(error), MAX_ERROR_DETAIL_CHARS))
     except (TooManyGames, ManagerClosed) as error:
         return _error(503, str(error))
     else:
