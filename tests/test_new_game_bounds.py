@@ -59,11 +59,15 @@ def with_seat(seat: str, name: str | None = None) -> bytes:
             "match_config.view_distance: expected at most 20 on this server, got 50",
         ),
         (
-            with_seat(f'{{"type":"bot","bot_url":"http://b","config":{{"depth":{2**80}}}}}'),
+            with_seat(
+                f'{{"type":"bot","bot_url":"http://127.0.0.1:9","config":{{"depth":{2**80}}}}}'
+            ),
             "player_o.config: depth: expected an integer within 64 bits",
         ),
         (
-            with_seat(f'{{"type":"bot","bot_url":"http://b","config":{{"x-n":{"7" * 2000}}}}}'),
+            with_seat(
+                f'{{"type":"bot","bot_url":"http://127.0.0.1:9","config":{{"x-n":{"7" * 2000}}}}}'
+            ),
             "player_o.config: x-n: expected an integer within 64 bits",
         ),
         (
