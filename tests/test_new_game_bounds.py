@@ -15,7 +15,7 @@ import pytest
 from game import notation
 from game.server import MAX_ERROR_DETAIL_CHARS
 from models import DEFAULT_TURN_LIMIT, GameRecord
-from tests.test_server import arena
+from tests.test_server import arena, capabilities_server
 
 HUMANS = '"player_x":{"type":"human"},"player_o":{"type":"human"}'
 LONG_URL = "http://127.0.0.1:9/" + "a" * 60_000
@@ -122,3 +122,21 @@ async def test_a_game_without_a_turn_limit_is_played_to_the_default_one(tmp_path
     assert status == 200
     assert GameRecord.model_validate(data).match.turn_limit == DEFAULT_TURN_LIMIT
     assert notation.loads(text).match.turn_limit == DEFAULT_TURN_LIMIT
+
+
+async def test_a_bots_own_name_reaches_the_record_cleaned_and_clipped(tmp_path: Path) -> None:
+    # The name a bot gives itself in its capabilities becomes its seat's name; the bot is
+    # not refused for it, but control characters never reach the record or notation.
+    document = {
+        "meta": {"name": "Evil\u202eBot\u0000\u001b[31m" + "!" * 100},
+        "stateless": {"versions": {"v1-alpha": {}}},  # no turn route: it will forfeit
+    }
+    async with capabilities_server(document) as url, arena(tmp_path) as a:
+        created = await a.new_game(
+            {"player_x": {"type": "bot", "bot_url": url}, "player_o": a.bot("random")}
+        )
+        record = await a.finished_record(created["game_id"])
+        async with a.http.get(f"{a.base}/games/{created['game_id']}/notation") as response:
+            text = await response.text()
+    assert record.player_x.name == "EvilBot[31m" + "!" * 50 + "..."
+    assert notation.loads(text).player_x.name == record.player_x.name
