@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
+import models
 from game import notation
 from game.server import MAX_ERROR_DETAIL_CHARS
-from models import DEFAULT_TURN_LIMIT, GameRecord
+from models import DEFAULT_TURN_LIMIT, EndCause, GameRecord, ResultReason
 from tests.test_server import arena, capabilities_server
 
 HUMANS = '"player_x":{"type":"human"},"player_o":{"type":"human"}'
@@ -140,3 +141,18 @@ async def test_a_bots_own_name_reaches_the_record_cleaned_and_clipped(tmp_path: 
             text = await response.text()
     assert record.player_x.name == "EvilBot[31m" + "!" * 50 + "..."
     assert notation.loads(text).player_x.name == record.player_x.name
+
+
+async def test_two_random_bots_without_a_turn_limit_draw_at_the_default_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two RandomBots hardly ever make a line: without the default they would play on and
+    # on. A smaller default keeps the test short; the rule is the same.
+    monkeypatch.setattr(models, "DEFAULT_TURN_LIMIT", 30)
+    async with arena(tmp_path) as a:
+        created = await a.new_game({"player_x": a.bot("random"), "player_o": a.bot("random")})
+        record = await a.finished_record(created["game_id"])
+    assert record.match.turn_limit == 30
+    assert record.result is not None
+    assert (record.result.reason, record.result.cause) == (ResultReason.DRAW, EndCause.TURN_LIMIT)
+    assert len(record.moves) == 30
