@@ -71,6 +71,7 @@ from models import (
     CLOSE_NORMAL,
     CLOSE_POLICY_VIOLATION,
     CLOSE_TRY_AGAIN_LATER,
+    MAX_ECHO_CHARS,
     GameRecord,
     HostedBot,
     HostedBots,
@@ -242,6 +243,11 @@ def _authorized(request: Request, api_token: str) -> bool:
     )
 
 
+def _echo(text: str) -> str:
+    """A value the client sent, quoted and clipped for an error message."""
+    return clip_text(repr(text), MAX_ECHO_CHARS)
+
+
 def _client(request: Request) -> str:
     return request.client.host if request.client is not None else "unknown"
 
@@ -299,18 +305,20 @@ async def list_games(request: Request) -> Response:
             status = RecordStatus(status_text)
         except ValueError:
             choices = ", ".join(s.value for s in RecordStatus)
-            return _error(422, f"status: expected one of {choices}, got {status_text!r}")
+            return _error(422, f"status: expected one of {choices}, got {_echo(status_text)}")
     limit_text = params.get("limit", "50")
-    if not limit_text.isdecimal() or not 1 <= int(limit_text) <= MAX_PAGE_SIZE:
+    # ASCII digits, and few: int() refuses strings of over 4300 digits with a ValueError.
+    short_number = limit_text.isascii() and limit_text.isdecimal() and len(limit_text) <= 9
+    if not short_number or not 1 <= int(limit_text) <= MAX_PAGE_SIZE:
         return _error(
-            422, f"limit: expected an integer from 1 to {MAX_PAGE_SIZE}, got {limit_text!r}"
+            422, f"limit: expected an integer from 1 to {MAX_PAGE_SIZE}, got {_echo(limit_text)}"
         )
     try:
         page = await _runtime(request).store.list_games(
             status=status, limit=int(limit_text), before=params.get("cursor")
         )
     except InvalidCursorError as error:
-        return _error(422, f"cursor: {error}")
+        return _error(422, clip_text(f"cursor: {error}", MAX_ERROR_DETAIL_CHARS))
     return _json(page)
 
 
@@ -318,7 +326,7 @@ async def _record(request: Request) -> GameRecord:
     game_id = request.path_params["game_id"]
     record = await _runtime(request).store.get_game(game_id)
     if record is None:
-        raise HTTPException(404, f"no game {game_id!r}")
+        raise HTTPException(404, f"no game {_echo(game_id)}")
     return record
 
 

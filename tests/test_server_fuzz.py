@@ -274,7 +274,9 @@ stateless_requests = st.fixed_dictionaries(
 )
 queries = st.dictionaries(
     st.sampled_from(["status", "limit", "cursor", "token"]) | texts,
-    st.sampled_from(["running", "finished", "aborted", "1", "200", "0"]) | texts,
+    st.sampled_from(["running", "finished", "aborted", "1", "200", "0"])
+    | texts
+    | st.integers(4000, 8000).map(lambda digits: "9" * digits),  # past int()'s 4300 digits
     max_size=4,
 )
 frames = st.lists(st.binary(max_size=200) | texts | json_values.map(json.dumps), max_size=3)
