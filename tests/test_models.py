@@ -615,8 +615,8 @@ def test_a_match_without_a_turn_limit_stays_one() -> None:
             "match_config.view_distance: expected at most 20 on this server, got 21",
         ),
         (
-            {"turn_limit": 2001},
-            "match_config.turn_limit: expected at most 2000 on this server, got 2001",
+            {"turn_limit": 1001},
+            "match_config.turn_limit: expected at most 1000 on this server, got 1001",
         ),
         (
             {"heartbeat": 60_001},
