@@ -1082,7 +1082,9 @@ def _out_of_int64(value: object, path: str = "") -> str | None:
             if not MIN_INT64 <= item <= MAX_INT64:
                 return where
         elif isinstance(item, Mapping):
-            stack.extend((f"{where}.{key}" if where else str(key), v) for key, v in item.items())
+            for key, v in item.items():
+                key_text = clip_text(str(key), MAX_ECHO_CHARS)  # the peer chose the key
+                stack.append((f"{where}.{key_text}" if where else key_text, v))
         elif isinstance(item, list):
             stack.extend((f"{where}[{i}]", v) for i, v in enumerate(item))
     return None
@@ -1115,11 +1117,11 @@ class PlayerConfig(BaseModel):
         if (where := _out_of_int64(config)) is not None:
             raise ValueError(f"{where}: expected an integer within 64 bits (-2^63 to 2^63-1)")
         try:
-            size = len(orjson.dumps(config))
-        except orjson.JSONEncodeError:  # over 255 levels of nesting
-            size = MAX_CONFIG_BYTES + 1
-        if size > MAX_CONFIG_BYTES:
-            raise ValueError(f"expected at most {MAX_CONFIG_BYTES} bytes of JSON, got more")
+            size = str(len(orjson.dumps(config)))
+        except orjson.JSONEncodeError:
+            size = "over 255 levels of nesting"
+        if not size.isdecimal() or int(size) > MAX_CONFIG_BYTES:
+            raise ValueError(f"expected at most {MAX_CONFIG_BYTES} bytes of JSON, got {size}")
         try:
             ConfigPacket.model_validate({**config, "type": "config"})
         except ValidationError as exc:

@@ -800,10 +800,15 @@ def test_a_huge_bot_url_is_refused_without_being_echoed() -> None:
             {"x-weights": [1, {"deep": -(2**63) - 1}]},
             "x-weights[1].deep: expected an integer within 64 bits (-2^63 to 2^63-1)",
         ),
-        ({"x-book": "e" * 5000}, "expected at most 4096 bytes of JSON, got more"),
+        ({"x-book": "e" * 5000}, "expected at most 4096 bytes of JSON, got 5013"),
+        (
+            {"x-" + "k" * 5000: 2**64},
+            "x-kkkkkkkkkkkkkkkkk...kkkkkkkkkkkkkkkkkk: expected an integer within 64 bits "
+            "(-2^63 to 2^63-1)",
+        ),
         (
             {"x-nest": json.loads("[" * 300 + "]" * 300)},
-            "expected at most 4096 bytes of JSON, got more",
+            "expected at most 4096 bytes of JSON, got over 255 levels of nesting",
         ),
     ],
 )
