@@ -23,7 +23,7 @@ integer, got '0'``.
 
 Sections: basics, match settings, evaluation and moves, game records, boards and moves
 on the wire, packets (server to seat, seat to server, spectators), packet sets, the
-stateless API, capabilities, REST bodies, errors, the codec.
+stateless API, names, capabilities, REST bodies, errors, the codec.
 """
 
 from __future__ import annotations
