@@ -118,7 +118,7 @@ def fuzz(examples: int) -> settings:
 
 # Text that cannot name a host to resolve: no "//" (nor "\\", which some URL parsers
 # read as "/"), so a generated bot URL never makes the server ask a DNS server.
-texts = st.text(max_size=80).filter(lambda text: "//" not in text and "\\\\" not in text)
+texts = st.text(max_size=80).filter(lambda text: "//" not in text and "\\" not in text)
 extremes = st.sampled_from(
     [10**400, -(10**400), 2**64, 2**80, 2**63, -(2**63) - 1, 1e308, -1e308, 5e-324, 0, -1]
 )
