@@ -266,9 +266,11 @@ DEFAULT_TURN_LIMIT: Final = 500
 MAX_TURN_LIMIT: Final = 1000
 #: Legal cells (the memory of every position of a game, the server's and each bot's)
 #: and a simple bot's time per move grow with the square of the view distance: at 200
-#: stones of random play, 5x the default's at 20, 18x at 30, 43x at 50
-#: (bench/match_settings.py).
-MAX_HOSTED_VIEW_DISTANCE: Final = 20
+#: stones of random play, 2.6x the default's at 12, 5x at 20, 43x at 50
+#: (bench/match_settings.py). The most one client may start (16 games of two hosted
+#: RandomBots, bench/hosted_load.py) stays within 2x of the default's at 12 (wall time,
+#: /health latency, RSS) and not at 20 (5x the time, 3x the latency, 2.2x the memory).
+MAX_HOSTED_VIEW_DISTANCE: Final = 12
 #: A heartbeat is how a bot tells a live server from a dead one: a minute at most.
 MAX_HEARTBEAT_MS: Final = 60_000
 #: A day per side (or per turn); an increment of at most an hour.

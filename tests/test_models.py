@@ -611,8 +611,8 @@ def test_a_match_without_a_turn_limit_stays_one() -> None:
     ("settings", "expected"),
     [
         (
-            {"view_distance": 21},
-            "match_config.view_distance: expected at most 20 on this server, got 21",
+            {"view_distance": 13},
+            "match_config.view_distance: expected at most 12 on this server, got 13",
         ),
         (
             {"turn_limit": 1001},

@@ -57,7 +57,7 @@ def with_seat(seat: str, name: str | None = None) -> bytes:
         ),
         (
             with_match('"view_distance":50,"win_distance":20'),
-            "match_config.view_distance: expected at most 20 on this server, got 50",
+            "match_config.view_distance: expected at most 12 on this server, got 50",
         ),
         (
             with_seat(
