@@ -55,7 +55,7 @@ async def health_ms(http: aiohttp.ClientSession, base: str) -> tuple[float, int]
 def spread(samples: list[float]) -> str:
     ordered = sorted(samples)
     p99 = ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
-    return f"median {statistics.median(ordered):.0f} ms, p99 {p99:.0f} ms, max {ordered[-1]:.0f} ms"
+    return f"median {statistics.median(ordered):.1f} ms, p99 {p99:.1f} ms, max {ordered[-1]:.1f} ms"
 
 
 async def measure(base: str, pid: int, match: dict[str, int]) -> None:
