@@ -1152,7 +1152,16 @@ class NewGameRequest(BaseModel):
 
     player_x: PlayerConfig
     player_o: PlayerConfig
-    match_config: Match = Field(default_factory=Match)
+    match_config: Match = Field(
+        default_factory=Match,
+        description=(
+            f"Held to what the server hosts: view_distance at most {MAX_HOSTED_VIEW_DISTANCE}, "
+            f"turn_limit at most {MAX_TURN_LIMIT} (absent or null: {DEFAULT_TURN_LIMIT}), "
+            f"heartbeat at most {MAX_HEARTBEAT_MS} ms, clock at most "
+            f"{MAX_HOSTED_CLOCK_SECONDS:g} s, increment at most "
+            f"{MAX_HOSTED_INCREMENT_SECONDS:g} s."
+        ),
+    )
     name: Name | None = None
 
     @model_validator(mode="after")
