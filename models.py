@@ -23,13 +23,15 @@ integer, got '0'``.
 
 Sections: basics, match settings, evaluation and moves, game records, boards and moves
 on the wire, packets (server to seat, seat to server, spectators), packet sets, the
-stateless API, capabilities, REST bodies, errors, the codec.
+stateless API, names, capabilities, REST bodies, errors, the codec.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import secrets
+import unicodedata
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from enum import Enum
@@ -72,7 +74,18 @@ from pydantic_core import ErrorDetails
 
 __all__ = [
     "CLIENT_PACKETS",
+    "DEFAULT_TURN_LIMIT",
     "HUMAN_CLIENT_PACKETS",
+    "MAX_CLOCK_SECONDS",
+    "MAX_CONFIG_BYTES",
+    "MAX_ECHO_CHARS",
+    "MAX_HEARTBEAT_MS",
+    "MAX_HOSTED_CLOCK_SECONDS",
+    "MAX_HOSTED_INCREMENT_SECONDS",
+    "MAX_HOSTED_VIEW_DISTANCE",
+    "MAX_NAME_LENGTH",
+    "MAX_TURN_LIMIT",
+    "MAX_URL_LENGTH",
     "PACKETS",
     "SERVER_PACKETS",
     "SPECTATOR_PACKETS",
@@ -109,6 +122,7 @@ __all__ = [
     "MoveOption",
     "MoveRequestPacket",
     "MoveResponsePacket",
+    "Name",
     "NewGameRequest",
     "NewGameResponse",
     "NopePacket",
@@ -133,6 +147,7 @@ __all__ = [
     "StatelessV1Alpha",
     "StatelessVersions",
     "clip_close_reason",
+    "clip_text",
     "dump_packet",
     "parse_body",
     "parse_packet",
@@ -228,6 +243,41 @@ def clip_close_reason(reason: str) -> str:
 
 ClockType = Literal["none", "turn", "match", "incremental"]
 
+# Bounds of a Match, any game's settings: what the rules can play (distances, as in
+# game.rules) and what every tool can represent (times and counts fit a signed 32-bit
+# integer, in ms for times). Records, notation and bots' settings are read within these.
+MIN_HEARTBEAT_MS: Final = 100
+MAX_INT32: Final = 2**31 - 1
+#: Clock and increment bound: their milliseconds fit a signed 32-bit integer (24.8 days).
+MAX_CLOCK_SECONDS: Final = MAX_INT32 / 1000
+
+# What this server hosts: POST /game/new applies these tighter bounds (NewGameRequest),
+# so that every game it runs ends and costs a bounded amount. They are figures, measured
+# with bench/game_lengths.py and bench/match_settings.py (the README says more).
+#: Turn limit of a game that sets none. The longest game ended by a line between the
+#: example bots (RandomBot, CenterBot, ThreatBot, every pairing; bench/game_lengths.py,
+#: 200 games each) took 29 moves; the community plays longer games, so 17 times that.
+#: RandomBot against RandomBot hardly ever makes a line (none of 8 games within 1000
+#: moves): this is what ends such games.
+DEFAULT_TURN_LIMIT: Final = 500
+#: The most moves a hosted game may last: twice the default, 2000 stones (the largest
+#: board bench/rules.py measures). A simple bot's cost per move grows with the board:
+#: two hosted RandomBots (view and win distance 20) use 27 s of CPU for 500 moves and
+#: 112 s for 1000; at view distance 50, over 190 s without reaching 500.
+MAX_TURN_LIMIT: Final = 1000
+#: Legal cells (the memory of every position of a game, the server's and each bot's)
+#: and a simple bot's time per move grow with the square of the view distance: at 200
+#: stones of random play, 2.6x the default's at 12, 5x at 20, 43x at 50
+#: (bench/match_settings.py). The most one client may start (16 games of two hosted
+#: RandomBots, bench/hosted_load.py) stays within 2x of the default's at 12 (wall time,
+#: /health latency, RSS) and not at 20 (5x the time, 3x the latency, 2.2x the memory).
+MAX_HOSTED_VIEW_DISTANCE: Final = 12
+#: A heartbeat is how a bot tells a live server from a dead one: a minute at most.
+MAX_HEARTBEAT_MS: Final = 60_000
+#: A day per side (or per turn); an increment of at most an hour.
+MAX_HOSTED_CLOCK_SECONDS: Final = 86_400.0
+MAX_HOSTED_INCREMENT_SECONDS: Final = 3_600.0
+
 
 class Match(BaseModel):
     """Settings of one game. Defaults are the prototype's.
@@ -246,14 +296,18 @@ class Match(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    heartbeat: Annotated[StrictInt, Field(ge=100, description="heartbeat interval in ms")] = 5000
+    heartbeat: Annotated[
+        StrictInt, Field(ge=MIN_HEARTBEAT_MS, le=MAX_INT32, description="heartbeat interval in ms")
+    ] = 5000
     view_distance: Annotated[StrictInt, Field(ge=1, le=50)] = 8
     win_distance: Annotated[StrictInt, Field(ge=2, le=20)] = 6
-    turn_limit: Annotated[StrictInt, Field(ge=1)] | None = None
+    turn_limit: Annotated[StrictInt, Field(ge=1, le=MAX_INT32)] | None = None
     clock_type: ClockType = "none"
     # StrictFloat still takes JSON integers ("clock": 60) but not "60" or true.
-    clock: Annotated[StrictFloat, Field(gt=0, allow_inf_nan=False)] | None = None
-    increment: Annotated[StrictFloat, Field(ge=0, allow_inf_nan=False)] = 0.0
+    clock: Annotated[StrictFloat, Field(gt=0, le=MAX_CLOCK_SECONDS, allow_inf_nan=False)] | None = (
+        None
+    )
+    increment: Annotated[StrictFloat, Field(ge=0, le=MAX_CLOCK_SECONDS, allow_inf_nan=False)] = 0.0
 
     @model_validator(mode="after")
     def _clock_is_consistent(self) -> Match:
@@ -894,6 +948,54 @@ class StatelessMoveResponse(BaseModel):
     considerations: list[StatelessMove] | None = None
 
 
+# ----------------------------------------------------------------------------- names
+
+#: Names of games and seats: short enough for a list of games to stay small.
+MAX_NAME_LENGTH: Final = 64
+
+# Characters a name may not hold: they would reach records, notation, logs and other
+# people's screens. C0 and C1 controls (NUL, escape sequences, newlines), line and
+# paragraph separators, lone surrogates, and the bidirectional controls that can make
+# a name read as something else on screen ("Trojan Source", CVE-2021-42574).
+_BIDI_CONTROLS: Final = frozenset(
+    "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+)
+_FORBIDDEN_CATEGORIES: Final = frozenset({"Cc", "Cs", "Zl", "Zp"})
+
+
+def _printable_name(name: str) -> str:
+    """``name`` unchanged, or ``ValueError`` naming its first control character."""
+    for index, char in enumerate(name):
+        if _is_control(char):
+            raise ValueError(
+                f"expected a name without control characters, got U+{ord(char):04X} at "
+                f"position {index}"
+            )
+    return name
+
+
+Name = Annotated[StrictStr, Field(max_length=MAX_NAME_LENGTH), AfterValidator(_printable_name)]
+"""A game's or a seat's name: at most ``MAX_NAME_LENGTH`` characters, no controls."""
+
+
+def _is_control(char: str) -> bool:
+    return char in _BIDI_CONTROLS or unicodedata.category(char) in _FORBIDDEN_CATEGORIES
+
+
+def _display_name(value: object) -> object:
+    r"""A name a bot gives itself, made fit to show: control characters dropped, cut to
+    ``MAX_NAME_LENGTH``. Cleaned rather than refused: it is the bot's label, and a bot
+    is not turned away for it (a name the client gives is refused instead: ``Name``).
+
+    >>> _display_name("Evil\u202eBot\x00" + "!" * 80)[:12], len(_display_name("b" * 99))
+    ('EvilBot!!!!!', 64)
+    """
+    if not isinstance(value, str):
+        return value  # the type check says what is wrong
+    cleaned = "".join(char for char in value if not _is_control(char))
+    return cleaned if len(cleaned) <= MAX_NAME_LENGTH else cleaned[: MAX_NAME_LENGTH - 3] + "..."
+
+
 # ---------------------------------------------------------------------- capabilities
 #
 # Unknown fields, versions and capabilities are kept (extra="allow"): the spec lets
@@ -906,9 +1008,10 @@ class _Capability(BaseModel):
 
 
 class Meta(_Capability):
-    """Who the bot is; not a capability. Tags are short lower-case words with dashes."""
+    """Who the bot is; not a capability. Tags are short lower-case words with dashes;
+    ``name`` becomes a seat's name in records, so it is cleaned (``_display_name``)."""
 
-    name: str | None = None
+    name: Annotated[str, BeforeValidator(_display_name)] | None = None
     description: str | None = None
     authors: list[str] | None = None
     version: str | None = None
@@ -1013,17 +1116,45 @@ class Capabilities(_Capability):
 
 # ----------------------------------------------------------------------- REST bodies
 
+#: Bot URLs: the de facto limit of browsers and servers.
+MAX_URL_LENGTH: Final = 2048
+#: A seat's ``config`` as JSON; its integers (``depth``, ``x-`` values) fit 64 bits.
+MAX_CONFIG_BYTES: Final = 4096
+MIN_INT64: Final = -(2**63)
+MAX_INT64: Final = 2**63 - 1
+
+
+def _out_of_int64(value: object, path: str = "") -> str | None:
+    """The path of the first integer in JSON data ``value`` outside 64 bits, or None.
+
+    Iterative: the data came from a peer and may be nested as deep as its body allows.
+    """
+    stack: list[tuple[str, object]] = [(path, value)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, int) and not isinstance(item, bool):
+            if not MIN_INT64 <= item <= MAX_INT64:
+                return where
+        elif isinstance(item, Mapping):
+            for key, v in item.items():
+                key_text = clip_text(str(key), MAX_ECHO_CHARS)  # the peer chose the key
+                stack.append((f"{where}.{key_text}" if where else key_text, v))
+        elif isinstance(item, list):
+            stack.extend((f"{where}[{i}]", v) for i, v in enumerate(item))
+    return None
+
 
 class PlayerConfig(BaseModel):
     """One seat of ``POST /game/new``: a bot (by URL) or a human (who gets a token).
 
     ``config`` holds the settings sent to a bot in its ``config`` packet (``depth``,
-    ``x-`` keys); it is checked here so a bad value is refused at creation.
+    ``x-`` keys); it is checked here so a bad value is refused at creation: a valid
+    packet, at most ``MAX_CONFIG_BYTES`` of JSON, every integer within 64 bits.
     """
 
     type: PlayerType
-    bot_url: str | None = None
-    name: str | None = None
+    bot_url: Annotated[StrictStr, Field(max_length=MAX_URL_LENGTH)] | None = None
+    name: Name | None = None
     config: dict[str, Any] | None = None
 
     @model_validator(mode="after")
@@ -1035,11 +1166,20 @@ class PlayerConfig(BaseModel):
     @field_validator("config")
     @classmethod
     def _config_is_a_valid_packet(cls, config: dict[str, Any] | None) -> dict[str, Any] | None:
-        if config is not None:
-            try:
-                ConfigPacket.model_validate({**config, "type": "config"})
-            except ValidationError as exc:
-                raise ValueError("; ".join(_problems(exc))) from None
+        if config is None:
+            return None
+        if (where := _out_of_int64(config)) is not None:
+            raise ValueError(f"{where}: expected an integer within 64 bits (-2^63 to 2^63-1)")
+        try:
+            size = str(len(orjson.dumps(config)))
+        except orjson.JSONEncodeError:
+            size = "over 255 levels of nesting"
+        if not size.isdecimal() or int(size) > MAX_CONFIG_BYTES:
+            raise ValueError(f"expected at most {MAX_CONFIG_BYTES} bytes of JSON, got {size}")
+        try:
+            ConfigPacket.model_validate({**config, "type": "config"})
+        except ValidationError as exc:
+            raise ValueError("; ".join(_problems(exc))) from None
         return config
 
     def config_packet(self) -> ConfigPacket | None:
@@ -1050,12 +1190,53 @@ class PlayerConfig(BaseModel):
 
 
 class NewGameRequest(BaseModel):
-    """Body of ``POST /game/new``."""
+    """Body of ``POST /game/new``.
+
+    ``match_config`` is held to what the server hosts, tighter than any ``Match``: see
+    ``MAX_HOSTED_VIEW_DISTANCE`` and the other hosting bounds. A game without a
+    ``turn_limit`` gets ``DEFAULT_TURN_LIMIT``, so every game ends.
+
+    >>> request = parse_body(NewGameRequest, '{"player_x": {"type": "human"}, '
+    ...                      '"player_o": {"type": "human"}}')
+    >>> request.match_config.turn_limit == DEFAULT_TURN_LIMIT
+    True
+    """
 
     player_x: PlayerConfig
     player_o: PlayerConfig
-    match_config: Match = Field(default_factory=Match)
-    name: str | None = None
+    match_config: Match = Field(
+        default_factory=Match,
+        description=(
+            f"Held to what the server hosts: view_distance at most {MAX_HOSTED_VIEW_DISTANCE}, "
+            f"turn_limit at most {MAX_TURN_LIMIT} (absent or null: {DEFAULT_TURN_LIMIT}), "
+            f"heartbeat at most {MAX_HEARTBEAT_MS} ms, clock at most "
+            f"{MAX_HOSTED_CLOCK_SECONDS:g} s, increment at most "
+            f"{MAX_HOSTED_INCREMENT_SECONDS:g} s."
+        ),
+    )
+    name: Name | None = None
+
+    @model_validator(mode="after")
+    def _hosted_settings(self) -> NewGameRequest:
+        match = self.match_config
+        bounds: list[tuple[str, float | None, float]] = [
+            ("view_distance", match.view_distance, MAX_HOSTED_VIEW_DISTANCE),
+            ("turn_limit", match.turn_limit, MAX_TURN_LIMIT),
+            ("heartbeat", match.heartbeat, MAX_HEARTBEAT_MS),
+            ("clock", match.clock, MAX_HOSTED_CLOCK_SECONDS),
+            ("increment", match.increment, MAX_HOSTED_INCREMENT_SECONDS),
+        ]
+        problems = [
+            f"match_config.{name}: expected at most {_bound(bound)} on this server, "
+            f"got {_describe(value)}"
+            for name, value, bound in bounds
+            if value is not None and value > bound
+        ]
+        if problems:
+            raise ValueError("; ".join(problems))
+        if match.turn_limit is None:
+            self.match_config = match.model_copy(update={"turn_limit": DEFAULT_TURN_LIMIT})
+        return self
 
 
 class NewGameResponse(BaseModel):
@@ -1100,15 +1281,43 @@ class ProtocolError(ValueError):
         super().__init__(shown + (f" (and {hidden} more)" if hidden > 0 else ""))
 
 
+#: Longest text a received value is echoed as in an error message.
+MAX_ECHO_CHARS: Final = 40
+
+
+def clip_text(text: str, limit: int) -> str:
+    """``text`` whole when it has at most ``limit`` characters, else its start and end
+    around ``...`` (the end often says the most: a reason after a long URL).
+
+    >>> clip_text("http://example.com/" + "a" * 100 + ": connection refused", 40)
+    'http://example.com/...connection refused'
+    """
+    if len(text) <= limit:
+        return text
+    tail = (limit - 3) // 2
+    return f"{text[: limit - 3 - tail]}...{text[len(text) - tail :]}"
+
+
 def _describe(value: object) -> str:
-    """A short, JSON-flavoured description of a received value."""
+    """A short, JSON-flavoured description of a received value, at most
+    ``MAX_ECHO_CHARS`` characters whatever was received.
+
+    >>> _describe(10**400)
+    'an integer of about 401 digits'
+    """
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, int) and value.bit_length() > 128:
+        # Its digits say nothing more, and str() refuses integers of over 4300 digits.
+        digits = math.floor(value.bit_length() * math.log10(2)) + 1
+        return f"an integer of about {digits} digits"
     if isinstance(value, str | int | float):
         text = repr(value)  # '0' for a string, 0 for a number: the two read differently
-        return text if len(text) <= 40 else f"{text[:36]}...{text[-1]}"
+        if len(text) <= MAX_ECHO_CHARS:
+            return text
+        return f"{text[: MAX_ECHO_CHARS - 4]}...{text[-1]}"
     if isinstance(value, Mapping):
         return "an object"
     if isinstance(value, list | tuple):
@@ -1167,6 +1376,9 @@ def _problem(error: ErrorDetails) -> str:
         what = str(ctx.get("error", error["msg"]))
     elif kind == "too_short":
         what = f"expected at least {_items(ctx['min_length'])}, got {ctx['actual_length']}"
+    elif kind == "string_too_long":
+        length = len(error["input"]) if isinstance(error["input"], str) else "more"
+        what = f"expected at most {ctx['max_length']} characters, got {length}"
     elif kind == "too_long":
         what = f"expected at most {_items(ctx['max_length'])}, got {ctx['actual_length']}"
     elif kind in ("enum", "literal_error"):
@@ -1415,6 +1627,15 @@ move_response, eval_response
         raise ProtocolError(*_problems(exc)) from None
     except RecursionError:
         raise ProtocolError("JSON nested too deeply") from None
+    except UnicodeDecodeError as exc:
+        raise ProtocolError(_not_utf8(exc)) from None
+
+
+def _not_utf8(exc: UnicodeDecodeError) -> str:
+    """msgspec checks UTF-8 inside strings with Python's error, whose position is
+    within the string: only the byte is worth naming."""
+    byte = exc.object[exc.start : exc.start + 1].hex()
+    return f"not valid JSON: a string holds invalid UTF-8 (byte 0x{byte}); JSON text is UTF-8"
 
 
 def parse_body(model: type[M], data: JsonInput) -> M:
@@ -1432,6 +1653,8 @@ def parse_body(model: type[M], data: JsonInput) -> M:
         value = _decode_any(data)
     except msgspec.DecodeError as exc:
         raise ProtocolError(f"not valid JSON: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ProtocolError(_not_utf8(exc)) from None
     except RecursionError:
         raise ProtocolError("JSON nested too deeply") from None
     if not isinstance(value, dict):

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 
-from models import ClockType, EndCause, Match, Player
+from models import MAX_CLOCK_SECONDS, ClockType, EndCause, Match, Player
 
 __all__ = [
     "DEFAULT_STALL_LIMIT",
@@ -114,6 +114,12 @@ class GameClock:
     def __init__(self, match: Match, *, stall_limit: float | None = DEFAULT_STALL_LIMIT) -> None:
         if stall_limit is not None:
             _check_seconds("stall_limit", stall_limit)
+        # Match bounds both; a Match built without validation must not overflow here.
+        for name, seconds in (("clock", match.clock), ("increment", match.increment)):
+            if seconds is not None and not 0 <= seconds <= MAX_CLOCK_SECONDS:
+                raise ClockTimeError(
+                    f"{name} must be from 0 to {MAX_CLOCK_SECONDS} seconds, got {seconds!r}"
+                )
         self._kind: ClockType = match.clock_type
         self.stall_limit = stall_limit
         # Match guarantees ``clock`` for every kind but "none".

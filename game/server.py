@@ -73,6 +73,7 @@ from models import (
     CLOSE_NORMAL,
     CLOSE_POLICY_VIOLATION,
     CLOSE_TRY_AGAIN_LATER,
+    MAX_ECHO_CHARS,
     GameRecord,
     HostedBot,
     HostedBots,
@@ -80,6 +81,7 @@ from models import (
     NewGameResponse,
     ProtocolError,
     clip_close_reason,
+    clip_text,
     parse_body,
 )
 
@@ -102,6 +104,9 @@ DEFAULT_MAX_GAMES: Final = 1000
 DEFAULT_MAX_GAMES_PER_CLIENT: Final = 16
 #: ``POST /game/new`` bodies are small; anything bigger is refused unread (413).
 DEFAULT_MAX_BODY_BYTES: Final = 64 * 1024
+#: The longest ``detail`` of a 422 from ``POST /game/new``: it may quote what the client
+#: sent (keys, a URL), so it is clipped like any echo.
+MAX_ERROR_DETAIL_CHARS: Final = 500
 #: The example bots hosted on the server's own port, by path.
 HOSTED_BOTS: Final[dict[str, type[BaseBot]]] = {
     "/bots/random": RandomBot,
@@ -240,6 +245,11 @@ def _authorized(request: Request, api_token: str) -> bool:
     )
 
 
+def _echo(text: str) -> str:
+    """A value the client sent, quoted and clipped for an error message."""
+    return clip_text(repr(text), MAX_ECHO_CHARS)
+
+
 def _client(request: Request) -> str:
     return request.client.host if request.client is not None else "unknown"
 
@@ -264,7 +274,7 @@ async def new_game(request: Request) -> Response:
     try:
         game = parse_body(NewGameRequest, body)
     except ProtocolError as error:
-        return _error(422, str(error))
+        return _error(422, clip_text(str(error), MAX_ERROR_DETAIL_CHARS))
     client = _client(request)
     if runtime.games_of(client) >= settings.max_games_per_client:
         return _error(
@@ -275,8 +285,8 @@ async def new_game(request: Request) -> Response:
     runtime.creating[client] += 1
     try:
         created = await runtime.manager.create_game(game)
-    except DiscoveryError as error:
-        return _error(422, str(error))
+    except DiscoveryError as error:  # names the bot's URL, and may quote its answer
+        return _error(422, clip_text(str(error), MAX_ERROR_DETAIL_CHARS))
     except (TooManyGames, ManagerClosed) as error:
         return _error(503, str(error))
     else:
@@ -297,11 +307,13 @@ async def list_games(request: Request) -> Response:
             status = RecordStatus(status_text)
         except ValueError:
             choices = ", ".join(s.value for s in RecordStatus)
-            return _error(422, f"status: expected one of {choices}, got {status_text!r}")
+            return _error(422, f"status: expected one of {choices}, got {_echo(status_text)}")
     limit_text = params.get("limit", "50")
-    if not limit_text.isdecimal() or not 1 <= int(limit_text) <= MAX_PAGE_SIZE:
+    # ASCII digits, and few: int() refuses strings of over 4300 digits with a ValueError.
+    short_number = limit_text.isascii() and limit_text.isdecimal() and len(limit_text) <= 9
+    if not short_number or not 1 <= int(limit_text) <= MAX_PAGE_SIZE:
         return _error(
-            422, f"limit: expected an integer from 1 to {MAX_PAGE_SIZE}, got {limit_text!r}"
+            422, f"limit: expected an integer from 1 to {MAX_PAGE_SIZE}, got {_echo(limit_text)}"
         )
     try:
         # Live games as they stand in memory, over the store's page.
@@ -309,12 +321,12 @@ async def list_games(request: Request) -> Response:
             status=status, limit=int(limit_text), before=params.get("cursor")
         )
     except InvalidCursorError as error:
-        return _error(422, f"cursor: {error}")
+        return _error(422, clip_text(f"cursor: {error}", MAX_ERROR_DETAIL_CHARS))
     return _json(page)
 
 
 def _no_game(request: Request) -> HTTPException:
-    return HTTPException(404, f"no game {request.path_params['game_id']!r}")
+    return HTTPException(404, f"no game {_echo(request.path_params['game_id'])}")
 
 
 async def get_game(request: Request) -> Response:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -71,6 +73,20 @@ def test_none_stop_still_reports_the_thinking_time() -> None:
 def test_stall_limit_must_be_a_time() -> None:
     with pytest.raises(ClockTimeError, match="stall_limit"):
         clock(stall_limit=-1.0)
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"clock_type": "turn", "clock": 1e308},
+        {"clock_type": "incremental", "clock": 60, "increment": 1e305},
+    ],
+)
+def test_a_clock_beyond_the_bounds_of_a_match_is_refused(settings: dict[str, Any]) -> None:
+    # Match refuses these; a Match built without validation meets the clock's own check
+    # instead of an OverflowError.
+    with pytest.raises(ClockTimeError, match=r"must be from 0 to 2147483\.647 seconds"):
+        GameClock(Match.model_construct(**settings))
 
 
 # -------------------------------------------------------------------- turn

@@ -33,7 +33,15 @@ from game.server import create_app
 from game.server import serving as serving_game
 from game.session import SessionLimits
 from game.store import GameStore
-from models import EndCause, GameRecord, Match, NewGameRequest, Player, ResultReason
+from models import (
+    MAX_HOSTED_CLOCK_SECONDS,
+    EndCause,
+    GameRecord,
+    Match,
+    NewGameRequest,
+    Player,
+    ResultReason,
+)
 from tests.test_manager import Json, bot, finished, move
 
 Hex = tuple[int, int]
@@ -354,7 +362,8 @@ async def test_an_aborted_game_records_and_tells_why(store: GameStore) -> None:
 
 # ------------------------------------------------------- the stall limit, any clock
 
-HUGE_CLOCK = Match(clock_type="match", clock=1e6)
+# The largest clock a new game may have: a day, far beyond the test's stall limit.
+HUGE_CLOCK = Match(clock_type="match", clock=MAX_HOSTED_CLOCK_SECONDS)
 
 
 async def test_a_silent_socket_bot_with_a_huge_clock_stalls(store: GameStore) -> None:

@@ -614,9 +614,93 @@ def test_cell_dict_holds_exactly_the_wire_fields() -> None:
 # ---------------------------------------------------------------- match settings
 
 
-def test_match_defaults_are_the_prototypes() -> None:
+def test_match_defaults_are_the_prototypes_with_the_default_turn_limit() -> None:
     match = parse_body(NewGameRequest, new_game()).match_config
-    assert match == Match(heartbeat=5000, view_distance=8, win_distance=6, clock_type="none")
+    assert match == Match(
+        heartbeat=5000,
+        view_distance=8,
+        win_distance=6,
+        clock_type="none",
+        turn_limit=models.DEFAULT_TURN_LIMIT,
+    )
+
+
+@pytest.mark.parametrize("settings", [{}, {"turn_limit": None}])
+def test_a_new_game_without_a_turn_limit_gets_the_default_one(settings: dict[str, Any]) -> None:
+    match = parse_body(NewGameRequest, new_game(**settings)).match_config
+    assert match.turn_limit == models.DEFAULT_TURN_LIMIT
+
+
+def test_a_new_game_keeps_its_own_turn_limit() -> None:
+    assert parse_body(NewGameRequest, new_game(turn_limit=7)).match_config.turn_limit == 7
+
+
+def test_a_match_without_a_turn_limit_stays_one() -> None:
+    # Records and notation of other tools may have no turn limit: only hosting sets it.
+    assert Match().turn_limit is None
+
+
+@pytest.mark.parametrize(
+    ("settings", "expected"),
+    [
+        (
+            {"view_distance": 13},
+            "match_config.view_distance: expected at most 12 on this server, got 13",
+        ),
+        (
+            {"turn_limit": 1001},
+            "match_config.turn_limit: expected at most 1000 on this server, got 1001",
+        ),
+        (
+            {"heartbeat": 60_001},
+            "match_config.heartbeat: expected at most 60000 on this server, got 60001",
+        ),
+        (
+            {"clock_type": "match", "clock": 86_401},
+            "match_config.clock: expected at most 86400 on this server, got 86401.0",
+        ),
+        (
+            {"clock_type": "incremental", "clock": 60, "increment": 3601},
+            "match_config.increment: expected at most 3600 on this server, got 3601.0",
+        ),
+    ],
+)
+def test_settings_beyond_what_the_server_hosts_are_refused(
+    settings: dict[str, Any], expected: str
+) -> None:
+    assert body_problem_of(NewGameRequest, new_game(**settings)) == expected
+
+
+def test_a_match_may_hold_settings_beyond_what_the_server_hosts() -> None:
+    # A record of a game played elsewhere, or stored before these bounds, still reads.
+    match = Match(view_distance=50, heartbeat=600_000, clock_type="match", clock=1e6)
+    assert (match.view_distance, match.heartbeat, match.clock) == (50, 600_000, 1e6)
+
+
+@pytest.mark.parametrize(
+    ("settings", "expected"),
+    [
+        (
+            {"turn_limit": 10**400},
+            "match_config.turn_limit: expected at most 2147483647, got an integer of about "
+            "401 digits",
+        ),
+        (
+            {"heartbeat": 2**64},
+            "match_config.heartbeat: expected at most 2147483647, got 18446744073709551616",
+        ),
+        (
+            {"clock_type": "turn", "clock": 1e308},
+            "match_config.clock: expected at most 2147483.647, got 1e+308",
+        ),
+        (
+            {"clock_type": "incremental", "clock": 60, "increment": 1e308},
+            "match_config.increment: expected at most 2147483.647, got 1e+308",
+        ),
+    ],
+)
+def test_match_numbers_are_bounded(settings: dict[str, Any], expected: str) -> None:
+    assert body_problem_of(NewGameRequest, new_game(**settings)) == expected
 
 
 @pytest.mark.parametrize(
@@ -687,6 +771,109 @@ def test_bot_seat_config_becomes_its_config_packet() -> None:
     packet = seat.config_packet()
     assert packet is not None
     assert (packet.depth, packet.extensions()) == (3, {"x-style": "sharp"})
+
+
+def new_game_named(name: str | None = None, seat_name: str | None = None, **seat: Any) -> str:
+    return json.dumps(
+        {
+            "name": name,
+            "player_x": {"type": "human", "name": seat_name},
+            "player_o": {"type": "bot", "bot_url": "http://b", **seat},
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    "name", ["Ann", "Zoë & Ñandú", "\U0001f468\u200d\U0001f469\u200d\U0001f467", "x" * 64]
+)
+def test_names_may_be_any_printable_text_up_to_64_characters(name: str) -> None:
+    request = parse_body(NewGameRequest, new_game_named(name, name))
+    assert (request.name, request.player_x.name) == (name, name)
+
+
+@pytest.mark.parametrize(
+    ("name", "where"),
+    [
+        ("nul\x00", "U+0000 at position 3"),
+        ("a\u202ereversed", "U+202E at position 1"),
+        ("two\nlines", "U+000A at position 3"),
+        ("\x1b[31mred", "U+001B at position 0"),
+        ("\u2066isolate", "U+2066 at position 0"),
+        ("sep\u2028", "U+2028 at position 3"),
+    ],
+)
+def test_names_with_control_characters_are_refused(name: str, where: str) -> None:
+    expected = f"expected a name without control characters, got {where}"
+    assert body_problem_of(NewGameRequest, new_game_named(name=name)) == f"name: {expected}"
+    assert body_problem_of(NewGameRequest, new_game_named(seat_name=name)) == (
+        f"player_x.name: {expected}"
+    )
+
+
+def test_names_over_64_characters_are_refused() -> None:
+    assert body_problem_of(NewGameRequest, new_game_named(seat_name="x" * 65)) == (
+        "player_x.name: expected at most 64 characters, got 65"
+    )
+
+
+def test_a_huge_bot_url_is_refused_without_being_echoed() -> None:
+    problem = body_problem_of(NewGameRequest, new_game_named(bot_url="http://b/" + "a" * 60_000))
+    assert problem == "player_o.bot_url: expected at most 2048 characters, got 60009"
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        ({"depth": 2**80}, "depth: expected an integer within 64 bits (-2^63 to 2^63-1)"),
+        (
+            {"x-seed": int("9" * 2000)},
+            "x-seed: expected an integer within 64 bits (-2^63 to 2^63-1)",
+        ),
+        (
+            {"x-weights": [1, {"deep": -(2**63) - 1}]},
+            "x-weights[1].deep: expected an integer within 64 bits (-2^63 to 2^63-1)",
+        ),
+        ({"x-book": "e" * 5000}, "expected at most 4096 bytes of JSON, got 5013"),
+        (
+            {"x-" + "k" * 5000: 2**64},
+            "x-kkkkkkkkkkkkkkkkk...kkkkkkkkkkkkkkkkkk: expected an integer within 64 bits "
+            "(-2^63 to 2^63-1)",
+        ),
+        (
+            {"x-nest": json.loads("[" * 300 + "]" * 300)},
+            "expected at most 4096 bytes of JSON, got over 255 levels of nesting",
+        ),
+    ],
+)
+def test_bot_seat_config_values_are_bounded(config: dict[str, Any], expected: str) -> None:
+    problem = body_problem_of(NewGameRequest, new_game_named(config=config))
+    assert problem == f"player_o.config: {expected}"
+
+
+def test_bot_seat_config_within_bounds_is_kept() -> None:
+    config = {"depth": 2**63 - 1, "x-seed": -(2**63), "x-book": "e" * 1000}
+    assert parse_body(NewGameRequest, new_game_named(config=config)).player_o.config == config
+
+
+@pytest.mark.parametrize("value", ["s" * 100_000, 10**4000, 1.5e300, [1] * 10_000])
+def test_a_refused_value_is_described_in_a_few_words(value: Any) -> None:
+    problem = body_problem_of(NewGameRequest, json.dumps({"player_x": value, "player_o": value}))
+    assert all(len(part) < 120 for part in problem.split("; ")), problem
+
+
+@pytest.mark.parametrize("data", [b'{"player_x": "\xff"}', b"\xfe\xff{}", b'{"name": "caf\xc3"}'])
+def test_a_body_that_is_not_utf8_is_refused(data: bytes) -> None:
+    with pytest.raises(ProtocolError) as caught:
+        parse_body(NewGameRequest, data)
+    assert str(caught.value).startswith("not valid JSON: ")
+
+
+def test_a_frame_that_is_not_utf8_is_refused() -> None:
+    with pytest.raises(ProtocolError) as caught:
+        parse_packet(b'{"type":"move_response","move":{"pieces":[],"x":"\xff"}}')
+    assert str(caught.value) == (
+        "not valid JSON: a string holds invalid UTF-8 (byte 0xff); JSON text is UTF-8"
+    )
 
 
 def test_new_game_response_leaves_out_tokens_of_bot_seats() -> None:

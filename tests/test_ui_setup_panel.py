@@ -9,7 +9,7 @@ import pytest
 from PyQt5.QtCore import QSettings
 from pytestqt.qtbot import QtBot
 
-from models import Meta, NewGameRequest, PlayerType
+from models import DEFAULT_TURN_LIMIT, Meta, NewGameRequest, PlayerType
 from ui.settings import DEFAULT_SERVER_URL, Settings
 from ui.setup_panel import FormError, FormValues, SeatChoice, SetupPanel, build_request
 
@@ -43,7 +43,7 @@ def test_human_against_hosted_bot_with_defaults() -> None:
     assert request.player_o.name is None
     assert request.match_config.clock_type == "none"
     assert request.match_config.clock is None
-    assert request.match_config.turn_limit is None
+    assert request.match_config.turn_limit == DEFAULT_TURN_LIMIT
 
 
 def test_clock_settings_follow_the_clock_type() -> None:

@@ -30,7 +30,17 @@ from PyQt5.QtWidgets import (
     QWidget,
 )
 
-from models import Match, Meta, NewGameRequest, PlayerConfig, PlayerType
+from models import (
+    DEFAULT_TURN_LIMIT,
+    MAX_HEARTBEAT_MS,
+    MAX_HOSTED_VIEW_DISTANCE,
+    MAX_TURN_LIMIT,
+    Match,
+    Meta,
+    NewGameRequest,
+    PlayerConfig,
+    PlayerType,
+)
 from ui.board_widget import stone_icon
 
 SeatKind = Literal["human", "hosted", "url"]
@@ -384,7 +394,7 @@ class SetupPanel(QWidget):
         form = QFormLayout(match_box)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         self.view_distance = QSpinBox()
-        self.view_distance.setRange(1, 50)
+        self.view_distance.setRange(1, MAX_HOSTED_VIEW_DISTANCE)
         self.view_distance.setToolTip("How far from existing stones a new stone may be placed")
         self.win_distance = QSpinBox()
         self.win_distance.setRange(2, 20)
@@ -411,14 +421,14 @@ class SetupPanel(QWidget):
         self.increment.setToolTip("Added to the mover's clock after each move")
         self.clock_seconds.setToolTip("Seconds per move, or per side for a whole game")
         self.turn_limit = QSpinBox()
-        self.turn_limit.setRange(0, 100000)
-        self.turn_limit.setSpecialValueText("None")
+        self.turn_limit.setRange(0, MAX_TURN_LIMIT)
+        self.turn_limit.setSpecialValueText(f"Default ({DEFAULT_TURN_LIMIT})")
         self.heartbeat = QSpinBox()
-        self.heartbeat.setRange(100, 600000)
+        self.heartbeat.setRange(100, MAX_HEARTBEAT_MS)
         self.heartbeat.setSingleStep(500)
         self.heartbeat.setSuffix(" ms")
         self.heartbeat.setToolTip("How often the server tells each seat it is still there")
-        self.turn_limit.setToolTip("The game is a draw after this many moves (None: no limit)")
+        self.turn_limit.setToolTip("The game is a draw after this many moves")
         form.addRow("View distance", self.view_distance)
         form.addRow("Win distance", self.win_distance)
         form.addRow("Clock", self.clock_type)
