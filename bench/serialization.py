@@ -36,7 +36,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import models
 from models import (
     Board,
     Cell,
@@ -48,6 +47,7 @@ from models import (
     dump_packet,
     parse_packet,
 )
+from wire import codec
 
 BOARD_SIZE = 500
 REPEATS = 9
@@ -122,14 +122,14 @@ def measure(rows: list[Row]) -> None:
 
 
 def cold_parse(data: bytes) -> object:
-    models._cell_interner.clear()  # benchmark only: forget every interned Cell
+    codec._cell_interner.clear()  # benchmark only: forget every interned Cell
     return parse_packet(data)
 
 
 def in_game_parse(data: bytes, newest: list[Cell]) -> Packet:
     # Benchmark only: forget the stones of the last two moves, as if never seen.
     for cell in newest:
-        models._cell_interner._cells.pop(models._WireCell(cell.q, cell.r, cell.p), None)
+        codec._cell_interner._cells.pop(codec._WireCell(cell.q, cell.r, cell.p), None)
     return parse_packet(data)
 
 

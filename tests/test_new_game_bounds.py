@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-import models
+import wire.rest
 from game import notation
 from game.server import MAX_ERROR_DETAIL_CHARS
 from models import DEFAULT_TURN_LIMIT, EndCause, GameRecord, ResultReason
@@ -148,7 +148,7 @@ async def test_two_random_bots_without_a_turn_limit_draw_at_the_default_one(
 ) -> None:
     # Two RandomBots hardly ever make a line: without the default they would play on and
     # on. A smaller default keeps the test short; the rule is the same.
-    monkeypatch.setattr(models, "DEFAULT_TURN_LIMIT", 30)
+    monkeypatch.setattr(wire.rest, "DEFAULT_TURN_LIMIT", 30)  # where NewGameRequest reads it
     async with arena(tmp_path) as a:
         created = await a.new_game({"player_x": a.bot("random"), "player_o": a.bot("random")})
         record = await a.finished_record(created["game_id"])

@@ -1,0 +1,396 @@
+"""Reading and writing the wire: ``parse_packet``, ``parse_body``, ``dump_packet``."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Mapping
+from functools import cache
+from types import NoneType, UnionType
+from typing import (
+    Annotated,
+    Any,
+    Final,
+    TypeAlias,
+    TypeVar,
+    Union,
+    cast,
+    get_args,
+    get_origin,
+    overload,
+)
+
+import msgspec
+import orjson
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from wire.basics import Cell, Player
+from wire.board import _ENCODED_CELLS, Board, _cells_json
+from wire.errors import ProtocolError, _describe, _problems
+from wire.packets import HUMAN_CLIENT_PACKETS, PACKETS, P, Packet, PacketSet
+
+#
+# Speed. Decoding a 500-stone board into 500 pydantic models costs more than parsing
+# the JSON, and a server sends one such board per move to each seat and spectator. So:
+#
+# - one msgspec pass reads the packet into an "envelope" (its fields as plain JSON
+#   values, the board as msgspec structs, type-checked);
+# - the board's Cell objects come from an intern table: Cells are frozen, and a game
+#   resends the same stones with every move, so nearly every lookup hits;
+# - pydantic then validates the packet, the board already built.
+#
+# Anything the fast path does not take (a malformed frame, a board with a wrong type,
+# a ``config`` packet whose unknown keys must be kept) goes the careful way: pydantic
+# validates plain JSON values and produces the error messages. The fast path only ever
+# accepts what pydantic would accept; it never explains a refusal.
+
+JsonInput: TypeAlias = str | bytes | bytearray | memoryview
+M = TypeVar("M", bound=BaseModel)
+
+
+class _WireCell(msgspec.Struct, frozen=True, gc=False):
+    """A cell as msgspec reads it (the same checks as ``Cell``); hashable, so it keys
+    the intern table."""
+
+    q: int
+    r: int
+    p: Player
+
+
+class _WireBoard(msgspec.Struct, gc=False):
+    cells: list[_WireCell]
+
+
+class _CellInterner:
+    """Frozen ``Cell`` objects shared between boards; bounded, cleared when full.
+
+    Safe across threads: a race can only build an equal Cell twice.
+    """
+
+    LIMIT = 1 << 16
+
+    def __init__(self) -> None:
+        self._cells: dict[_WireCell, Cell] = {}
+        self._build = TypeAdapter(list[Cell]).validate_python
+
+    def board(self, wire: _WireBoard) -> Board:
+        return Board.model_construct(cells=self.cells(wire.cells))
+
+    def cells(self, wire_cells: list[_WireCell]) -> list[Cell]:
+        known = self._cells
+        get = known.get
+        holes: list[tuple[int, _WireCell]] = []
+        remember = holes.append  # returns None: a stone not seen before leaves a hole
+        cells = [get(wire) or remember((i, wire)) for i, wire in enumerate(wire_cells)]
+        if holes:
+            # A game adds a few stones per move; a board never seen adds them all.
+            unique = list(dict.fromkeys(wire for _, wire in holes))
+            built = self._build([{"q": w.q, "r": w.r, "p": w.p} for w in unique])
+            fresh = dict(zip(unique, built, strict=True))
+            if len(known) + len(fresh) > self.LIMIT:
+                known.clear()
+            known.update(fresh)
+            for i, wire in holes:  # from ``fresh``: another thread may clear ``known``
+                cells[i] = fresh[wire]
+        return cast(list[Cell], cells)  # no holes left
+
+    def clear(self) -> None:
+        self._cells.clear()
+
+    def __len__(self) -> int:
+        return len(self._cells)
+
+
+_cell_interner = _CellInterner()
+
+
+def _envelopes() -> dict[type[msgspec.Struct], str]:
+    """One msgspec struct per packet type, told apart by ``type`` like the pydantic union.
+
+    ``config`` has none: it keeps unknown keys, which an envelope would drop.
+    """
+    fields_by_tag: dict[str, dict[str, Any]] = {}
+    for packets in (PACKETS, HUMAN_CLIENT_PACKETS):
+        for tag, model in packets.models.items():
+            if model.model_config.get("extra") == "allow":
+                continue
+            fields = fields_by_tag.setdefault(tag, {})
+            for name, field in model.model_fields.items():
+                if name != "type":
+                    fields[field.alias or name] = _WireBoard if name == "board" else Any
+    return {
+        msgspec.defstruct(
+            f"_{tag}_envelope",
+            [(name, kind, msgspec.UNSET) for name, kind in fields.items()],
+            tag_field="type",
+            tag=tag,
+            gc=False,
+        ): tag
+        for tag, fields in fields_by_tag.items()
+    }
+
+
+_ENVELOPE_TAGS = _envelopes()
+_decode_envelope = msgspec.json.Decoder(Union[tuple(_ENVELOPE_TAGS)]).decode  # noqa: UP007
+_decode_members = msgspec.json.Decoder(dict[str, msgspec.Raw]).decode
+_decode_board = msgspec.json.Decoder(_WireBoard).decode
+_decode_any = msgspec.json.Decoder().decode
+_BOARD_CARRIERS = frozenset(
+    tag for tag, model in PACKETS.models.items() if "board" in model.model_fields
+)
+
+
+def _fast_fields(data: JsonInput, allowed: PacketSet[Any]) -> dict[str, Any] | None:
+    """The packet's fields through the envelope, or None to take the careful path."""
+    try:
+        envelope = _decode_envelope(data)
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+        return None
+    tag = _ENVELOPE_TAGS[type(envelope)]
+    if tag not in allowed.tags:
+        return None
+    fields: dict[str, Any] = {"type": tag}
+    for name in envelope.__struct_fields__:
+        value = getattr(envelope, name)
+        if value is msgspec.UNSET:
+            continue
+        fields[name] = _cell_interner.board(value) if isinstance(value, _WireBoard) else value
+    return fields
+
+
+def _careful_fields(data: JsonInput, allowed: PacketSet[Any]) -> dict[str, Any]:
+    """The packet's fields as plain JSON values (a board that reads cleanly aside), or
+    ``ProtocolError`` when the frame is not an object with an accepted ``type``."""
+    members = _json_members(data)
+    tag = _packet_tag(members, allowed)
+    return {
+        name: _board_field(raw) if name == "board" and tag in _BOARD_CARRIERS else _decode_any(raw)
+        for name, raw in members.items()
+    }
+
+
+def _board_field(raw: msgspec.Raw) -> Any:
+    """A ``Board`` through the intern table, or plain JSON values for pydantic to judge."""
+    try:
+        return _cell_interner.board(_decode_board(raw))
+    except msgspec.ValidationError:
+        return _decode_any(raw)
+
+
+def _json_members(data: JsonInput) -> dict[str, msgspec.Raw]:
+    try:
+        return _decode_members(data)
+    except msgspec.ValidationError:
+        pass  # not an object; below, tell whether it is JSON at all
+    except msgspec.DecodeError as exc:
+        raise ProtocolError(f"not valid JSON: {exc}") from None
+    except RecursionError:
+        raise ProtocolError("JSON nested too deeply") from None
+    try:
+        kind = _describe(_decode_any(data))
+    except msgspec.DecodeError as exc:
+        raise ProtocolError(f"not valid JSON: {exc}") from None
+    except RecursionError:
+        kind = "a list"
+    raise ProtocolError(f"expected a JSON object with a 'type' field, got {kind}")
+
+
+def _packet_tag(members: Mapping[str, msgspec.Raw], allowed: PacketSet[Any]) -> str:
+    if "type" not in members:
+        raise ProtocolError(f"type: missing; expected one of: {allowed.expected()}")
+    tag = _decode_any(members["type"])
+    if not isinstance(tag, str):
+        raise ProtocolError(
+            f"type: expected a string, got {_describe(tag)}; expected one of: {allowed.expected()}"
+        )
+    if tag not in allowed.tags:
+        known = tag in PACKETS.tags or tag in HUMAN_CLIENT_PACKETS.tags
+        what = f"{tag!r} packets are not accepted here" if known else f"unknown type {tag!r}"
+        raise ProtocolError(f"type: {what}; expected one of: {allowed.expected()}")
+    return tag
+
+
+@overload
+def parse_packet(data: JsonInput) -> Packet: ...
+
+
+@overload
+def parse_packet(data: JsonInput, *, allowed: PacketSet[P]) -> P: ...
+
+
+def parse_packet(data: JsonInput, *, allowed: PacketSet[Any] | None = None) -> Any:
+    """Read one packet from a WebSocket frame (text or bytes).
+
+    ``allowed`` restricts the packet types the caller accepts and types the result:
+    ``SERVER_PACKETS`` for a bot reading the server, ``CLIENT_PACKETS`` for the server
+    reading a bot, ``HUMAN_CLIENT_PACKETS`` for a human seat (1-stone moves allowed),
+    ``SPECTATOR_PACKETS`` for a spectator. Unknown fields are ignored, except in
+    ``config`` and evaluations, which keep them.
+
+    Raises ``ProtocolError`` naming the field and what was expected.
+
+    >>> from models import CLIENT_PACKETS
+    >>> parse_packet('{"type": "heartbeat", "waiting": true}')
+    HeartbeatPacket(type='heartbeat', waiting=True)
+    >>> parse_packet('{"type":"move_response","move":{"pieces":[{"q":"0","r":1},{"q":1,"r":1}]}}')
+    Traceback (most recent call last):
+    ...
+    models.ProtocolError: move_response.move.pieces[0].q: expected an integer, got '0'
+    >>> parse_packet('{"type": "setup"}', allowed=CLIENT_PACKETS)
+    Traceback (most recent call last):
+    ...
+    models.ProtocolError: type: 'setup' packets are not accepted here; expected one of: \
+move_response, eval_response
+    """
+    accepted = PACKETS if allowed is None else allowed
+    try:
+        fields = _fast_fields(data, accepted) or _careful_fields(data, accepted)
+        return accepted._adapter.validate_python(fields)
+    except ValidationError as exc:
+        raise ProtocolError(*_problems(exc)) from None
+    except RecursionError:
+        raise ProtocolError("JSON nested too deeply") from None
+    except UnicodeDecodeError as exc:
+        raise ProtocolError(_not_utf8(exc)) from None
+
+
+def _not_utf8(exc: UnicodeDecodeError) -> str:
+    """msgspec checks UTF-8 inside strings with Python's error, whose position is
+    within the string: only the byte is worth naming."""
+    byte = exc.object[exc.start : exc.start + 1].hex()
+    return f"not valid JSON: a string holds invalid UTF-8 (byte 0x{byte}); JSON text is UTF-8"
+
+
+def parse_body(model: type[M], data: JsonInput) -> M:
+    """Read an HTTP body (stateless request or response, capabilities, REST request).
+
+    Raises ``ProtocolError`` like ``parse_packet``; paths start at the body's fields.
+
+    >>> from models import NewGameRequest
+    >>> parse_body(NewGameRequest, '{"player_x": {"type": "human"}, '
+    ...            '"player_o": {"type": "human"}, "match_config": {"heartbeat": 99}}')
+    Traceback (most recent call last):
+    ...
+    models.ProtocolError: match_config.heartbeat: expected at least 100, got 99
+    """
+    try:
+        value = _decode_any(data)
+    except msgspec.DecodeError as exc:
+        raise ProtocolError(f"not valid JSON: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ProtocolError(_not_utf8(exc)) from None
+    except RecursionError:
+        raise ProtocolError("JSON nested too deeply") from None
+    if not isinstance(value, dict):
+        raise ProtocolError(f"expected a JSON object, got {_describe(value)}")
+    try:
+        return model.model_validate(value)
+    except ValidationError as exc:
+        raise ProtocolError(*_problems(exc)) from None
+    except RecursionError:
+        raise ProtocolError("JSON nested too deeply") from None
+
+
+@cache
+def _json_names(model: type[BaseModel]) -> tuple[str, ...]:
+    return tuple(
+        field.serialization_alias or field.alias or name
+        for name, field in model.model_fields.items()
+    )
+
+
+@cache
+def _always_written(model: type[BaseModel]) -> frozenset[str]:
+    """Required fields that may be None: their ``null`` means something."""
+    return frozenset(
+        json_name
+        for json_name, field in zip(_json_names(model), model.model_fields.values(), strict=True)
+        if field.is_required() and _allows_none(field.annotation)
+    )
+
+
+def _with_meaningful_nulls(packet: BaseModel, data: dict[str, Any]) -> dict[str, Any]:
+    """Put back the ``null``s that ``exclude_none`` dropped but that carry meaning: required
+    fields that may be None, and extra settings (``config``) explicitly set to null.
+
+    Only the top level needs this: no nested wire model has such a field.
+    """
+    extras = packet.model_extra or {}
+    nulls = _always_written(type(packet)) | {name for name, v in extras.items() if v is None}
+    if nulls <= data.keys():
+        return data
+    order = [*_json_names(type(packet)), *extras]
+    return {name: data.get(name) for name in order if name in data or name in nulls}
+
+
+def _allows_none(annotation: object) -> bool:
+    if annotation is None or annotation is NoneType:
+        return True
+    if get_origin(annotation) in (Union, UnionType):
+        return any(_allows_none(arg) for arg in get_args(annotation))
+    if get_origin(annotation) is Annotated:
+        return _allows_none(get_args(annotation)[0])
+    return False
+
+
+def dump_packet(packet: BaseModel) -> bytes:
+    """Encode a packet or any wire body as compact JSON bytes.
+
+    Optional fields that are ``None`` are left out, as the spec requires (a bot that
+    does not declare ``move_time_limit`` must not see one). Required fields that may be
+    ``None`` — ``end.winner`` for a draw, ``board_update.to_move`` after the end — are
+    always written, as are ``null`` settings of a ``config`` packet. Capabilities use
+    their JSON names (``"v1-alpha"``).
+
+    >>> from models import EndPacket, MoveRequestPacket, ResultReason
+    >>> dump_packet(MoveRequestPacket(side=Player.O, previous=[]))
+    b'{"type":"move_request","side":"o","previous":[]}'
+    >>> dump_packet(EndPacket(winner=None, reason=ResultReason.DRAW))
+    b'{"type":"end","winner":null,"reason":"draw"}'
+    """
+    nested = getattr(packet, "board", None)
+    board = packet if isinstance(packet, Board) else nested
+    encoded = _encoded_cells(board) if isinstance(board, Board) else None
+    # Cells a GrowingBoard already encoded go in as a placeholder, replaced at the end.
+    cells = _CELLS_PLACEHOLDER if encoded is not None else None
+    if isinstance(board, Board) and board is not packet:
+        data = packet.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={"board"})
+        data["board"] = _board_json(board, cells)
+    elif isinstance(board, Board):
+        data = _board_json(board, cells)
+    else:
+        data = packet.model_dump(mode="json", by_alias=True, exclude_none=True)
+    data = _with_meaningful_nulls(packet, data)
+    try:
+        text = orjson.dumps(data)
+    except orjson.JSONEncodeError:
+        # orjson stops at 64-bit integers and 255 levels of nesting; json does not.
+        text = json.dumps(data, separators=(",", ":"), allow_nan=False).encode()
+    if encoded is not None:
+        text = text.replace(_CELLS_PLACEHOLDER_JSON, b"[" + encoded + b"]", 1)
+    return text
+
+
+# Random per process, so no string a peer sends (a name, a reason) can be mistaken for
+# it; both JSON encoders write it the same way (control characters as \u00XX).
+_CELLS_PLACEHOLDER: Final = f"\x00cells-{secrets.token_hex(8)}\x00"
+_CELLS_PLACEHOLDER_JSON: Final = orjson.dumps(_CELLS_PLACEHOLDER)
+
+
+def _encoded_cells(board: Board) -> bytes | None:
+    """The JSON a ``GrowingBoard`` left on ``board``, if its cells are still those."""
+    cached: tuple[list[Cell], int, bytes] | None = board.__dict__.get(_ENCODED_CELLS)
+    if cached is None:
+        return None
+    cells, count, encoded = cached
+    return encoded if board.cells is cells and len(cells) == count else None
+
+
+def _board_json(board: Board, cells: str | None) -> dict[str, Any]:
+    """A board as JSON data, with ``cells`` standing for its cells when given."""
+    cells_data: object = _cells_json(board.cells) if cells is None else cells
+    if type(board) is Board:
+        return {"cells": cells_data}
+    data = board.model_dump(mode="json", exclude_none=True, exclude={"cells"})
+    data["cells"] = cells_data
+    return data

@@ -1,0 +1,170 @@
+"""Bodies of the game server's REST API."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any, Final
+
+import orjson
+from pydantic import BaseModel, Field, StrictStr, ValidationError, field_validator, model_validator
+
+from wire.capabilities import Meta
+from wire.errors import MAX_ECHO_CHARS, _bound, _describe, _problems, clip_text
+from wire.match import (
+    DEFAULT_TURN_LIMIT,
+    MAX_HEARTBEAT_MS,
+    MAX_HOSTED_CLOCK_SECONDS,
+    MAX_HOSTED_INCREMENT_SECONDS,
+    MAX_HOSTED_VIEW_DISTANCE,
+    MAX_TURN_LIMIT,
+    Match,
+)
+from wire.names import Name
+from wire.packets import ConfigPacket
+from wire.records import PlayerType
+
+#: Bot URLs: the de facto limit of browsers and servers.
+MAX_URL_LENGTH: Final = 2048
+#: A seat's ``config`` as JSON; its integers (``depth``, ``x-`` values) fit 64 bits.
+MAX_CONFIG_BYTES: Final = 4096
+MIN_INT64: Final = -(2**63)
+MAX_INT64: Final = 2**63 - 1
+
+
+def _out_of_int64(value: object, path: str = "") -> str | None:
+    """The path of the first integer in JSON data ``value`` outside 64 bits, or None.
+
+    Iterative: the data came from a peer and may be nested as deep as its body allows.
+    """
+    stack: list[tuple[str, object]] = [(path, value)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, int) and not isinstance(item, bool):
+            if not MIN_INT64 <= item <= MAX_INT64:
+                return where
+        elif isinstance(item, Mapping):
+            for key, v in item.items():
+                key_text = clip_text(str(key), MAX_ECHO_CHARS)  # the peer chose the key
+                stack.append((f"{where}.{key_text}" if where else key_text, v))
+        elif isinstance(item, list):
+            stack.extend((f"{where}[{i}]", v) for i, v in enumerate(item))
+    return None
+
+
+class PlayerConfig(BaseModel):
+    """One seat of ``POST /game/new``: a bot (by URL) or a human (who gets a token).
+
+    ``config`` holds the settings sent to a bot in its ``config`` packet (``depth``,
+    ``x-`` keys); it is checked here so a bad value is refused at creation: a valid
+    packet, at most ``MAX_CONFIG_BYTES`` of JSON, every integer within 64 bits.
+    """
+
+    type: PlayerType
+    bot_url: Annotated[StrictStr, Field(max_length=MAX_URL_LENGTH)] | None = None
+    name: Name | None = None
+    config: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _bot_has_url(self) -> PlayerConfig:
+        if self.type is PlayerType.BOT and not self.bot_url:
+            raise ValueError("a bot seat needs 'bot_url', the address of the bot")
+        return self
+
+    @field_validator("config")
+    @classmethod
+    def _config_is_a_valid_packet(cls, config: dict[str, Any] | None) -> dict[str, Any] | None:
+        if config is None:
+            return None
+        if (where := _out_of_int64(config)) is not None:
+            raise ValueError(f"{where}: expected an integer within 64 bits (-2^63 to 2^63-1)")
+        try:
+            size = str(len(orjson.dumps(config)))
+        except orjson.JSONEncodeError:
+            size = "over 255 levels of nesting"
+        if not size.isdecimal() or int(size) > MAX_CONFIG_BYTES:
+            raise ValueError(f"expected at most {MAX_CONFIG_BYTES} bytes of JSON, got {size}")
+        try:
+            ConfigPacket.model_validate({**config, "type": "config"})
+        except ValidationError as exc:
+            raise ValueError("; ".join(_problems(exc))) from None
+        return config
+
+    def config_packet(self) -> ConfigPacket | None:
+        """The ``config`` packet for this seat, or ``None`` if it has no settings."""
+        if self.config is None:
+            return None
+        return ConfigPacket.model_validate({**self.config, "type": "config"})
+
+
+class NewGameRequest(BaseModel):
+    """Body of ``POST /game/new``.
+
+    ``match_config`` is held to what the server hosts, tighter than any ``Match``: see
+    ``MAX_HOSTED_VIEW_DISTANCE`` and the other hosting bounds. A game without a
+    ``turn_limit`` gets ``DEFAULT_TURN_LIMIT``, so every game ends.
+
+    >>> from models import parse_body
+    >>> request = parse_body(NewGameRequest, '{"player_x": {"type": "human"}, '
+    ...                      '"player_o": {"type": "human"}}')
+    >>> request.match_config.turn_limit == DEFAULT_TURN_LIMIT
+    True
+    """
+
+    player_x: PlayerConfig
+    player_o: PlayerConfig
+    match_config: Match = Field(
+        default_factory=Match,
+        description=(
+            f"Held to what the server hosts: view_distance at most {MAX_HOSTED_VIEW_DISTANCE}, "
+            f"turn_limit at most {MAX_TURN_LIMIT} (absent or null: {DEFAULT_TURN_LIMIT}), "
+            f"heartbeat at most {MAX_HEARTBEAT_MS} ms, clock at most "
+            f"{MAX_HOSTED_CLOCK_SECONDS:g} s, increment at most "
+            f"{MAX_HOSTED_INCREMENT_SECONDS:g} s."
+        ),
+    )
+    name: Name | None = None
+
+    @model_validator(mode="after")
+    def _hosted_settings(self) -> NewGameRequest:
+        match = self.match_config
+        bounds: list[tuple[str, float | None, float]] = [
+            ("view_distance", match.view_distance, MAX_HOSTED_VIEW_DISTANCE),
+            ("turn_limit", match.turn_limit, MAX_TURN_LIMIT),
+            ("heartbeat", match.heartbeat, MAX_HEARTBEAT_MS),
+            ("clock", match.clock, MAX_HOSTED_CLOCK_SECONDS),
+            ("increment", match.increment, MAX_HOSTED_INCREMENT_SECONDS),
+        ]
+        problems = [
+            f"match_config.{name}: expected at most {_bound(bound)} on this server, "
+            f"got {_describe(value)}"
+            for name, value, bound in bounds
+            if value is not None and value > bound
+        ]
+        if problems:
+            raise ValueError("; ".join(problems))
+        if match.turn_limit is None:
+            self.match_config = match.model_copy(update={"turn_limit": DEFAULT_TURN_LIMIT})
+        return self
+
+
+class NewGameResponse(BaseModel):
+    """Answer to ``POST /game/new``: the game and a token for each human seat."""
+
+    game_id: str
+    token_x: str | None = None
+    token_o: str | None = None
+
+
+class HostedBot(BaseModel):
+    """A bot the game server hosts on its own port: ``url`` is what ``POST /game/new``
+    takes as ``bot_url``; ``meta`` comes from the bot's capabilities."""
+
+    name: str
+    url: str
+    meta: Meta | None = None
+
+
+class HostedBots(BaseModel):
+    """Answer to ``GET /bots``: the hosted bots, in a stable order."""
+
+    bots: list[HostedBot]
