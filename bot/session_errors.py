@@ -8,11 +8,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from models import CLOSE_POLICY_VIOLATION, CLOSE_PROTOCOL_ERROR
-
-#: WebSocket close code for a frame of a kind the endpoint does not take: a binary frame
-#: (the protocol is JSON in text frames).
-CLOSE_UNSUPPORTED_DATA = 1003
+from models import CLOSE_POLICY_VIOLATION, CLOSE_PROTOCOL_ERROR, CLOSE_UNSUPPORTED_DATA
 
 __all__ = [
     "CLOSE_UNSUPPORTED_DATA",

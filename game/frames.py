@@ -10,6 +10,8 @@ as for any malformed packet. Pure: no I/O, so the session may import it.
 
 from __future__ import annotations
 
+from models import CLOSE_INVALID_DATA, CLOSE_UNSUPPORTED_DATA
+
 __all__ = [
     "BINARY_FRAME_REFUSED",
     "CLOSE_INVALID_DATA",
@@ -28,10 +30,6 @@ __all__ = [
 MAX_CONTROL_FRAMES_PER_SECOND = 10.0
 CONTROL_FRAME_BURST = 50
 
-#: WebSocket close codes (RFC 6455) for data of a kind the endpoint does not accept
-#: (binary, where the protocol is text) and for text that is not UTF-8.
-CLOSE_UNSUPPORTED_DATA = 1003
-CLOSE_INVALID_DATA = 1007
 
 BINARY_FRAME_REFUSED = "a binary frame: the protocol is text frames of JSON"
 INVALID_UTF8_REFUSED = "a text frame that is not valid UTF-8"

@@ -70,6 +70,8 @@ class GameStatus(str, Enum):
 CLOSE_NORMAL = 1000  # the game is over
 CLOSE_GOING_AWAY = 1001  # a server shutting down
 CLOSE_PROTOCOL_ERROR = 1002  # a malformed, undeclared or out-of-order packet
+CLOSE_UNSUPPORTED_DATA = 1003  # a binary frame: the protocol is JSON in text frames
+CLOSE_INVALID_DATA = 1007  # a text frame that is not UTF-8
 CLOSE_POLICY_VIOLATION = 1008  # a valid packet that breaks the rules of the session
 CLOSE_MESSAGE_TOO_BIG = 1009
 CLOSE_INTERNAL_ERROR = 1011
