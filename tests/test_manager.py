@@ -54,6 +54,7 @@ from models import (
     StatelessVersions,
     dump_packet,
 )
+from tests.loopback_app import serving_app
 
 TIMEOUT = 30.0  # only against hangs
 
@@ -237,15 +238,8 @@ async def pingless_bot(*, think_s: float, pongs: bool) -> AsyncIterator[str]:
     app = web.Application()
     app.add_routes([web.get("/capabilities.json", capabilities)])
     app.add_routes([web.get("/bws/v1-alpha/game", game)])
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    try:
-        port = runner.addresses[0][1]
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        await runner.cleanup()
+    async with serving_app(app) as url:
+        yield url
 
 
 def bot(url: str) -> PlayerConfig:

@@ -33,6 +33,7 @@ from game.serve import main as serve_main
 from game.server import GameServer, create_app, redact_tokens, serving
 from game.store import GameStore, RecordStatus
 from models import EndCause, GameRecord, Player, ResultReason
+from tests.loopback_app import serving_app
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 60.0  # only against hangs
@@ -324,15 +325,8 @@ async def capabilities_server(document: Json) -> AsyncIterator[str]:
 
     app = web.Application()
     app.router.add_get("/capabilities.json", capabilities)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        await runner.cleanup()
+    async with serving_app(app) as url:
+        yield url
 
 
 async def test_a_bot_with_no_usable_protocol_is_422(tmp_path: Path) -> None:

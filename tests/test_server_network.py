@@ -25,6 +25,7 @@ from game.frames import (
     INVALID_UTF8_REFUSED,
 )
 from models import EndCause, Player
+from tests.loopback_app import serving_app
 from tests.test_server import Arena, arena, closed, until
 
 Json = dict[str, object]
@@ -39,15 +40,8 @@ async def raw_capabilities_server(body: bytes) -> AsyncIterator[str]:
 
     app = web.Application()
     app.router.add_get("/capabilities.json", capabilities)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        await runner.cleanup()
+    async with serving_app(app) as url:
+        yield url
 
 
 # ------------------------------------------------------------ capabilities
@@ -109,15 +103,9 @@ async def bad_bot(
     app = web.Application()
     app.router.add_get("/capabilities.json", capabilities)
     app.router.add_get("/bws/v1-alpha/game", game)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    bot = BadBot(f"http://127.0.0.1:{runner.addresses[0][1]}")
-    try:
+    async with serving_app(app) as url:
+        bot = BadBot(url)  # the handlers above read it when they run
         yield bot
-    finally:
-        await runner.cleanup()
 
 
 async def forfeit_of_bad_bot(a: Arena, bot: BadBot) -> str | None:
