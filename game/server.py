@@ -12,9 +12,11 @@ Routes (``create_app``):
 * The example bots under ``/bots/random``, ``/bots/center``, ``/bots/threat``.
 
 Games themselves are run by ``game.manager.GameManager``; this module only adapts HTTP
-and sockets to it. ``GameServer`` is uvicorn's server with one change: on shutdown it
-first aborts the running games (so everyone gets an ``end``), then lets uvicorn close
-what is left.
+to it and composes the app from its parts: the sockets (``game.sockets``), the OpenAPI
+document and ``/docs`` page (``game.openapi``), the app's settings and runtime
+(``game.server_state``) and the seat tokens kept out of the logs (``game.access_log``).
+``GameServer`` is uvicorn's server with one change: on shutdown it first aborts the
+running games (so everyone gets an ``end``), then lets uvicorn close what is left.
 """
 
 from __future__ import annotations
@@ -22,32 +24,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
-import html
 import logging
-import re
-from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from typing import Any, Final
 
-import aiohttp
 import uvicorn
 from pydantic import BaseModel
-from pydantic.json_schema import models_json_schema
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
-from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
-from bot.bot import BaseBot
-from bot.bots import CenterBot, RandomBot, ThreatBot
 from bot.serve import BotPool, ListeningServer, mount_bot, read_body, uvicorn_config
+from game.access_log import TokenRedactingFilter, install_token_filter, redact_tokens
 from game.discovery import DEFAULT_POLICY, AddressPolicy, DiscoveryError
-from game.frames import BINARY_FRAME_REFUSED, CLOSE_UNSUPPORTED_DATA, RefusedFrame
-from game.inbound_ws import refusal
 from game.limits import ConnectionLimits, uvicorn_protocols
 from game.manager import (
     DEFAULT_COMMIT_INTERVAL,
@@ -55,32 +47,24 @@ from game.manager import (
     GameManager,
     ManagerClosed,
     TooManyGames,
-    TooManySpectators,
-    UnknownGame,
-    UnknownToken,
     check_commit_interval,
 )
-from game.seats import ConnectionClosed
+from game.openapi import _docs_page, _openapi
+from game.server_state import HOSTED_BOTS, _Runtime, _runtime, _Settings, _settings
 from game.session import SessionLimits
+from game.sockets import human_socket, spectator_socket
 from game.store import (
     MAX_PAGE_SIZE,
-    GamePage,
     GameStore,
     InvalidCursorError,
     RecordStatus,
 )
 from models import (
-    CLOSE_NORMAL,
-    CLOSE_POLICY_VIOLATION,
-    CLOSE_TRY_AGAIN_LATER,
     MAX_ECHO_CHARS,
-    GameRecord,
     HostedBot,
     HostedBots,
     NewGameRequest,
-    NewGameResponse,
     ProtocolError,
-    clip_close_reason,
     clip_text,
     parse_body,
 )
@@ -107,123 +91,6 @@ DEFAULT_MAX_BODY_BYTES: Final = 64 * 1024
 #: The longest ``detail`` of a 422 from ``POST /game/new``: it may quote what the client
 #: sent (keys, a URL), so it is clipped like any echo.
 MAX_ERROR_DETAIL_CHARS: Final = 500
-#: The example bots hosted on the server's own port, by path.
-HOSTED_BOTS: Final[dict[str, type[BaseBot]]] = {
-    "/bots/random": RandomBot,
-    "/bots/center": CenterBot,
-    "/bots/threat": ThreatBot,
-}
-
-
-# ------------------------------------------------------------- token redaction
-
-_TOKEN_IN_QUERY: Final = re.compile(r"([?&]token=)[^&\s\"]*", re.IGNORECASE)
-
-
-def redact_tokens(text: str) -> str:
-    """``text`` with the value of every ``token=`` query parameter hidden.
-
-    >>> redact_tokens('127.0.0.1:5 - "GET /ws?token=s3cret&x=1 HTTP/1.1" 101')
-    '127.0.0.1:5 - "GET /ws?token=[redacted]&x=1 HTTP/1.1" 101'
-    """
-    return _TOKEN_IN_QUERY.sub(r"\1[redacted]", text)
-
-
-class TokenRedactingFilter(logging.Filter):
-    """Hides seat tokens in uvicorn's log lines: a token in a log is a seat anyone
-    with the log can take. uvicorn logs request lines with the query string to
-    ``uvicorn.access`` (HTTP) and ``uvicorn.error`` (WebSocket handshakes)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if isinstance(record.msg, str):
-            record.msg = redact_tokens(record.msg)
-        if isinstance(record.args, tuple):
-            record.args = tuple(
-                redact_tokens(arg) if isinstance(arg, str) else arg for arg in record.args
-            )
-        return True
-
-
-_TOKEN_LOGGERS: Final = ("uvicorn.access", "uvicorn.error")
-
-
-def install_token_filter() -> None:
-    """Put a ``TokenRedactingFilter`` on uvicorn's loggers (once).
-
-    Logger filters only see records logged on that very logger, so it goes on each one
-    that writes request lines, not on a parent."""
-    for name in _TOKEN_LOGGERS:
-        logger = logging.getLogger(name)
-        if not any(isinstance(f, TokenRedactingFilter) for f in logger.filters):
-            logger.addFilter(TokenRedactingFilter())
-
-
-# ------------------------------------------------------------------- runtime
-
-
-@dataclass
-class _Settings:
-    db_url: str
-    policy: AddressPolicy
-    api_token: str | None
-    host_example_bots: bool
-    max_games: int
-    max_games_per_client: int
-    max_spectators: int
-    max_body_bytes: int
-    limits: SessionLimits | None
-    discovery_timeout: float
-    commit_interval: float
-
-
-@dataclass
-class _Runtime:
-    """What the lifespan opens and closes, in ``app.state.arena``."""
-
-    store: GameStore
-    http: aiohttp.ClientSession
-    pool: BotPool
-    manager: GameManager
-    closing: bool = False
-    drained: bool = False
-    # Live games created per client address, and creations under way (discovery takes
-    # a while, and concurrent requests must not all slip under the cap), for the
-    # per-client cap.
-    by_client: dict[str, set[str]] = field(default_factory=dict)
-    creating: Counter[str] = field(default_factory=Counter)
-
-    async def drain(self) -> None:
-        """Stop taking games and abort the running ones (each gets an ``end``).
-
-        Idempotent: ``GameServer.shutdown`` calls it before uvicorn closes connections,
-        the lifespan again in case the app runs under a plain uvicorn."""
-        self.closing = True
-        if self.drained:
-            return
-        self.drained = True
-        await self.manager.shutdown()
-        await self.pool.close_sessions(1001, "the game server is shutting down")
-
-    def games_of(self, client: str) -> int:
-        """Live games of ``client``, counting those being created."""
-        # Forget every ended game, not only this client's: clients that never come
-        # back must not leave entries behind. One pass over at most max_games ids.
-        live = set(self.manager.live_game_ids())
-        for key in list(self.by_client):
-            self.by_client[key] &= live
-            if not self.by_client[key]:
-                del self.by_client[key]
-        return len(self.by_client.get(client, ())) + self.creating[client]
-
-
-def _runtime(request: Request | WebSocket) -> _Runtime:
-    runtime: _Runtime = request.app.state.arena
-    return runtime
-
-
-def _settings(request: Request) -> _Settings:
-    settings: _Settings = request.app.state.settings
-    return settings
 
 
 # ------------------------------------------------------------------- helpers
@@ -378,286 +245,6 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     # Every error is {"detail": ...} JSON, the unknown routes' 404 included.
     assert isinstance(exc, HTTPException)
     return _error(exc.status_code, str(exc.detail), dict(exc.headers or {}))
-
-
-# --------------------------------------------------------------------- sockets
-
-
-class _Inbound:
-    """A Starlette WebSocket as the manager's ``InboundConnection``.
-
-    What the protocol forbids never reaches the session as data: a binary frame (the
-    protocol is text JSON) or a close by ``GuardedWebSocketProtocol`` (a flood of
-    control frames, text that is not UTF-8) is handed to a seat's session as a
-    ``RefusedFrame`` with the reason, which forfeits the seat for ``protocol_error``;
-    a spectator, who has nothing to say, is closed with 1003 for a binary frame.
-    Closing a socket that is already closed does nothing."""
-
-    def __init__(self, websocket: WebSocket, *, spectator: bool = False) -> None:
-        self.websocket = websocket
-        self.spectator = spectator
-        self._refused = False
-
-    async def send_text(self, data: str) -> None:
-        await self.websocket.send_text(data)
-
-    async def receive_text(self) -> str | bytes:
-        try:
-            message = await self.websocket.receive()
-        except (RuntimeError, OSError) as error:  # read again after the disconnect
-            raise ConnectionClosed(str(error)) from None
-        if message["type"] == "websocket.disconnect":
-            reason = refusal(self.websocket.scope)
-            if reason is not None and not self._refused and not self.spectator:
-                self._refused = True  # once: the next read sees the disconnect
-                return RefusedFrame(reason)
-            raise ConnectionClosed(f"closed with {message.get('code', 1000)}")
-        text = message.get("text")
-        if text is not None:
-            return str(text)
-        if self.spectator:
-            await self.close(
-                CLOSE_UNSUPPORTED_DATA, f"{BINARY_FRAME_REFUSED}; spectators send none"
-            )
-            raise ConnectionClosed("the spectator sent a binary frame")
-        return RefusedFrame(BINARY_FRAME_REFUSED)
-
-    async def close(self, code: int = 1000, reason: str = "") -> None:
-        await _close(self.websocket, code, reason)
-
-
-async def _close(websocket: WebSocket, code: int, reason: str) -> None:
-    if websocket.application_state == WebSocketState.DISCONNECTED:
-        return
-    if websocket.client_state == WebSocketState.DISCONNECTED:
-        return
-    with contextlib.suppress(RuntimeError, OSError, WebSocketDisconnect):
-        await websocket.close(code, clip_close_reason(reason))
-
-
-async def _serve_socket(
-    websocket: WebSocket,
-    run: Callable[[_Inbound], Awaitable[None]],
-    refused: Mapping[type[Exception], int],
-    *,
-    spectator: bool = False,
-) -> None:
-    """Accept, run, close normally; an exception of a ``refused`` type closes with its
-    close code and the exception's text as the reason."""
-    # Accept first: a close before the handshake is a bare HTTP 403 without a reason.
-    await websocket.accept()
-    connection = _Inbound(websocket, spectator=spectator)
-    try:
-        await run(connection)
-    except tuple(refused) as error:
-        await _close(websocket, refused[type(error)], str(error) or type(error).__name__)
-        return
-    await _close(websocket, CLOSE_NORMAL, "")
-
-
-async def human_socket(websocket: WebSocket) -> None:
-    """A human seat: the bot protocol, inbound, for whoever holds the seat's token."""
-    token = websocket.query_params.get("token")
-    if _runtime(websocket).closing:
-        await websocket.accept()
-        await _close(websocket, 1001, "the game server is shutting down")
-        return
-    if not token:
-        await websocket.accept()
-        await _close(websocket, 1008, "missing token: connect to /ws?token=<token_x or token_o>")
-        return
-    manager = _runtime(websocket).manager
-    await _serve_socket(
-        websocket,
-        lambda c: manager.play_human(token, c),
-        {UnknownToken: CLOSE_POLICY_VIOLATION},
-    )
-
-
-async def spectator_socket(websocket: WebSocket) -> None:
-    """A spectator: the game so far, then every move, then the end."""
-    game_id = websocket.path_params["game_id"]
-    if _runtime(websocket).closing:
-        await websocket.accept()
-        await _close(websocket, 1001, "the game server is shutting down")
-        return
-    manager = _runtime(websocket).manager
-    await _serve_socket(
-        websocket,
-        lambda c: manager.spectate(game_id, c),
-        {UnknownGame: CLOSE_POLICY_VIOLATION, TooManySpectators: CLOSE_TRY_AGAIN_LATER},
-        spectator=True,
-    )
-
-
-# --------------------------------------------------------------------- OpenAPI
-
-
-def _openapi(hosted: bool) -> dict[str, Any]:
-    """An OpenAPI 3.1 document of the REST routes, schemas from the pydantic models."""
-    ref = "#/components/schemas/{model}"
-    _, schemas = models_json_schema(
-        [
-            (NewGameRequest, "validation"),
-            (NewGameResponse, "serialization"),
-            (GameRecord, "serialization"),
-            (GamePage, "serialization"),
-            (HostedBots, "serialization"),
-        ],
-        ref_template=ref,
-    )
-    schemas = dict(schemas.get("$defs", {}))
-    schemas["Error"] = {
-        "type": "object",
-        "properties": {"detail": {"type": "string"}},
-        "required": ["detail"],
-    }
-
-    def body(name: str) -> dict[str, Any]:
-        return {"application/json": {"schema": {"$ref": ref.format(model=name)}}}
-
-    def error(text: str) -> dict[str, Any]:
-        return {"description": text, "content": body("Error")}
-
-    game_id = {"name": "game_id", "in": "path", "required": True, "schema": {"type": "string"}}
-    not_found = error("No such game")
-    paths: dict[str, Any] = {
-        "/game/new": {
-            "post": {
-                "summary": "Create a game between two bots, two humans, or one of each",
-                "description": (
-                    "Bots are named by URL; their capabilities are fetched before the "
-                    "answer. Human seats get a token for /ws?token=. When the server has "
-                    "an API token, send 'Authorization: Bearer <token>'."
-                ),
-                "requestBody": {"required": True, "content": body("NewGameRequest")},
-                "responses": {
-                    "200": {
-                        "description": "The game was created",
-                        "content": body("NewGameResponse"),
-                    },
-                    "401": error("API token missing or wrong"),
-                    "413": error("Body too large"),
-                    "422": error("Invalid request, or a bot that cannot be seated"),
-                    "429": error("Too many live games for this client"),
-                    "503": error("The server is full or shutting down"),
-                },
-                "security": [{"bearer": []}, {}],
-            }
-        },
-        "/games": {
-            "get": {
-                "summary": "Games, newest first (live and over)",
-                "parameters": [
-                    {
-                        "name": "status",
-                        "in": "query",
-                        "schema": {"type": "string", "enum": [s.value for s in RecordStatus]},
-                    },
-                    {
-                        "name": "limit",
-                        "in": "query",
-                        "schema": {
-                            "type": "integer",
-                            "minimum": 1,
-                            "maximum": MAX_PAGE_SIZE,
-                            "default": 50,
-                        },
-                    },
-                    {
-                        "name": "cursor",
-                        "in": "query",
-                        "description": "next_cursor of the previous page",
-                        "schema": {"type": "string"},
-                    },
-                ],
-                "responses": {
-                    "200": {"description": "A page of games", "content": body("GamePage")},
-                    "422": error("Bad status, limit or cursor"),
-                },
-            }
-        },
-        "/games/{game_id}": {
-            "get": {
-                "summary": "The record of a game: players, settings, moves, result",
-                "parameters": [game_id],
-                "responses": {
-                    "200": {"description": "The game record", "content": body("GameRecord")},
-                    "404": not_found,
-                },
-            }
-        },
-        "/games/{game_id}/notation": {
-            "get": {
-                "summary": "The game in HTTTX notation, version 2",
-                "parameters": [game_id],
-                "responses": {
-                    "200": {
-                        "description": "HTTTX notation text",
-                        "content": {"text/plain": {"schema": {"type": "string"}}},
-                    },
-                    "404": not_found,
-                },
-            }
-        },
-        "/bots": {
-            "get": {
-                "summary": "The example bots this server hosts (empty when it hosts none)",
-                "description": "Each 'url' can be passed as 'bot_url' to /game/new.",
-                "responses": {
-                    "200": {"description": "Hosted bots", "content": body("HostedBots")},
-                },
-            }
-        },
-        "/health": {
-            "get": {
-                "summary": "Liveness: 200 while serving, 503 while shutting down",
-                "responses": {
-                    "200": {"description": "Serving"},
-                    "503": {"description": "Stopping"},
-                },
-            }
-        },
-    }
-    description = (
-        "HTTTX game server. WebSockets (not described by OpenAPI): /ws?token=<token> plays "
-        "a human seat with the bot protocol; /spectate/{game_id} follows a live game."
-    )
-    if hosted:
-        description += " Example bots: " + ", ".join(HOSTED_BOTS) + "."
-    return {
-        "openapi": "3.1.0",
-        "info": {
-            "title": "htttx-arena game server",
-            "version": "0.1.0",
-            "description": description,
-        },
-        "paths": paths,
-        "components": {
-            "schemas": schemas,
-            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
-        },
-    }
-
-
-def _docs_page(document: dict[str, Any]) -> str:
-    """A self-contained page listing the routes: nothing loads from the internet."""
-    rows = "".join(
-        f"<tr><td><code>{html.escape(method.upper())}</code></td>"
-        f"<td><code>{html.escape(path)}</code></td>"
-        f"<td>{html.escape(operation.get('summary', ''))}</td></tr>"
-        for path, item in document["paths"].items()
-        for method, operation in item.items()
-    )
-    info = document["info"]
-    return (
-        "<!doctype html><html><head><meta charset='utf-8'>"
-        f"<title>{html.escape(info['title'])}</title></head><body>"
-        f"<h1>{html.escape(info['title'])}</h1><p>{html.escape(info['description'])}</p>"
-        f"<table border='1' cellpadding='4'><tr><th>Method</th><th>Path</th><th></th></tr>"
-        f"{rows}</table><p>Schemas: <a href='/openapi.json'>/openapi.json</a> "
-        "(OpenAPI 3.1).</p></body></html>"
-    )
 
 
 # ------------------------------------------------------------------------ app

@@ -1,0 +1,182 @@
+"""The game server's OpenAPI 3.1 document (``_openapi``, schemas from the pydantic
+models) and the self-contained ``/docs`` page listing its routes (``_docs_page``)."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from pydantic.json_schema import models_json_schema
+
+from game.server_state import HOSTED_BOTS
+from game.store import MAX_PAGE_SIZE, GamePage, RecordStatus
+from models import GameRecord, HostedBots, NewGameRequest, NewGameResponse
+
+__all__: list[str] = []
+
+
+def _openapi(hosted: bool) -> dict[str, Any]:
+    """An OpenAPI 3.1 document of the REST routes, schemas from the pydantic models."""
+    ref = "#/components/schemas/{model}"
+    _, schemas = models_json_schema(
+        [
+            (NewGameRequest, "validation"),
+            (NewGameResponse, "serialization"),
+            (GameRecord, "serialization"),
+            (GamePage, "serialization"),
+            (HostedBots, "serialization"),
+        ],
+        ref_template=ref,
+    )
+    schemas = dict(schemas.get("$defs", {}))
+    schemas["Error"] = {
+        "type": "object",
+        "properties": {"detail": {"type": "string"}},
+        "required": ["detail"],
+    }
+
+    def body(name: str) -> dict[str, Any]:
+        return {"application/json": {"schema": {"$ref": ref.format(model=name)}}}
+
+    def error(text: str) -> dict[str, Any]:
+        return {"description": text, "content": body("Error")}
+
+    game_id = {"name": "game_id", "in": "path", "required": True, "schema": {"type": "string"}}
+    not_found = error("No such game")
+    paths: dict[str, Any] = {
+        "/game/new": {
+            "post": {
+                "summary": "Create a game between two bots, two humans, or one of each",
+                "description": (
+                    "Bots are named by URL; their capabilities are fetched before the "
+                    "answer. Human seats get a token for /ws?token=. When the server has "
+                    "an API token, send 'Authorization: Bearer <token>'."
+                ),
+                "requestBody": {"required": True, "content": body("NewGameRequest")},
+                "responses": {
+                    "200": {
+                        "description": "The game was created",
+                        "content": body("NewGameResponse"),
+                    },
+                    "401": error("API token missing or wrong"),
+                    "413": error("Body too large"),
+                    "422": error("Invalid request, or a bot that cannot be seated"),
+                    "429": error("Too many live games for this client"),
+                    "503": error("The server is full or shutting down"),
+                },
+                "security": [{"bearer": []}, {}],
+            }
+        },
+        "/games": {
+            "get": {
+                "summary": "Games, newest first (live and over)",
+                "parameters": [
+                    {
+                        "name": "status",
+                        "in": "query",
+                        "schema": {"type": "string", "enum": [s.value for s in RecordStatus]},
+                    },
+                    {
+                        "name": "limit",
+                        "in": "query",
+                        "schema": {
+                            "type": "integer",
+                            "minimum": 1,
+                            "maximum": MAX_PAGE_SIZE,
+                            "default": 50,
+                        },
+                    },
+                    {
+                        "name": "cursor",
+                        "in": "query",
+                        "description": "next_cursor of the previous page",
+                        "schema": {"type": "string"},
+                    },
+                ],
+                "responses": {
+                    "200": {"description": "A page of games", "content": body("GamePage")},
+                    "422": error("Bad status, limit or cursor"),
+                },
+            }
+        },
+        "/games/{game_id}": {
+            "get": {
+                "summary": "The record of a game: players, settings, moves, result",
+                "parameters": [game_id],
+                "responses": {
+                    "200": {"description": "The game record", "content": body("GameRecord")},
+                    "404": not_found,
+                },
+            }
+        },
+        "/games/{game_id}/notation": {
+            "get": {
+                "summary": "The game in HTTTX notation, version 2",
+                "parameters": [game_id],
+                "responses": {
+                    "200": {
+                        "description": "HTTTX notation text",
+                        "content": {"text/plain": {"schema": {"type": "string"}}},
+                    },
+                    "404": not_found,
+                },
+            }
+        },
+        "/bots": {
+            "get": {
+                "summary": "The example bots this server hosts (empty when it hosts none)",
+                "description": "Each 'url' can be passed as 'bot_url' to /game/new.",
+                "responses": {
+                    "200": {"description": "Hosted bots", "content": body("HostedBots")},
+                },
+            }
+        },
+        "/health": {
+            "get": {
+                "summary": "Liveness: 200 while serving, 503 while shutting down",
+                "responses": {
+                    "200": {"description": "Serving"},
+                    "503": {"description": "Stopping"},
+                },
+            }
+        },
+    }
+    description = (
+        "HTTTX game server. WebSockets (not described by OpenAPI): /ws?token=<token> plays "
+        "a human seat with the bot protocol; /spectate/{game_id} follows a live game."
+    )
+    if hosted:
+        description += " Example bots: " + ", ".join(HOSTED_BOTS) + "."
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "htttx-arena game server",
+            "version": "0.1.0",
+            "description": description,
+        },
+        "paths": paths,
+        "components": {
+            "schemas": schemas,
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
+    }
+
+
+def _docs_page(document: dict[str, Any]) -> str:
+    """A self-contained page listing the routes: nothing loads from the internet."""
+    rows = "".join(
+        f"<tr><td><code>{html.escape(method.upper())}</code></td>"
+        f"<td><code>{html.escape(path)}</code></td>"
+        f"<td>{html.escape(operation.get('summary', ''))}</td></tr>"
+        for path, item in document["paths"].items()
+        for method, operation in item.items()
+    )
+    info = document["info"]
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'>"
+        f"<title>{html.escape(info['title'])}</title></head><body>"
+        f"<h1>{html.escape(info['title'])}</h1><p>{html.escape(info['description'])}</p>"
+        f"<table border='1' cellpadding='4'><tr><th>Method</th><th>Path</th><th></th></tr>"
+        f"{rows}</table><p>Schemas: <a href='/openapi.json'>/openapi.json</a> "
+        "(OpenAPI 3.1).</p></body></html>"
+    )

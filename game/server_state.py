@@ -1,0 +1,94 @@
+"""What the game server's app holds: its settings (``_Settings``), the example bots it
+hosts (``HOSTED_BOTS``), and the runtime its lifespan opens and closes (``_Runtime``)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Final
+
+import aiohttp
+from starlette.requests import Request
+from starlette.websockets import WebSocket
+
+from bot.bot import BaseBot
+from bot.bots import CenterBot, RandomBot, ThreatBot
+from bot.serve import BotPool
+from game.discovery import AddressPolicy
+from game.manager import GameManager
+from game.session import SessionLimits
+from game.store import GameStore
+
+__all__ = ["HOSTED_BOTS"]
+
+#: The example bots hosted on the server's own port, by path.
+HOSTED_BOTS: Final[dict[str, type[BaseBot]]] = {
+    "/bots/random": RandomBot,
+    "/bots/center": CenterBot,
+    "/bots/threat": ThreatBot,
+}
+
+
+@dataclass
+class _Settings:
+    db_url: str
+    policy: AddressPolicy
+    api_token: str | None
+    host_example_bots: bool
+    max_games: int
+    max_games_per_client: int
+    max_spectators: int
+    max_body_bytes: int
+    limits: SessionLimits | None
+    discovery_timeout: float
+    commit_interval: float
+
+
+@dataclass
+class _Runtime:
+    """What the lifespan opens and closes, in ``app.state.arena``."""
+
+    store: GameStore
+    http: aiohttp.ClientSession
+    pool: BotPool
+    manager: GameManager
+    closing: bool = False
+    drained: bool = False
+    # Live games created per client address, and creations under way (discovery takes
+    # a while, and concurrent requests must not all slip under the cap), for the
+    # per-client cap.
+    by_client: dict[str, set[str]] = field(default_factory=dict)
+    creating: Counter[str] = field(default_factory=Counter)
+
+    async def drain(self) -> None:
+        """Stop taking games and abort the running ones (each gets an ``end``).
+
+        Idempotent: ``GameServer.shutdown`` calls it before uvicorn closes connections,
+        the lifespan again in case the app runs under a plain uvicorn."""
+        self.closing = True
+        if self.drained:
+            return
+        self.drained = True
+        await self.manager.shutdown()
+        await self.pool.close_sessions(1001, "the game server is shutting down")
+
+    def games_of(self, client: str) -> int:
+        """Live games of ``client``, counting those being created."""
+        # Forget every ended game, not only this client's: clients that never come
+        # back must not leave entries behind. One pass over at most max_games ids.
+        live = set(self.manager.live_game_ids())
+        for key in list(self.by_client):
+            self.by_client[key] &= live
+            if not self.by_client[key]:
+                del self.by_client[key]
+        return len(self.by_client.get(client, ())) + self.creating[client]
+
+
+def _runtime(request: Request | WebSocket) -> _Runtime:
+    runtime: _Runtime = request.app.state.arena
+    return runtime
+
+
+def _settings(request: Request) -> _Settings:
+    settings: _Settings = request.app.state.settings
+    return settings
