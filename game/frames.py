@@ -10,12 +10,8 @@ as for any malformed packet. Pure: no I/O, so the session may import it.
 
 from __future__ import annotations
 
-from models import CLOSE_INVALID_DATA, CLOSE_UNSUPPORTED_DATA
-
 __all__ = [
     "BINARY_FRAME_REFUSED",
-    "CLOSE_INVALID_DATA",
-    "CLOSE_UNSUPPORTED_DATA",
     "CONTROL_FLOOD_REFUSED",
     "CONTROL_FRAME_BURST",
     "INVALID_UTF8_REFUSED",

@@ -22,14 +22,13 @@ from websockets.exceptions import InvalidState
 from websockets.frames import Frame
 
 from game.frames import (
-    CLOSE_INVALID_DATA,
     CONTROL_FLOOD_REFUSED,
     CONTROL_FRAME_BURST,
     INVALID_UTF8_REFUSED,
     MAX_CONTROL_FRAMES_PER_SECOND,
 )
 from game.ratelimit import TokenBucket
-from models import CLOSE_POLICY_VIOLATION, clip_close_reason
+from models import CLOSE_INVALID_DATA, CLOSE_POLICY_VIOLATION, clip_close_reason
 
 __all__ = ["REFUSED_EXTENSION", "GuardedWebSocketProtocol", "refusal"]
 

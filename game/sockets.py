@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Mapping
 
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
-from game.frames import BINARY_FRAME_REFUSED, CLOSE_UNSUPPORTED_DATA, RefusedFrame
+from game.frames import BINARY_FRAME_REFUSED, RefusedFrame
 from game.inbound_ws import refusal
 from game.manager import TooManySpectators, UnknownGame, UnknownToken
 from game.seats import ConnectionClosed
@@ -18,6 +18,7 @@ from models import (
     CLOSE_NORMAL,
     CLOSE_POLICY_VIOLATION,
     CLOSE_TRY_AGAIN_LATER,
+    CLOSE_UNSUPPORTED_DATA,
     clip_close_reason,
 )
 
