@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
 import game.notation
+import game.notation_writer
 from game.notation import Info, NotatedTurn, Notation, NotationError, Visual, dumps, loads, parse
 from game.rules import InvalidSetupError, Position, Termination
 from models import (
@@ -1075,7 +1076,7 @@ def test_setup_that_already_holds_a_line_is_rejected() -> None:
 # ---------------------------------------------------------------- round trips
 
 # Keys the writer derives from record fields: random extra tags must not use them.
-reserved_keys = {"version", *game.notation._TAG_ORDER}
+reserved_keys = {"version", *game.notation_writer._TAG_ORDER}
 tag_values = st.text(st.characters(exclude_characters="]\n\r"), max_size=12)
 tag_keys = st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True).filter(
     lambda key: key not in reserved_keys
