@@ -79,5 +79,5 @@ def stateless_failure(side: Player, error: BaseException) -> SeatError:
     if isinstance(error, TimeoutError):
         return SeatTimeoutError(side, f"the stateless turn timed out ({what})")
     if isinstance(error, ConnectionError | OSError):
-        return SeatDisconnectError(side, f"the stateless turn failed to connect ({what})")
+        return SeatDisconnectError(side, f"the stateless turn lost its connection ({what})")
     return SeatProtocolError(side, f"the stateless turn failed: {what}")

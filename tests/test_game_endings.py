@@ -416,3 +416,49 @@ async def test_a_silent_human_with_a_huge_clock_stalls(tmp_path: Path) -> None:
     }
     assert (end["type"], end["winner"]) == ("end", "x")
     assert end["detail"] == "stall: o forfeits: no answer within the stall limit of 0.3 s"
+
+
+@asynccontextmanager
+async def stateless_bot_that_hangs_up() -> AsyncIterator[str]:
+    """A stateless bot that serves its capabilities, then closes the connection of every
+    turn without an answer: a bot process that dies in the middle of a request."""
+    document = b'{"stateless": {"versions": {"v1-alpha": {}}}}'
+    head = (
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+        f"content-length: {len(document)}\r\nconnection: close\r\n\r\n"
+    ).encode()
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            request_line = await reader.readline()
+            if request_line.startswith(b"GET /capabilities.json "):
+                while await reader.readline() not in (b"\r\n", b""):
+                    pass  # the headers
+                writer.write(head + document)
+                await writer.drain()
+        finally:  # a turn gets no answer at all
+            writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    async with server:
+        yield f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+
+
+async def test_a_stateless_bot_that_hangs_up_forfeits_for_disconnect_with_the_reason(
+    store: GameStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="game.manager")
+    async with (
+        managed(store, QUICK) as manager,
+        socket_bot(X_ELSEWHERE) as (x_url, x_got),
+        stateless_bot_that_hangs_up() as o_url,
+    ):
+        record = await play(manager, store, x_url, o_url, Match())
+
+    assert record.result is not None
+    assert (record.result.winner, record.result.cause) == (Player.X, EndCause.DISCONNECT)
+    assert record.result.detail is not None
+    assert f"{o_url}/stateless/v1-alpha/turn" in record.result.detail
+    end = x_got[-1]
+    assert (end["type"], end["detail"]) == ("end", f"disconnect: {record.result.detail}")
+    assert record.result.detail in caplog.text
