@@ -8,7 +8,9 @@ to our ``wl_dd``. Everything else is derived by hand in the comments.
 
 from __future__ import annotations
 
+import doctest
 import math
+from pathlib import Path
 from statistics import NormalDist
 
 import pytest
@@ -411,3 +413,16 @@ def test_pair_by_pair_the_test_stops_once_the_llr_crosses_a_bound() -> None:
     first_h1 = decisions.index(SprtDecision.H1)
     assert 0 < first_h1 < 400
     assert set(decisions[:first_h1]) == {SprtDecision.CONTINUE}
+
+
+# ------------------------------------------------------------------------ README
+
+
+def test_readme_example_runs_as_shown() -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Tournament statistics", 1)[1].split("\n## ", 1)[0]
+    example = section.split("```python\n", 1)[1].split("```", 1)[0]
+    test = doctest.DocTestParser().get_doctest(example, {}, "README", "README.md", 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    runner.run(test)
+    assert runner.summarize(verbose=False) == (0, len(test.examples))
