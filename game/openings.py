@@ -6,7 +6,7 @@ be joined as it is). An opening is the stones of its first turns after X's impli
 ``[0,0]``, or a setup (and turns after it). ``load_book`` reads every record with our own
 reader, which replays it through the rules, and refuses an opening that is illegal or
 already over, naming the opening and its line in the file. ``default_book()`` is the book
-shipped with the package (``game/data/openings.htttx``, made by
+shipped with the package (``game/books/openings.htttx``, made by
 ``tools/make_openings.py``); the tournament runner (issue 11) plays each opening twice,
 colours swapped.
 
@@ -70,7 +70,7 @@ __all__ = [
     "symmetries",
 ]
 
-#: The shipped book's file name inside the ``game.data`` package.
+#: The shipped book's file name inside the ``game.books`` package.
 DEFAULT_BOOK_FILE = "openings.htttx"
 
 #: X's implicit first stone: the setup of every standard game.
@@ -395,5 +395,5 @@ def default_book() -> OpeningBook:
     >>> len(default_book()) >= 50
     True
     """
-    text = resources.files("game.data").joinpath(DEFAULT_BOOK_FILE).read_text(encoding="utf-8")
-    return OpeningBook.from_text(text, source=f"game/data/{DEFAULT_BOOK_FILE}")
+    text = resources.files("game.books").joinpath(DEFAULT_BOOK_FILE).read_text(encoding="utf-8")
+    return OpeningBook.from_text(text, source=f"game/books/{DEFAULT_BOOK_FILE}")

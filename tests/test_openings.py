@@ -25,7 +25,7 @@ from game.openings import (
 from game.rules import O, X
 
 ROOT = Path(__file__).resolve().parent.parent
-BOOK_FILE = ROOT / "game" / "data" / "openings.htttx"
+BOOK_FILE = ROOT / "game" / "books" / "openings.htttx"
 TOOL = ROOT / "tools" / "make_openings.py"
 
 TWO_OPENINGS = """\

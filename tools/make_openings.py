@@ -1,4 +1,4 @@
-"""Make the default opening book, ``game/data/openings.htttx``, from a seed.
+"""Make the default opening book, ``game/books/openings.htttx``, from a seed.
 
 How the openings are chosen (every step is deterministic for a given seed):
 
@@ -11,8 +11,8 @@ How the openings are chosen (every step is deterministic for a given seed):
 2. Filters. The opening must be legal and not won (it is replayed through the rules);
    neither side may have ``win_distance - 2`` (4) or more stones in one open window of 6
    cells (an open four: a threat to win next move, which would force the game at once);
-   and for balance, neither side may have more than 3 stones in one open window, nor
-   one more than the other side's best window by more than one stone.
+   and for balance, the two sides' best open windows (at most 3 stones each) may differ
+   by one stone at most.
 3. Dedupe. HTTTX has 12-fold symmetry around (0, 0) (6 rotations, each with or without
    a reflection). An opening whose final position is a rotation or mirror image of one
    already chosen (or the same stones reached in another order) is dropped.
@@ -50,7 +50,7 @@ WIN_DISTANCE = 6
 MAX_IN_WINDOW = 3  # below win_distance - 2: no open four for either side
 MAX_DRAWS = 1_000_000  # a bound on the search; far more than the defaults need
 
-DEFAULT_OUTPUT = ROOT / "game" / "data" / "openings.htttx"
+DEFAULT_OUTPUT = ROOT / "game" / "books" / "openings.htttx"
 
 
 def draw_opening(rng: random.Random, turns: int, radius: int) -> Opening:
