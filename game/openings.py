@@ -301,6 +301,7 @@ class OpeningBook:
     @classmethod
     def from_text(cls, text: str, source: str = "<book>") -> OpeningBook:
         """Read a book's text; raises an ``OpeningError`` for the first bad record."""
+        text = text.removeprefix("\ufeff")  # a byte order mark, as the reader allows
         starts = [found.start() for found in _RECORD_START.finditer(text)]
         head = text[: starts[0]] if starts else text
         if head.strip():
@@ -345,8 +346,8 @@ def _read_opening(chunk: str, index: int, line: int, source: str) -> Opening:
     found_name = _NAME_TAG.search(chunk)
     name = found_name[1] if found_name else f"opening {index}"
 
-    def error(kind: type[OpeningError], reason: str, at_line: int = 1) -> OpeningError:
-        return kind(reason, source=source, line=line + at_line - 1, name=name)
+    def error(kind: type[OpeningError], reason: str) -> OpeningError:
+        return kind(reason, source=source, line=line, name=name)
 
     try:
         record = loads(chunk)

@@ -123,6 +123,15 @@ def test_the_tool_help_says_how_it_chooses_the_openings() -> None:
         assert words in shown
 
 
+def test_the_tool_refuses_a_radius_too_small_for_three_turns() -> None:
+    done = subprocess.run(
+        [sys.executable, str(TOOL), "--radius", "1", "--output", "-"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2 and "--radius at least 2" in done.stderr
+
+
 def test_another_seed_makes_another_book(tmp_path: Path) -> None:
     shown = subprocess.run(
         [sys.executable, str(TOOL), "--seed", "12", "--count", "10", "--output", "-"],
@@ -217,6 +226,13 @@ def test_a_setup_opening_is_read_with_its_stones_and_first_mover() -> None:
     assert opening.first_to_move == X
     assert opening.to_move == O
     assert opening.position().piece_at(3, 0) == X
+
+
+def test_a_book_may_start_with_a_byte_order_mark() -> None:
+    assert [opening.name for opening in OpeningBook.from_text("\ufeff" + TWO_OPENINGS)] == [
+        "First",
+        "Second",
+    ]
 
 
 def test_a_record_without_a_name_is_named_by_its_place() -> None:

@@ -48,7 +48,7 @@ DEFAULT_RADIUS = 3
 CONTACT = 2  # a stone is drawn within this distance of a stone on the board
 WIN_DISTANCE = 6
 MAX_IN_WINDOW = 3  # below win_distance - 2: no open four for either side
-MAX_DRAWS = 1_000_000  # a bound on the search; far more than the defaults need
+MAX_DRAWS = 200_000  # a bound on the search; far more than the defaults need
 
 DEFAULT_OUTPUT = ROOT / "game" / "books" / "openings.htttx"
 
@@ -103,7 +103,7 @@ def make_book(
             continue
         seen.add(key)
         chosen.append(Opening(f"book-{len(chosen) + 1:02d}", moves=candidate.moves))
-    else:
+    if len(chosen) < count:
         raise SystemExit(f"found only {len(chosen)} openings in {MAX_DRAWS} draws")
     text = "\n".join(opening.dumps() for opening in chosen)
     OpeningBook.from_text(text)  # read back with our own reader: legal, not over
@@ -132,8 +132,8 @@ def main(argv: list[str] | None = None) -> int:
         help="file to write, or - for standard output (the shipped book)",
     )
     args = parser.parse_args(argv)
-    if args.count < 1 or args.radius < 1:
-        parser.error("--count and --radius must be at least 1")
+    if args.count < 1 or args.radius < 2:
+        parser.error("--count must be at least 1 and --radius at least 2")
     text = make_book(args.seed, args.count, args.radius)
     if args.output == "-":
         sys.stdout.write(text)
