@@ -52,7 +52,7 @@ from pathlib import Path
 
 from game.hexgrid import AXES, Hex
 from game.notation import NotationError, dumps, loads
-from game.rules import O, Position, Side, X
+from game.rules import GameOverError, IllegalMoveError, O, Position, Side, X
 from models import Cell, Coord, GameRecord, Player, RecordedMove
 
 __all__ = [
@@ -329,6 +329,46 @@ class OpeningBook:
 
     def __getitem__(self, index: int) -> Opening:
         return self.openings[index]
+
+    def check(self, view_distance: int = 8, win_distance: int = 6) -> None:
+        """Check every opening under a match's settings, as loading does for the defaults.
+
+        A tournament with other distances calls this before its first game: a stone out
+        of view raises ``IllegalOpeningError``, a line of ``win_distance``
+        ``FinishedOpeningError``, each naming the opening and its line.
+
+        >>> book = OpeningBook.from_text("version[2] name[Row]; 1. [1,0] [2,0];")
+        >>> book.check(win_distance=2)
+        Traceback (most recent call last):
+        ...
+        game.openings.FinishedOpeningError: <book> line 1: opening 'Row': ... O won
+        """
+        for opening in self.openings:
+            try:
+                position = opening.position(view_distance, win_distance)
+            except GameOverError:
+                raise FinishedOpeningError(
+                    f"with win_distance {win_distance} the game is over before its last stone",
+                    source=self.source,
+                    line=opening.line,
+                    name=opening.name,
+                ) from None
+            except IllegalMoveError as problem:
+                raise IllegalOpeningError(
+                    f"with view_distance {view_distance}: {problem}",
+                    source=self.source,
+                    line=opening.line,
+                    name=opening.name,
+                ) from None
+            outcome = position.outcome
+            if outcome is not None:
+                winner = "nobody" if outcome.winner is None else outcome.winner.upper()
+                raise FinishedOpeningError(
+                    f"with win_distance {win_distance} the game is already over: {winner} won",
+                    source=self.source,
+                    line=opening.line,
+                    name=opening.name,
+                )
 
     def order(self, seed: int | None = None) -> list[Opening]:
         """The openings in the order a tournament plays them.

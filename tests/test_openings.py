@@ -304,6 +304,24 @@ def test_every_book_error_is_an_opening_error_and_a_value_error() -> None:
         assert issubclass(kind, OpeningError) and issubclass(kind, ValueError)
 
 
+def test_checking_under_other_settings_names_a_stone_out_of_view() -> None:
+    book = OpeningBook.from_text(TWO_OPENINGS, source="two.htttx")
+    book.check()  # the defaults: what loading already checked
+    with pytest.raises(IllegalOpeningError) as raised:
+        book.check(view_distance=1)
+    assert str(raised.value).startswith("two.htttx line 6: opening 'Second': with view_distance 1")
+
+
+def test_checking_under_a_shorter_win_distance_finds_a_won_opening() -> None:
+    book = OpeningBook.from_text(TWO_OPENINGS)
+    with pytest.raises(FinishedOpeningError, match="opening 'First': with win_distance 2"):
+        book.check(win_distance=2)
+
+
+def test_the_shipped_book_passes_its_own_check() -> None:
+    default_book().check()
+
+
 # --------------------------------------------------------------------- order
 
 
