@@ -20,7 +20,8 @@ How the openings are chosen (every step is deterministic for a given seed):
    ``book-01``, ``book-02``... in the order they were found, which is the file's order.
 
 The book is written with ``game.notation.dumps``, one record per opening, a blank line
-between records, and read back with ``game.openings.load_book`` as a check. Running the
+between records, and read back with ``game.openings.OpeningBook.from_text`` (our
+notation reader and the rules) as a check. Running the
 script with the defaults reproduces the shipped file byte for byte (a test checks it).
 
 Run: ``python tools/make_openings.py`` (writes the shipped file), or
