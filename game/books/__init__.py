@@ -1,0 +1,1 @@
+"""Data shipped with the game package: the default opening book, ``openings.htttx``."""
