@@ -20,6 +20,9 @@ simplest form and of Ordo, the Bradley-Terry model on the Elo scale:
   with the same anchoring as the ratings), so the ``±`` of a mean-anchored table is
   the uncertainty of a bot against the field. ``Ratings.difference`` gives the interval
   and the likelihood of superiority of one bot over another from the same matrix.
+  Draws make a game's score vary less than a win-or-loss game's, which this information
+  does not see, so with many draws the intervals are a little wide (covering the true
+  ratings 97-98% of the time in a seeded check with about 30% draws) rather than narrow.
 
 Ratings need a connected comparison graph: bots that never met, directly or through
 others, have no rating relative to each other (``DisconnectedError``). Without a prior
