@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from game.tournament_ratings import (
     Crosstable,
     DisconnectedError,
-    GameRecord,
+    GameScore,
     PairRecord,
     PriorError,
     RatingsError,
@@ -295,8 +295,8 @@ def test_an_anchor_bot_is_rated_zero_with_no_interval_and_the_differences_stay()
 
 
 def test_the_crosstable_counts_each_pair_from_either_side() -> None:
-    games: list[GameRecord | tuple[str, str, float]] = [*games_with("a", "b", 3, 2, 1)]
-    games += [("b", "a", 1.0), GameRecord("c", "a", 0.5)]
+    games: list[GameScore | tuple[str, str, float]] = [*games_with("a", "b", 3, 2, 1)]
+    games += [("b", "a", 1.0), GameScore("c", "a", 0.5)]
     table = Crosstable.from_games(games)
     assert table.pair("a", "b") == PairRecord("a", "b", wins=3, draws=2, losses=2)
     assert table.pair("b", "a") == table.pair("a", "b").flipped()
