@@ -11,6 +11,15 @@ from dataclasses import dataclass
 
 from game.elo import Trinomial
 
+__all__ = [
+    "Crosstable",
+    "GameScore",
+    "PairRecord",
+    "RatingsError",
+    "SelfPairingError",
+    "UnknownBotError",
+]
+
 
 class RatingsError(Exception):
     """Ratings asked of results that cannot give them; subclasses say why."""
