@@ -1,0 +1,611 @@
+"""Local bot programs for the tournament runner: started on a free port, limited, stopped.
+
+A bot given as a command (``cmd=python -m bot.serve --bot my_bot:MyBot --port {port}``)
+is run by the runner itself, the way cutechess-cli and fastchess run engines. This module
+holds that edge, in two layers:
+
+- **pure parts**, tested without a process: :class:`BotLimits` (memory, CPU time,
+  processes/threads, core dumps, each checked with its own error), :class:`LocalBotSpec`
+  (a name and a shell-like command with ``{port}``), :func:`command_argv` (``shlex.split``,
+  never a shell) and :class:`ExitStatus` (how a program ended, in words);
+- **the asyncio edge**, :class:`LocalBot`: an async context manager that picks a free
+  loopback port, starts the program with :func:`asyncio.create_subprocess_exec` in its
+  own session (so its process group holds the whole tree), appends its stdout and stderr
+  to ``<log_dir>/<name>.log``, sets the limits in the child before ``exec``, waits (with a
+  deadline) until ``http://127.0.0.1:{port}/capabilities.json`` answers 200, and stops the
+  group with SIGTERM, then SIGKILL after a grace period. It never leaves a process behind:
+  not when the ``async with`` body raises, nor when the task is cancelled.
+
+Limits per operating system (set with :func:`resource.setrlimit` in ``preexec_fn``):
+
+- **Linux**: all of them. ``RLIMIT_AS`` (memory: an allocation past it fails, so Python
+  raises ``MemoryError``), ``RLIMIT_CPU`` (the soft limit sends SIGXCPU, the hard one a
+  second later SIGKILL), ``RLIMIT_NPROC`` and ``RLIMIT_CORE = 0`` unless core dumps are
+  asked for. ``RLIMIT_NPROC`` counts every process and thread of the user, not of the
+  program: the limit set is ``max_processes`` more than the user runs at the start (read
+  from ``/proc``), and the kernel does not apply it to root.
+- **macOS**: the same calls are made, but ``RLIMIT_AS`` is not enforced by the kernel
+  (memory is then unlimited in practice); CPU, processes and core dumps are.
+- **Windows**: unsupported (no ``resource`` module, no process groups of this kind):
+  :class:`LocalBot` raises :class:`UnsupportedPlatformError` before starting anything.
+
+Registering a cleanup on the runner's own SIGINT/SIGTERM is the runner's job; it calls
+:func:`stop_all` there.
+
+>>> limits = BotLimits(memory_mb=512, cpu_seconds=60)
+>>> limits.max_processes, limits.core_dumps
+(64, False)
+>>> BotLimits(memory_mb=0)
+Traceback (most recent call last):
+...
+game.local_bots.MemoryLimitError: memory_mb must be a positive whole number ... not 0
+>>> spec = LocalBotSpec("mine", "python -m bot.serve --bot 'my bot:MyBot' --port {port}")
+>>> spec.argv(9001)
+['python', '-m', 'bot.serve', '--bot', 'my bot:MyBot', '--port', '9001']
+>>> ExitStatus(-9).describe()
+'killed by SIGKILL'
+>>> ExitStatus(1, memory_error=True).describe()
+'exited with status 1 (MemoryError: out of its memory limit)'
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import shlex
+import signal
+import socket
+import sys
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+
+import aiohttp
+
+__all__ = [
+    "DEFAULT_GRACE",
+    "DEFAULT_START_TIMEOUT",
+    "BotExitedError",
+    "BotLimits",
+    "BotNameError",
+    "BotStartTimeoutError",
+    "CommandError",
+    "CommandSyntaxError",
+    "CpuLimitError",
+    "EmptyCommandError",
+    "ExitStatus",
+    "LimitError",
+    "LocalBot",
+    "LocalBotError",
+    "LocalBotSpec",
+    "MemoryLimitError",
+    "NotRunningError",
+    "PortPlaceholderError",
+    "ProcessLimitError",
+    "UnsupportedPlatformError",
+    "command_argv",
+    "free_port",
+    "stop_all",
+]
+
+#: Seconds to wait for ``capabilities.json`` before giving up on a start.
+DEFAULT_START_TIMEOUT = 15.0
+#: Seconds between SIGTERM and SIGKILL when stopping.
+DEFAULT_GRACE = 3.0
+#: How much of a log a start error quotes.
+LOG_TAIL_BYTES = 2000
+#: The placeholder of the port in a command.
+PORT = "{port}"
+
+_POLL = 0.05
+_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")
+
+
+class LocalBotError(Exception):
+    """Base class of this module's errors."""
+
+
+class LimitError(LocalBotError, ValueError):
+    """A resource limit that cannot be applied."""
+
+
+class MemoryLimitError(LimitError):
+    """``memory_mb`` is not a positive whole number (or None)."""
+
+
+class CpuLimitError(LimitError):
+    """``cpu_seconds`` is not a positive whole number (or None)."""
+
+
+class ProcessLimitError(LimitError):
+    """``max_processes`` is not a positive whole number (or None)."""
+
+
+class BotNameError(LocalBotError, ValueError):
+    """A bot name that cannot name its log file."""
+
+
+class CommandError(LocalBotError, ValueError):
+    """Base class of the errors of a bot's command."""
+
+
+class EmptyCommandError(CommandError):
+    """The command has no program in it."""
+
+
+class CommandSyntaxError(CommandError):
+    """The command cannot be split like a shell would (an unclosed quote)."""
+
+
+class PortPlaceholderError(CommandError):
+    """The command does not say where the port goes (``{port}``)."""
+
+
+class UnsupportedPlatformError(LocalBotError):
+    """Local programs with limits need a POSIX system (Linux or macOS)."""
+
+
+class NotRunningError(LocalBotError):
+    """The bot has not been started (or was stopped) and has no URL."""
+
+
+class BotExitedError(LocalBotError):
+    """The program ended before it answered on ``capabilities.json``."""
+
+    def __init__(self, name: str, status: ExitStatus, log_tail: str) -> None:
+        self.status = status
+        self.log_tail = log_tail
+        super().__init__(
+            f"local bot {name!r} {status.describe()} before serving capabilities.json; "
+            f"the end of its log:\n{log_tail}"
+        )
+
+
+class BotStartTimeoutError(LocalBotError):
+    """The program did not answer on ``capabilities.json`` before the deadline."""
+
+    def __init__(self, name: str, url: str, timeout: float, log_tail: str) -> None:
+        self.log_tail = log_tail
+        super().__init__(
+            f"local bot {name!r} did not answer 200 on {url}/capabilities.json within "
+            f"{timeout:g} s; the end of its log:\n{log_tail}"
+        )
+
+
+def _check_limit(value: object, name: str, unit: str, error: type[LimitError]) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise error(
+            f"{name} must be a positive whole number of {unit} or None (no limit), not {value!r}"
+        )
+
+
+@dataclass(frozen=True)
+class BotLimits:
+    """Resource limits of one local bot program; ``None`` means no limit.
+
+    ``memory_mb`` is address space (``RLIMIT_AS``): it counts what a program maps, not
+    what it touches, so leave room for its threads' stacks and libraries (a ``bot.serve``
+    process maps about 300 MB). ``cpu_seconds`` is CPU time over the program's whole
+    life, not per move: off by default, since a tournament's clock already bounds
+    thinking. ``max_processes`` bounds processes and threads together.
+
+    >>> BotLimits()
+    BotLimits(memory_mb=1024, cpu_seconds=None, max_processes=64, core_dumps=False)
+    >>> BotLimits(cpu_seconds=1.5)
+    Traceback (most recent call last):
+    ...
+    game.local_bots.CpuLimitError: cpu_seconds must be a positive whole number ... not 1.5
+    >>> BotLimits(max_processes=-1)
+    Traceback (most recent call last):
+    ...
+    game.local_bots.ProcessLimitError: max_processes must be a positive ... not -1
+    """
+
+    memory_mb: int | None = 1024
+    cpu_seconds: int | None = None
+    max_processes: int | None = 64
+    core_dumps: bool = False
+
+    def __post_init__(self) -> None:
+        _check_limit(self.memory_mb, "memory_mb", "megabytes", MemoryLimitError)
+        _check_limit(self.cpu_seconds, "cpu_seconds", "seconds", CpuLimitError)
+        _check_limit(self.max_processes, "max_processes", "processes", ProcessLimitError)
+
+    def rlimits(self, user_processes: int = 0) -> list[tuple[str, int, int]]:
+        """``(name, soft, hard)`` for each ``resource.RLIMIT_*`` to set in the child.
+
+        ``user_processes`` is what the user already runs (RLIMIT_NPROC counts those too).
+        The CPU hard limit is a second past the soft one, so SIGXCPU comes first.
+
+        >>> BotLimits(memory_mb=200, cpu_seconds=1, max_processes=8).rlimits(100)
+        [('RLIMIT_AS', 209715200, 209715200), ('RLIMIT_CPU', 1, 2), ('RLIMIT_NPROC', 108, 108),
+         ('RLIMIT_CORE', 0, 0)]
+        >>> BotLimits(memory_mb=None, max_processes=None, core_dumps=True).rlimits()
+        []
+        """
+        limits: list[tuple[str, int, int]] = []
+        if self.memory_mb is not None:
+            size = self.memory_mb * 1024 * 1024
+            limits.append(("RLIMIT_AS", size, size))
+        if self.cpu_seconds is not None:
+            limits.append(("RLIMIT_CPU", self.cpu_seconds, self.cpu_seconds + 1))
+        if self.max_processes is not None:
+            count = user_processes + self.max_processes
+            limits.append(("RLIMIT_NPROC", count, count))
+        if not self.core_dumps:
+            limits.append(("RLIMIT_CORE", 0, 0))
+        return limits
+
+
+def command_argv(cmd: str, port: int) -> list[str]:
+    """Split ``cmd`` like a POSIX shell (no shell runs) and put ``port`` in for ``{port}``.
+
+    Only the exact text ``{port}`` is replaced, so other braces stay as they are.
+
+    >>> command_argv('python -c "print({})" --port={port}', 8001)
+    ['python', '-c', 'print({})', '--port=8001']
+    >>> command_argv("bot --port 1", 8001)
+    Traceback (most recent call last):
+    ...
+    game.local_bots.PortPlaceholderError: the command must say where the port goes with {port}, ...
+    """
+    try:
+        words = shlex.split(cmd)
+    except ValueError as error:
+        raise CommandSyntaxError(f"cannot split the command {cmd!r}: {error}") from None
+    if not words:
+        raise EmptyCommandError("the command is empty; expected a program and its arguments")
+    if not any(PORT in word for word in words):
+        raise PortPlaceholderError(
+            f"the command must say where the port goes with {PORT}, "
+            f"as in 'my-bot --port {PORT}': {cmd!r}"
+        )
+    return [word.replace(PORT, str(port)) for word in words]
+
+
+@dataclass(frozen=True)
+class LocalBotSpec:
+    """A local bot: its name (also its log file's), its command and its limits.
+
+    >>> LocalBotSpec("../x", "bot --port {port}")
+    Traceback (most recent call last):
+    ...
+    game.local_bots.BotNameError: a local bot's name is 1-64 letters, digits, ... not '../x'
+    >>> LocalBotSpec("a", "bot 'unclosed --port {port}")
+    Traceback (most recent call last):
+    ...
+    game.local_bots.CommandSyntaxError: cannot split the command ...: No closing quotation
+    """
+
+    name: str
+    cmd: str
+    limits: BotLimits = field(default_factory=BotLimits)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
+            raise BotNameError(
+                "a local bot's name is 1-64 letters, digits, '_', '.' or '-' not starting "
+                f"with '.' or '-' (it names its log file), not {self.name!r}"
+            )
+        command_argv(self.cmd, 0)
+
+    def argv(self, port: int) -> list[str]:
+        """The program and its arguments for ``port``."""
+        return command_argv(self.cmd, port)
+
+
+@dataclass(frozen=True)
+class ExitStatus:
+    """How a program ended: ``returncode`` as asyncio gives it (``-N``: signal N).
+
+    ``memory_error`` says its log ends with a ``MemoryError`` (its memory limit, for a
+    Python program); ``stopped`` that :meth:`LocalBot.stop` ended it (not a crash).
+
+    >>> status = ExitStatus(-signal.SIGXCPU)
+    >>> status.signal_name, status.describe()
+    ('SIGXCPU', 'killed by SIGXCPU (its CPU time limit)')
+    >>> ExitStatus(0).describe(), ExitStatus(3).describe()
+    ('exited with status 0', 'exited with status 3')
+    """
+
+    returncode: int
+    memory_error: bool = False
+    stopped: bool = False
+
+    @property
+    def signal_name(self) -> str | None:
+        """The name of the signal that killed the program, if one did."""
+        if self.returncode >= 0:
+            return None
+        try:
+            return signal.Signals(-self.returncode).name
+        except ValueError:
+            return f"signal {-self.returncode}"
+
+    @property
+    def crashed(self) -> bool:
+        """It ended by itself, not through :meth:`LocalBot.stop` (a bot is not meant to)."""
+        return not self.stopped
+
+    def describe(self) -> str:
+        """The end in a few words."""
+        name = self.signal_name
+        if name is None:
+            words = f"exited with status {self.returncode}"
+        else:
+            words = f"killed by {name}"
+            if name == "SIGXCPU":
+                words += " (its CPU time limit)"
+        if self.memory_error:
+            words += " (MemoryError: out of its memory limit)"
+        return words
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port free on ``host`` right now (the system picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def read_tail(path: Path, size: int = LOG_TAIL_BYTES, *, start: int = 0) -> str:
+    """The last ``size`` bytes past ``start`` of the file at ``path`` ('' if none)."""
+    try:
+        with path.open("rb") as file:
+            file.seek(0, os.SEEK_END)
+            file.seek(max(start, file.tell() - size))
+            return file.read().decode("utf-8", "replace")
+    except FileNotFoundError:
+        return ""
+
+
+def _user_processes() -> int:
+    """Processes and threads of this user now (Linux ``/proc``; 0 where unknown)."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return 0
+    uid, count = os.getuid(), 0
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            if entry.stat().st_uid == uid:
+                count += sum(1 for _ in (entry / "task").iterdir())
+    return count
+
+
+def _limiter(limits: list[tuple[str, int, int]]) -> Callable[[], None]:
+    """The ``preexec_fn`` that sets ``limits`` in the child before ``exec``."""
+    import resource  # POSIX only; checked before any start
+
+    values = [(getattr(resource, name), soft, hard) for name, soft, hard in limits]
+
+    def apply() -> None:
+        for which, soft, hard in values:
+            resource.setrlimit(which, (soft, hard))
+
+    return apply
+
+
+class LocalBot:
+    """A local bot program on a free loopback port, with limits; an async context manager.
+
+    ``async with LocalBot(spec, log_dir) as bot:`` starts it and waits until it serves
+    ``bot.url + "/capabilities.json"``; leaving the block stops it and its whole process
+    group. After a crash (``bot.crashed``), ``await bot.restart()`` starts it again on a
+    new port and the log goes on in the same file.
+    """
+
+    def __init__(
+        self,
+        spec: LocalBotSpec,
+        log_dir: Path | str,
+        *,
+        start_timeout: float = DEFAULT_START_TIMEOUT,
+        grace: float = DEFAULT_GRACE,
+        env: dict[str, str] | None = None,
+        cwd: Path | str | None = None,
+    ) -> None:
+        if os.name != "posix":
+            raise UnsupportedPlatformError(
+                f"local bot programs with limits need Linux or macOS, not {sys.platform}; "
+                "start the bot yourself and give its URL instead"
+            )
+        self.spec = spec
+        self.log_path = Path(log_dir) / f"{spec.name}.log"
+        self.start_timeout = start_timeout
+        self.grace = grace
+        self.env = env
+        self.cwd = cwd
+        self._process: asyncio.subprocess.Process | None = None
+        self._port: int | None = None
+        self._stopping = False
+        self._status: ExitStatus | None = None
+        self._log_start = 0
+
+    # -- what it is -----------------------------------------------------------------
+
+    @property
+    def pid(self) -> int | None:
+        """The program's process id (also its process group's), once started."""
+        return None if self._process is None else self._process.pid
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:{port}`` of the running program."""
+        if self._port is None or self._process is None:
+            raise NotRunningError(f"local bot {self.spec.name!r} is not running")
+        return f"http://127.0.0.1:{self._port}"
+
+    @property
+    def running(self) -> bool:
+        """The program has been started and has not been seen to end."""
+        return self._process is not None and self.exit_status is None
+
+    @property
+    def exit_status(self) -> ExitStatus | None:
+        """How the program ended, or None while it runs (or before it starts)."""
+        if self._status is None and self._process is not None:
+            code = self._process.returncode
+            if code is not None:
+                memory = "MemoryError" in read_tail(self.log_path, start=self._log_start)
+                self._status = ExitStatus(code, memory_error=memory, stopped=self._stopping)
+        return self._status
+
+    @property
+    def crashed(self) -> bool:
+        """The program ended by itself (not through :meth:`stop`)."""
+        status = self.exit_status
+        return status is not None and status.crashed
+
+    def log_tail(self, size: int = LOG_TAIL_BYTES) -> str:
+        """The end of the program's log."""
+        return read_tail(self.log_path, size)
+
+    # -- start and stop -----------------------------------------------------------
+
+    async def start(self) -> None:
+        """Start the program and wait until it serves ``capabilities.json``.
+
+        Raises :class:`BotExitedError` if it ends first and :class:`BotStartTimeoutError`
+        past ``start_timeout``; either way (and on cancellation) nothing is left running.
+        """
+        if self.running:
+            raise LocalBotError(f"local bot {self.spec.name!r} is already running")
+        port = free_port()
+        argv = self.spec.argv(port)
+        limits = self.spec.limits.rlimits(
+            _user_processes() if self.spec.limits.max_processes is not None else 0
+        )
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._status, self._stopping, self._port = None, False, port
+        with self.log_path.open("ab") as log:
+            stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+            log.write(f"--- {stamp} start on port {port}: {shlex.join(argv)}\n".encode())
+            log.flush()
+            self._log_start = log.tell()
+            self._process = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=log,
+                stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=_limiter(limits),
+                env=self.env,
+                cwd=self.cwd,
+            )
+        try:
+            await self._wait_ready()
+        except BaseException:
+            self._kill_group()
+            await self._reap()
+            raise
+
+    async def restart(self) -> None:
+        """Stop the program if it still runs, then start it again (on a new port)."""
+        await self.stop()
+        await self.start()
+
+    async def wait(self) -> ExitStatus:
+        """Wait until the program ends by itself; how it ended."""
+        if self._process is None:
+            raise NotRunningError(f"local bot {self.spec.name!r} was never started")
+        await self._process.wait()
+        status = self.exit_status
+        assert status is not None
+        return status
+
+    async def stop(self) -> ExitStatus | None:
+        """SIGTERM to the process group, SIGKILL after ``grace`` seconds; how it ended.
+
+        The group is sent SIGKILL in the end whatever the program did, so no child it
+        started outlives it. Safe to call more than once, and on a program that crashed.
+        """
+        process = self._process
+        if process is None:
+            return None
+        if process.returncode is None:
+            self._stopping = True
+        try:
+            self._signal_group(signal.SIGTERM)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(process.wait(), self.grace)
+        finally:
+            self._kill_group()
+        await self._reap()
+        self._port = None
+        return self.exit_status
+
+    def kill_now(self) -> None:
+        """SIGKILL to the process group at once, without waiting (for signal handlers)."""
+        if self._process is not None and self._process.returncode is None:
+            self._stopping = True
+        self._kill_group()
+
+    def _signal_group(self, signum: signal.Signals) -> None:
+        if self._process is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self._process.pid, signum)
+
+    def _kill_group(self) -> None:
+        self._signal_group(signal.SIGKILL)
+
+    async def _reap(self) -> None:
+        if self._process is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._process.wait(), self.grace)
+
+    async def _wait_ready(self) -> None:
+        assert self._process is not None
+        url = self.url
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.start_timeout
+        timeout = aiohttp.ClientTimeout(total=1.0)
+        async with aiohttp.ClientSession(timeout=timeout) as http:
+            while True:
+                if self._process.returncode is not None:
+                    status = self.exit_status
+                    assert status is not None
+                    raise BotExitedError(self.spec.name, status, self.log_tail())
+                with contextlib.suppress(aiohttp.ClientError, TimeoutError):
+                    async with http.get(f"{url}/capabilities.json") as response:
+                        if response.status == 200:
+                            return
+                if loop.time() >= deadline:
+                    raise BotStartTimeoutError(
+                        self.spec.name, url, self.start_timeout, self.log_tail()
+                    )
+                await asyncio.sleep(_POLL)
+
+    async def __aenter__(self) -> LocalBot:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        try:
+            await self.stop()
+        finally:
+            self._kill_group()
+
+
+async def stop_all(bots: Iterable[LocalBot]) -> None:
+    """Stop every bot at once (for the runner's SIGINT/SIGTERM cleanup).
+
+    Each is stopped even if another one's stop fails; the first error is raised after.
+    """
+    results = await asyncio.gather(*(bot.stop() for bot in bots), return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
