@@ -57,6 +57,7 @@ import re
 import shlex
 import signal
 import socket
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -70,6 +71,7 @@ __all__ = [
     "DEFAULT_GRACE",
     "DEFAULT_START_TIMEOUT",
     "BotExitedError",
+    "BotLaunchError",
     "BotLimits",
     "BotNameError",
     "BotStartTimeoutError",
@@ -151,6 +153,10 @@ class UnsupportedPlatformError(LocalBotError):
 
 class NotRunningError(LocalBotError):
     """The bot has not been started (or was stopped) and has no URL."""
+
+
+class BotLaunchError(LocalBotError):
+    """The program could not be started at all (not found, not executable, limits refused)."""
 
 
 class BotExitedError(LocalBotError):
@@ -474,15 +480,17 @@ class LocalBot:
     async def start(self) -> None:
         """Start the program and wait until it serves ``capabilities.json``.
 
-        Raises :class:`BotExitedError` if it ends first and :class:`BotStartTimeoutError`
-        past ``start_timeout``; either way (and on cancellation) nothing is left running.
+        Raises :class:`BotLaunchError` if it cannot be started, :class:`BotExitedError`
+        if it ends first and :class:`BotStartTimeoutError` past ``start_timeout``; either
+        way (and on cancellation) nothing is left running.
         """
         if self.running:
             raise LocalBotError(f"local bot {self.spec.name!r} is already running")
         port = free_port()
         argv = self.spec.argv(port)
+        counted = self.spec.limits.max_processes is not None
         limits = self.spec.limits.rlimits(
-            _user_processes() if self.spec.limits.max_processes is not None else 0
+            await asyncio.to_thread(_user_processes) if counted else 0
         )
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._status, self._stopping, self._port = None, False, port
@@ -491,16 +499,24 @@ class LocalBot:
             log.write(f"--- {stamp} start on port {port}: {shlex.join(argv)}\n".encode())
             log.flush()
             self._log_start = log.tell()
-            self._process = await asyncio.create_subprocess_exec(
-                *argv,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=log,
-                stderr=asyncio.subprocess.STDOUT,
-                start_new_session=True,
-                preexec_fn=_limiter(limits),
-                env=self.env,
-                cwd=self.cwd,
-            )
+            try:
+                self._process = await asyncio.create_subprocess_exec(
+                    *argv,
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=asyncio.subprocess.STDOUT,
+                    start_new_session=True,
+                    preexec_fn=_limiter(limits),
+                    env=self.env,
+                    cwd=self.cwd,
+                )
+            except (OSError, subprocess.SubprocessError) as error:
+                self._process, self._port = None, None
+                log.write(f"--- could not start: {error}\n".encode())
+                raise BotLaunchError(
+                    f"local bot {self.spec.name!r} could not be started "
+                    f"({shlex.join(argv)}): {error}"
+                ) from None
         try:
             await self._wait_ready()
         except BaseException:

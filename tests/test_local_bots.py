@@ -13,6 +13,7 @@ import pytest
 
 from game.local_bots import (
     BotExitedError,
+    BotLaunchError,
     BotLimits,
     BotNameError,
     BotStartTimeoutError,
@@ -219,6 +220,16 @@ async def test_a_program_that_exits_at_once_fails_with_the_tail_of_its_log(tmp_p
     assert "no bot here" in str(caught.value)
     assert caught.value.status.returncode == 3
     assert bot.crashed and not bot.running
+
+
+async def test_a_program_that_does_not_exist_is_a_launch_error(tmp_path: Path) -> None:
+    bot = local_bot(tmp_path, "ghost", f"{tmp_path}/no-such-bot --port {{port}}")
+    with pytest.raises(BotLaunchError, match="could not be started"):
+        await bot.start()
+    assert not bot.running
+    assert "could not start" in bot.log_tail()
+    with pytest.raises(NotRunningError):
+        _ = bot.url
 
 
 async def test_a_program_past_its_memory_limit_ends_with_memory_error(tmp_path: Path) -> None:
