@@ -467,7 +467,10 @@ class LocalBot:
 
     @property
     def crashed(self) -> bool:
-        """The program ended by itself (not through :meth:`stop`)."""
+        """The program ended by itself (not through :meth:`stop` or :meth:`kill_now`).
+
+        One that dies in the very instant it is being stopped counts as stopped.
+        """
         status = self.exit_status
         return status is not None and status.crashed
 

@@ -27,6 +27,7 @@ from game.local_bots import (
     NotRunningError,
     PortPlaceholderError,
     ProcessLimitError,
+    UnsupportedPlatformError,
     command_argv,
     stop_all,
 )
@@ -132,6 +133,15 @@ def test_a_bot_never_started_has_no_url(tmp_path: Path) -> None:
     with pytest.raises(NotRunningError):
         _ = bot.url
     assert bot.exit_status is None and not bot.crashed
+
+
+def test_windows_is_refused_before_anything_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = LocalBotSpec("bot", RANDOM_BOT)
+    monkeypatch.setattr(os, "name", "nt")
+    with pytest.raises(UnsupportedPlatformError, match="need Linux or macOS"):
+        LocalBot(spec, tmp_path)
 
 
 # -- real programs ----------------------------------------------------------------------
@@ -321,6 +331,17 @@ async def test_no_process_is_left_when_a_start_is_cancelled(tmp_path: Path) -> N
     with pytest.raises(asyncio.CancelledError):
         await task
     assert group_members(pid) == []
+
+
+@linux_only
+async def test_kill_now_ends_the_group_at_once_for_a_signal_handler(tmp_path: Path) -> None:
+    bot = local_bot(tmp_path, "stubborn", script(tmp_path, STUBBORN))
+    await bot.start()
+    assert bot.pid is not None and len(group_members(bot.pid)) == 2
+    bot.kill_now()
+    status = await asyncio.wait_for(bot.wait(), 10)
+    assert status.signal_name == "SIGKILL" and not status.crashed
+    assert group_members(bot.pid) == []
 
 
 async def test_a_crashed_bot_reports_the_signal_and_restarts(tmp_path: Path) -> None:
