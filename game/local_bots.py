@@ -387,6 +387,33 @@ def _user_processes() -> int:
     return count
 
 
+def _group_alive(pgid: int) -> bool:
+    """Some live process is still in process group ``pgid``.
+
+    Zombies do not count where ``/proc`` tells them apart (Linux): a member whose parent
+    died is reaped by init in its own time, and it holds nothing any more.
+    """
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return True
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            if fields[0] not in ("Z", "X") and int(fields[2]) == pgid:
+                return True
+        except (OSError, IndexError, ValueError):
+            continue
+    return False
+
+
 def _limiter(limits: list[tuple[str, int, int]]) -> Callable[[], None]:
     """The ``preexec_fn`` that sets ``limits`` in the child before ``exec``."""
     import resource  # POSIX only; checked before any start
@@ -577,9 +604,18 @@ class LocalBot:
         self._signal_group(signal.SIGKILL)
 
     async def _reap(self) -> None:
-        if self._process is not None:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._process.wait(), self.grace)
+        """Wait (at most ``grace``) for the program, then for the rest of its group."""
+        if self._process is None:
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._process.wait(), self.grace)
+        # SIGKILL is sent to the group at once but each member dies in its own time: wait
+        # until none is left alive (bounded, in case one cannot be killed).
+        deadline = asyncio.get_running_loop().time() + self.grace
+        while await asyncio.to_thread(_group_alive, self._process.pid):
+            if asyncio.get_running_loop().time() >= deadline:
+                break
+            await asyncio.sleep(0.01)
 
     async def _wait_ready(self) -> None:
         assert self._process is not None
