@@ -462,6 +462,7 @@ class LocalBot:
         self._stopping = False
         self._status: ExitStatus | None = None
         self._log_start = 0
+        self._group_gone = False
 
     # -- what it is -----------------------------------------------------------------
 
@@ -516,6 +517,8 @@ class LocalBot:
         """
         if self.running:
             raise LocalBotError(f"local bot {self.spec.name!r} is already running")
+        if self._process is not None:
+            await self.stop()  # what is left of the last run: children of a crashed program
         port = free_port()
         argv = self.spec.argv(port)
         counted = self.spec.limits.max_processes is not None
@@ -524,6 +527,7 @@ class LocalBot:
         )
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._status, self._stopping, self._port = None, False, port
+        self._group_gone = False
         with self.log_path.open("ab") as log:
             stamp = time.strftime("%Y-%m-%d %H:%M:%S")
             log.write(f"--- {stamp} start on port {port}: {shlex.join(argv)}\n".encode())
@@ -596,7 +600,8 @@ class LocalBot:
         self._kill_group()
 
     def _signal_group(self, signum: signal.Signals) -> None:
-        if self._process is not None:
+        # Once the group is seen empty its id may be reused: never signal it again.
+        if self._process is not None and not self._group_gone:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self._process.pid, signum)
 
@@ -614,8 +619,9 @@ class LocalBot:
         deadline = asyncio.get_running_loop().time() + self.grace
         while await asyncio.to_thread(_group_alive, self._process.pid):
             if asyncio.get_running_loop().time() >= deadline:
-                break
+                return
             await asyncio.sleep(0.01)
+        self._group_gone = self._process.returncode is not None
 
     async def _wait_ready(self) -> None:
         assert self._process is not None

@@ -363,6 +363,20 @@ async def test_a_crashed_bot_reports_the_signal_and_restarts(tmp_path: Path) -> 
     assert bot.log_path.read_text().count(" start on port ") == 2
 
 
+@linux_only
+async def test_the_children_of_a_crashed_program_are_stopped_with_it(tmp_path: Path) -> None:
+    async with local_bot(tmp_path, "stubborn", script(tmp_path, STUBBORN), grace=0.3) as bot:
+        first = bot.pid
+        assert first is not None
+        (child,) = (pid for pid in group_members(first) if pid != first)
+        os.kill(first, signal.SIGKILL)  # the program alone: its child lives on
+        await asyncio.wait_for(bot.wait(), 10)
+        assert bot.crashed and alive(child)
+        await bot.restart()
+        assert not alive(child) and bot.pid != first
+    assert bot.pid is not None and group_members(bot.pid) == []
+
+
 async def test_stop_all_stops_every_bot(tmp_path: Path) -> None:
     bots = [local_bot(tmp_path, f"random{i}", RANDOM_BOT) for i in range(2)]
     await asyncio.gather(*(bot.start() for bot in bots))
