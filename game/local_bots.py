@@ -4,7 +4,8 @@ A bot given as a command (``cmd=python -m bot.serve --bot my_bot:MyBot --port {p
 is run by the runner itself, the way cutechess-cli and fastchess run engines. This module
 holds that edge, in two layers:
 
-- **pure parts**, tested without a process: :class:`BotLimits` (memory, CPU time,
+- **pure parts** (in :mod:`game.local_bot_spec`, importable from here too), tested
+  without a process: :class:`BotLimits` (memory, CPU time,
   processes/threads, core dumps, each checked with its own error), :class:`LocalBotSpec`
   (a name and a shell-like command with ``{port}``), :func:`command_argv` (``shlex.split``,
   never a shell) and :class:`ExitStatus` (how a program ended, in words);
@@ -38,7 +39,7 @@ Registering a cleanup on the runner's own SIGINT/SIGTERM is the runner's job; it
 >>> BotLimits(memory_mb=0)
 Traceback (most recent call last):
 ...
-game.local_bots.MemoryLimitError: memory_mb must be a positive whole number ... not 0
+game.local_bot_spec.MemoryLimitError: memory_mb must be a positive whole number ... not 0
 >>> spec = LocalBotSpec("mine", "python -m bot.serve --bot 'my bot:MyBot' --port {port}")
 >>> spec.argv(9001)
 ['python', '-m', 'bot.serve', '--bot', 'my bot:MyBot', '--port', '9001']
@@ -53,7 +54,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import re
 import shlex
 import signal
 import socket
@@ -61,11 +61,27 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
 import aiohttp
+
+from game.local_bot_spec import (
+    BotLimits,
+    BotNameError,
+    CommandError,
+    CommandSyntaxError,
+    CpuLimitError,
+    EmptyCommandError,
+    ExitStatus,
+    LimitError,
+    LocalBotError,
+    LocalBotSpec,
+    MemoryLimitError,
+    PortPlaceholderError,
+    ProcessLimitError,
+    command_argv,
+)
 
 __all__ = [
     "DEFAULT_GRACE",
@@ -100,51 +116,8 @@ DEFAULT_START_TIMEOUT = 15.0
 DEFAULT_GRACE = 3.0
 #: How much of a log a start error quotes.
 LOG_TAIL_BYTES = 2000
-#: The placeholder of the port in a command.
-PORT = "{port}"
 
 _POLL = 0.05
-_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")
-
-
-class LocalBotError(Exception):
-    """Base class of this module's errors."""
-
-
-class LimitError(LocalBotError, ValueError):
-    """A resource limit that cannot be applied."""
-
-
-class MemoryLimitError(LimitError):
-    """``memory_mb`` is not a positive whole number (or None)."""
-
-
-class CpuLimitError(LimitError):
-    """``cpu_seconds`` is not a positive whole number (or None)."""
-
-
-class ProcessLimitError(LimitError):
-    """``max_processes`` is not a positive whole number (or None)."""
-
-
-class BotNameError(LocalBotError, ValueError):
-    """A bot name that cannot name its log file."""
-
-
-class CommandError(LocalBotError, ValueError):
-    """Base class of the errors of a bot's command."""
-
-
-class EmptyCommandError(CommandError):
-    """The command has no program in it."""
-
-
-class CommandSyntaxError(CommandError):
-    """The command cannot be split like a shell would (an unclosed quote)."""
-
-
-class PortPlaceholderError(CommandError):
-    """The command does not say where the port goes (``{port}``)."""
 
 
 class UnsupportedPlatformError(LocalBotError):
@@ -180,177 +153,6 @@ class BotStartTimeoutError(LocalBotError):
             f"local bot {name!r} did not answer 200 on {url}/capabilities.json within "
             f"{timeout:g} s; the end of its log:\n{log_tail}"
         )
-
-
-def _check_limit(value: object, name: str, unit: str, error: type[LimitError]) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise error(
-            f"{name} must be a positive whole number of {unit} or None (no limit), not {value!r}"
-        )
-
-
-@dataclass(frozen=True)
-class BotLimits:
-    """Resource limits of one local bot program; ``None`` means no limit.
-
-    ``memory_mb`` is address space (``RLIMIT_AS``): it counts what a program maps, not
-    what it touches, so leave room for its threads' stacks and libraries (a ``bot.serve``
-    process maps about 300 MB). ``cpu_seconds`` is CPU time over the program's whole
-    life, not per move: off by default, since a tournament's clock already bounds
-    thinking. ``max_processes`` bounds processes and threads together.
-
-    >>> BotLimits()
-    BotLimits(memory_mb=1024, cpu_seconds=None, max_processes=64, core_dumps=False)
-    >>> BotLimits(cpu_seconds=1.5)
-    Traceback (most recent call last):
-    ...
-    game.local_bots.CpuLimitError: cpu_seconds must be a positive whole number ... not 1.5
-    >>> BotLimits(max_processes=-1)
-    Traceback (most recent call last):
-    ...
-    game.local_bots.ProcessLimitError: max_processes must be a positive ... not -1
-    """
-
-    memory_mb: int | None = 1024
-    cpu_seconds: int | None = None
-    max_processes: int | None = 64
-    core_dumps: bool = False
-
-    def __post_init__(self) -> None:
-        _check_limit(self.memory_mb, "memory_mb", "megabytes", MemoryLimitError)
-        _check_limit(self.cpu_seconds, "cpu_seconds", "seconds", CpuLimitError)
-        _check_limit(self.max_processes, "max_processes", "processes", ProcessLimitError)
-
-    def rlimits(self, user_processes: int = 0) -> list[tuple[str, int, int]]:
-        """``(name, soft, hard)`` for each ``resource.RLIMIT_*`` to set in the child.
-
-        ``user_processes`` is what the user already runs (RLIMIT_NPROC counts those too).
-        The CPU hard limit is a second past the soft one, so SIGXCPU comes first.
-
-        >>> BotLimits(memory_mb=200, cpu_seconds=1, max_processes=8).rlimits(100)
-        [('RLIMIT_AS', 209715200, 209715200), ('RLIMIT_CPU', 1, 2), ('RLIMIT_NPROC', 108, 108),
-         ('RLIMIT_CORE', 0, 0)]
-        >>> BotLimits(memory_mb=None, max_processes=None, core_dumps=True).rlimits()
-        []
-        """
-        limits: list[tuple[str, int, int]] = []
-        if self.memory_mb is not None:
-            size = self.memory_mb * 1024 * 1024
-            limits.append(("RLIMIT_AS", size, size))
-        if self.cpu_seconds is not None:
-            limits.append(("RLIMIT_CPU", self.cpu_seconds, self.cpu_seconds + 1))
-        if self.max_processes is not None:
-            count = user_processes + self.max_processes
-            limits.append(("RLIMIT_NPROC", count, count))
-        if not self.core_dumps:
-            limits.append(("RLIMIT_CORE", 0, 0))
-        return limits
-
-
-def command_argv(cmd: str, port: int) -> list[str]:
-    """Split ``cmd`` like a POSIX shell (no shell runs) and put ``port`` in for ``{port}``.
-
-    Only the exact text ``{port}`` is replaced, so other braces stay as they are.
-
-    >>> command_argv('python -c "print({})" --port={port}', 8001)
-    ['python', '-c', 'print({})', '--port=8001']
-    >>> command_argv("bot --port 1", 8001)
-    Traceback (most recent call last):
-    ...
-    game.local_bots.PortPlaceholderError: the command must say where the port goes with {port}, ...
-    """
-    try:
-        words = shlex.split(cmd)
-    except ValueError as error:
-        raise CommandSyntaxError(f"cannot split the command {cmd!r}: {error}") from None
-    if not words:
-        raise EmptyCommandError("the command is empty; expected a program and its arguments")
-    if not any(PORT in word for word in words):
-        raise PortPlaceholderError(
-            f"the command must say where the port goes with {PORT}, "
-            f"as in 'my-bot --port {PORT}': {cmd!r}"
-        )
-    return [word.replace(PORT, str(port)) for word in words]
-
-
-@dataclass(frozen=True)
-class LocalBotSpec:
-    """A local bot: its name (also its log file's), its command and its limits.
-
-    >>> LocalBotSpec("../x", "bot --port {port}")
-    Traceback (most recent call last):
-    ...
-    game.local_bots.BotNameError: a local bot's name is 1-64 letters, digits, ... not '../x'
-    >>> LocalBotSpec("a", "bot 'unclosed --port {port}")
-    Traceback (most recent call last):
-    ...
-    game.local_bots.CommandSyntaxError: cannot split the command ...: No closing quotation
-    """
-
-    name: str
-    cmd: str
-    limits: BotLimits = field(default_factory=BotLimits)
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
-            raise BotNameError(
-                "a local bot's name is 1-64 letters, digits, '_', '.' or '-' not starting "
-                f"with '.' or '-' (it names its log file), not {self.name!r}"
-            )
-        command_argv(self.cmd, 0)
-
-    def argv(self, port: int) -> list[str]:
-        """The program and its arguments for ``port``."""
-        return command_argv(self.cmd, port)
-
-
-@dataclass(frozen=True)
-class ExitStatus:
-    """How a program ended: ``returncode`` as asyncio gives it (``-N``: signal N).
-
-    ``memory_error`` says its log ends with a ``MemoryError`` (its memory limit, for a
-    Python program); ``stopped`` that :meth:`LocalBot.stop` ended it (not a crash).
-
-    >>> status = ExitStatus(-signal.SIGXCPU)
-    >>> status.signal_name, status.describe()
-    ('SIGXCPU', 'killed by SIGXCPU (its CPU time limit)')
-    >>> ExitStatus(0).describe(), ExitStatus(3).describe()
-    ('exited with status 0', 'exited with status 3')
-    """
-
-    returncode: int
-    memory_error: bool = False
-    stopped: bool = False
-
-    @property
-    def signal_name(self) -> str | None:
-        """The name of the signal that killed the program, if one did."""
-        if self.returncode >= 0:
-            return None
-        try:
-            return signal.Signals(-self.returncode).name
-        except ValueError:
-            return f"signal {-self.returncode}"
-
-    @property
-    def crashed(self) -> bool:
-        """It ended by itself, not through :meth:`LocalBot.stop` (a bot is not meant to)."""
-        return not self.stopped
-
-    def describe(self) -> str:
-        """The end in a few words."""
-        name = self.signal_name
-        if name is None:
-            words = f"exited with status {self.returncode}"
-        else:
-            words = f"killed by {name}"
-            if name == "SIGXCPU":
-                words += " (its CPU time limit)"
-        if self.memory_error:
-            words += " (MemoryError: out of its memory limit)"
-        return words
 
 
 def free_port(host: str = "127.0.0.1") -> int:
