@@ -76,11 +76,11 @@ class PairRecord:
 
     @property
     def games(self) -> int:
-        return self.wins + self.draws + self.losses
+        return self.trinomial.games
 
     @property
     def points(self) -> float:
-        return self.wins + 0.5 * self.draws
+        return self.trinomial.points
 
     @property
     def score(self) -> float:
