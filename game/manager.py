@@ -32,6 +32,7 @@ import logging
 import math
 import secrets
 import uuid
+from collections.abc import Awaitable
 from datetime import UTC, datetime
 
 import aiohttp
@@ -168,6 +169,31 @@ class GameManager:
         game is over and its record committed (then the store has it all)."""
         game = self._games.get(game_id)
         return None if game is None else game.record()
+
+    def end_of(self, game_id: str) -> Awaitable[GameResult | None]:
+        """Wait for a game this manager runs to end and its record to be committed; its
+        result (None if it does not run it). The game is looked up when this is called,
+        not when it is awaited, so a game that ends in between is not missed.
+
+        ``game.tournament_runner`` waits on its games with it."""
+        game = self._games.get(game_id)
+
+        async def wait() -> GameResult | None:
+            if game is None:
+                return None
+            await game.finished.wait()
+            return game.session.result
+
+        return wait()
+
+    def abort_game(self, game_id: str, reason: str) -> bool:
+        """End a running game as aborted (``end`` to everyone, recorded so) with
+        ``reason``; False if it does not run here."""
+        game = self._games.get(game_id)
+        if game is None:
+            return False
+        game.request_abort(reason)
+        return True
 
     # ------------------------------------------------------------- creating
 

@@ -8,6 +8,8 @@ Routes (``create_app``):
   full or shutting down).
 * ``GET /games`` (``status``, ``limit``, ``cursor``), ``GET /games/{id}``,
   ``GET /games/{id}/notation``, ``GET /health``, ``GET /openapi.json``, ``GET /docs``.
+* ``POST /tournaments``, ``GET /tournaments``, ``GET /tournaments/{id}``,
+  ``POST /tournaments/{id}/stop|resume`` (``game.tournament_routes``).
 * WebSocket ``/ws?token=...`` (a human seat) and ``/spectate/{game_id}``.
 * The example bots under ``/bots/random``, ``/bots/center``, ``/bots/threat``.
 
@@ -23,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import logging
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
@@ -50,7 +51,7 @@ from game.manager import (
     check_commit_interval,
 )
 from game.openapi import _docs_page, _openapi
-from game.server_state import HOSTED_BOTS, _Runtime, _runtime, _Settings, _settings
+from game.server_state import HOSTED_BOTS, _authorized, _Runtime, _runtime, _Settings, _settings
 from game.session import SessionLimits
 from game.sockets import human_socket, spectator_socket
 from game.store import (
@@ -59,6 +60,8 @@ from game.store import (
     InvalidCursorError,
     RecordStatus,
 )
+from game.tournament_routes import tournament_routes
+from game.tournament_runner import TournamentDirector
 from models import (
     MAX_ECHO_CHARS,
     HostedBot,
@@ -102,14 +105,6 @@ def _error(status: int, detail: str, headers: dict[str, str] | None = None) -> J
 
 def _json(model: BaseModel, status: int = 200) -> Response:
     return Response(model.model_dump_json(), status_code=status, media_type="application/json")
-
-
-def _authorized(request: Request, api_token: str) -> bool:
-    scheme, _, given = request.headers.get("authorization", "").partition(" ")
-    # compare_digest: the time taken must not tell how much of a guess was right.
-    return scheme.lower() == "bearer" and hmac.compare_digest(
-        given.strip().encode(), api_token.encode()
-    )
 
 
 def _echo(text: str) -> str:
@@ -263,10 +258,13 @@ def create_app(
     limits: SessionLimits | None = None,
     discovery_timeout: float = 5.0,
     commit_interval: float = DEFAULT_COMMIT_INTERVAL,
+    allow_commands: bool = False,
+    bot_log_dir: str = "data/bot-logs",
 ) -> Starlette:
     """The game server's app. Its lifespan opens the store (marking games left running
     by a previous run as aborted), one aiohttp session for every outbound request, the
-    hosted bots' pool and the ``GameManager``, and closes them in reverse order."""
+    hosted bots' pool, the ``GameManager`` and the ``TournamentDirector`` (marking
+    tournaments a previous run left running as interrupted), and closes them in reverse order."""
     if max_games_per_client < 1 or max_games < 1 or max_spectators < 1:
         raise ValueError("max_games, max_games_per_client and max_spectators must be at least 1")
     check_commit_interval(commit_interval)
@@ -282,6 +280,8 @@ def create_app(
         limits=limits,
         discovery_timeout=discovery_timeout,
         commit_interval=commit_interval,
+        allow_commands=allow_commands,
+        bot_log_dir=bot_log_dir,
     )
     # The pool exists before the app so the bot routes can be mounted; threads are
     # only started on first use, and the lifespan shuts it down.
@@ -297,6 +297,7 @@ def create_app(
         Route("/docs", docs, methods=["GET"], include_in_schema=False),
         WebSocketRoute("/ws", human_socket),
         WebSocketRoute("/spectate/{game_id}", spectator_socket),
+        *tournament_routes(),
     ]
     if host_example_bots:
         routes += [mount_bot(prefix, bot_class, pool) for prefix, bot_class in HOSTED_BOTS.items()]
@@ -325,7 +326,16 @@ def create_app(
                 max_spectators=settings.max_spectators,
                 commit_interval=settings.commit_interval,
             )
-            runtime = _Runtime(store=store, http=http, pool=pool, manager=manager)
+            tournaments = TournamentDirector(
+                manager,
+                store,
+                allow_commands=settings.allow_commands,
+                log_dir=settings.bot_log_dir,
+            )
+            await tournaments.recover()
+            runtime = _Runtime(
+                store=store, http=http, pool=pool, manager=manager, tournaments=tournaments
+            )
             stack.push_async_callback(runtime.drain)
             app.state.arena = runtime
             yield

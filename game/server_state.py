@@ -3,6 +3,7 @@ hosts (``HOSTED_BOTS``), and the runtime its lifespan opens and closes (``_Runti
 
 from __future__ import annotations
 
+import hmac
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Final
@@ -18,6 +19,7 @@ from game.discovery import AddressPolicy
 from game.manager import GameManager
 from game.session import SessionLimits
 from game.store import GameStore
+from game.tournament_runner import TournamentDirector
 
 __all__ = ["HOSTED_BOTS"]
 
@@ -42,6 +44,8 @@ class _Settings:
     limits: SessionLimits | None
     discovery_timeout: float
     commit_interval: float
+    allow_commands: bool = False
+    bot_log_dir: str = "data/bot-logs"
 
 
 @dataclass
@@ -52,6 +56,7 @@ class _Runtime:
     http: aiohttp.ClientSession
     pool: BotPool
     manager: GameManager
+    tournaments: TournamentDirector
     closing: bool = False
     drained: bool = False
     # Live games created per client address, and creations under way (discovery takes
@@ -69,6 +74,8 @@ class _Runtime:
         if self.drained:
             return
         self.drained = True
+        # Tournaments first: they would start new games as the old ones are aborted.
+        await self.tournaments.shutdown()
         await self.manager.shutdown()
         await self.pool.close_sessions(1001, "the game server is shutting down")
 
@@ -82,6 +89,14 @@ class _Runtime:
             if not self.by_client[key]:
                 del self.by_client[key]
         return len(self.by_client.get(client, ())) + self.creating[client]
+
+
+def _authorized(request: Request, api_token: str) -> bool:
+    scheme, _, given = request.headers.get("authorization", "").partition(" ")
+    # compare_digest: the time taken must not tell how much of a guess was right.
+    return scheme.lower() == "bearer" and hmac.compare_digest(
+        given.strip().encode(), api_token.encode()
+    )
 
 
 def _runtime(request: Request | WebSocket) -> _Runtime:

@@ -59,6 +59,10 @@ also exactly what the ``end`` packet of an aborted game says on the wire
 (``winner: null``, ``reason: draw``, ``detail: "aborted: <why>"``).
 Anything that counts draws (ratings, statistics) must check ``cause`` first.
 
+Tournaments: the tables ``tournaments`` and ``tournament_games`` (``store.tournaments``,
+see ``game.store.tournaments``) hold each tournament's settings and the result of every
+game it counted, next to the games' own records.
+
 Forward compatibility: records are stored through their pydantic serialisation, so a
 field added to ``GameRecord``, ``RecordPlayer`` or ``RecordedMove`` is stored without a
 schema change, and older rows read back with the field's default.
@@ -130,6 +134,7 @@ from game.store.schema import (
     _parse_cursor,
     _to_json,
 )
+from game.store.tournaments import TournamentRecords
 from models import EndCause, GameRecord, GameResult, RecordedMove
 
 _T = TypeVar("_T")
@@ -175,6 +180,8 @@ class GameStore:
         self.url = url
         self._runner = runner
         self._closing: asyncio.Future[None] | None = None
+        #: The tournaments in this store (``game.store.tournaments``).
+        self.tournaments = TournamentRecords(runner)
 
     @classmethod
     async def open(cls, url: str = DEFAULT_URL) -> GameStore:

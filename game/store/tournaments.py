@@ -1,0 +1,332 @@
+"""Tournaments in the store: the settings, the status, and the result of every game played.
+
+Two tables next to ``games`` (created with them)::
+
+    tournaments       seq            integer, primary key      creation order
+                      tournament_id  text, unique
+                      name           text, nullable
+                      status         running | stopped | interrupted | finished | failed
+                      created_at     ISO 8601 text
+                      ended_at       ISO 8601 text, nullable
+                      request        JSON text                 the TournamentRequest
+                      reason         text, nullable            why it stopped or failed
+                      games_total    integer                   games in the schedule
+                      games_done     integer                   games with a result
+    tournament_games  tournament_id  text, references tournaments  primary key
+                      idx            integer                   game number in the schedule
+                      game_id        text                      the game in ``games``
+                      status         running | done
+                      outcome        JSON text, nullable       winner and failures
+
+The schedule itself is not stored: it is a function of the request (see
+``game.tournament_schedule``). A ``tournament_games`` row is written when a game of the
+schedule starts, with its ``game_id``, and completed in one transaction with the
+tournament's ``games_done`` when its result is known; so after a crash, the rows say
+exactly which games counted and which were cut short. The primary key makes a result
+unique per game number: a game is never counted twice.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    ForeignKey,
+    Integer,
+    String,
+    Table,
+    Text,
+    and_,
+    delete,
+    insert,
+    select,
+    update,
+)
+from sqlalchemy.engine import Connection
+
+from game.store.runners import _Runner
+from game.store.schema import MAX_GAME_ID_LENGTH, _games, _IsoDateTime, _metadata
+
+__all__ = ["StoredTournament", "TournamentGameRow", "TournamentRecords"]
+
+_tournaments = Table(
+    "tournaments",
+    _metadata,
+    Column("seq", BigInteger().with_variant(Integer, "sqlite"), primary_key=True),
+    Column("tournament_id", String(MAX_GAME_ID_LENGTH), nullable=False, unique=True),
+    Column("name", Text(), nullable=True),
+    Column("status", String(16), nullable=False),
+    Column("created_at", _IsoDateTime(), nullable=False),
+    Column("ended_at", _IsoDateTime(), nullable=True),
+    Column("request", Text(), nullable=False),
+    Column("reason", Text(), nullable=True),
+    Column("games_total", Integer(), nullable=False),
+    Column("games_done", Integer(), nullable=False, default=0),
+)
+
+_tournament_games = Table(
+    "tournament_games",
+    _metadata,
+    Column(
+        "tournament_id",
+        String(MAX_GAME_ID_LENGTH),
+        ForeignKey("tournaments.tournament_id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("idx", Integer(), primary_key=True),
+    Column("game_id", String(MAX_GAME_ID_LENGTH), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("outcome", Text(), nullable=True),
+)
+
+
+@dataclass(frozen=True)
+class StoredTournament:
+    """A ``tournaments`` row; ``request`` is the request's JSON data."""
+
+    tournament_id: str
+    name: str | None
+    status: str
+    created_at: datetime
+    ended_at: datetime | None
+    request: dict[str, Any]
+    reason: str | None
+    games_total: int
+    games_done: int
+
+
+@dataclass(frozen=True)
+class TournamentGameRow:
+    """A game of a tournament that was started: ``outcome`` once it counted (JSON data),
+    and for a game cut short, the status and result of its record in ``games``."""
+
+    idx: int
+    game_id: str
+    status: str
+    outcome: dict[str, Any] | None
+    game_status: str | None
+    game_result: dict[str, Any] | None
+
+
+_COLUMNS = (
+    _tournaments.c.tournament_id,
+    _tournaments.c.name,
+    _tournaments.c.status,
+    _tournaments.c.created_at,
+    _tournaments.c.ended_at,
+    _tournaments.c.request,
+    _tournaments.c.reason,
+    _tournaments.c.games_total,
+    _tournaments.c.games_done,
+)
+
+
+def _row_to_tournament(row: Any) -> StoredTournament:
+    return StoredTournament(
+        tournament_id=row.tournament_id,
+        name=row.name,
+        status=row.status,
+        created_at=row.created_at,
+        ended_at=row.ended_at,
+        request=json.loads(row.request),
+        reason=row.reason,
+        games_total=row.games_total,
+        games_done=row.games_done,
+    )
+
+
+def _create(conn: Connection, values: dict[str, Any]) -> None:
+    conn.execute(insert(_tournaments).values(**values))
+
+
+def _get(conn: Connection, tournament_id: str) -> StoredTournament | None:
+    row = conn.execute(
+        select(*_COLUMNS).where(_tournaments.c.tournament_id == tournament_id)
+    ).first()
+    return None if row is None else _row_to_tournament(row)
+
+
+def _list(conn: Connection, limit: int) -> list[StoredTournament]:
+    rows = conn.execute(select(*_COLUMNS).order_by(_tournaments.c.seq.desc()).limit(limit))
+    return [_row_to_tournament(row) for row in rows]
+
+
+def _set_status(
+    conn: Connection,
+    tournament_id: str,
+    status: str,
+    reason: str | None,
+    ended_at: datetime | None,
+) -> None:
+    conn.execute(
+        update(_tournaments)
+        .where(_tournaments.c.tournament_id == tournament_id)
+        .values(status=status, reason=reason, ended_at=ended_at)
+    )
+
+
+def _interrupt_running(conn: Connection, reason: str) -> list[str]:
+    ids = [
+        row.tournament_id
+        for row in conn.execute(
+            select(_tournaments.c.tournament_id).where(_tournaments.c.status == "running")
+        )
+    ]
+    if ids:
+        conn.execute(
+            update(_tournaments)
+            .where(_tournaments.c.tournament_id.in_(ids))
+            .values(status="interrupted", reason=reason)
+        )
+    return ids
+
+
+def _start_game(conn: Connection, tournament_id: str, idx: int, game_id: str) -> None:
+    # A game cut short before (its row still "running") is replaced by the new one.
+    conn.execute(
+        delete(_tournament_games).where(
+            and_(
+                _tournament_games.c.tournament_id == tournament_id,
+                _tournament_games.c.idx == idx,
+                _tournament_games.c.status == "running",
+            )
+        )
+    )
+    conn.execute(
+        insert(_tournament_games).values(
+            tournament_id=tournament_id, idx=idx, game_id=game_id, status="running"
+        )
+    )
+
+
+def _finish_game(conn: Connection, tournament_id: str, idx: int, outcome: str) -> bool:
+    done = conn.execute(
+        update(_tournament_games)
+        .where(
+            and_(
+                _tournament_games.c.tournament_id == tournament_id,
+                _tournament_games.c.idx == idx,
+                _tournament_games.c.status == "running",
+            )
+        )
+        .values(status="done", outcome=outcome)
+    ).rowcount
+    if done:
+        conn.execute(
+            update(_tournaments)
+            .where(_tournaments.c.tournament_id == tournament_id)
+            .values(games_done=_tournaments.c.games_done + 1)
+        )
+    return bool(done)
+
+
+def _drop_game(conn: Connection, tournament_id: str, idx: int) -> None:
+    conn.execute(
+        delete(_tournament_games).where(
+            and_(
+                _tournament_games.c.tournament_id == tournament_id,
+                _tournament_games.c.idx == idx,
+                _tournament_games.c.status == "running",
+            )
+        )
+    )
+
+
+def _games_of(conn: Connection, tournament_id: str) -> list[TournamentGameRow]:
+    query = (
+        select(
+            _tournament_games.c.idx,
+            _tournament_games.c.game_id,
+            _tournament_games.c.status,
+            _tournament_games.c.outcome,
+            _games.c.status.label("game_status"),
+            _games.c.result.label("game_result"),
+        )
+        .select_from(
+            _tournament_games.outerjoin(_games, _games.c.game_id == _tournament_games.c.game_id)
+        )
+        .where(_tournament_games.c.tournament_id == tournament_id)
+        .order_by(_tournament_games.c.idx)
+    )
+    return [
+        TournamentGameRow(
+            idx=row.idx,
+            game_id=row.game_id,
+            status=row.status,
+            outcome=None if row.outcome is None else json.loads(row.outcome),
+            game_status=row.game_status,
+            game_result=None if row.game_result is None else json.loads(row.game_result),
+        )
+        for row in conn.execute(query)
+    ]
+
+
+class TournamentRecords:
+    """The tournament tables of one ``GameStore`` (``store.tournaments``)."""
+
+    def __init__(self, runner: _Runner) -> None:
+        self._runner = runner
+
+    async def create(
+        self,
+        tournament_id: str,
+        *,
+        name: str | None,
+        request_json: str,
+        games_total: int,
+        created_at: datetime,
+    ) -> None:
+        await self._runner.write(
+            _create,
+            {
+                "tournament_id": tournament_id,
+                "name": name,
+                "status": "running",
+                "created_at": created_at,
+                "request": request_json,
+                "games_total": games_total,
+                "games_done": 0,
+            },
+        )
+
+    async def get(self, tournament_id: str) -> StoredTournament | None:
+        return await self._runner.read(_get, tournament_id)
+
+    async def recent(self, limit: int = 100) -> list[StoredTournament]:
+        """The newest ``limit`` tournaments, newest first."""
+        return await self._runner.read(_list, limit)
+
+    async def set_status(
+        self,
+        tournament_id: str,
+        status: str,
+        *,
+        reason: str | None = None,
+        ended_at: datetime | None = None,
+    ) -> None:
+        await self._runner.write(_set_status, tournament_id, status, reason, ended_at)
+
+    async def interrupt_running(self, reason: str) -> list[str]:
+        """Mark the tournaments a previous run left running as ``interrupted``; their ids."""
+        return await self._runner.write(_interrupt_running, reason)
+
+    async def start_game(self, tournament_id: str, idx: int, game_id: str) -> None:
+        await self._runner.write(_start_game, tournament_id, idx, game_id)
+
+    async def finish_game(self, tournament_id: str, idx: int, outcome: dict[str, Any]) -> bool:
+        """Count game ``idx``'s ``outcome``; False if it was not running (never twice)."""
+        text = json.dumps(outcome, separators=(",", ":"))
+        return await self._runner.write(_finish_game, tournament_id, idx, text)
+
+    async def drop_game(self, tournament_id: str, idx: int) -> None:
+        """Forget a started game that will not count (void, to be played again)."""
+        await self._runner.write(_drop_game, tournament_id, idx)
+
+    async def games(self, tournament_id: str) -> list[TournamentGameRow]:
+        """Every started game of the tournament, with its record's status and result."""
+        return await self._runner.read(_games_of, tournament_id)

@@ -1,0 +1,136 @@
+"""The tournament routes of the game server, adapting HTTP to ``TournamentDirector``.
+
+* ``POST /tournaments`` — body ``TournamentRequest``; answers ``TournamentCreated``
+  (201) once the tournament is stored and started, or ``{"detail": reason}`` with 401
+  (API token), 413, 422 (anything invalid: a bad SPRT, an illegal opening, a ``cmd``
+  bot, a bot URL the server may not reach) or 503 (shutting down).
+* ``GET /tournaments`` — newest first (``limit``, 1-500, default 100).
+* ``GET /tournaments/{id}`` — ``TournamentView``: settings, progress, standings, each
+  pair's statistics, the SPRT, the crosstable and the games in flight.
+* ``POST /tournaments/{id}/stop`` and ``POST /tournaments/{id}/resume`` — the view
+  afterwards; 404 for no such tournament, 409 when it is not in a state to do that.
+
+The games themselves are ordinary games: ``GET /games``, ``/spectate/<game_id>`` and the
+notation routes show them, named after their tournament.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from bot.serve import read_body
+from game.discovery import DiscoveryError
+from game.openings import OpeningError
+from game.server_state import _authorized, _runtime, _settings
+from game.tournament_runner import (
+    TournamentError,
+    TournamentFinishedError,
+    TournamentRunningError,
+    UnknownTournamentError,
+)
+from models import ProtocolError, clip_text, parse_body
+from wire.tournaments import MAX_BOOK_CHARS, TournamentCreated, TournamentRequest
+
+__all__ = ["MAX_TOURNAMENT_BODY_BYTES", "tournament_routes"]
+
+#: A request may carry a whole opening book.
+MAX_TOURNAMENT_BODY_BYTES: Final = 4 * MAX_BOOK_CHARS + 64 * 1024
+MAX_DETAIL_CHARS: Final = 500
+MAX_LIST: Final = 500
+
+
+def _error(status: int, detail: str) -> JSONResponse:
+    return JSONResponse({"detail": clip_text(detail, MAX_DETAIL_CHARS)}, status_code=status)
+
+
+def _unauthorized(request: Request) -> Response | None:
+    token = _settings(request).api_token
+    if token is None or _authorized(request, token):
+        return None
+    return JSONResponse(
+        {"detail": "an API token is required: send 'Authorization: Bearer <HTTTX_API_TOKEN>'"},
+        status_code=401,
+        headers={"WWW-Authenticate": "Bearer"},
+    )
+
+
+async def create_tournament(request: Request) -> Response:
+    if (refused := _unauthorized(request)) is not None:
+        return refused
+    runtime = _runtime(request)
+    if runtime.closing:
+        return _error(503, "the server is shutting down; it takes no new tournaments")
+    body = await read_body(request, MAX_TOURNAMENT_BODY_BYTES)
+    if body is None:
+        return _error(413, f"request body over {MAX_TOURNAMENT_BODY_BYTES} bytes")
+    try:
+        tournament = parse_body(TournamentRequest, body)
+    except ProtocolError as error:
+        return _error(422, str(error))
+    try:
+        run = await runtime.tournaments.create(tournament)
+    except (TournamentError, OpeningError, DiscoveryError) as error:
+        return _error(422, str(error))
+    body_out = TournamentCreated(tournament_id=run.tournament_id).model_dump_json()
+    return Response(body_out, status_code=201, media_type="application/json")
+
+
+async def list_tournaments(request: Request) -> Response:
+    text = request.query_params.get("limit", "100")
+    if not (text.isascii() and text.isdecimal() and len(text) <= 4 and 1 <= int(text) <= MAX_LIST):
+        return _error(422, f"limit: expected an integer from 1 to {MAX_LIST}, got {text[:20]!r}")
+    page = await _runtime(request).tournaments.page(int(text))
+    return Response(page.model_dump_json(), media_type="application/json")
+
+
+async def get_tournament(request: Request) -> Response:
+    tournament_id = request.path_params["tournament_id"]
+    view = await _runtime(request).tournaments.view(tournament_id)
+    if view is None:
+        return _error(404, f"no tournament {tournament_id[:80]!r}")
+    return Response(view.model_dump_json(), media_type="application/json")
+
+
+async def _control(request: Request, action: str) -> Response:
+    if (refused := _unauthorized(request)) is not None:
+        return refused
+    runtime = _runtime(request)
+    tournament_id = request.path_params["tournament_id"]
+    try:
+        if action == "stop":
+            await runtime.tournaments.stop(tournament_id)
+        else:
+            if runtime.closing:
+                return _error(503, "the server is shutting down")
+            await runtime.tournaments.resume(tournament_id)
+    except UnknownTournamentError as error:
+        return _error(404, str(error))
+    except (TournamentRunningError, TournamentFinishedError) as error:
+        return _error(409, str(error))
+    except (TournamentError, OpeningError, DiscoveryError) as error:
+        return _error(422, str(error))
+    view = await runtime.tournaments.view(tournament_id)
+    assert view is not None
+    return Response(view.model_dump_json(), media_type="application/json")
+
+
+async def stop_tournament(request: Request) -> Response:
+    return await _control(request, "stop")
+
+
+async def resume_tournament(request: Request) -> Response:
+    return await _control(request, "resume")
+
+
+def tournament_routes() -> list[Route]:
+    return [
+        Route("/tournaments", create_tournament, methods=["POST"]),
+        Route("/tournaments", list_tournaments, methods=["GET"]),
+        Route("/tournaments/{tournament_id}", get_tournament, methods=["GET"]),
+        Route("/tournaments/{tournament_id}/stop", stop_tournament, methods=["POST"]),
+        Route("/tournaments/{tournament_id}/resume", resume_tournament, methods=["POST"]),
+    ]

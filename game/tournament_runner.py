@@ -1,0 +1,643 @@
+"""The tournament runner: plays a schedule through the game server's ``GameManager``.
+
+``TournamentDirector`` is owned by the game server (``app.state.arena.tournaments``);
+the REST routes (``game.tournament_routes``) and the command line
+(``game.tournament_cli``) both drive it: one runner, two clients. Each tournament it
+runs is a ``TournamentRun``: a task that keeps ``concurrency`` games of the schedule in
+flight, each created with ``GameManager.create_game`` like any ``POST /game/new`` game
+(so it is recorded, listed in ``GET /games``, and can be spectated), and counts each
+result in ``game.tournament_standings.Standings`` as it ends.
+
+Durability: the tournament's settings are stored when it is created, each game's
+number and id when it starts, and its outcome when it ends (``game.store.tournaments``).
+A run stopped any way (``stop``, the server shutting down, kill -9) resumes from the
+store: counted games stay counted, a game cut short is played again (its record stays,
+aborted), and the standings are rebuilt from the outcomes in schedule order, so they
+end exactly as an uninterrupted run's would.
+
+Failures are data: a bot's forfeit is counted against it by cause (time, illegal,
+protocol, disconnect, crash, no-show). A local program (``cmd=``) that died is
+restarted before its next game. A tournament fails (status ``failed``, with the reason)
+only when a game cannot be created at all, say a bot that stopped answering its
+capabilities, after ``CREATE_ATTEMPTS`` tries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final, cast
+
+from game.discovery import DiscoveryError, discover
+from game.elo import StatsError
+from game.local_bot_spec import BotLimits, LocalBotSpec
+from game.local_bots import LocalBot, LocalBotError, stop_all
+from game.manager import GameManager, ManagerClosed, TooManyGames
+from game.openings import Opening, OpeningBook, OpeningError, default_book
+from game.sprt import Sprt
+from game.store import GameStore
+from game.store.tournaments import StoredTournament
+from game.tournament_schedule import Schedule
+from game.tournament_standings import Failure, GameOutcome, Standings, outcome_of
+from models import EndCause, GameResult, NewGameRequest, PlayerConfig, PlayerType
+from wire.tournaments import (
+    TournamentPage,
+    TournamentRequest,
+    TournamentStatus,
+    TournamentSummary,
+    TournamentView,
+)
+
+__all__ = [
+    "CREATE_ATTEMPTS",
+    "CommandsNotAllowedError",
+    "TournamentDirector",
+    "TournamentError",
+    "TournamentFinishedError",
+    "TournamentRun",
+    "TournamentRunningError",
+    "UnknownTournamentError",
+]
+
+log = logging.getLogger("game.tournament")
+
+#: Tries to create one game (a bot that does not answer its capabilities) before the
+#: tournament fails; the waits between them double from ``CREATE_BACKOFF`` seconds.
+CREATE_ATTEMPTS: Final = 3
+CREATE_BACKOFF: Final = 1.0
+#: How long to wait for a free game slot when the server runs its most games.
+FULL_SERVER_WAIT: Final = 0.5
+
+
+class TournamentError(Exception):
+    """Base class of the runner's errors; the message is one line for the user."""
+
+
+class UnknownTournamentError(TournamentError, LookupError):
+    """No tournament has this id."""
+
+
+class TournamentRunningError(TournamentError):
+    """Resuming a tournament that is running already."""
+
+
+class TournamentFinishedError(TournamentError):
+    """Resuming or stopping a tournament that has finished (or failed)."""
+
+
+class CommandsNotAllowedError(TournamentError):
+    """A ``cmd=`` bot given to a server that does not start programs (REST)."""
+
+
+def _book_for(request: TournamentRequest) -> list[Opening]:
+    """The openings of ``request`` in play order (empty: none). Raises ``OpeningError``."""
+    if request.openings == "none":
+        return []
+    book = (
+        default_book()
+        if request.openings == "default"
+        else OpeningBook.from_text(request.book or "", source="book")
+    )
+    match = request.match
+    book.check(view_distance=match.view_distance, win_distance=match.win_distance)
+    if request.opening_order == "random":
+        return book.order(seed=request.seed if request.seed is not None else 0)
+    return book.order()
+
+
+def _outcome_json(outcome: GameOutcome, game_id: str) -> dict[str, Any]:
+    return {"winner": outcome.winner, "failures": dict(outcome.failures), "game_id": game_id}
+
+
+def _outcome_from_json(data: dict[str, Any]) -> GameOutcome:
+    failures: dict[str, Failure] = dict(data.get("failures") or {})
+    return GameOutcome(winner=data.get("winner"), failures=failures)
+
+
+@dataclass
+class _Progress:
+    """What a watcher is told after every counted result: a counter to wait on."""
+
+    version: int = 0
+
+
+class TournamentRun:
+    """One tournament being played (or resumed). Created by ``TournamentDirector``."""
+
+    def __init__(
+        self,
+        director: TournamentDirector,
+        tournament_id: str,
+        request: TournamentRequest,
+        stored: StoredTournament,
+    ) -> None:
+        self.director = director
+        self.tournament_id = tournament_id
+        self.request = request
+        self.created_at = stored.created_at
+        self.openings = _book_for(request)
+        self.schedule = Schedule(
+            [bot.name for bot in request.bots],
+            request.format,
+            rounds=request.rounds,
+            openings=len(self.openings),
+        )
+        sprt = request.sprt
+        self.standings = Standings(
+            self.schedule,
+            None if sprt is None else Sprt(sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta),
+        )
+        self.status: TournamentStatus = "running"
+        self.reason: str | None = None
+        self.ended_at: datetime | None = None
+        self.games_done = 0
+        self.live: dict[int, str] = {}  # game number -> game id
+        self.task: asyncio.Task[None] | None = None
+        self._stopping: str | None = None
+        self._changed = asyncio.Condition()
+        self._version = 0
+        self._local: dict[str, LocalBot] = {}
+        self._restart_locks: dict[str, asyncio.Lock] = {}
+        self._bots = {bot.name: bot for bot in request.bots}
+
+    # ------------------------------------------------------------- observing
+
+    async def changed(self, seen: int, timeout: float | None = None) -> int:
+        """Wait until something was counted after version ``seen`` (or the run ended,
+        or ``timeout``); the version now."""
+        async with self._changed:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(timeout):
+                    await self._changed.wait_for(lambda: self._version != seen or self.over)
+            return self._version
+
+    @property
+    def over(self) -> bool:
+        return self.status != "running"
+
+    async def _notify(self) -> None:
+        async with self._changed:
+            self._version += 1
+            self._changed.notify_all()
+
+    def summary(self) -> TournamentSummary:
+        return TournamentSummary(
+            tournament_id=self.tournament_id,
+            name=self.request.name,
+            format=self.request.format,
+            status=self.status,
+            bots=[bot.name for bot in self.request.bots],
+            games_total=len(self.schedule),
+            games_done=self.games_done,
+            created_at=self.created_at,
+            ended_at=self.ended_at,
+            reason=self.reason,
+        )
+
+    def view(self) -> TournamentView:
+        standings = self.standings
+        crosstable = None
+        if self.request.format == "round_robin" and len(self.request.bots) > 2:
+            crosstable = standings.crosstable().render()
+        return TournamentView(
+            **self.summary().model_dump(),
+            request=self.request,
+            games_running=len(self.live),
+            games_counted=standings.counted_games,
+            standings=standings.bot_standings(),
+            pairs=standings.pair_standings(),
+            sprt=standings.sprt_view(),
+            crosstable=crosstable,
+            live_games=[self.live[index] for index in sorted(self.live)],
+        )
+
+    # ----------------------------------------------------------------- control
+
+    def stop(self, reason: str = "stopped on request") -> None:
+        """Stop taking games and abort the ones running; the run ends ``stopped``."""
+        if self._stopping is None:
+            self._stopping = reason
+        for game_id in list(self.live.values()):
+            self.director.manager.abort_game(game_id, f"the tournament stopped: {reason}")
+
+    # ------------------------------------------------------------------- play
+
+    async def run(self) -> None:
+        store = self.director.store.tournaments
+        try:
+            pending = await self._load()
+            await self._start_local_bots()
+            await self._play(pending)
+            if self._stopping is not None:
+                self.status, self.reason = self.director.stop_status, self._stopping
+            else:
+                self.status, self.reason = "finished", self._finish_reason()
+        except asyncio.CancelledError:
+            self.status, self.reason = "interrupted", "the server stopped"
+            raise
+        except (TournamentError, LocalBotError, OpeningError) as error:
+            self.status, self.reason = "failed", str(error)
+            log.error("tournament %s failed: %s", self.tournament_id, error)
+        except Exception as error:  # a bug: fail the tournament, keep the server
+            log.exception("tournament %s failed", self.tournament_id)
+            self.status, self.reason = "failed", f"internal error: {error!r}"
+        finally:
+            for game_id in list(self.live.values()):
+                self.director.manager.abort_game(game_id, "the tournament ended")
+            await stop_all(self._local.values())
+            self.ended_at = None if self.status == "interrupted" else datetime.now(UTC)
+            with contextlib.suppress(Exception):
+                await asyncio.shield(
+                    store.set_status(
+                        self.tournament_id, self.status, reason=self.reason, ended_at=self.ended_at
+                    )
+                )
+            await self._notify()
+            log.info("tournament %s %s: %s", self.tournament_id, self.status, self.reason)
+
+    def _finish_reason(self) -> str:
+        result = self.standings.sprt_result
+        if result is not None and result.finished:
+            accepted = "H1" if result.decision.value == "H1" else "H0"
+            bound = result.upper if accepted == "H1" else result.lower
+            return (
+                f"SPRT: {accepted} accepted after {self.standings.counted_games} games "
+                f"(LLR {result.llr:.2f}, bound {bound:.2f})"
+            )
+        return f"all {self.standings.counted_games} games played"
+
+    async def _load(self) -> list[int]:
+        """Count the stored outcomes; the game numbers still to play, in order."""
+        store = self.director.store.tournaments
+        done: set[int] = set()
+        for row in await store.games(self.tournament_id):
+            if row.status == "done" and row.outcome is not None:
+                outcome = _outcome_from_json(row.outcome)
+            elif row.game_status == "finished" and row.game_result is not None:
+                # Ended and recorded, but the run stopped before counting it.
+                game = self.schedule.game(row.idx)
+                result = GameResult.model_validate(row.game_result)
+                outcome = outcome_of(result, game.x, game.o)
+                if not await store.finish_game(
+                    self.tournament_id, row.idx, _outcome_json(outcome, row.game_id)
+                ):
+                    continue
+            else:  # cut short (aborted, or never ended): played again
+                await store.drop_game(self.tournament_id, row.idx)
+                continue
+            done.add(row.idx)
+            self.standings.add(row.idx, outcome)
+        self.games_done = len(done)
+        if done:
+            log.info(
+                "tournament %s: resuming with %d of %d games done",
+                self.tournament_id,
+                len(done),
+                len(self.schedule),
+            )
+        return [index for index in range(len(self.schedule)) if index not in done]
+
+    async def _start_local_bots(self) -> None:
+        for bot in self.request.bots:
+            if bot.cmd is None:
+                continue
+            local = LocalBot(
+                LocalBotSpec(bot.name, bot.cmd, self.director.limits),
+                self.director.log_dir,
+            )
+            self._local[bot.name] = local
+            self._restart_locks[bot.name] = asyncio.Lock()
+            await local.start()
+
+    async def _play(self, pending: list[int]) -> None:
+        todo = iter(pending)
+        running: set[asyncio.Task[None]] = set()
+        exhausted = False
+        try:
+            while True:
+                while (
+                    not exhausted
+                    and len(running) < self.request.concurrency
+                    and self._stopping is None
+                    and not self.standings.complete
+                ):
+                    index = next(todo, None)
+                    if index is None:
+                        exhausted = True
+                        break
+                    running.add(
+                        asyncio.create_task(self._play_game(index), name=f"tournament game {index}")
+                    )
+                if not running:
+                    return
+                done, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    task.result()  # a TournamentError fails the tournament
+                if self.standings.complete and running:
+                    # The SPRT decided: what still runs cannot count.
+                    for game_id in list(self.live.values()):
+                        self.director.manager.abort_game(game_id, "the SPRT has decided")
+        finally:
+            for task in running:
+                task.cancel()
+            await asyncio.gather(*running, return_exceptions=True)
+
+    def _url_of(self, name: str) -> str:
+        local = self._local.get(name)
+        if local is not None:
+            return local.url
+        url = self._bots[name].url
+        assert url is not None  # TournamentBot: a url or a cmd
+        return url
+
+    def _player(self, name: str) -> PlayerConfig:
+        return PlayerConfig(
+            type=PlayerType.BOT,
+            bot_url=self._url_of(name),
+            name=name,
+            config=self._bots[name].config,
+        )
+
+    def _game_request(self, index: int) -> NewGameRequest:
+        game = self.schedule.game(index)
+        label = self.request.name or f"tournament {self.tournament_id[:8]}"
+        return NewGameRequest(
+            player_x=self._player(game.x),
+            player_o=self._player(game.o),
+            match_config=self.request.match,
+            name=f"{label}: game {index + 1} (round {game.round + 1})"[:64],
+        )
+
+    async def _ensure_running(self, names: tuple[str, ...]) -> frozenset[str]:
+        """Restart the local programs among ``names`` that died; those names."""
+        crashed = set()
+        for name in names:
+            local = self._local.get(name)
+            if local is None:
+                continue
+            async with self._restart_locks[name]:
+                if local.running:
+                    continue
+                crashed.add(name)
+                status = local.exit_status
+                log.warning(
+                    "local bot %s %s; restarting it",
+                    name,
+                    "ended" if status is None else status.describe(),
+                )
+                await local.restart()
+        return frozenset(crashed)
+
+    async def _create(self, index: int) -> str:
+        manager = self.director.manager
+        game = self.schedule.game(index)
+        wait = CREATE_BACKOFF
+        for attempt in range(1, CREATE_ATTEMPTS + 1):
+            await self._ensure_running((game.x, game.o))
+            try:
+                created = await manager.create_game(self._game_request(index))
+            except TooManyGames:
+                await asyncio.sleep(FULL_SERVER_WAIT)
+                continue
+            except ManagerClosed as error:
+                raise asyncio.CancelledError from error
+            except DiscoveryError as error:
+                if attempt == CREATE_ATTEMPTS:
+                    raise TournamentError(
+                        f"game {index + 1} could not start after {attempt} tries: {error}"
+                    ) from None
+                log.warning("game %d: %s; trying again in %g s", index + 1, error, wait)
+                await asyncio.sleep(wait)
+                wait *= 2
+                continue
+            return created.game_id
+        raise TournamentError(f"game {index + 1} could not start: the server stayed full")
+
+    async def _play_game(self, index: int) -> None:
+        store = self.director.store.tournaments
+        manager = self.director.manager
+        game = self.schedule.game(index)
+        game_id = await self._create(index)
+        ended = manager.end_of(game_id)  # looked up now: a quick game is not missed
+        self.live[index] = game_id
+        try:
+            await store.start_game(self.tournament_id, index, game_id)
+            if self._stopping is not None or self.standings.complete:
+                manager.abort_game(game_id, "the tournament stopped")
+            result = await ended
+        finally:
+            self.live.pop(index, None)
+        if result is None or result.cause is EndCause.ABORTED:
+            await store.drop_game(self.tournament_id, index)  # void: played again on resume
+            return
+        crashed = frozenset(
+            name
+            for name in (game.x, game.o)
+            if name in self._local and not self._local[name].running
+        )
+        outcome = outcome_of(result, game.x, game.o, crashed=crashed)
+        if await store.finish_game(self.tournament_id, index, _outcome_json(outcome, game_id)):
+            self.games_done += 1
+            self.standings.add(index, outcome)
+            await self._notify()
+
+
+class TournamentDirector:
+    """Every tournament of one game server. See the module docstring.
+
+    ``allow_commands``: whether ``cmd=`` bots may be started (the command line: yes;
+    the REST API: no, a server does not run programs on request). Local programs get
+    ``limits`` and write their logs to ``log_dir``.
+    """
+
+    def __init__(
+        self,
+        manager: GameManager,
+        store: GameStore,
+        *,
+        allow_commands: bool = False,
+        limits: BotLimits | None = None,
+        log_dir: Path | str = Path("data") / "bot-logs",
+        id_factory: Callable[[], str] = lambda: uuid.uuid4().hex,
+    ) -> None:
+        self.manager = manager
+        self.store = store
+        self.allow_commands = allow_commands
+        self.limits = limits if limits is not None else BotLimits()
+        self.log_dir = Path(log_dir)
+        self._new_id = id_factory
+        self.runs: dict[str, TournamentRun] = {}
+        #: The status a run stopped on request gets ("interrupted" while shutting down).
+        self.stop_status: TournamentStatus = "stopped"
+        self._finished_views: dict[str, TournamentView] = {}
+
+    async def recover(self) -> list[str]:
+        """At startup: mark tournaments a previous run left running as interrupted."""
+        ids = await self.store.tournaments.interrupt_running("the server stopped while it ran")
+        for tournament_id in ids:
+            log.warning("tournament %s was interrupted: resume it to go on", tournament_id)
+        return ids
+
+    def check(self, request: TournamentRequest) -> None:
+        """Refuse what this server cannot run, before anything is stored."""
+        if not self.allow_commands:
+            commands = [bot.name for bot in request.bots if bot.cmd is not None]
+            if commands:
+                raise CommandsNotAllowedError(
+                    f"bot {commands[0]!r}: 'cmd' bots are started by htttx-tournament on "
+                    "the command line; the server does not run programs on request"
+                )
+        for bot in request.bots:
+            if bot.cmd is not None:
+                try:
+                    LocalBotSpec(bot.name, bot.cmd, self.limits)
+                except LocalBotError as error:
+                    raise TournamentError(f"bot {bot.name!r}: {error}") from None
+        _book_for(request)  # OpeningError names the bad opening
+        if request.sprt is not None:
+            try:
+                Sprt(request.sprt.elo0, request.sprt.elo1, request.sprt.alpha, request.sprt.beta)
+            except StatsError as error:
+                raise TournamentError(f"sprt: {error}") from None
+
+    async def check_bots(self, request: TournamentRequest) -> None:
+        """Fetch the capabilities of every bot given by URL, so that a bot the server
+        cannot seat is refused now (``DiscoveryError`` naming it), not after games."""
+        manager = self.manager
+        for bot in request.bots:
+            if bot.url is None:
+                continue
+            try:
+                await discover(
+                    bot.url,
+                    manager.http,
+                    policy=manager.policy,
+                    timeout=manager.discovery_timeout,
+                )
+            except DiscoveryError as error:
+                raise type(error)(f"bot {bot.name!r}: {error}") from None
+
+    async def create(self, request: TournamentRequest) -> TournamentRun:
+        """Store a new tournament and start it. Raises a ``TournamentError``, an
+        ``OpeningError`` or a ``DiscoveryError`` (each one line for the user) for what
+        cannot be run."""
+        self.check(request)
+        await self.check_bots(request)
+        tournament_id = self._new_id()
+        created_at = datetime.now(UTC)
+        await self.store.tournaments.create(
+            tournament_id,
+            name=request.name,
+            request_json=request.model_dump_json(),
+            games_total=request.games,
+            created_at=created_at,
+        )
+        stored = await self.store.tournaments.get(tournament_id)
+        assert stored is not None
+        return self._start(tournament_id, request, stored)
+
+    def _start(
+        self, tournament_id: str, request: TournamentRequest, stored: StoredTournament
+    ) -> TournamentRun:
+        run = TournamentRun(self, tournament_id, request, stored)
+        self.runs[tournament_id] = run
+        run.task = asyncio.get_running_loop().create_task(
+            run.run(), name=f"htttx: tournament {tournament_id}"
+        )
+        return run
+
+    async def resume(self, tournament_id: str) -> TournamentRun:
+        """Go on with a stopped or interrupted tournament from what the store holds."""
+        run = self.runs.get(tournament_id)
+        if run is not None and not run.over:
+            raise TournamentRunningError(f"tournament {tournament_id} is running already")
+        if run is not None and run.task is not None:
+            await asyncio.gather(run.task, return_exceptions=True)
+        stored = await self.store.tournaments.get(tournament_id)
+        if stored is None:
+            raise UnknownTournamentError(f"no tournament {tournament_id!r}")
+        if stored.status == "finished":
+            raise TournamentFinishedError(f"tournament {tournament_id} has finished")
+        request = TournamentRequest.model_validate(stored.request)
+        self.check(request)
+        await self.check_bots(request)
+        await self.store.tournaments.set_status(tournament_id, "running")
+        stored = await self.store.tournaments.get(tournament_id)
+        assert stored is not None
+        self._finished_views.pop(tournament_id, None)
+        return self._start(tournament_id, request, stored)
+
+    async def stop(self, tournament_id: str, reason: str = "stopped on request") -> TournamentRun:
+        """Stop a running tournament; it can be resumed later."""
+        run = self.runs.get(tournament_id)
+        if run is None or run.over:
+            if await self.store.tournaments.get(tournament_id) is None:
+                raise UnknownTournamentError(f"no tournament {tournament_id!r}")
+            raise TournamentFinishedError(f"tournament {tournament_id} is not running")
+        run.stop(reason)
+        if run.task is not None:
+            await asyncio.gather(run.task, return_exceptions=True)
+        return run
+
+    async def view(self, tournament_id: str) -> TournamentView | None:
+        """The tournament with its standings; None if there is none with that id."""
+        run = self.runs.get(tournament_id)
+        if run is not None:
+            return run.view()
+        if tournament_id in self._finished_views:
+            return self._finished_views[tournament_id]
+        stored = await self.store.tournaments.get(tournament_id)
+        if stored is None:
+            return None
+        request = TournamentRequest.model_validate(stored.request)
+        replay = TournamentRun(self, tournament_id, request, stored)
+        for row in await self.store.tournaments.games(tournament_id):
+            if row.status == "done" and row.outcome is not None:
+                replay.standings.add(row.idx, _outcome_from_json(row.outcome))
+        replay.status = cast(TournamentStatus, stored.status)
+        replay.reason = stored.reason
+        replay.ended_at, replay.games_done = stored.ended_at, stored.games_done
+        view = replay.view()
+        if stored.status in ("finished", "failed"):
+            self._finished_views[tournament_id] = view
+        return view
+
+    async def page(self, limit: int = 100) -> TournamentPage:
+        """The newest tournaments, running ones as they stand now."""
+        summaries = []
+        for stored in await self.store.tournaments.recent(limit):
+            run = self.runs.get(stored.tournament_id)
+            if run is not None:
+                summaries.append(run.summary())
+                continue
+            request = TournamentRequest.model_validate(stored.request)
+            summaries.append(
+                TournamentSummary(
+                    tournament_id=stored.tournament_id,
+                    name=stored.name,
+                    format=request.format,
+                    status=cast(TournamentStatus, stored.status),
+                    bots=[bot.name for bot in request.bots],
+                    games_total=stored.games_total,
+                    games_done=stored.games_done,
+                    created_at=stored.created_at,
+                    ended_at=stored.ended_at,
+                    reason=stored.reason,
+                )
+            )
+        return TournamentPage(tournaments=summaries)
+
+    async def shutdown(self) -> None:
+        """Stop every run (each ends ``interrupted``, to be resumed)."""
+        self.stop_status = "interrupted"
+        runs = [run for run in self.runs.values() if not run.over]
+        for run in runs:
+            run.stop("the server is shutting down")
+        tasks = [run.task for run in runs if run.task is not None]
+        await asyncio.gather(*tasks, return_exceptions=True)

@@ -1,0 +1,316 @@
+"""A tournament's standings, folded from its results in schedule order. Pure.
+
+Results arrive in whatever order games finish (several run at once, and a resumed run
+replays the missing ones), but the standings count them **in schedule order**: a pair
+of games is counted when it and every pair before it are complete. The statistics and
+the SPRT's decision therefore depend only on the results, never on the concurrency or
+on an interruption: a resumed tournament ends exactly as an uninterrupted one would.
+Memory is the bots, the pairings and the results not yet counted (at most the games in
+flight), whatever the length of the tournament.
+
+An SPRT is tested after every counted pair and, once it decides, nothing more is
+counted: the tournament stops there (games still running are void).
+
+>>> from game.tournament_schedule import Schedule
+>>> standings = Standings(Schedule(["new", "old"], "round_robin", rounds=2, openings=1))
+>>> standings.add(1, GameOutcome(winner="new"))    # second game first: not counted yet
+>>> standings.counted_games
+0
+>>> standings.add(0, GameOutcome(winner=None))
+>>> standings.counted_games, standings.bot("new").points
+(2, 1.5)
+>>> standings.pair("new", "old").pairs.counts     # one pair scoring 1.5 of 2
+(0, 0, 0, 1, 0)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Final, Literal
+
+from game.crosstable import Crosstable, RatingsError
+from game.elo import StatsError, Tally, los_from_wins_losses
+from game.sprt import Sprt, SprtDecision, SprtResult
+from game.tournament_ratings import rate
+from game.tournament_schedule import Schedule
+from models import EndCause, GameResult, Player
+from wire.tournaments import BotStanding, FailureCounts, PairStanding, SprtView
+
+__all__ = [
+    "FAILURE_OF_CAUSE",
+    "Failure",
+    "GameOutcome",
+    "Standings",
+    "outcome_of",
+]
+
+Failure = Literal["time", "illegal", "protocol", "disconnect", "crash", "no_show"]
+
+#: The failure a forfeit counts against the side that forfeited, by cause, as fastchess
+#: names them. A dropped connection or a no-show of a local program that died is a
+#: ``crash`` instead (the runner knows; see ``outcome_of``).
+FAILURE_OF_CAUSE: Final[Mapping[EndCause, Failure]] = {
+    EndCause.TIMEOUT: "time",
+    EndCause.STALL: "time",
+    EndCause.ILLEGAL_MOVE: "illegal",
+    EndCause.PROTOCOL_ERROR: "protocol",
+    EndCause.DISCONNECT: "disconnect",
+    EndCause.NO_SHOW: "no_show",
+}
+
+
+@dataclass(frozen=True)
+class GameOutcome:
+    """What one tournament game counts for: the winning bot (``None``: a draw) and the
+    failures by bot (the forfeiting bot's, or both bots' no-show)."""
+
+    winner: str | None
+    failures: Mapping[str, Failure] = field(default_factory=dict)
+
+
+def outcome_of(
+    result: GameResult, x: str, o: str, *, crashed: frozenset[str] = frozenset()
+) -> GameOutcome:
+    """The outcome of a finished game between ``x`` and ``o``; ``crashed`` names the
+    local programs that died during it (their disconnect or no-show is a ``crash``).
+
+    >>> from models import ResultReason
+    >>> forfeit = GameResult(winner=Player.X, reason=ResultReason.FORFEIT,
+    ...                      cause=EndCause.TIMEOUT)
+    >>> outcome_of(forfeit, "a", "b")
+    GameOutcome(winner='a', failures={'b': 'time'})
+    >>> nobody = GameResult(winner=None, reason=ResultReason.DRAW, cause=EndCause.NO_SHOW)
+    >>> outcome_of(nobody, "a", "b", crashed=frozenset({"a"})).failures
+    {'a': 'crash', 'b': 'no_show'}
+    """
+    names = {Player.X: x, Player.O: o}
+    winner = None if result.winner is None else names[result.winner]
+    failure = FAILURE_OF_CAUSE.get(result.cause) if result.cause is not None else None
+    if failure is None:
+        return GameOutcome(winner)
+    if result.winner is None:  # only a game neither side came to is a draw with a failure
+        losers = [x, o]
+    else:
+        losers = [names[Player.O if result.winner is Player.X else Player.X]]
+    failures: dict[str, Failure] = {}
+    for bot in losers:
+        failures[bot] = (
+            "crash" if bot in crashed and failure in ("disconnect", "no_show") else failure
+        )
+    return GameOutcome(winner, failures)
+
+
+@dataclass
+class _BotTotals:
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+    failures: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def games(self) -> int:
+        return self.wins + self.draws + self.losses
+
+    @property
+    def points(self) -> float:
+        return self.wins + self.draws / 2
+
+
+class Standings:
+    """The counted results of one tournament. See the module docstring."""
+
+    def __init__(self, schedule: Schedule, sprt: Sprt | None = None) -> None:
+        self.schedule = schedule
+        self.sprt = sprt
+        self._bots = {name: _BotTotals() for name in schedule.bots}
+        self._tallies = {pairing: Tally() for pairing in schedule.pairings}
+        self._waiting: dict[int, GameOutcome] = {}
+        self._next_pair = 0
+        self._sprt_result: SprtResult | None = None
+
+    # ------------------------------------------------------------------ input
+
+    def add(self, index: int, outcome: GameOutcome) -> None:
+        """The result of game ``index``; counted once its pair and all before it are in.
+        A result already counted or waiting is ignored (a game is never counted twice)."""
+        if index // 2 < self._next_pair or index in self._waiting or self.decided:
+            return
+        self.schedule.game(index)  # ScheduleError out of range
+        self._waiting[index] = outcome
+        while not self.decided and self._next_pair < self.schedule.pairs:
+            first, second = 2 * self._next_pair, 2 * self._next_pair + 1
+            if first not in self._waiting or second not in self._waiting:
+                break
+            self._count_pair(self._waiting.pop(first), self._waiting.pop(second))
+
+    def _count_pair(self, first: GameOutcome, second: GameOutcome) -> None:
+        pairing = self.schedule.pair_bots(self._next_pair)
+        self._next_pair += 1
+        a, b = pairing
+        scores = []
+        for outcome in (first, second):
+            score = 0.5 if outcome.winner is None else 1.0 if outcome.winner == a else 0.0
+            scores.append(score)
+            for bot, mine in ((a, score), (b, 1.0 - score)):
+                totals = self._bots[bot]
+                if mine == 1.0:
+                    totals.wins += 1
+                elif mine == 0.5:
+                    totals.draws += 1
+                else:
+                    totals.losses += 1
+            for bot, failure in outcome.failures.items():
+                if bot in self._bots:
+                    counts = self._bots[bot].failures
+                    counts[failure] = counts.get(failure, 0) + 1
+        self._tallies[pairing] = self._tallies[pairing].add_pair(scores[0], scores[1])
+        if self.sprt is not None:
+            self._sprt_result = self.sprt.test(self._tallies[pairing].pairs)
+
+    # ----------------------------------------------------------------- output
+
+    @property
+    def counted_pairs(self) -> int:
+        return self._next_pair
+
+    @property
+    def counted_games(self) -> int:
+        return 2 * self._next_pair
+
+    @property
+    def complete(self) -> bool:
+        """Every game of the schedule counted, or the SPRT decided."""
+        return self.decided or self._next_pair >= self.schedule.pairs
+
+    @property
+    def decided(self) -> bool:
+        return self._sprt_result is not None and self._sprt_result.finished
+
+    @property
+    def sprt_result(self) -> SprtResult | None:
+        """The SPRT after the last counted pair (``None`` before the first, or no SPRT)."""
+        return self._sprt_result
+
+    def bot(self, name: str) -> _BotTotals:
+        return self._bots[name]
+
+    def pair(self, bot: str, opponent: str) -> Tally:
+        """The match of ``bot`` against ``opponent``, from ``bot``'s side."""
+        if (bot, opponent) in self._tallies:
+            return self._tallies[bot, opponent]
+        tally = self._tallies[opponent, bot]
+        return Tally(tally.games.flipped(), tally.pairs.flipped())
+
+    def crosstable(self) -> Crosstable:
+        counts = {pairing: _wdl(tally) for pairing, tally in self._tallies.items()}
+        return Crosstable(self.schedule.bots, counts)
+
+    def _games_for_ratings(self) -> Iterator[tuple[str, str, float]]:
+        for (a, b), tally in self._tallies.items():
+            wins, draws, losses = _wdl(tally)
+            for score, count in ((1.0, wins), (0.5, draws), (0.0, losses)):
+                for _ in range(count):
+                    yield a, b, score
+
+    def bot_standings(self) -> list[BotStanding]:
+        """Every bot, best first: by rating in a round robin of 3 or more (when the
+        ratings can be computed), else by points."""
+        ratings = None
+        if (
+            self.schedule.format == "round_robin"
+            and len(self.schedule.bots) > 2
+            and self._next_pair
+        ):
+            try:
+                ratings = rate(self._games_for_ratings(), bots=self.schedule.bots)
+            except (RatingsError, StatsError):
+                ratings = None  # bots that never met yet: points only
+        lines = []
+        for name, totals in self._bots.items():
+            rating = ratings[name] if ratings is not None else None
+            lines.append(
+                BotStanding(
+                    name=name,
+                    games=totals.games,
+                    wins=totals.wins,
+                    draws=totals.draws,
+                    losses=totals.losses,
+                    points=totals.points,
+                    score=totals.points / totals.games if totals.games else None,
+                    elo=None if rating is None else rating.elo,
+                    elo_error=None if rating is None else rating.error,
+                    failures=FailureCounts(**totals.failures),
+                )
+            )
+        lines.sort(
+            key=lambda line: (-(line.elo if line.elo is not None else -math.inf), -line.points)
+        )
+        return lines
+
+    def pair_standings(self) -> list[PairStanding]:
+        """Every pairing's match statistics, from the first bot's side."""
+        lines = []
+        for (a, b), tally in self._tallies.items():
+            wins, draws, losses = _wdl(tally)
+            elo = error = los = draw_ratio = score = None
+            if tally.games.games:
+                score = tally.games.score
+                draw_ratio = tally.games.draw_ratio
+                los = los_from_wins_losses(wins, losses)
+                try:
+                    estimate = tally.elo()  # from the pairs, as fastchess reports it
+                    elo, error = _finite(estimate.elo), _finite(estimate.error)
+                    los = estimate.los
+                except StatsError:
+                    pass
+            lines.append(
+                PairStanding(
+                    bot=a,
+                    opponent=b,
+                    games=wins + draws + losses,
+                    wins=wins,
+                    draws=draws,
+                    losses=losses,
+                    pentanomial=tally.pairs.counts,
+                    score=score,
+                    elo=elo,
+                    elo_error=error,
+                    los=los,
+                    draw_ratio=draw_ratio,
+                )
+            )
+        return lines
+
+    def sprt_view(self) -> SprtView | None:
+        if self.sprt is None:
+            return None
+        result = self._sprt_result or SprtResult(
+            0.0, self.sprt.lower, self.sprt.upper, SprtDecision.CONTINUE
+        )
+        return SprtView(
+            elo0=self.sprt.elo0,
+            elo1=self.sprt.elo1,
+            alpha=self.sprt.alpha,
+            beta=self.sprt.beta,
+            llr=result.llr,
+            lower=result.lower,
+            upper=result.upper,
+            decision=result.decision.value,
+        )
+
+
+def _wdl(tally: Tally) -> tuple[int, int, int]:
+    """Wins, draws, losses (``Trinomial.counts`` is in score order: losses first)."""
+    games = tally.games
+    return games.wins, games.draws, games.losses
+
+
+def _rank(line: BotStanding) -> tuple[float, float]:
+    """Best first: by rating when there is one (0.0 is a rating), then by points."""
+    return (-line.elo if line.elo is not None else math.inf, -line.points)
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None

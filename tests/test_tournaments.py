@@ -1,0 +1,313 @@
+"""Tournaments through the game server's REST routes, with real bots on loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from game.server import GameServer, create_app, serving
+from game.store import GameStore, RecordStatus
+from models import GameRecord, Player
+
+Json = dict[str, Any]
+TIMEOUT = 120.0
+
+
+@dataclass
+class Arena:
+    server: GameServer
+    http: aiohttp.ClientSession
+    db_url: str
+
+    @property
+    def base(self) -> str:
+        return self.server.url
+
+    def bot(self, name: str, hosted: str | None = None) -> Json:
+        return {"name": name, "url": f"{self.base}/bots/{hosted or name}"}
+
+    async def post(self, path: str, body: Any = None) -> tuple[int, Json]:
+        data = body if isinstance(body, str | bytes) else json.dumps(body or {})
+        async with self.http.post(
+            self.base + path, data=data, headers={"content-type": "application/json"}
+        ) as response:
+            return response.status, await response.json()
+
+    async def get(self, path: str) -> tuple[int, Any]:
+        async with self.http.get(self.base + path) as response:
+            return response.status, await response.json()
+
+    async def create(self, body: Json) -> str:
+        status, answer = await self.post("/tournaments", body)
+        assert status == 201, answer
+        return str(answer["tournament_id"])
+
+    async def until(self, tournament_id: str, done: Any) -> Json:
+        """Poll the tournament until ``done(view)`` (bounded only against hangs)."""
+        async with asyncio.timeout(TIMEOUT):
+            while True:
+                status, view = await self.get(f"/tournaments/{tournament_id}")
+                assert status == 200, view
+                if done(view):
+                    return dict(view)
+                await asyncio.sleep(0.05)
+
+    async def finished(self, tournament_id: str) -> Json:
+        return await self.until(tournament_id, lambda view: view["status"] != "running")
+
+
+@asynccontextmanager
+async def arena(db_path: Path, port: int = 0, **options: Any) -> AsyncIterator[Arena]:
+    db_url = f"sqlite+aiosqlite:///{db_path}"
+    app = create_app(db_url=db_url, **options)
+    timeout = aiohttp.ClientTimeout(total=TIMEOUT)
+    async with (
+        serving(app, port=port) as server,
+        aiohttp.ClientSession(timeout=timeout) as http,
+    ):
+        yield Arena(server, http, db_url)
+
+
+def three_bots(arena: Arena) -> list[Json]:
+    return [arena.bot("threat"), arena.bot("center"), arena.bot("random")]
+
+
+async def test_a_round_robin_plays_every_game_and_each_is_an_ordinary_record(
+    tmp_path: Path,
+) -> None:
+    async with arena(tmp_path / "t.sqlite") as a:
+        tournament_id = await a.create(
+            {
+                "name": "rr",
+                "bots": three_bots(a),
+                "rounds": 2,
+                "concurrency": 3,
+                "openings": "none",
+                "match": {"turn_limit": 80},
+            }
+        )
+        view = await a.finished(tournament_id)
+        assert view["status"] == "finished", view["reason"]
+        assert view["games_total"] == view["games_done"] == view["games_counted"] == 12
+        standings = {line["name"]: line for line in view["standings"]}
+        assert sum(line["games"] for line in standings.values()) == 24
+        assert sum(line["points"] for line in standings.values()) == 12
+        assert all(line["elo"] is not None for line in standings.values())
+        assert view["crosstable"] is not None and "threat" in view["crosstable"]
+        assert len(view["pairs"]) == 3
+        assert all(sum(pair["pentanomial"]) == 2 for pair in view["pairs"])
+
+        # The results are those of the games' own records (the source of truth).
+        async with await GameStore.open(a.db_url) as store:
+            rows = await store.tournaments.games(tournament_id)
+            assert sorted(row.idx for row in rows) == list(range(12))
+            wins: dict[str, int] = {}
+            for row in rows:
+                record = await store.get_game(row.game_id)
+                assert record is not None and record.result is not None
+                assert record.name is not None and record.name.startswith("rr: game")
+                winner = record.result.winner
+                if winner is not None:
+                    seat = record.player_x if winner is Player.X else record.player_o
+                    assert seat.name is not None
+                    wins[seat.name] = wins.get(seat.name, 0) + 1
+                assert row.outcome is not None
+                winning_seat = record.player_x if winner is Player.X else record.player_o
+                assert row.outcome["winner"] == (None if winner is None else winning_seat.name)
+        assert wins == {name: line["wins"] for name, line in standings.items() if line["wins"]}
+
+        status, page = await a.get("/tournaments")
+        assert status == 200
+        [summary] = page["tournaments"]
+        assert summary["tournament_id"] == tournament_id and summary["status"] == "finished"
+
+
+async def test_a_gauntlet_plays_the_first_bot_against_the_others(tmp_path: Path) -> None:
+    async with arena(tmp_path / "t.sqlite") as a:
+        tournament_id = await a.create(
+            {
+                "format": "gauntlet",
+                "bots": three_bots(a),
+                "rounds": 1,
+                "concurrency": 2,
+                "openings": "none",
+            }
+        )
+        view = await a.finished(tournament_id)
+        assert view["status"] == "finished"
+        assert [(p["bot"], p["opponent"]) for p in view["pairs"]] == [
+            ("threat", "center"),
+            ("threat", "random"),
+        ]
+        standings = {line["name"]: line for line in view["standings"]}
+        assert standings["threat"]["games"] == 4 and standings["center"]["games"] == 2
+
+
+async def test_an_sprt_stops_as_soon_as_it_decides(tmp_path: Path) -> None:
+    async with arena(tmp_path / "t.sqlite") as a:
+        tournament_id = await a.create(
+            {
+                "bots": [a.bot("threat"), a.bot("random")],
+                "rounds": 500,
+                "concurrency": 4,
+                "openings": "none",
+                "sprt": {"elo0": 0, "elo1": 100, "alpha": 0.05, "beta": 0.05},
+            }
+        )
+        view = await a.finished(tournament_id)
+        sprt = view["sprt"]
+        assert view["status"] == "finished" and sprt["decision"] == "H1"
+        assert sprt["llr"] >= sprt["upper"] and "SPRT: H1 accepted" in view["reason"]
+        assert view["games_counted"] < view["games_total"] // 10
+        assert view["games_running"] == 0
+        [pair] = view["pairs"]
+        assert pair["games"] == view["games_counted"]
+
+
+async def test_stop_then_resume_plays_every_game_once(tmp_path: Path) -> None:
+    async with arena(tmp_path / "t.sqlite") as a:
+        tournament_id = await a.create(
+            {
+                "bots": [a.bot("threat"), a.bot("random")],
+                "rounds": 30,
+                "concurrency": 2,
+                "openings": "none",
+            }
+        )
+        await a.until(tournament_id, lambda view: view["games_done"] >= 4)
+        status, view = await a.post(f"/tournaments/{tournament_id}/stop")
+        assert status == 200 and view["status"] == "stopped"
+        assert view["games_running"] == 0
+        assert (await a.post(f"/tournaments/{tournament_id}/stop"))[0] == 409
+        status, view = await a.post(f"/tournaments/{tournament_id}/resume")
+        assert status == 200 and view["status"] == "running"
+        status, busy = await a.post(f"/tournaments/{tournament_id}/resume")
+        assert status == 409, busy
+        view = await a.finished(tournament_id)
+        assert view["status"] == "finished" and view["games_counted"] == 60
+        async with await GameStore.open(a.db_url) as store:
+            rows = await store.tournaments.games(tournament_id)
+        assert sorted(row.idx for row in rows) == list(range(60))
+        assert all(row.status == "done" for row in rows)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def test_a_tournament_cut_short_by_a_restart_resumes_where_it_was(tmp_path: Path) -> None:
+    db, port = tmp_path / "t.sqlite", free_port()
+    body: Json = {"rounds": 20, "concurrency": 2, "openings": "none"}
+    async with arena(db, port) as a:
+        tournament_id = await a.create({**body, "bots": three_bots(a)[:2]})
+        await a.until(tournament_id, lambda view: view["games_done"] >= 3)
+    async with arena(db, port) as a:  # the first server stopped: interrupted
+        status, view = await a.get(f"/tournaments/{tournament_id}")
+        assert view["status"] == "interrupted" and view["games_done"] >= 3
+        status, view = await a.post(f"/tournaments/{tournament_id}/resume")
+        assert status == 200, view
+        view = await a.finished(tournament_id)
+        assert view["status"] == "finished" and view["games_counted"] == 40
+        async with await GameStore.open(a.db_url) as store:
+            rows = await store.tournaments.games(tournament_id)
+            aborted = await store.list_games(status=RecordStatus.ABORTED, limit=100)
+        assert sorted(row.idx for row in rows) == list(range(40))
+        # The games cut short stay in the records, aborted, and were played again.
+        assert {row.game_id for row in rows}.isdisjoint(g.game_id for g in aborted.items)
+
+
+async def test_resuming_with_a_bot_gone_says_which_bot(tmp_path: Path) -> None:
+    db = tmp_path / "t.sqlite"
+    async with arena(db) as a:
+        tournament_id = await a.create(
+            {"bots": three_bots(a)[:2], "rounds": 50, "openings": "none"}
+        )
+        await a.until(tournament_id, lambda view: view["games_done"] >= 1)
+    async with arena(db) as a:  # another port: the URLs of the old server are gone
+        status, answer = await a.post(f"/tournaments/{tournament_id}/resume")
+        assert status == 422 and "bot 'threat'" in answer["detail"], answer
+        status, view = await a.get(f"/tournaments/{tournament_id}")
+        assert view["status"] == "interrupted"
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"bots": []}, "at least 2 bots"),
+        ({"sprt": {"elo0": 5, "elo1": 0}}, "elo0 must be less than elo1"),
+        ({"bots": "dup"}, "names must be unique"),
+        ({"concurrency": 0}, "concurrency"),
+        ({"openings": "book", "book": "version[2] name[Bad]; 1. [1,0] [0,0];"}, "opening 'Bad'"),
+        ({"openings": "book"}, "give 'book'"),
+        ({"rounds": 10**6}, "at most 1000000"),
+        ({"bots": "cmd"}, "the server does not run programs"),
+        ({"bots": "closed"}, "'nobody'"),
+        ({"match": {"view_distance": 30}}, "view_distance"),
+    ],
+)
+async def test_a_bad_request_gets_one_clear_422(tmp_path: Path, change: Json, message: str) -> None:
+    async with arena(tmp_path / "t.sqlite") as a:
+        body: Json = {"bots": [a.bot("threat"), a.bot("random")], **change}
+        if change.get("bots") == "dup":
+            body["bots"] = [a.bot("threat"), a.bot("threat", "random")]
+        elif change.get("bots") == "cmd":
+            body["bots"] = [a.bot("threat"), {"name": "local", "cmd": "my-bot --port {port}"}]
+        elif change.get("bots") == "closed":
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                port = s.getsockname()[1]
+            body["bots"] = [a.bot("threat"), {"name": "nobody", "url": f"http://127.0.0.1:{port}"}]
+        status, answer = await a.post("/tournaments", body)
+        assert status == 422, answer
+        assert message in answer["detail"]
+        assert "\n" not in answer["detail"]
+        status, page = await a.get("/tournaments")
+        assert page["tournaments"] == []  # nothing stored for a refused request
+
+
+async def test_unknown_tournaments_are_404(tmp_path: Path) -> None:
+    async with arena(tmp_path / "t.sqlite") as a:
+        assert (await a.get("/tournaments/nope"))[0] == 404
+        assert (await a.post("/tournaments/nope/stop"))[0] == 404
+        assert (await a.post("/tournaments/nope/resume"))[0] == 404
+
+
+async def test_tournament_changes_need_the_api_token(tmp_path: Path) -> None:
+    async with arena(tmp_path / "t.sqlite", api_token="s3cret") as a:
+        status, answer = await a.post("/tournaments", {"bots": three_bots(a)})
+        assert status == 401, answer
+        assert (await a.post("/tournaments/x/stop"))[0] == 401
+        assert (await a.get("/tournaments"))[0] == 200  # reading is open, like GET /games
+
+
+async def test_spectators_can_watch_a_tournament_game(tmp_path: Path) -> None:
+    async with arena(tmp_path / "t.sqlite") as a:
+        tournament_id = await a.create(
+            {
+                "bots": [a.bot("random"), a.bot("random2", "random")],
+                "rounds": 5,
+                "openings": "none",
+                "match": {"turn_limit": 200},
+            }
+        )
+        # Random bots take hundreds of moves: a game is still live when it is seen.
+        view = await a.until(tournament_id, lambda view: bool(view["live_games"]))
+        game_id = view["live_games"][0]
+        ws_url = "ws" + a.base[4:] + f"/spectate/{game_id}"
+        async with a.http.ws_connect(ws_url) as ws:
+            first = json.loads((await ws.receive()).data)
+            assert first["type"] == "setup"
+        await a.post(f"/tournaments/{tournament_id}/stop")
+        record = GameRecord.model_validate((await a.get(f"/games/{game_id}"))[1])
+        assert record.name is not None and "game" in record.name

@@ -1,0 +1,272 @@
+"""Bodies of the tournament routes (``POST /tournaments`` and the views of one).
+
+A tournament is a schedule of game pairs (each opening twice, colours swapped) between
+named bots, played by the game server like any ``POST /game/new`` game. The request is
+checked here at the boundary, so a bad one gets one clear message:
+
+>>> from models import parse_body
+>>> request = parse_body(TournamentRequest, '{"bots": ['
+...     '{"name": "a", "url": "http://127.0.0.1:9001"},'
+...     '{"name": "b", "url": "http://127.0.0.1:9002"}], "rounds": 10}')
+>>> request.format, request.games, request.concurrency
+('round_robin', 20, 1)
+>>> parse_body(TournamentRequest, '{"bots": [{"name": "a", "url": "http://x"}]}')
+Traceback (most recent call last):
+...
+models.ProtocolError: a tournament needs at least 2 bots, got 1
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Annotated, Any, Final, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    model_validator,
+)
+
+from wire.match import DEFAULT_TURN_LIMIT, MAX_HOSTED_VIEW_DISTANCE, MAX_TURN_LIMIT, Match
+from wire.names import Name
+from wire.rest import MAX_URL_LENGTH
+
+#: Bots in one tournament: a round robin of 64 is 2016 pairings a round.
+MAX_TOURNAMENT_BOTS: Final = 64
+#: Games in one tournament; a long SPRT rarely needs more than 100,000.
+MAX_TOURNAMENT_GAMES: Final = 1_000_000
+#: Games one tournament plays at once (the server's own limits apply too).
+MAX_CONCURRENCY: Final = 256
+#: A book sent in the request body, as HTTTX notation text.
+MAX_BOOK_CHARS: Final = 1 << 20
+#: A bot's command (``cmd=``), for the command line only.
+MAX_COMMAND_CHARS: Final = 4096
+
+Format = Literal["round_robin", "gauntlet"]
+OpeningOrder = Literal["sequential", "random"]
+TournamentStatus = Literal["running", "stopped", "interrupted", "finished", "failed"]
+
+_BOT_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")
+
+
+class TournamentBot(BaseModel):
+    """One entrant: a bot at ``url`` (anything ``POST /game/new`` takes as ``bot_url``) or,
+    on the command line only, a program ``cmd`` that the runner starts itself on a free
+    port (``{port}`` in the command). ``config`` is the seat's ``config`` packet."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: Annotated[StrictStr, Field(max_length=64)]
+    url: Annotated[StrictStr, Field(max_length=MAX_URL_LENGTH)] | None = None
+    cmd: Annotated[StrictStr, Field(max_length=MAX_COMMAND_CHARS)] | None = None
+    config: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _one_address(self) -> TournamentBot:
+        if not _BOT_NAME.fullmatch(self.name):
+            raise ValueError(
+                f"bot name {self.name!r}: expected 1-64 letters, digits, '_', '.' or '-' "
+                "(it names the bot in tables, records and log files)"
+            )
+        if (self.url is None) == (self.cmd is None):
+            raise ValueError(f"bot {self.name!r}: give exactly one of 'url' and 'cmd'")
+        return self
+
+
+class SprtSettings(BaseModel):
+    """A sequential probability ratio test of ``elo0`` against ``elo1`` (logistic Elo),
+    with false-positive risk ``alpha`` and false-negative risk ``beta``: fastchess's
+    ``-sprt elo0=0 elo1=10 alpha=0.05 beta=0.05``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    elo0: Annotated[StrictFloat, Field(ge=-1000, le=1000, allow_inf_nan=False)]
+    elo1: Annotated[StrictFloat, Field(ge=-1000, le=1000, allow_inf_nan=False)]
+    alpha: Annotated[StrictFloat, Field(gt=0, lt=0.5)] = 0.05
+    beta: Annotated[StrictFloat, Field(gt=0, lt=0.5)] = 0.05
+
+    @model_validator(mode="after")
+    def _ordered(self) -> SprtSettings:
+        if not self.elo0 < self.elo1:
+            raise ValueError(
+                f"sprt: elo0 must be less than elo1, got {self.elo0:g} and {self.elo1:g}"
+            )
+        return self
+
+
+class TournamentRequest(BaseModel):
+    """Body of ``POST /tournaments`` (and what ``htttx-tournament`` builds from its options).
+
+    * ``format``: ``round_robin`` (every pair of bots) or ``gauntlet`` (the first bot
+      against each of the others).
+    * ``rounds``: how many times each pairing meets; each meeting is a **pair** of games
+      from one opening, colours swapped, so a round robin of *n* bots plays
+      ``rounds * n(n-1)/2 * 2`` games and a gauntlet ``rounds * (n-1) * 2``.
+    * ``openings``: ``default`` (the book shipped with the server), ``none`` (every game
+      from X's stone at the origin), or a book as HTTTX notation text in ``book``;
+      ``opening_order`` ``sequential`` or ``random`` (with ``seed``).
+    * ``match``: the settings of every game (clock, turn limit: a draw when reached).
+    * ``sprt``: stop as soon as the test decides (two bots only).
+    """
+
+    name: Name | None = None
+    format: Format = "round_robin"
+    bots: Annotated[list[TournamentBot], Field(max_length=MAX_TOURNAMENT_BOTS)]
+    rounds: Annotated[StrictInt, Field(ge=1, le=MAX_TOURNAMENT_GAMES)] = 1
+    openings: Literal["default", "none", "book"] = "default"
+    book: Annotated[StrictStr, Field(max_length=MAX_BOOK_CHARS)] | None = None
+    opening_order: OpeningOrder = "sequential"
+    seed: Annotated[StrictInt, Field(ge=0, le=2**63 - 1)] | None = None
+    concurrency: Annotated[StrictInt, Field(ge=1, le=MAX_CONCURRENCY)] = 1
+    match: Match = Field(default_factory=lambda: Match(turn_limit=DEFAULT_TURN_LIMIT))
+    sprt: SprtSettings | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> TournamentRequest:
+        bots = self.bots
+        if len(bots) < 2:
+            raise ValueError(f"a tournament needs at least 2 bots, got {len(bots)}")
+        seen: set[str] = set()
+        for bot in bots:
+            if bot.name in seen:
+                raise ValueError(f"two bots are named {bot.name!r}: names must be unique")
+            seen.add(bot.name)
+        if self.sprt is not None and len(bots) != 2:
+            raise ValueError(f"an SPRT compares exactly 2 bots, got {len(bots)}")
+        if (self.openings == "book") != (self.book is not None):
+            raise ValueError("give 'book' (HTTTX notation text) exactly when openings is 'book'")
+        if self.games > MAX_TOURNAMENT_GAMES:
+            raise ValueError(
+                f"{self.games} games: at most {MAX_TOURNAMENT_GAMES} in one tournament; "
+                "lower rounds"
+            )
+        match = self.match
+        if match.view_distance > MAX_HOSTED_VIEW_DISTANCE:
+            raise ValueError(
+                f"match.view_distance: expected at most {MAX_HOSTED_VIEW_DISTANCE} on this "
+                f"server, got {match.view_distance}"
+            )
+        if match.turn_limit is None:
+            self.match = match.model_copy(update={"turn_limit": DEFAULT_TURN_LIMIT})
+        elif match.turn_limit > MAX_TURN_LIMIT:
+            raise ValueError(
+                f"match.turn_limit: expected at most {MAX_TURN_LIMIT} on this server, "
+                f"got {match.turn_limit}"
+            )
+        return self
+
+    @property
+    def pairings(self) -> int:
+        """Pairings met in each round."""
+        n = len(self.bots)
+        return n * (n - 1) // 2 if self.format == "round_robin" else n - 1
+
+    @property
+    def games(self) -> int:
+        """Games in the whole schedule (an SPRT may stop before)."""
+        return self.rounds * self.pairings * 2
+
+
+class FailureCounts(BaseModel):
+    """A bot's lost games by cause, as fastchess reports them."""
+
+    time: int = 0
+    illegal: int = 0
+    protocol: int = 0
+    disconnect: int = 0
+    crash: int = 0
+    no_show: int = 0
+
+
+class BotStanding(BaseModel):
+    """One bot's line of the standings: games, W/D/L (and as X / as O), points, its
+    rating with a 95% interval (Bradley-Terry, Elo scale, mean 0), and its failures."""
+
+    name: str
+    games: int
+    wins: int
+    draws: int
+    losses: int
+    points: float
+    score: float | None
+    elo: float | None = None
+    elo_error: float | None = None
+    failures: FailureCounts = Field(default_factory=FailureCounts)
+
+
+class PairStanding(BaseModel):
+    """A match between two bots, from the first one's side: the games, the pairs
+    (pentanomial counts of pair scores 0, 0.5, 1, 1.5, 2), the Elo difference with its
+    95% interval (from the pairs), LOS and the draw ratio."""
+
+    bot: str
+    opponent: str
+    games: int
+    wins: int
+    draws: int
+    losses: int
+    pentanomial: tuple[int, int, int, int, int]
+    score: float | None
+    elo: float | None
+    elo_error: float | None
+    los: float | None
+    draw_ratio: float | None
+
+
+class SprtView(BaseModel):
+    """The SPRT's state: its settings, the LLR and bounds, and the decision."""
+
+    elo0: float
+    elo1: float
+    alpha: float
+    beta: float
+    llr: float
+    lower: float
+    upper: float
+    decision: Literal["H0", "H1", "continue"]
+
+
+class TournamentSummary(BaseModel):
+    """A tournament in ``GET /tournaments``."""
+
+    tournament_id: str
+    name: str | None
+    format: Format
+    status: TournamentStatus
+    bots: list[str]
+    games_total: int
+    games_done: int
+    created_at: datetime
+    ended_at: datetime | None = None
+    reason: str | None = None
+
+
+class TournamentPage(BaseModel):
+    """Answer to ``GET /tournaments``: newest first."""
+
+    tournaments: list[TournamentSummary]
+
+
+class TournamentView(TournamentSummary):
+    """Answer to ``GET /tournaments/{id}``: the summary, the settings, the games in
+    flight, the standings, every pair's match statistics, the SPRT and the crosstable."""
+
+    request: TournamentRequest
+    games_running: int
+    games_counted: int
+    standings: list[BotStanding]
+    pairs: list[PairStanding]
+    sprt: SprtView | None = None
+    crosstable: str | None = None
+    live_games: list[str] = Field(default_factory=list)
+
+
+class TournamentCreated(BaseModel):
+    """Answer to ``POST /tournaments``."""
+
+    tournament_id: str
