@@ -31,7 +31,9 @@ Limits per operating system (set with :func:`resource.setrlimit` in ``preexec_fn
   :class:`LocalBot` raises :class:`UnsupportedPlatformError` before starting anything.
 
 Registering a cleanup on the runner's own SIGINT/SIGTERM is the runner's job; it calls
-:func:`stop_all` there.
+:func:`stop_all` there. On Linux each program is also started with
+``prctl(PR_SET_PDEATHSIG, SIGKILL)``, so the kernel kills it if the runner dies without
+a chance to clean up (kill -9); this covers the program itself, not processes it forks.
 
 >>> limits = BotLimits(memory_mb=512, cpu_seconds=60)
 >>> limits.max_processes, limits.core_dumps
@@ -221,10 +223,34 @@ def _limiter(limits: list[tuple[str, int, int]]) -> Callable[[], None]:
     import resource  # POSIX only; checked before any start
 
     values = [(getattr(resource, name), soft, hard) for name, soft, hard in limits]
+    die_with_parent = _parent_death_signal()
 
     def apply() -> None:
         for which, soft, hard in values:
             resource.setrlimit(which, (soft, hard))
+        die_with_parent()
+
+    return apply
+
+
+def _parent_death_signal() -> Callable[[], None]:
+    """On Linux, a function for the child that makes the kernel SIGKILL it when the
+    runner dies, even by SIGKILL (``prctl(PR_SET_PDEATHSIG)``): a runner killed with
+    kill -9 cannot stop its bots itself. Elsewhere a no-op (the next run's bots use new
+    ports, so a leftover program is only a leftover, not a conflict)."""
+    if not sys.platform.startswith("linux"):
+        return lambda: None
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        prctl = libc.prctl
+    except (OSError, AttributeError):  # pragma: no cover - every glibc/musl has it
+        return lambda: None
+    pr_set_pdeathsig = 1
+
+    def apply() -> None:
+        prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
 
     return apply
 

@@ -42,6 +42,7 @@ from bot.serve import BotPool, ListeningServer, mount_bot, read_body, uvicorn_co
 from game.access_log import TokenRedactingFilter, install_token_filter, redact_tokens
 from game.discovery import DEFAULT_POLICY, AddressPolicy, DiscoveryError
 from game.limits import ConnectionLimits, uvicorn_protocols
+from game.local_bot_spec import BotLimits
 from game.manager import (
     DEFAULT_COMMIT_INTERVAL,
     DEFAULT_MAX_SPECTATORS,
@@ -260,6 +261,7 @@ def create_app(
     commit_interval: float = DEFAULT_COMMIT_INTERVAL,
     allow_commands: bool = False,
     bot_log_dir: str = "data/bot-logs",
+    bot_limits: BotLimits | None = None,
 ) -> Starlette:
     """The game server's app. Its lifespan opens the store (marking games left running
     by a previous run as aborted), one aiohttp session for every outbound request, the
@@ -282,6 +284,7 @@ def create_app(
         commit_interval=commit_interval,
         allow_commands=allow_commands,
         bot_log_dir=bot_log_dir,
+        bot_limits=bot_limits,
     )
     # The pool exists before the app so the bot routes can be mounted; threads are
     # only started on first use, and the lifespan shuts it down.
@@ -330,6 +333,7 @@ def create_app(
                 manager,
                 store,
                 allow_commands=settings.allow_commands,
+                limits=settings.bot_limits,
                 log_dir=settings.bot_log_dir,
             )
             await tournaments.recover()

@@ -16,6 +16,7 @@ from bot.bot import BaseBot
 from bot.bots import CenterBot, RandomBot, ThreatBot
 from bot.serve import BotPool
 from game.discovery import AddressPolicy
+from game.local_bot_spec import BotLimits
 from game.manager import GameManager
 from game.session import SessionLimits
 from game.store import GameStore
@@ -46,6 +47,7 @@ class _Settings:
     commit_interval: float
     allow_commands: bool = False
     bot_log_dir: str = "data/bot-logs"
+    bot_limits: BotLimits | None = None
 
 
 @dataclass

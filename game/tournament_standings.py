@@ -254,7 +254,7 @@ class Standings:
         lines = []
         for (a, b), tally in self._tallies.items():
             wins, draws, losses = _wdl(tally)
-            elo = error = los = draw_ratio = score = None
+            elo = error = nelo = nelo_error = los = draw_ratio = score = None
             if tally.games.games:
                 score = tally.games.score
                 draw_ratio = tally.games.draw_ratio
@@ -262,6 +262,7 @@ class Standings:
                 try:
                     estimate = tally.elo()  # from the pairs, as fastchess reports it
                     elo, error = _finite(estimate.elo), _finite(estimate.error)
+                    nelo, nelo_error = _finite(estimate.nelo), _finite(estimate.nelo_error)
                     los = estimate.los
                 except StatsError:
                     pass
@@ -277,6 +278,8 @@ class Standings:
                     score=score,
                     elo=elo,
                     elo_error=error,
+                    nelo=nelo,
+                    nelo_error=nelo_error,
                     los=los,
                     draw_ratio=draw_ratio,
                 )

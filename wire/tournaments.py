@@ -214,6 +214,8 @@ class PairStanding(BaseModel):
     score: float | None
     elo: float | None
     elo_error: float | None
+    nelo: float | None = None
+    nelo_error: float | None = None
     los: float | None
     draw_ratio: float | None
 

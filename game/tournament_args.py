@@ -1,0 +1,274 @@
+"""``htttx-tournament``'s command line, read into a ``TournamentRequest``. Pure.
+
+Every mistake is a ``UsageError`` whose message is the one line printed (the command
+exits 2), never a traceback:
+
+>>> options = parse_arguments(["--bot", "name=a,url=http://127.0.0.1:9001",
+...     "--bot", "name=b,cmd=python -m bot.serve --bot x:Y --port {port}",
+...     "--rounds", "3", "--sprt", "elo0=0,elo1=10"])
+>>> request = options.request
+>>> [bot.name for bot in request.bots], request.rounds, request.sprt.elo1
+(['a', 'b'], 3, 10.0)
+>>> request.bots[1].cmd
+'python -m bot.serve --bot x:Y --port {port}'
+>>> parse_arguments(["--bot", "name=a,url=http://x", "--bot", "name=b,colour=red"])
+Traceback (most recent call last):
+...
+game.tournament_args.UsageError: --bot 'name=b,colour=red': unknown key 'colour' (expected ...)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from pydantic import ValidationError
+
+from game.discovery import AddressPolicy, PolicySyntaxError
+from game.local_bot_spec import BotLimits, LimitError
+from models import Match
+from wire.errors import _problems
+from wire.tournaments import SprtSettings, TournamentBot, TournamentRequest
+
+__all__ = ["DEFAULT_DB", "TournamentOptions", "UsageError", "parse_arguments"]
+
+#: Where results go unless ``--db`` says otherwise (fastchess writes a config.json).
+DEFAULT_DB: Final = "tournament.sqlite"
+#: The command line's bots are the user's own: loopback, private and public addresses.
+DEFAULT_CLI_POLICY: Final = "allow=loopback,private,public"
+
+
+class UsageError(Exception):
+    """A bad argument; the message is the one line printed."""
+
+
+@dataclass(frozen=True)
+class TournamentOptions:
+    """What the command line asks for: the tournament, and how to run and report it."""
+
+    request: TournamentRequest | None  # None: --resume ID alone, the stored one
+    db_url: str
+    host: str
+    port: int
+    policy: AddressPolicy
+    limits: BotLimits
+    log_dir: Path
+    resume: str | None
+    report_json: Path | None
+    export_dir: Path | None
+    export_bundle: Path | None
+    progress: bool
+    quiet: bool
+
+
+def _arguments() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="htttx-tournament",
+        description=(
+            "Play a round robin or gauntlet between HTTTX bots through a game server of "
+            "its own, with live standings, Elo with 95%% intervals, pentanomial counts "
+            "and an optional SPRT; results go to a database and survive a crash "
+            "(run the same command again to resume)."
+        ),
+        epilog=(
+            "example: htttx-tournament --bot name=mine,url=http://127.0.0.1:9001 "
+            "--bot name=threat,url=http://127.0.0.1:8001/bots/threat --rounds 100 "
+            "--concurrency 8 --sprt elo0=0,elo1=10"
+        ),
+    )
+    parser.add_argument(
+        "--bot",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="a bot: 'name=N,url=URL' (a running bot) or 'name=N,cmd=COMMAND' (a program "
+        "the runner starts on a free port, '{port}' in COMMAND; cmd= takes the rest of "
+        "SPEC, commas included); 'config.KEY=VALUE' adds a config setting (JSON value)",
+    )
+    parser.add_argument("--name", help="the tournament's name (games are named after it)")
+    parser.add_argument(
+        "--format",
+        default="round_robin",
+        type=lambda text: text.replace("-", "_"),
+        help="round_robin (every pair, the default) or gauntlet (the first bot against each)",
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="meetings of each pairing (2 games each)"
+    )
+    parser.add_argument("--concurrency", type=int, default=1, help="games at once (default 1)")
+    parser.add_argument(
+        "--openings",
+        default="default",
+        help="'default' (the shipped book of 60), 'none', or a file of HTTTX notation v2",
+    )
+    parser.add_argument(
+        "--opening-order", default="sequential", help="sequential (default) or random"
+    )
+    parser.add_argument("--seed", type=int, help="seed of a random opening order (default 0)")
+    parser.add_argument("--turn-limit", type=int, help="a draw after this many moves (default 500)")
+    parser.add_argument("--view-distance", type=int, help="the game's view distance (default 8)")
+    parser.add_argument(
+        "--sprt", metavar="elo0=E0,elo1=E1[,alpha=A,beta=B]", help="stop when the SPRT decides"
+    )
+    parser.add_argument("--db", default=DEFAULT_DB, help=f"results database (default {DEFAULT_DB})")
+    parser.add_argument("--resume", metavar="ID", help="resume this tournament of --db")
+    parser.add_argument("--host", default="127.0.0.1", help="where spectators connect")
+    parser.add_argument(
+        "--port", type=int, default=0, help="port of the runner's game server (0: any free one)"
+    )
+    parser.add_argument(
+        "--address-policy",
+        default=DEFAULT_CLI_POLICY,
+        help=f"where bots may live (default {DEFAULT_CLI_POLICY!r})",
+    )
+    parser.add_argument("--bot-memory-mb", type=int, help="memory limit of each cmd= bot")
+    parser.add_argument("--bot-cpu-seconds", type=int, help="CPU time limit of each cmd= bot")
+    parser.add_argument(
+        "--bot-processes", type=int, default=64, help="processes/threads a cmd= bot may add"
+    )
+    parser.add_argument(
+        "--log-dir", default="bot-logs", help="where cmd= bots' output goes (default bot-logs)"
+    )
+    parser.add_argument("--report", metavar="FILE.json", help="write the final report as JSON")
+    parser.add_argument("--export", metavar="DIR", help="write every game as DIR/<n>.htttx")
+    parser.add_argument("--export-bundle", metavar="FILE", help="write every game into one file")
+    parser.add_argument(
+        "--no-progress", action="store_true", help="print a line per pair instead of a live table"
+    )
+    parser.add_argument("--quiet", action="store_true", help="print only the final report")
+    return parser
+
+
+def _bot(spec: str) -> TournamentBot:
+    fields: dict[str, Any] = {}
+    config: dict[str, Any] = {}
+    rest = spec
+    while rest:
+        key, equals, value = rest.partition("=")
+        key = key.strip()
+        if not equals:
+            raise UsageError(f"--bot {spec!r}: expected key=value pairs separated by ','")
+        if key == "cmd":  # a command may hold commas: it takes the rest
+            fields["cmd"], rest = value, ""
+            continue
+        value, _, rest = value.partition(",")
+        if key in ("name", "url"):
+            fields[key] = value
+        elif key.startswith("config.") and len(key) > 7:
+            try:
+                config[key[7:]] = json.loads(value)
+            except ValueError:
+                config[key[7:]] = value
+        else:
+            raise UsageError(
+                f"--bot {spec!r}: unknown key {key!r} (expected name, url, cmd, config.<key>)"
+            )
+    if "name" not in fields:
+        raise UsageError(f"--bot {spec!r}: give the bot a name (name=...)")
+    if config:
+        fields["config"] = config
+    try:
+        return TournamentBot.model_validate(fields)
+    except ValidationError as error:
+        raise UsageError(f"--bot {spec!r}: {'; '.join(_problems(error))}") from None
+
+
+def _sprt(text: str) -> SprtSettings:
+    values: dict[str, float] = {}
+    for part in text.split(","):
+        key, equals, value = part.partition("=")
+        if not equals or key.strip() not in ("elo0", "elo1", "alpha", "beta"):
+            raise UsageError(
+                f"--sprt {text!r}: expected elo0=E0,elo1=E1 and optionally alpha=A,beta=B"
+            )
+        try:
+            values[key.strip()] = float(value)
+        except ValueError:
+            raise UsageError(f"--sprt {text!r}: {key.strip()} must be a number") from None
+    try:
+        return SprtSettings.model_validate(values)
+    except ValidationError as error:
+        raise UsageError(f"--sprt {text!r}: {'; '.join(_problems(error))}") from None
+
+
+def _db_url(text: str) -> str:
+    if "://" in text:
+        return text
+    return f"sqlite+aiosqlite:///{Path(text).expanduser().resolve()}"
+
+
+def parse_arguments(argv: Sequence[str] | None = None) -> TournamentOptions:
+    """Read the command line. Raises ``UsageError`` (one line) for anything wrong."""
+    parser = _arguments()
+    args = parser.parse_args(argv)
+    if args.resume is None and len(args.bot) < 2:
+        raise UsageError("give at least two --bot (or --resume ID to go on with a tournament)")
+    bots = [_bot(spec) for spec in args.bot]
+    fields: dict[str, Any] = {
+        "name": args.name,
+        "format": args.format,
+        "bots": bots,
+        "rounds": args.rounds,
+        "concurrency": args.concurrency,
+        "opening_order": args.opening_order,
+        "seed": args.seed,
+    }
+    if args.openings in ("default", "none"):
+        fields["openings"] = args.openings
+    else:
+        try:
+            fields["book"] = Path(args.openings).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise UsageError(f"--openings {args.openings!r}: cannot read it: {error}") from None
+        fields["openings"] = "book"
+    match: dict[str, Any] = {}
+    if args.turn_limit is not None:
+        match["turn_limit"] = args.turn_limit
+    if args.view_distance is not None:
+        match["view_distance"] = args.view_distance
+    if match:
+        try:
+            fields["match"] = Match.model_validate(match)
+        except ValidationError as error:
+            raise UsageError("; ".join(_problems(error))) from None
+    if args.sprt is not None:
+        fields["sprt"] = _sprt(args.sprt)
+    request: TournamentRequest | None = None
+    if bots or args.resume is None:
+        try:
+            request = TournamentRequest.model_validate(fields)
+        except ValidationError as error:
+            raise UsageError("; ".join(_problems(error))) from None
+    try:
+        policy = AddressPolicy.parse(args.address_policy)
+    except PolicySyntaxError as error:
+        raise UsageError(f"--address-policy: {error}") from None
+    try:
+        limits = BotLimits(
+            memory_mb=args.bot_memory_mb,
+            cpu_seconds=args.bot_cpu_seconds,
+            max_processes=args.bot_processes,
+        )
+    except LimitError as error:
+        raise UsageError(str(error)) from None
+    if not 0 <= args.port <= 65535:
+        raise UsageError(f"--port must be from 0 to 65535, got {args.port}")
+    return TournamentOptions(
+        request=request,
+        db_url=_db_url(args.db),
+        host=args.host,
+        port=args.port,
+        policy=policy,
+        limits=limits,
+        log_dir=Path(args.log_dir),
+        resume=args.resume,
+        report_json=None if args.report is None else Path(args.report),
+        export_dir=None if args.export is None else Path(args.export),
+        export_bundle=None if args.export_bundle is None else Path(args.export_bundle),
+        progress=not args.no_progress,
+        quiet=args.quiet,
+    )

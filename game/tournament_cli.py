@@ -1,0 +1,264 @@
+"""``htttx-tournament``: run a tournament from the command line, with live standings.
+
+    htttx-tournament --bot name=mine,url=http://127.0.0.1:9001 \\
+                     --bot "name=local,cmd=python -m bot.serve --bot my_bot:MyBot --port {port}" \\
+                     --format gauntlet --rounds 200 --concurrency 8 \\
+                     --openings default --sprt elo0=0,elo1=10 --db results.sqlite
+
+The command is a client of the same runner as the server's REST API: it starts a game
+server of its own (``game.server.create_app`` with the results database, loopback,
+any free port unless ``--port``), creates the tournament through that server's
+``TournamentDirector`` and shows it: a progress bar and the standings table on a
+terminal (``rich``), or one line per counted pair otherwise (CI logs, pipes). Anyone can
+watch its games meanwhile: ``GET /tournaments/<id>`` and ``/spectate/<game_id>`` on the
+address it prints.
+
+Run the same command again after an interruption (Ctrl-C, a crash, kill -9): it finds
+the unfinished tournament with the same settings in ``--db`` and resumes it; games
+counted stay counted, games cut short are played again. ``--resume ID`` resumes one by
+id. Exit status: 0 finished, 1 failed, 2 bad usage, 130 stopped by a signal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from game.discovery import DiscoveryError
+from game.local_bots import LocalBotError
+from game.notation import dumps
+from game.openings import OpeningError
+from game.server import create_app, serving
+from game.store import GameStore, StoreError
+from game.tournament_args import TournamentOptions, UsageError, parse_arguments
+from game.tournament_report import pair_lines, progress_line, report, sprt_line
+from game.tournament_runner import TournamentDirector, TournamentError, TournamentRun
+from wire.tournaments import TournamentView
+
+__all__ = ["export_games", "main", "run_tournament"]
+
+#: Statuses a tournament can be resumed from.
+RESUMABLE = ("interrupted", "stopped", "failed")
+#: How often the live table is redrawn at most, per second.
+REFRESH_PER_SECOND = 4
+
+
+def _say(console: Console, text: str) -> None:
+    """Plain text, never wrapped or styled (a report is read by people and by scripts)."""
+    console.print(text, highlight=False, markup=False, soft_wrap=True)
+
+
+def _table(view: TournamentView) -> Table:
+    table = Table(title=progress_line(view), title_justify="left", expand=False)
+    for column, justify in (
+        ("#", "right"),
+        ("Bot", "left"),
+        ("Elo", "right"),
+        ("+/-", "right"),
+        ("Games", "right"),
+        ("W", "right"),
+        ("D", "right"),
+        ("L", "right"),
+        ("Points", "right"),
+        ("Score", "right"),
+        ("Failures", "left"),
+    ):
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    for rank, line in enumerate(view.standings, 1):
+        failures = ", ".join(f"{k} {v}" for k, v in line.failures.model_dump().items() if v)
+        table.add_row(
+            str(rank),
+            line.name,
+            "" if line.elo is None else f"{line.elo:.1f}",
+            "" if line.elo_error is None else f"{line.elo_error:.1f}",
+            str(line.games),
+            str(line.wins),
+            str(line.draws),
+            str(line.losses),
+            f"{line.points:g}",
+            "" if line.score is None else f"{100 * line.score:.1f}%",
+            failures or "-",
+        )
+    return table
+
+
+def _live_view(view: TournamentView, progress: Progress) -> Group:
+    parts: list[object] = [progress, _table(view)]
+    if len(view.pairs) == 1:
+        parts.append("\n".join(pair_lines(view.pairs[0], view.sprt)))
+    return Group(*parts)  # type: ignore[arg-type]
+
+
+async def _find_resumable(director: TournamentDirector, options: TournamentOptions) -> str | None:
+    """The unfinished tournament of ``--db`` with exactly these settings, if any."""
+    if options.resume is not None:
+        return options.resume
+    assert options.request is not None
+    wanted = options.request.model_dump(mode="json")
+    for stored in await director.store.tournaments.recent(1000):
+        if stored.status in RESUMABLE and stored.request == wanted:
+            return stored.tournament_id
+    return None
+
+
+async def _start(
+    director: TournamentDirector, options: TournamentOptions, console: Console
+) -> TournamentRun:
+    found = await _find_resumable(director, options)
+    if found is not None:
+        stored = await director.store.tournaments.get(found)
+        run = await director.resume(found)
+        if not options.quiet and stored is not None:
+            _say(
+                console,
+                f"Resuming tournament {found} ({stored.status}): {stored.games_done} of "
+                f"{stored.games_total} games already played",
+            )
+        return run
+    assert options.request is not None
+    return await director.create(options.request)
+
+
+async def _show(run: TournamentRun, options: TournamentOptions, console: Console) -> None:
+    """Follow ``run`` until it ends: a live table on a terminal, lines otherwise."""
+    version = -1
+    if options.quiet:
+        await asyncio.shield(run.task) if run.task else None
+        return
+    if options.progress and console.is_terminal:
+        progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+        )
+        task = progress.add_task("games", total=len(run.schedule))
+        with Live(console=console, refresh_per_second=REFRESH_PER_SECOND, transient=False) as live:
+            while not run.over:
+                version = await run.changed(version, timeout=1.0)
+                view = run.view()
+                progress.update(task, completed=view.games_counted)
+                live.update(_live_view(view, progress))
+        return
+    last_counted = -1
+    while not run.over:
+        version = await run.changed(version, timeout=5.0)
+        view = run.view()
+        if view.games_counted != last_counted:
+            last_counted = view.games_counted
+            line = progress_line(view)
+            if view.sprt is not None:
+                line += " | " + sprt_line(view.sprt)
+            _say(console, line)
+
+
+async def export_games(
+    store: GameStore, tournament_id: str, directory: Path | None, bundle: Path | None
+) -> int:
+    """Write the counted games of a tournament as HTTTX notation: one file per game
+    (``<directory>/<n>.htttx``, n the game's number in the schedule, from 1) and/or all
+    in one file; the number of games written."""
+    rows = [row for row in await store.tournaments.games(tournament_id) if row.status == "done"]
+    if directory is not None:
+        directory.mkdir(parents=True, exist_ok=True)
+    texts = []
+    for row in rows:
+        record = await store.get_game(row.game_id)
+        if record is None:
+            continue
+        text = dumps(record, clean_tags=True)
+        if directory is not None:
+            (directory / f"{row.idx + 1:06d}.htttx").write_text(text, encoding="utf-8")
+        texts.append(text)
+    if bundle is not None:
+        bundle.parent.mkdir(parents=True, exist_ok=True)
+        bundle.write_text("\n".join(texts), encoding="utf-8")
+    return len(texts)
+
+
+async def run_tournament(options: TournamentOptions, console: Console | None = None) -> int:
+    """Run (or resume) the tournament of ``options``; the exit status."""
+    console = console or Console()
+    app = create_app(
+        db_url=options.db_url,
+        policy=options.policy,
+        allow_commands=True,
+        bot_log_dir=str(options.log_dir),
+        bot_limits=options.limits,
+        max_games_per_client=1000,
+    )
+    interrupted: list[str] = []
+    async with serving(app, host=options.host, port=options.port) as server:
+        director: TournamentDirector = app.state.arena.tournaments
+        run = await _start(director, options, console)
+        if not options.quiet:
+            _say(
+                console,
+                f"Tournament {run.tournament_id}: {len(run.schedule)} games; standings at "
+                f"{server.url}/tournaments/{run.tournament_id}",
+            )
+        loop = asyncio.get_running_loop()
+
+        def on_signal(signum: signal.Signals) -> None:
+            interrupted.append(signum.name)
+            run.stop(f"interrupted by {signum.name}")
+
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(signum, on_signal, signum)
+        try:
+            await _show(run, options, console)
+            if run.task is not None:
+                await asyncio.gather(run.task, return_exceptions=True)
+        finally:
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                with contextlib.suppress(NotImplementedError, RuntimeError):
+                    loop.remove_signal_handler(signum)
+        view = await director.view(run.tournament_id)
+        assert view is not None
+        written = 0
+        if options.export_dir is not None or options.export_bundle is not None:
+            written = await export_games(
+                director.store, run.tournament_id, options.export_dir, options.export_bundle
+            )
+    _say(console, report(view))
+    if written:
+        _say(console, f"{written} games written as HTTTX notation")
+    if options.report_json is not None:
+        options.report_json.parent.mkdir(parents=True, exist_ok=True)
+        options.report_json.write_text(view.model_dump_json(indent=2), encoding="utf-8")
+    if interrupted:
+        _say(console, f"Stopped by {interrupted[0]}: run the same command again to resume.")
+        return 130
+    return 0 if view.status == "finished" else 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The ``htttx-tournament`` command; returns the exit status."""
+    error_console = Console(stderr=True)
+    try:
+        options = parse_arguments(argv)
+        return asyncio.run(run_tournament(options))
+    except UsageError as error:
+        _say(error_console, f"htttx-tournament: {error}")
+        return 2
+    except (TournamentError, OpeningError, DiscoveryError, LocalBotError, StoreError) as error:
+        _say(error_console, f"htttx-tournament: {error}")
+        return 1
+    except OSError as error:  # the port is taken, the database directory is not writable
+        _say(error_console, f"htttx-tournament: {error}")
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

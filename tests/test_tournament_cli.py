@@ -1,0 +1,325 @@
+"""``htttx-tournament``: its arguments, and whole runs with local bot programs."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from game import notation
+from game.tournament_args import UsageError, parse_arguments
+from game.tournament_cli import main
+
+PYTHON = sys.executable
+THREAT = f"{PYTHON} -m bot.serve --bot bot.bots:ThreatBot --port {{port}}"
+RANDOM = f"{PYTHON} -m bot.serve --bot bot.bots:RandomBot --port {{port}}"
+#: A bound on whole runs, against hangs only.
+RUN_TIMEOUT = 240
+
+
+# -------------------------------------------------------------------- arguments
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--bot", "name=a,url=http://x"], "at least two --bot"),
+        (["--bot", "url=http://x", "--bot", "name=b,url=http://y"], "give the bot a name"),
+        (["--bot", "name=a", "--bot", "name=b,url=http://y"], "exactly one of 'url' and 'cmd'"),
+        (["--bot", "name=a,url=http://x", "--bot", "name=a,url=http://y"], "unique"),
+        (["--bot", "name=a b,url=http://x", "--bot", "name=b,url=http://y"], "bot name"),
+        (["--sprt", "elo0=10,elo1=0"], "elo0 must be less than elo1"),
+        (["--sprt", "elo0=0,elo1=5,alpha=0.7"], "alpha"),
+        (["--sprt", "elo=3"], "expected elo0=E0,elo1=E1"),
+        (["--openings", "/no/such/book.htttx"], "cannot read it"),
+        (["--format", "swiss"], "format"),
+        (["--rounds", "0"], "rounds"),
+        (["--bot-memory-mb", "0"], "memory_mb"),
+        (["--address-policy", "allow=moon"], "--address-policy"),
+        (["--turn-limit", "0"], "turn_limit"),
+    ],
+)
+def test_bad_arguments_are_one_clear_line(argv: list[str], message: str) -> None:
+    bots = ["--bot", "name=a,url=http://127.0.0.1:1", "--bot", "name=b,url=http://127.0.0.1:2"]
+    full = argv if any(arg == "--bot" for arg in argv) else bots + argv
+    with pytest.raises(UsageError, match=message) as caught:
+        parse_arguments(full)
+    assert "\n" not in str(caught.value)
+
+
+def test_a_command_keeps_its_commas_and_config_values_are_json() -> None:
+    options = parse_arguments(
+        [
+            "--bot",
+            "name=a,config.x-seed=7,cmd=my-bot --flags a,b --port {port}",
+            "--bot",
+            "name=b,url=http://127.0.0.1:9",
+            "--format",
+            "gauntlet",
+        ]
+    )
+    assert options.request is not None
+    first = options.request.bots[0]
+    assert first.cmd == "my-bot --flags a,b --port {port}"
+    assert first.config == {"x-seed": 7}
+    assert options.request.format == "gauntlet"
+
+
+def test_main_prints_one_line_for_bad_usage(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--bot", "name=a,url=http://x"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("htttx-tournament: ") and err.count("\n") == 1
+
+
+def test_an_unreachable_bot_is_one_line_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    status = main(
+        [
+            "--bot",
+            f"name=gone,url=http://127.0.0.1:{port}",
+            "--bot",
+            f"name=local,cmd={THREAT}",
+            "--db",
+            str(tmp_path / "r.sqlite"),
+            "--log-dir",
+            str(tmp_path / "logs"),
+        ]
+    )
+    err = capsys.readouterr().err
+    assert status == 1
+    assert "bot 'gone'" in err and "Traceback" not in err and err.count("\n") == 1
+
+
+# ------------------------------------------------------------------- whole runs
+
+
+def _done_rows(db: Path) -> list[tuple[int, str]]:
+    try:
+        with sqlite3.connect(db) as conn:
+            return conn.execute(
+                "select idx, game_id from tournament_games where status = 'done'"
+            ).fetchall()
+    except sqlite3.OperationalError:  # not created yet
+        return []
+
+
+def test_a_run_reports_exports_and_writes_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = tmp_path / "report.json"
+    status = main(
+        [
+            "--bot",
+            f"name=threat,cmd={THREAT}",
+            "--bot",
+            f"name=random,config.x-seed=3,cmd={RANDOM}",
+            "--rounds",
+            "2",
+            "--concurrency",
+            "2",
+            "--db",
+            str(tmp_path / "r.sqlite"),
+            "--log-dir",
+            str(tmp_path / "logs"),
+            "--report",
+            str(report),
+            "--export",
+            str(tmp_path / "games"),
+            "--export-bundle",
+            str(tmp_path / "all.htttx"),
+            "--no-progress",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "Results of threat vs random:" in out and "Ptnml(0-2):" in out
+    view = json.loads(report.read_text())
+    assert view["status"] == "finished" and view["games_counted"] == 4
+    files = sorted((tmp_path / "games").glob("*.htttx"))
+    assert [f.name for f in files] == [f"{n:06d}.htttx" for n in range(1, 5)]
+    records = [notation.loads(f.read_text()) for f in files]
+    assert all(r.result is not None for r in records)
+    assert {r.player_x.name for r in records} == {"threat", "random"}
+    assert (tmp_path / "all.htttx").read_text().count("version[2]") == 4
+    assert (tmp_path / "logs" / "threat.log").exists()
+
+
+def _marked_processes(mark: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if f"HTTTX_TEST_MARK={mark}".encode() in environ.split(b"\0"):
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_kill_9_in_the_middle_then_the_same_command_resumes_to_the_same_result(
+    tmp_path: Path,
+) -> None:
+    mark = f"resume-{os.getpid()}"
+    db, fresh_db = tmp_path / "r.sqlite", tmp_path / "fresh.sqlite"
+
+    def command(database: Path) -> list[str]:
+        return [
+            PYTHON,
+            "-m",
+            "game.tournament_cli",
+            "--bot",
+            f"name=threat,cmd=env HTTTX_TEST_MARK={mark} {THREAT}",
+            "--bot",
+            f"name=random,config.x-seed=5,cmd=env HTTTX_TEST_MARK={mark} {RANDOM}",
+            "--rounds",
+            "12",
+            "--concurrency",
+            "2",
+            "--db",
+            str(database),
+            "--log-dir",
+            str(tmp_path / "logs"),
+            "--no-progress",
+            "--report",
+            str(database.with_suffix(".json")),
+        ]
+
+    runner = subprocess.Popen(command(db), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + RUN_TIMEOUT
+        while len(_done_rows(db)) < 4:
+            assert runner.poll() is None, runner.stdout.read() if runner.stdout else ""
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        runner.send_signal(signal.SIGKILL)
+        runner.wait(timeout=10)
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+    assert len(_done_rows(db)) < 24
+    # The kernel stops the local bots of a runner killed with -9.
+    deadline = time.monotonic() + 10
+    while _marked_processes(mark) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _marked_processes(mark) == []
+
+    again = subprocess.run(command(db), capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "Resuming tournament" in again.stdout
+    rows = _done_rows(db)
+    assert sorted(idx for idx, _ in rows) == list(range(24))  # each game once
+    assert len({game_id for _, game_id in rows}) == 24
+
+    fresh = subprocess.run(command(fresh_db), capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    assert fresh.returncode == 0, fresh.stdout + fresh.stderr
+    resumed_view = json.loads(db.with_suffix(".json").read_text())
+    fresh_view = json.loads(fresh_db.with_suffix(".json").read_text())
+    for key in ("standings", "pairs", "games_counted"):
+        assert resumed_view[key] == fresh_view[key]
+    assert _marked_processes(mark) == []
+
+
+CRASHY_BOT = '''
+import os
+from bot.bots import CenterBot
+
+
+class CrashBot(CenterBot):
+    """Plays like CenterBot, but its process dies on its third move."""
+
+    moves = 0
+
+    def choose_move(self, cells, player, match):
+        CrashBot.moves += 1
+        if CrashBot.moves == 3:
+            os._exit(3)
+        return super().choose_move(cells, player, match)
+
+
+class HungryBot(CenterBot):
+    """Asks for 2 GiB on every move (more than its memory limit allows)."""
+
+    def choose_move(self, cells, player, match):
+        hoard = bytearray(2 << 30)
+        return super().choose_move(cells, player, match) if hoard else None
+'''
+
+
+def test_a_local_program_that_crashes_loses_with_crash_and_is_restarted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "crashy.py").write_text(CRASHY_BOT)
+    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{os.getcwd()}")
+    report = tmp_path / "report.json"
+    status = main(
+        [
+            "--bot",
+            f"name=threat,cmd={THREAT}",
+            "--bot",
+            f"name=crashy,cmd={PYTHON} -m bot.serve --bot crashy:CrashBot --port {{port}}",
+            "--rounds",
+            "3",
+            "--db",
+            str(tmp_path / "r.sqlite"),
+            "--log-dir",
+            str(tmp_path / "logs"),
+            "--report",
+            str(report),
+            "--no-progress",
+        ]
+    )
+    assert status == 0, capsys.readouterr()
+    view = json.loads(report.read_text())
+    assert view["status"] == "finished" and view["games_counted"] == 6
+    crashy = next(line for line in view["standings"] if line["name"] == "crashy")
+    assert crashy["failures"]["crash"] >= 1
+    # It was started again after each crash: the log has more than one start.
+    assert (tmp_path / "logs" / "crashy.log").exists()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS is Linux's")
+def test_a_local_program_cannot_allocate_past_its_memory_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "crashy.py").write_text(CRASHY_BOT)
+    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{os.getcwd()}")
+    report = tmp_path / "report.json"
+    status = main(
+        [
+            "--bot",
+            f"name=threat,cmd={THREAT}",
+            "--bot",
+            f"name=hungry,cmd={PYTHON} -m bot.serve --bot crashy:HungryBot --port {{port}}",
+            "--bot-memory-mb",
+            "1024",
+            "--rounds",
+            "1",
+            "--db",
+            str(tmp_path / "r.sqlite"),
+            "--log-dir",
+            str(tmp_path / "logs"),
+            "--report",
+            str(report),
+            "--no-progress",
+        ]
+    )
+    assert status == 0, capsys.readouterr()
+    assert json.loads(report.read_text())["games_counted"] == 2
+    # The 2 GiB never came: the framework logged the MemoryError and played on.
+    assert "MemoryError" in (tmp_path / "logs" / "hungry.log").read_text()
