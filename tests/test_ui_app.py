@@ -31,7 +31,7 @@ from models import (
 from tests.ui_server import game_server
 from ui.app import main, parse_args
 from ui.controller import GameController
-from ui.games_browser import GamesBrowser
+from ui.games_browser import RESULT_COLUMN, GamesBrowser
 from ui.main_window import MainWindow
 from ui.settings import Settings
 from ui.setup_panel import FormValues, SeatChoice
@@ -334,7 +334,7 @@ def test_watching_from_the_browser_joins_a_running_game(
     assert browser is not None
     qtbot.waitUntil(lambda: any(s.game_id == game_id for s in browser.summaries), timeout=WAIT_MS)
     row = next(i for i, s in enumerate(browser.summaries) if s.game_id == game_id)
-    assert browser.table.item(row, 4).text().endswith("Live")  # type: ignore[union-attr]
+    assert browser.table.item(row, RESULT_COLUMN).text().endswith("Live")  # type: ignore[union-attr]
     browser.table.selectRow(row)
     assert browser.open_button.text() == "Watch"
     browser.open_button.click()
@@ -380,6 +380,44 @@ def test_the_browser_lists_finished_games_and_opens_one(
     assert model is not None and model.result == summary.result
     assert len(model.moves) == summary.moves
     assert not window.replay.live_button.isVisibleTo(window)
+    browser.close()
+
+
+def test_the_browser_shows_a_tournament_s_games_by_name(
+    qtbot: QtBot, window: MainWindow, server_url: str
+) -> None:
+    body = json.dumps(
+        {
+            "name": "browser cup",
+            "bots": [
+                {"name": "threat", "url": f"{server_url}/bots/threat"},
+                {"name": "center", "url": f"{server_url}/bots/center"},
+            ],
+            "openings": "none",
+        }
+    ).encode()
+    request = urllib.request.Request(
+        f"{server_url}/tournaments", data=body, headers={"content-type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        tournament_id = json.loads(response.read())["tournament_id"]
+
+    def finished() -> bool:
+        with urllib.request.urlopen(f"{server_url}/tournaments/{tournament_id}") as response:
+            return bool(json.loads(response.read())["status"] == "finished")
+
+    qtbot.waitUntil(finished, timeout=WAIT_MS)
+    connect(qtbot, window, server_url)
+    window.show_browser()
+    browser = window.browser
+    assert browser is not None
+    browser.refresh()
+    qtbot.waitUntil(
+        lambda: sum("browser cup" in (s.name or "") for s in browser.summaries) == 2,
+        timeout=WAIT_MS,
+    )
+    labels = {browser.table.item(row, 1).text() for row in range(browser.table.rowCount())}  # type: ignore[union-attr]
+    assert {"browser cup: game 1 (round 1)", "browser cup: game 2 (round 1)"} <= labels
     browser.close()
 
 

@@ -39,7 +39,11 @@ STATUS_FILTERS: tuple[tuple[str, RecordStatus | None], ...] = (
     ("Finished", RecordStatus.FINISHED),
     ("Aborted", RecordStatus.ABORTED),
 )
-COLUMNS = ("Started", "X", "O", "Moves", "Result")
+COLUMNS = ("Started", "Game", "X", "O", "Moves", "Result")
+#: Columns by meaning (the X and O columns get stone icons, Moves is right-aligned).
+X_COLUMN, O_COLUMN, MOVES_COLUMN, RESULT_COLUMN = 2, 3, 4, 5
+#: Longest game name shown in the table; the tooltip has the whole name.
+NAME_CHARS = 40
 
 
 def format_started(started: datetime | None) -> str:
@@ -71,10 +75,26 @@ def describe_outcome(status: RecordStatus, result: GameResult | None) -> str:
     return f"{result.winner.value.upper()} wins ({why})"
 
 
-def summary_row(summary: GameSummary) -> tuple[str, str, str, str, str]:
+def game_label(summary: GameSummary) -> str:
+    """The Game column: the game's name (a tournament names each of its games after
+    itself, "rr: game 7 (round 2)"), shortened; empty when it has none.
+
+    >>> from models import RecordPlayer
+    >>> summary = GameSummary(game_id="g", name="rr: game 7 (round 2)",
+    ...     player_x=RecordPlayer(), player_o=RecordPlayer(), status=RecordStatus.RUNNING,
+    ...     result=None, started_at=None, ended_at=None, moves=0)
+    >>> game_label(summary), game_label(summary.model_copy(update={"name": "n" * 50}))[-3:]
+    ('rr: game 7 (round 2)', 'nn\u2026')
+    """
+    name = summary.name or ""
+    return name if len(name) <= NAME_CHARS else name[: NAME_CHARS - 1] + "\u2026"
+
+
+def summary_row(summary: GameSummary) -> tuple[str, str, str, str, str, str]:
     """The table cells of one game."""
     return (
         format_started(summary.started_at),
+        game_label(summary),
         player_name(summary.player_x, "x"),
         player_name(summary.player_o, "o"),
         str(summary.moves),
@@ -97,7 +117,7 @@ class GamesBrowser(QDialog):
         self.client = client
         self.page_size = page_size
         self.setWindowTitle("Games")
-        self.resize(820, 520)
+        self.resize(980, 520)
         self.summaries: list[GameSummary] = []
         self.next_cursor: str | None = None
         self._generation = 0  # answers to an older refresh are dropped
@@ -129,16 +149,19 @@ class GamesBrowser(QDialog):
         self.table.setShowGrid(False)
         self.table.setWordWrap(False)
         self.table.setStyleSheet("QTableView::item { padding: 0 10px; }")
-        self.table.horizontalHeaderItem(1).setIcon(stone_icon("x", 14))  # type: ignore[union-attr]
-        self.table.horizontalHeaderItem(2).setIcon(stone_icon("o", 14))  # type: ignore[union-attr]
+        x_header = self.table.horizontalHeaderItem(X_COLUMN)
+        o_header = self.table.horizontalHeaderItem(O_COLUMN)
+        assert x_header is not None and o_header is not None
+        x_header.setIcon(stone_icon("x", 14))
+        o_header.setIcon(stone_icon("o", 14))
         rows = self.table.verticalHeader()
         header = self.table.horizontalHeader()
         assert rows is not None and header is not None  # a QTableWidget always has both
         rows.hide()
         rows.setDefaultSectionSize(30)
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(X_COLUMN, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(O_COLUMN, QHeaderView.ResizeMode.Stretch)
         self.table.itemSelectionChanged.connect(self._selection_changed)
         self.table.cellDoubleClicked.connect(lambda row, _column: self.activate(row))
 
@@ -237,12 +260,12 @@ class GamesBrowser(QDialog):
         self.summaries.append(summary)
         for column, text in enumerate(summary_row(summary)):
             item = QTableWidgetItem(text)
-            if column == 3:
+            if column == MOVES_COLUMN:
                 item.setTextAlignment(
                     Qt.Alignment(Qt.AlignmentFlag.AlignRight) | Qt.AlignmentFlag.AlignVCenter
                 )
             item.setToolTip(summary.name or summary.game_id)
-            if column == 4:
+            if column == RESULT_COLUMN:
                 self._style_outcome(item, summary)
             self.table.setItem(row, column, item)
 
