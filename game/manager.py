@@ -412,7 +412,7 @@ class GameManager:
 
 def _slot(player: PlayerConfig, endpoint: BotEndpoint | None) -> Slot:
     if endpoint is None:
-        return Slot(SeatInfo("human", name=player.name))
+        return Slot(SeatInfo("human", name=player.name, time_control=player.time_control))
     name = player.name or endpoint.name
     if endpoint.transport == "websocket":
         info = SeatInfo(
@@ -422,6 +422,7 @@ def _slot(player: PlayerConfig, endpoint: BotEndpoint | None) -> Slot:
             config=player.config_packet(),
             url=player.bot_url,
             meta=endpoint.capabilities.meta,
+            time_control=player.time_control,
         )
     else:
         info = SeatInfo(
@@ -430,5 +431,6 @@ def _slot(player: PlayerConfig, endpoint: BotEndpoint | None) -> Slot:
             declares=endpoint.capabilities.stateless_v1_alpha,
             url=player.bot_url,
             meta=endpoint.capabilities.meta,
+            time_control=player.time_control,
         )
     return Slot(info, endpoint=endpoint)

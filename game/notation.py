@@ -102,6 +102,10 @@ Extra tags of ours, written only when needed, for what the standard tags cannot 
   differ from the defaults (8, 6, no limit).
 * ``turnclock[30]``: a per-move clock (``clock_type="turn"``) of 30 seconds. It is not
   written as ``timecontrol``, which other readers would take for a clock per game.
+* ``timecontrolcross[10+0.1]``, ``timecontrolcircle[turn=5]``: a seat's own clock
+  (``player_x.time_control``, ``player_o.time_control``), written as
+  ``TimeControl.text`` (``10+0.1``, ``60``, ``turn=5``, ``none``, ``stall=30``) and read
+  with ``TimeControl.parse``; a value it cannot read stays in ``tags``.
 
 Seconds are written as integers when whole, else as exact decimals (``timecontrol[2.5]``);
 a naive ``started_at`` is taken to be UTC.

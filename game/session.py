@@ -92,9 +92,10 @@ board (spectators saw it, the ``end`` board shows it) but not in the record, whi
 holds complete moves. A 2-piece answer to the request for the second stone is a
 protocol error.
 
-*Clocks and the stall limit.* ``game.session_timing.AnswerTimer``: the clock flags
-with ``timeout``; whatever the clock, a seat that has owed an answer for
-``limits.stall_s`` seconds forfeits with ``stall``. The seat's last measured round trip
+*Clocks and the stall limit.* ``game.session_timing.AnswerTimer``: each side's clock
+(the ``match``'s, or its ``SeatInfo.time_control``) flags with ``timeout``; whatever
+the clock, a seat that has owed an answer for ``limits.stall_s`` seconds (or its own
+stricter ``time_control.stall_limit``) forfeits with ``stall``. The seat's last measured round trip
 (``rtt_measured``, clamped to ``limits.max_rtt_s`` so slow pongs cannot buy time) is
 the grace. An answer that arrives after its deadline forfeits, even if ``timer`` has
 not been called yet.
@@ -266,7 +267,11 @@ class GameSession:
         self._started_at = started_at if math.isfinite(started_at) else 0.0
         self._started_wall = started_wall
         self._now = self._started_at
-        self._timer = AnswerTimer(match, stall_s=self.limits.stall_s)
+        self._timer = AnswerTimer(
+            match,
+            stall_s=self.limits.stall_s,
+            seat_clocks={side: seats[side].time_control for side in Player},
+        )
         self._board = SessionBoard(match)
         self._moves: list[RecordedMove] = []
         self._started = False
@@ -750,7 +755,13 @@ class GameSession:
     def _record_player(self, side: Player) -> RecordPlayer:
         info = self._seats[side].info
         kind = PlayerType.HUMAN if info.kind == "human" else PlayerType.BOT
-        return RecordPlayer(name=info.name, type=kind, bot_url=info.url, meta=info.meta)
+        return RecordPlayer(
+            name=info.name,
+            type=kind,
+            bot_url=info.url,
+            meta=info.meta,
+            time_control=info.time_control,
+        )
 
 
 def _status_of(result: GameResult) -> GameStatus:

@@ -18,7 +18,7 @@ from pydantic import (
 
 from wire.basics import Cell, Coord, Player
 from wire.capabilities import Meta
-from wire.match import Match
+from wire.match import Match, TimeControl
 
 # ------------------------------------------------------------ evaluation and moves
 
@@ -78,12 +78,14 @@ class PlayerType(str, Enum):
 
 
 class RecordPlayer(BaseModel):
-    """Who sat in a seat of a recorded game; ``meta`` is a bot's capabilities meta."""
+    """Who sat in a seat of a recorded game; ``meta`` is a bot's capabilities meta,
+    ``time_control`` the seat's own clock (``None``: the game's ``match`` clock)."""
 
     name: str | None = None
     type: PlayerType | None = None
     bot_url: str | None = None
     meta: Meta | None = None
+    time_control: TimeControl | None = None
 
 
 class RecordedMove(BaseModel):
