@@ -229,6 +229,7 @@ class GameManager:
             limits=self.limits,
             started_at=loop.time(),
             started_wall=datetime.now(UTC),
+            adjudication=request.adjudication,
         )
         if self._closing:
             raise ManagerClosed("the server is shutting down and takes no new games")

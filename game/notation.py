@@ -98,6 +98,8 @@ Extra tags of ours, written only when needed, for what the standard tags cannot 
   a line or a flag fall") plus ``cause`` for ``illegal_move``, ``protocol_error``,
   ``disconnect``, ``no_show``, ``stall`` and ``aborted``; a turn-limit draw is
   ``endreason[draw] cause[turn_limit]``. A time forfeit is plain ``endreason[time]``.
+  A game adjudicated on the bots' evaluations is ``endreason[win] cause[adjudication]``
+  with its ``winner`` (read back as such, though the board shows no line).
 * ``viewdistance[10]``, ``windistance[5]``, ``turnlimit[200]``: match settings that
   differ from the defaults (8, 6, no limit).
 * ``turnclock[30]``: a per-move clock (``clock_type="turn"``) of 30 seconds. It is not

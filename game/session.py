@@ -128,7 +128,9 @@ for each (1000; 1001 when the server aborts; 1011 after an internal error), then
 into the reason. A line is ``win``; ``turn_limit`` is a ``draw`` with cause
 ``turn_limit``; ``abort`` is a ``draw`` with cause ``aborted``. A seat that connects
 after the end gets ``end`` and is closed. The adapter cancels a stateless turn still in
-flight when it sees ``GameOver``.
+flight when it sees ``GameOver``. With ``adjudication`` (a ``GameSession`` keyword,
+off by default), ``game.adjudication`` may end the game after a recorded move on the
+bots' evaluations: a ``win`` with cause ``adjudication``.
 
 *Stateless errors.* ``stateless_answer`` takes a ``StatelessMoveResponse`` or the
 exception the adapter caught: ``TimeoutError`` is ``timeout``, ``ConnectionError`` /
@@ -148,6 +150,7 @@ from functools import partial
 
 from pydantic import BaseModel
 
+from game.adjudication import Adjudicator
 from game.frames import RefusedFrame
 from game.rules import Termination
 from game.seat_errors import (
@@ -180,6 +183,7 @@ from models import (
     CLOSE_NORMAL,
     HUMAN_CLIENT_PACKETS,
     MATCH_CONFIG_KEY,
+    Adjudication,
     Board,
     BoardUpdatePacket,
     BwsV1Alpha,
@@ -252,6 +256,7 @@ class GameSession:
         limits: SessionLimits | None = None,
         started_at: float,
         started_wall: datetime | None = None,
+        adjudication: Adjudication | None = None,
     ) -> None:
         self.game_id = game_id
         self.match = match
@@ -274,6 +279,7 @@ class GameSession:
         )
         self._board = SessionBoard(match)
         self._moves: list[RecordedMove] = []
+        self._adjudicator = Adjudicator(adjudication)
         self._started = False
         self._request: PendingRequest | None = None
         self._result: GameResult | None = None
@@ -610,6 +616,12 @@ class GameSession:
         )
         self._moves.append(recorded)
         actions: list[Action] = [RecordMove(move_index, recorded)]
+        verdict = self._adjudicator.observe(recorded) if outcome is None else None
+        if verdict is not None:
+            update = self._board_update(
+                side, new, None, now, evaluation, considerations, _status_of(verdict)
+            )
+            return [*actions, Broadcast(update), *self._finish(verdict, verdict.detail or "", now)]
         if outcome is None:
             update = self._board_update(side, new, side.other, now, evaluation, considerations)
             # The next request first: it is what the game waits for. The adapter carries

@@ -113,7 +113,12 @@ class ResultReason(str, Enum):
 
 
 class EndCause(str, Enum):
-    """Why a game ended other than by a line: the ``detail`` of an ``end`` packet."""
+    """Why a game ended other than by a line: the ``detail`` of an ``end`` packet.
+
+    ``ADJUDICATION`` ends a game the server decided on the bots' evaluations
+    (``game.adjudication``); its reason stays ``win``, so clients that only read
+    win/draw/forfeit still read it right.
+    """
 
     TIMEOUT = "timeout"
     ILLEGAL_MOVE = "illegal_move"
@@ -124,6 +129,7 @@ class EndCause(str, Enum):
     RESIGN = "resign"
     ABORTED = "aborted"
     TURN_LIMIT = "turn_limit"
+    ADJUDICATION = "adjudication"
 
 
 #: Longest ``GameResult.detail`` kept, in characters; longer text is cut, ``...`` marking it.
