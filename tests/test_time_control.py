@@ -113,6 +113,19 @@ def test_a_time_control_is_validated_like_a_match_clock(
         TimeControl.model_validate(fields)
 
 
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("10+0.1", Match(clock_type="incremental", clock=10, increment=0.1)),
+        ("turn=5", Match(clock_type="turn", clock=5)),
+        ("60", Match(clock_type="match", clock=60)),
+        ("stall=30", Match()),
+    ],
+)
+def test_a_time_control_gives_the_match_clock_of_a_game_on_it(text: str, match: Match) -> None:
+    assert Match.model_validate(TimeControl.parse(text).match_settings()) == match
+
+
 def seat(time_control: str | None) -> PlayerConfig:
     control = None if time_control is None else TimeControl.parse(time_control)
     return PlayerConfig(type=PlayerType.HUMAN, time_control=control)

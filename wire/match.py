@@ -209,6 +209,15 @@ seconds), 'TOTAL' (match: seconds per side), 'turn=SECONDS' (per move), 'none' o
             reason = f"{where}: {problem['msg']}" if where else problem["msg"]
             raise TimeControlError(f"time control {text!r}: {reason}") from None
 
+    def match_settings(self) -> dict[str, object]:
+        """The ``Match`` fields for a game whose clock this is, for both seats (a
+        seat's ``stall_limit`` has no ``Match`` field and is left out).
+
+        >>> Match(**TimeControl.parse("10+0.1").match_settings()).clock_type
+        'incremental'
+        """
+        return self.model_dump(include={"clock_type", "clock", "increment"})
+
     @property
     def text(self) -> str:
         """The text ``parse`` reads back as this time control."""
