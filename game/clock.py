@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 
-from models import MAX_CLOCK_SECONDS, ClockType, EndCause, Match, Player
+from models import MAX_CLOCK_SECONDS, ClockType, EndCause, Match, Player, TimeControl
 
 __all__ = [
     "DEFAULT_STALL_LIMIT",
@@ -82,6 +82,10 @@ def _check_seconds(name: str, value: float) -> None:
 class GameClock:
     """The clocks of both sides of one game.
 
+    ``match`` is the game's ``Match`` or one seat's ``TimeControl`` (the same clock
+    fields): a game whose seats have different clocks has one ``GameClock`` per seat
+    (``game.session_timing.AnswerTimer``).
+
     ``stall_limit`` (seconds, or ``None`` for no limit) only applies to ``none`` games:
     the other kinds are bounded by their own time. ``flag_cause`` says which cause a
     flag ends the game with.
@@ -111,7 +115,9 @@ class GameClock:
     game.clock.ClockNotRunning: stop: no turn is being timed (call start first)
     """
 
-    def __init__(self, match: Match, *, stall_limit: float | None = DEFAULT_STALL_LIMIT) -> None:
+    def __init__(
+        self, match: Match | TimeControl, *, stall_limit: float | None = DEFAULT_STALL_LIMIT
+    ) -> None:
         if stall_limit is not None:
             _check_seconds("stall_limit", stall_limit)
         # Match bounds both; a Match built without validation must not overflow here.

@@ -255,6 +255,7 @@ class GameManager:
             limits=self.limits,
             started_at=loop.time(),
             started_wall=datetime.now(UTC),
+            adjudication=request.adjudication,
         )
         if self._closing:
             raise ManagerClosed("the server is shutting down and takes no new games")
@@ -438,7 +439,7 @@ class GameManager:
 
 def _slot(player: PlayerConfig, endpoint: BotEndpoint | None) -> Slot:
     if endpoint is None:
-        return Slot(SeatInfo("human", name=player.name))
+        return Slot(SeatInfo("human", name=player.name, time_control=player.time_control))
     name = player.name or endpoint.name
     if endpoint.transport == "websocket":
         info = SeatInfo(
@@ -448,6 +449,7 @@ def _slot(player: PlayerConfig, endpoint: BotEndpoint | None) -> Slot:
             config=player.config_packet(),
             url=player.bot_url,
             meta=endpoint.capabilities.meta,
+            time_control=player.time_control,
         )
     else:
         info = SeatInfo(
@@ -456,5 +458,6 @@ def _slot(player: PlayerConfig, endpoint: BotEndpoint | None) -> Slot:
             declares=endpoint.capabilities.stateless_v1_alpha,
             url=player.bot_url,
             meta=endpoint.capabilities.meta,
+            time_control=player.time_control,
         )
     return Slot(info, endpoint=endpoint)

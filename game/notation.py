@@ -98,10 +98,16 @@ Extra tags of ours, written only when needed, for what the standard tags cannot 
   a line or a flag fall") plus ``cause`` for ``illegal_move``, ``protocol_error``,
   ``disconnect``, ``no_show``, ``stall`` and ``aborted``; a turn-limit draw is
   ``endreason[draw] cause[turn_limit]``. A time forfeit is plain ``endreason[time]``.
+  A game adjudicated on the bots' evaluations is ``endreason[win] cause[adjudication]``
+  with its ``winner`` (read back as such, though the board shows no line).
 * ``viewdistance[10]``, ``windistance[5]``, ``turnlimit[200]``: match settings that
   differ from the defaults (8, 6, no limit).
 * ``turnclock[30]``: a per-move clock (``clock_type="turn"``) of 30 seconds. It is not
   written as ``timecontrol``, which other readers would take for a clock per game.
+* ``timecontrolcross[10+0.1]``, ``timecontrolcircle[turn=5]``: a seat's own clock
+  (``player_x.time_control``, ``player_o.time_control``), written as
+  ``TimeControl.text`` (``10+0.1``, ``60``, ``turn=5``, ``none``, ``stall=30``) and read
+  with ``TimeControl.parse``; a value it cannot read stays in ``tags``.
 
 Seconds are written as integers when whole, else as exact decimals (``timecontrol[2.5]``);
 a naive ``started_at`` is taken to be UTC.

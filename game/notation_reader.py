@@ -27,6 +27,8 @@ from models import (
     RecordedMove,
     RecordPlayer,
     ResultReason,
+    TimeControl,
+    TimeControlError,
 )
 
 __all__ = [
@@ -65,8 +67,14 @@ def loads(text: str) -> GameRecord:
     moves = [_replay(turn, first_to_move, position) for turn in notation.main_line]
     record = GameRecord(
         name=_tag_value(tags, "name"),
-        player_x=RecordPlayer(name=_tag_value(tags, "playercross")),
-        player_o=RecordPlayer(name=_tag_value(tags, "playercircle")),
+        player_x=RecordPlayer(
+            name=_tag_value(tags, "playercross"),
+            time_control=_read_seat_clock(_tag_value(tags, "timecontrolcross")),
+        ),
+        player_o=RecordPlayer(
+            name=_tag_value(tags, "playercircle"),
+            time_control=_read_seat_clock(_tag_value(tags, "timecontrolcircle")),
+        ),
         match=match,
         started_at=_read_utc(tags["utcdatetime"].value) if "utcdatetime" in tags else None,
         setup=setup,
@@ -173,6 +181,17 @@ def _read_time_control(text: str) -> dict[str, object]:
     if found[2] is None:
         return {"clock_type": "match", "clock": float(found[1])}
     return {"clock_type": "incremental", "clock": float(found[1]), "increment": float(found[2])}
+
+
+def _read_seat_clock(text: str | None) -> TimeControl | None:
+    """A seat's own clock from its tag; None for text ``TimeControl.parse`` cannot read
+    (the tag then stays in ``tags``, verbatim, like any other we cannot use)."""
+    if text is None:
+        return None
+    try:
+        return TimeControl.parse(text)
+    except TimeControlError:
+        return None
 
 
 def _read_utc(text: str) -> datetime | None:

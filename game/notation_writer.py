@@ -35,6 +35,8 @@ _TAG_ORDER = (
     "playercross",
     "playercircle",
     "timecontrol",
+    "timecontrolcross",
+    "timecontrolcircle",
     "endreason",
     "winner",
     "cause",
@@ -163,6 +165,12 @@ def _field_tags(record: GameRecord) -> dict[str, str]:
             tags["timecontrol"] = f"{_seconds_text(match.clock)}+{_seconds_text(match.increment)}"
         elif match.clock_type == "turn":
             tags["turnclock"] = _seconds_text(match.clock)
+    for key, player in (
+        ("timecontrolcross", record.player_x),
+        ("timecontrolcircle", record.player_o),
+    ):
+        if player.time_control is not None:
+            tags[key] = player.time_control.text
     result = record.result
     if result is not None:
         endreason = {

@@ -92,9 +92,10 @@ board (spectators saw it, the ``end`` board shows it) but not in the record, whi
 holds complete moves. A 2-piece answer to the request for the second stone is a
 protocol error.
 
-*Clocks and the stall limit.* ``game.session_timing.AnswerTimer``: the clock flags
-with ``timeout``; whatever the clock, a seat that has owed an answer for
-``limits.stall_s`` seconds forfeits with ``stall``. The seat's last measured round trip
+*Clocks and the stall limit.* ``game.session_timing.AnswerTimer``: each side's clock
+(the ``match``'s, or its ``SeatInfo.time_control``) flags with ``timeout``; whatever
+the clock, a seat that has owed an answer for ``limits.stall_s`` seconds (or its own
+stricter ``time_control.stall_limit``) forfeits with ``stall``. The seat's last measured round trip
 (``rtt_measured``, clamped to ``limits.max_rtt_s`` so slow pongs cannot buy time) is
 the grace. An answer that arrives after its deadline forfeits, even if ``timer`` has
 not been called yet.
@@ -127,7 +128,9 @@ for each (1000; 1001 when the server aborts; 1011 after an internal error), then
 into the reason. A line is ``win``; ``turn_limit`` is a ``draw`` with cause
 ``turn_limit``; ``abort`` is a ``draw`` with cause ``aborted``. A seat that connects
 after the end gets ``end`` and is closed. The adapter cancels a stateless turn still in
-flight when it sees ``GameOver``.
+flight when it sees ``GameOver``. With ``adjudication`` (a ``GameSession`` keyword,
+off by default), ``game.adjudication`` may end the game after a recorded move on the
+bots' evaluations: a ``win`` with cause ``adjudication``.
 
 *Stateless errors.* ``stateless_answer`` takes a ``StatelessMoveResponse`` or the
 exception the adapter caught: ``TimeoutError`` is ``timeout``, ``ConnectionError`` /
@@ -147,6 +150,7 @@ from functools import partial
 
 from pydantic import BaseModel
 
+from game.adjudication import Adjudicator
 from game.frames import RefusedFrame
 from game.rules import Termination
 from game.seat_errors import (
@@ -179,6 +183,7 @@ from models import (
     CLOSE_NORMAL,
     HUMAN_CLIENT_PACKETS,
     MATCH_CONFIG_KEY,
+    Adjudication,
     Board,
     BoardUpdatePacket,
     BwsV1Alpha,
@@ -251,6 +256,7 @@ class GameSession:
         limits: SessionLimits | None = None,
         started_at: float,
         started_wall: datetime | None = None,
+        adjudication: Adjudication | None = None,
     ) -> None:
         self.game_id = game_id
         self.match = match
@@ -266,9 +272,14 @@ class GameSession:
         self._started_at = started_at if math.isfinite(started_at) else 0.0
         self._started_wall = started_wall
         self._now = self._started_at
-        self._timer = AnswerTimer(match, stall_s=self.limits.stall_s)
+        self._timer = AnswerTimer(
+            match,
+            stall_s=self.limits.stall_s,
+            seat_clocks={side: seats[side].time_control for side in Player},
+        )
         self._board = SessionBoard(match)
         self._moves: list[RecordedMove] = []
+        self._adjudicator = Adjudicator(adjudication)
         self._started = False
         self._request: PendingRequest | None = None
         self._result: GameResult | None = None
@@ -605,6 +616,12 @@ class GameSession:
         )
         self._moves.append(recorded)
         actions: list[Action] = [RecordMove(move_index, recorded)]
+        verdict = self._adjudicator.observe(recorded) if outcome is None else None
+        if verdict is not None:
+            update = self._board_update(
+                side, new, None, now, evaluation, considerations, _status_of(verdict)
+            )
+            return [*actions, Broadcast(update), *self._finish(verdict, verdict.detail or "", now)]
         if outcome is None:
             update = self._board_update(side, new, side.other, now, evaluation, considerations)
             # The next request first: it is what the game waits for. The adapter carries
@@ -750,7 +767,13 @@ class GameSession:
     def _record_player(self, side: Player) -> RecordPlayer:
         info = self._seats[side].info
         kind = PlayerType.HUMAN if info.kind == "human" else PlayerType.BOT
-        return RecordPlayer(name=info.name, type=kind, bot_url=info.url, meta=info.meta)
+        return RecordPlayer(
+            name=info.name,
+            type=kind,
+            bot_url=info.url,
+            meta=info.meta,
+            time_control=info.time_control,
+        )
 
 
 def _status_of(result: GameResult) -> GameStatus:

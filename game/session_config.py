@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
 from game.clock import DEFAULT_STALL_LIMIT
-from models import BwsV1Alpha, ConfigPacket, Meta, StatelessV1Alpha
+from models import BwsV1Alpha, ConfigPacket, Meta, StatelessV1Alpha, TimeControl
 
 __all__ = ["SeatInfo", "SeatKind", "SessionLimits", "SessionLimitsError"]
 
@@ -22,7 +22,8 @@ class SeatInfo:
 
     ``declares`` is the bot's ``BwsV1Alpha`` (websocket) or ``StatelessV1Alpha``
     (stateless); ``None`` means base features only (always so for humans). ``config``
-    is sent only to a websocket bot that declares ``config``.
+    is sent only to a websocket bot that declares ``config``. ``time_control`` is the
+    seat's own clock (``None``: the game's ``Match`` clock times it).
     """
 
     kind: SeatKind
@@ -31,6 +32,7 @@ class SeatInfo:
     config: ConfigPacket | None = None
     url: str | None = None
     meta: Meta | None = None
+    time_control: TimeControl | None = None
 
     @property
     def speaks_websocket(self) -> bool:

@@ -2,8 +2,9 @@
 the stall limit) and between heartbeats (``HeartbeatGrid``). Pure: time comes in as
 ``now`` (monotonic seconds), as everywhere in ``game.session``.
 
-*Clocks and the stall limit.* ``game.clock.GameClock`` times each move; its flag is
-cause ``timeout``. Whatever the clock (``none`` or a huge one), a seat that has owed an
+*Clocks and the stall limit.* ``game.clock.GameClock`` times each move, one clock per
+side (the game's ``Match`` clock, or the seat's own ``TimeControl``); its flag is cause
+``timeout``. Whatever the clock (``none`` or a huge one), a seat that has owed an
 answer for the stall limit forfeits with cause ``stall``, so every wait for an answer
 has a finite bound, humans' included. The earlier of the two deadlines decides (the
 clock's on a tie), and ``move_time_limit`` is the time until it. Both count from the
@@ -25,86 +26,131 @@ game.seat_errors.SeatStallError: no answer within the stall limit of 300 s
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 from game.clock import GameClock
 from game.seat_errors import SeatStallError, SeatTimeoutError
-from models import Match, Player
+from models import Match, Player, TimeControl
 
 __all__ = ["AnswerTimer", "HeartbeatGrid"]
 
 
 class AnswerTimer:
     """The clocks of both sides, and the stall limit (seconds, ``None``: no bound) of
-    the answer being awaited."""
+    the answer being awaited.
 
-    def __init__(self, match: Match, *, stall_s: float | None) -> None:
+    Each side has a ``GameClock`` of its own: the game's ``match`` clock, or the seat's
+    ``TimeControl`` from ``seat_clocks`` when it has one. A seat's ``stall_limit`` there
+    can only make its stall limit stricter: the seat gets the smaller of it and
+    ``stall_s``.
+
+    >>> from models import TimeControl
+    >>> timer = AnswerTimer(Match(clock_type="match", clock=60), stall_s=300.0,
+    ...                     seat_clocks={Player.O: TimeControl.parse("turn=5")})
+    >>> timer.snapshot(now=0.0), timer.time_left(Player.O, now=0.0)
+    ({<Player.X: 'x'>: 60000, <Player.O: 'o'>: 5000}, 5.0)
+    """
+
+    def __init__(
+        self,
+        match: Match,
+        *,
+        stall_s: float | None,
+        seat_clocks: Mapping[Player, TimeControl | None] | None = None,
+    ) -> None:
+        own = dict(seat_clocks or {})
         # The stall limit is applied here, for every clock type, not by the clock.
-        self._clock = GameClock(match, stall_limit=None)
+        self._clocks = {
+            side: GameClock(own.get(side) or match, stall_limit=None) for side in Player
+        }
+        self._stall = {side: _stricter(stall_s, own.get(side)) for side in Player}
         self.stall_s = stall_s
+        self._running: Player | None = None
         self._asked_at = 0.0
         self._grace = 0.0
 
     @property
     def running(self) -> Player | None:
         """The side whose answer is being timed, if any."""
-        return self._clock.running
+        return self._running
+
+    def stall_limit(self, side: Player) -> float | None:
+        """``side``'s stall limit in seconds: the server's, or the seat's if stricter."""
+        return self._stall[side]
 
     def start(self, side: Player, now: float, *, grace: float = 0.0) -> None:
         """``side`` owes an answer from ``now``; ``grace`` (its round trip) extends
         both deadlines."""
-        self._clock.start(side, now, grace=grace)
+        if self._running is not None:  # the clock of the side running says it best
+            self._clocks[self._running].start(side, now, grace=grace)
+        self._clocks[side].start(side, now, grace=grace)
+        self._running = side
         self._asked_at = now
         self._grace = grace
 
     def stop(self, now: float, *, rtt: float = 0.0) -> int:
         """The answer came (or the game ended) at ``now``: the thinking time charged, in
         ms (see ``GameClock.stop``)."""
-        return self._clock.stop(now, rtt=rtt)
+        # Without a running side, any clock raises ClockNotRunning: X's does.
+        charged = self._clocks[self._running or Player.X].stop(now, rtt=rtt)
+        self._running = None
+        return charged
 
     def deadline(self) -> float | None:
         """When the running side forfeits for want of an answer: its clock's flag or
         the stall limit, whichever comes first; None when nothing runs or unbounded."""
-        if self._clock.running is None:
+        side = self._running
+        if side is None:
             return None
-        deadlines = (self._clock.deadline(), self._stall_deadline())
+        deadlines = (self._clocks[side].deadline(), self._stall_deadline(side))
         return min((d for d in deadlines if d is not None), default=None)
 
     def check(self, now: float) -> None:
         """Raise the running side's forfeit if ``now`` is past its deadline:
         ``SeatTimeoutError`` (its clock) or ``SeatStallError`` (the stall limit)."""
-        side = self._clock.running
+        side = self._running
         if side is None:
             return
-        flag, stall = self._clock.deadline(), self._stall_deadline()
+        flag, stall = self._clocks[side].deadline(), self._stall_deadline(side)
         if flag is not None and now >= flag and (stall is None or flag <= stall):
             raise SeatTimeoutError(side, f"{side.value} ran out of time")
         if stall is not None and now >= stall:
-            raise SeatStallError(side, f"no answer within the stall limit of {self.stall_s:g} s")
+            limit = self._stall[side]
+            raise SeatStallError(side, f"no answer within the stall limit of {limit:g} s")
 
     def time_left(self, side: Player, now: float) -> float | None:
         """Seconds ``side`` has left for its answer (live), for ``move_time_limit``: its
         clock's time, or less when the stall limit comes first; None without a clock.
         Never 0 (the wire wants a positive number): 1 ms at least."""
-        remaining = self._clock.remaining_ms(side, now)
+        remaining = self.remaining_ms(side, now)
         if remaining is None:
             return None
-        if side is self._clock.running and self.stall_s is not None:
-            stall_left_ms = round((self._asked_at + self.stall_s - now) * 1000)
+        stall_s = self._stall[side]
+        if side is self._running and stall_s is not None:
+            stall_left_ms = round((self._asked_at + stall_s - now) * 1000)
             remaining = min(remaining, stall_left_ms)
         return max(remaining, 1) / 1000
 
     def remaining_ms(self, side: Player, now: float | None = None) -> int | None:
         """The side's clock, in ms (see ``GameClock.remaining_ms``)."""
-        return self._clock.remaining_ms(side, now)
+        return self._clocks[side].remaining_ms(side, now)
 
     def snapshot(self, now: float) -> dict[Player, int | None]:
         """Both clocks at ``now``, in ms, for packets and spectators."""
-        return self._clock.snapshot(now)
+        return {side: self.remaining_ms(side, now) for side in Player}
 
-    def _stall_deadline(self) -> float | None:
-        if self.stall_s is None:
+    def _stall_deadline(self, side: Player) -> float | None:
+        stall_s = self._stall[side]
+        if stall_s is None:
             return None
-        return self._asked_at + self.stall_s + self._grace
+        return self._asked_at + stall_s + self._grace
+
+
+def _stricter(server_s: float | None, own: TimeControl | None) -> float | None:
+    """The stall limit of a seat: the server's, or the seat's own when it is smaller."""
+    seat_s = None if own is None else own.stall_limit
+    limits = [s for s in (server_s, seat_s) if s is not None]
+    return min(limits, default=None)
 
 
 class HeartbeatGrid:

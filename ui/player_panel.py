@@ -51,6 +51,7 @@ _CAUSES: dict[EndCause, str] = {
     EndCause.RESIGN: "resigned",
     EndCause.ABORTED: "the game was aborted",
     EndCause.TURN_LIMIT: "the turn limit was reached",
+    EndCause.ADJUDICATION: "both bots agreed on the winner",
 }
 
 
@@ -130,6 +131,8 @@ def describe_result(result: GameResult, player_x: RecordPlayer, player_o: Record
     loser = Player(winner).other.value
     won = f"{names[winner]} ({winner.upper()}) wins"
     if result.reason is ResultReason.WIN:
+        if result.cause is EndCause.ADJUDICATION:  # the bots' evaluations, not a line
+            return f"{won} by adjudication: {_CAUSES[EndCause.ADJUDICATION]}."
         return f"{won} with a line."
     cause = _CAUSES.get(result.cause, "forfeited") if result.cause else "forfeited"
     if result.cause is EndCause.ABORTED:

@@ -1,10 +1,21 @@
-"""The settings of one game (``Match``) and their bounds."""
+"""The settings of one game (``Match``), their bounds, and one seat's own clock
+(``TimeControl``)."""
 
 from __future__ import annotations
 
+import re
+from decimal import Decimal
 from typing import Annotated, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictFloat,
+    StrictInt,
+    ValidationError,
+    model_validator,
+)
 
 ClockType = Literal["none", "turn", "match", "incremental"]
 
@@ -83,3 +94,137 @@ class Match(BaseModel):
         if self.increment and self.clock_type != "incremental":
             raise ValueError("'increment' only applies to clock_type 'incremental'")
         return self
+
+
+# ------------------------------------------------------------ one seat's clock
+
+
+class TimeControlError(ValueError):
+    """Text that ``TimeControl.parse`` cannot read as a time control."""
+
+
+# A number of seconds as people write it: "10", "0.1", ".5", "2.".
+_SECONDS_RE: Final = r"(\d+(?:\.\d*)?|\.\d+)"
+_TIME_CONTROL_TEXT: Final = {
+    "incremental": re.compile(rf"{_SECONDS_RE}\+{_SECONDS_RE}"),
+    "match": re.compile(_SECONDS_RE),
+    "turn": re.compile(rf"turn={_SECONDS_RE}"),
+    "stall": re.compile(rf"stall={_SECONDS_RE}"),
+}
+TIME_CONTROL_SYNTAX: Final = (
+    "'BASE+INC' (incremental, seconds), 'TOTAL' (match: seconds per side), "
+    "'turn=SECONDS' (per move), 'none' or 'stall=SECONDS' (no clock, a stall limit)"
+)
+
+
+def seconds_text(seconds: float) -> str:
+    """Seconds as written in settings: an integer when whole, else the shortest exact
+    decimal (no exponent).
+
+    >>> seconds_text(60.0), seconds_text(0.1), seconds_text(1e-05)
+    ('60', '0.1', '0.00001')
+    """
+    if seconds.is_integer():
+        return str(int(seconds))
+    # repr is the shortest text that reads back as the same float; Decimal spells out
+    # the exponent that repr uses for very small or large numbers.
+    return format(Decimal(repr(seconds)), "f")
+
+
+class TimeControl(BaseModel):
+    """The clock of one seat, when it is not the game's (``PlayerConfig.time_control``).
+
+    The fields mean what ``Match``'s clock fields mean and have the same bounds (the
+    server holds them to its hosting bounds too). ``stall_limit`` (seconds, only with
+    ``clock_type="none"``) is this seat's own stall limit; it can only be stricter than
+    the server's: the seat gets the smaller of the two.
+
+    ``parse`` reads the text form a tournament command line uses, ``text`` writes it:
+
+    >>> TimeControl.parse("10+0.1")
+    TimeControl(clock_type='incremental', clock=10.0, increment=0.1, stall_limit=None)
+    >>> [TimeControl.parse(t).text for t in ("60", "turn=5", "none", "stall=30", "10+0")]
+    ['60', 'turn=5', 'none', 'stall=30', '10+0']
+    >>> TimeControl.parse("40/10")
+    Traceback (most recent call last):
+    ...
+    wire.match.TimeControlError: time control '40/10': expected 'BASE+INC' (incremental, \
+seconds), 'TOTAL' (match: seconds per side), 'turn=SECONDS' (per move), 'none' or \
+'stall=SECONDS' (no clock, a stall limit)
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    clock_type: ClockType = "none"
+    clock: Annotated[StrictFloat, Field(gt=0, le=MAX_CLOCK_SECONDS, allow_inf_nan=False)] | None = (
+        None
+    )
+    increment: Annotated[StrictFloat, Field(ge=0, le=MAX_CLOCK_SECONDS, allow_inf_nan=False)] = 0.0
+    stall_limit: (
+        Annotated[StrictFloat, Field(gt=0, le=MAX_CLOCK_SECONDS, allow_inf_nan=False)] | None
+    ) = None
+
+    @model_validator(mode="after")
+    def _clock_is_consistent(self) -> TimeControl:
+        if self.clock_type != "none" and self.clock is None:
+            raise ValueError(
+                f"clock_type {self.clock_type!r} needs 'clock' (seconds, greater than 0)"
+            )
+        if self.clock_type == "none" and self.clock is not None:
+            raise ValueError("'clock' does not apply to clock_type 'none'")
+        if self.increment and self.clock_type != "incremental":
+            raise ValueError("'increment' only applies to clock_type 'incremental'")
+        if self.stall_limit is not None and self.clock_type != "none":
+            # A clock bounds every turn already; the server's stall limit still applies.
+            raise ValueError("'stall_limit' only applies to clock_type 'none'")
+        return self
+
+    @classmethod
+    def parse(cls, text: str) -> TimeControl:
+        """Read ``"10+0.1"``, ``"60"``, ``"turn=5"``, ``"none"`` or ``"stall=30"`` (see
+        ``TIME_CONTROL_SYNTAX``); raises ``TimeControlError`` with a one-line reason."""
+        spelled = text.strip().lower()
+        settings: dict[str, object] | None = None
+        if spelled == "none":
+            settings = {}
+        elif found := _TIME_CONTROL_TEXT["incremental"].fullmatch(spelled):
+            settings = {
+                "clock_type": "incremental",
+                "clock": float(found[1]),
+                "increment": float(found[2]),
+            }
+        elif found := _TIME_CONTROL_TEXT["match"].fullmatch(spelled):
+            settings = {"clock_type": "match", "clock": float(found[1])}
+        elif found := _TIME_CONTROL_TEXT["turn"].fullmatch(spelled):
+            settings = {"clock_type": "turn", "clock": float(found[1])}
+        elif found := _TIME_CONTROL_TEXT["stall"].fullmatch(spelled):
+            settings = {"stall_limit": float(found[1])}
+        if settings is None:
+            raise TimeControlError(f"time control {text!r}: expected {TIME_CONTROL_SYNTAX}")
+        try:
+            return cls.model_validate(settings)
+        except ValidationError as exc:
+            problem = exc.errors()[0]
+            where = ".".join(str(part) for part in problem["loc"])
+            reason = f"{where}: {problem['msg']}" if where else problem["msg"]
+            raise TimeControlError(f"time control {text!r}: {reason}") from None
+
+    def match_settings(self) -> dict[str, object]:
+        """The ``Match`` fields for a game whose clock this is, for both seats (a
+        seat's ``stall_limit`` has no ``Match`` field and is left out).
+
+        >>> Match(**TimeControl.parse("10+0.1").match_settings()).clock_type
+        'incremental'
+        """
+        return self.model_dump(include={"clock_type", "clock", "increment"})
+
+    @property
+    def text(self) -> str:
+        """The text ``parse`` reads back as this time control."""
+        if self.clock_type == "none":
+            return "none" if self.stall_limit is None else f"stall={seconds_text(self.stall_limit)}"
+        assert self.clock is not None  # checked above for every kind but "none"
+        clock = seconds_text(self.clock)
+        if self.clock_type == "incremental":
+            return f"{clock}+{seconds_text(self.increment)}"
+        return f"turn={clock}" if self.clock_type == "turn" else clock

@@ -18,7 +18,7 @@ from pydantic import (
 
 from wire.basics import Cell, Coord, Player
 from wire.capabilities import Meta
-from wire.match import Match
+from wire.match import Match, TimeControl
 
 # ------------------------------------------------------------ evaluation and moves
 
@@ -78,12 +78,14 @@ class PlayerType(str, Enum):
 
 
 class RecordPlayer(BaseModel):
-    """Who sat in a seat of a recorded game; ``meta`` is a bot's capabilities meta."""
+    """Who sat in a seat of a recorded game; ``meta`` is a bot's capabilities meta,
+    ``time_control`` the seat's own clock (``None``: the game's ``match`` clock)."""
 
     name: str | None = None
     type: PlayerType | None = None
     bot_url: str | None = None
     meta: Meta | None = None
+    time_control: TimeControl | None = None
 
 
 class RecordedMove(BaseModel):
@@ -111,7 +113,12 @@ class ResultReason(str, Enum):
 
 
 class EndCause(str, Enum):
-    """Why a game ended other than by a line: the ``detail`` of an ``end`` packet."""
+    """Why a game ended other than by a line: the ``detail`` of an ``end`` packet.
+
+    ``ADJUDICATION`` ends a game the server decided on the bots' evaluations
+    (``game.adjudication``); its reason stays ``win``, so clients that only read
+    win/draw/forfeit still read it right.
+    """
 
     TIMEOUT = "timeout"
     ILLEGAL_MOVE = "illegal_move"
@@ -122,6 +129,7 @@ class EndCause(str, Enum):
     RESIGN = "resign"
     ABORTED = "aborted"
     TURN_LIMIT = "turn_limit"
+    ADJUDICATION = "adjudication"
 
 
 #: Longest ``GameResult.detail`` kept, in characters; longer text is cut, ``...`` marking it.

@@ -6,7 +6,17 @@ from collections.abc import Mapping
 from typing import Annotated, Any, Final
 
 import orjson
-from pydantic import BaseModel, Field, StrictStr, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from wire.capabilities import Meta
 from wire.errors import MAX_ECHO_CHARS, _bound, _describe, _problems, clip_text
@@ -18,6 +28,7 @@ from wire.match import (
     MAX_HOSTED_VIEW_DISTANCE,
     MAX_TURN_LIMIT,
     Match,
+    TimeControl,
 )
 from wire.names import Name
 from wire.packets import ConfigPacket
@@ -57,12 +68,15 @@ class PlayerConfig(BaseModel):
     ``config`` holds the settings sent to a bot in its ``config`` packet (``depth``,
     ``x-`` keys); it is checked here so a bad value is refused at creation: a valid
     packet, at most ``MAX_CONFIG_BYTES`` of JSON, every integer within 64 bits.
+    ``time_control`` times this seat instead of the game's clock (``match_config``'s
+    ``clock_type``, ``clock`` and ``increment``); absent, the game's clock times it.
     """
 
     type: PlayerType
     bot_url: Annotated[StrictStr, Field(max_length=MAX_URL_LENGTH)] | None = None
     name: Name | None = None
     config: dict[str, Any] | None = None
+    time_control: TimeControl | None = None
 
     @model_validator(mode="after")
     def _bot_has_url(self) -> PlayerConfig:
@@ -96,12 +110,39 @@ class PlayerConfig(BaseModel):
         return ConfigPacket.model_validate({**self.config, "type": "config"})
 
 
+class ResignAdjudication(BaseModel):
+    """Adjudicate a game both bots agree is lost (cutechess's ``-resign movecount=K
+    score=S twosided=true``): when, over the last ``moves`` moves of each side, every
+    evaluation the movers reported favours the same side by at least ``score``
+    (``heuristic >= score`` for X, ``<= -score`` for O; a ``win_in`` counts as
+    decisive for its side), that side wins. ``game.adjudication`` has the details.
+
+    >>> ResignAdjudication(moves=3, score=0.9).moves
+    3
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    moves: Annotated[StrictInt, Field(ge=1, le=100)]
+    score: Annotated[StrictFloat, Field(gt=0, allow_inf_nan=False)]
+
+
+class Adjudication(BaseModel):
+    """How the server may end a game early on the bots' word (off by default)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    resign: ResignAdjudication | None = None
+
+
 class NewGameRequest(BaseModel):
     """Body of ``POST /game/new``.
 
     ``match_config`` is held to what the server hosts, tighter than any ``Match``: see
-    ``MAX_HOSTED_VIEW_DISTANCE`` and the other hosting bounds. A game without a
-    ``turn_limit`` gets ``DEFAULT_TURN_LIMIT``, so every game ends.
+    ``MAX_HOSTED_VIEW_DISTANCE`` and the other hosting bounds; so is each seat's
+    ``time_control``. A game without a ``turn_limit`` gets ``DEFAULT_TURN_LIMIT``, so
+    every game ends. ``adjudication`` (off when absent) lets the bots' evaluations end
+    the game (``ResignAdjudication``).
 
     >>> from models import parse_body
     >>> request = parse_body(NewGameRequest, '{"player_x": {"type": "human"}, '
@@ -123,20 +164,29 @@ class NewGameRequest(BaseModel):
         ),
     )
     name: Name | None = None
+    adjudication: Adjudication | None = None
 
     @model_validator(mode="after")
     def _hosted_settings(self) -> NewGameRequest:
         match = self.match_config
         bounds: list[tuple[str, float | None, float]] = [
-            ("view_distance", match.view_distance, MAX_HOSTED_VIEW_DISTANCE),
-            ("turn_limit", match.turn_limit, MAX_TURN_LIMIT),
-            ("heartbeat", match.heartbeat, MAX_HEARTBEAT_MS),
-            ("clock", match.clock, MAX_HOSTED_CLOCK_SECONDS),
-            ("increment", match.increment, MAX_HOSTED_INCREMENT_SECONDS),
+            ("match_config.view_distance", match.view_distance, MAX_HOSTED_VIEW_DISTANCE),
+            ("match_config.turn_limit", match.turn_limit, MAX_TURN_LIMIT),
+            ("match_config.heartbeat", match.heartbeat, MAX_HEARTBEAT_MS),
+            ("match_config.clock", match.clock, MAX_HOSTED_CLOCK_SECONDS),
+            ("match_config.increment", match.increment, MAX_HOSTED_INCREMENT_SECONDS),
         ]
+        for seat, player in (("player_x", self.player_x), ("player_o", self.player_o)):
+            own = player.time_control
+            if own is not None:  # a seat's clock is held to the game clock's bounds
+                where = f"{seat}.time_control"
+                bounds += [
+                    (f"{where}.clock", own.clock, MAX_HOSTED_CLOCK_SECONDS),
+                    (f"{where}.increment", own.increment, MAX_HOSTED_INCREMENT_SECONDS),
+                    (f"{where}.stall_limit", own.stall_limit, MAX_HOSTED_CLOCK_SECONDS),
+                ]
         problems = [
-            f"match_config.{name}: expected at most {_bound(bound)} on this server, "
-            f"got {_describe(value)}"
+            f"{name}: expected at most {_bound(bound)} on this server, got {_describe(value)}"
             for name, value, bound in bounds
             if value is not None and value > bound
         ]
