@@ -30,7 +30,7 @@ from pydantic import ValidationError
 
 from game.discovery import AddressPolicy, PolicySyntaxError
 from game.local_bot_spec import BotLimits, LimitError
-from models import Match
+from models import Adjudication, Match, ResignAdjudication, TimeControl, TimeControlError
 from wire.errors import _problems
 from wire.tournaments import SprtSettings, TournamentBot, TournamentRequest
 
@@ -87,7 +87,20 @@ def _arguments() -> argparse.ArgumentParser:
         metavar="SPEC",
         help="a bot: 'name=N,url=URL' (a running bot) or 'name=N,cmd=COMMAND' (a program "
         "the runner starts on a free port, '{port}' in COMMAND; cmd= takes the rest of "
-        "SPEC, commas included); 'config.KEY=VALUE' adds a config setting (JSON value)",
+        "SPEC, commas included); 'tc=CLOCK' gives it its own clock (as --clock); "
+        "'config.KEY=VALUE' adds a config setting (JSON value)",
+    )
+    parser.add_argument(
+        "--clock",
+        metavar="CLOCK",
+        help="every bot's clock: 'BASE+INC' seconds (10+0.1), 'SECONDS' per side (60), "
+        "'turn=S' per move, 'none', or 'stall=S' (no clock, S seconds at most per answer)",
+    )
+    parser.add_argument(
+        "--resign",
+        metavar="moves=K,score=S",
+        help="adjudicate a game when both bots' evaluations favour one side by S or more "
+        "for K moves each (off by default; recorded with cause 'adjudication')",
     )
     parser.add_argument("--name", help="the tournament's name (games are named after it)")
     parser.add_argument(
@@ -158,6 +171,8 @@ def _bot(spec: str) -> TournamentBot:
         value, _, rest = value.partition(",")
         if key in ("name", "url"):
             fields[key] = value
+        elif key == "tc":
+            fields["time_control"] = _clock(value, f"--bot {spec!r}: tc")
         elif key.startswith("config.") and len(key) > 7:
             try:
                 config[key[7:]] = json.loads(value)
@@ -165,7 +180,7 @@ def _bot(spec: str) -> TournamentBot:
                 config[key[7:]] = value
         else:
             raise UsageError(
-                f"--bot {spec!r}: unknown key {key!r} (expected name, url, cmd, config.<key>)"
+                f"--bot {spec!r}: unknown key {key!r} (expected name, url, cmd, tc, config.<key>)"
             )
     if "name" not in fields:
         raise UsageError(f"--bot {spec!r}: give the bot a name (name=...)")
@@ -175,6 +190,37 @@ def _bot(spec: str) -> TournamentBot:
         return TournamentBot.model_validate(fields)
     except ValidationError as error:
         raise UsageError(f"--bot {spec!r}: {'; '.join(_problems(error))}") from None
+
+
+def _clock(text: str, where: str) -> TimeControl:
+    try:
+        return TimeControl.parse(text)
+    except TimeControlError as error:
+        raise UsageError(f"{where}: {error}") from None
+    except ValidationError as error:
+        raise UsageError(f"{where} {text!r}: {'; '.join(_problems(error))}") from None
+
+
+def _resign(text: str) -> Adjudication:
+    values: dict[str, float] = {}
+    for part in text.split(","):
+        key, equals, value = part.partition("=")
+        if not equals or key.strip() not in ("moves", "score"):
+            raise UsageError(f"--resign {text!r}: expected moves=K,score=S")
+        try:
+            values[key.strip()] = float(value)
+        except ValueError:
+            raise UsageError(f"--resign {text!r}: {key.strip()} must be a number") from None
+    if set(values) != {"moves", "score"}:
+        raise UsageError(f"--resign {text!r}: expected moves=K,score=S")
+    moves = values["moves"]
+    try:
+        resign = ResignAdjudication(
+            moves=int(moves) if moves.is_integer() else -1, score=values["score"]
+        )
+    except ValidationError as error:
+        raise UsageError(f"--resign {text!r}: {'; '.join(_problems(error))}") from None
+    return Adjudication(resign=resign)
 
 
 def _sprt(text: str) -> SprtSettings:
@@ -237,6 +283,10 @@ def parse_arguments(argv: Sequence[str] | None = None) -> TournamentOptions:
             raise UsageError("; ".join(_problems(error))) from None
     if args.sprt is not None:
         fields["sprt"] = _sprt(args.sprt)
+    if args.clock is not None:
+        fields["time_control"] = _clock(args.clock, "--clock")
+    if args.resign is not None:
+        fields["adjudication"] = _resign(args.resign)
     request: TournamentRequest | None = None
     if bots or args.resume is None:
         try:

@@ -34,6 +34,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final, cast
 
+from pydantic import ValidationError
+
 from game.discovery import DiscoveryError, discover
 from game.elo import StatsError
 from game.local_bot_spec import BotLimits, LocalBotSpec
@@ -46,7 +48,9 @@ from game.store.tournaments import StoredTournament
 from game.tournament_schedule import Schedule
 from game.tournament_standings import Failure, GameOutcome, Standings, outcome_of
 from models import EndCause, GameResult, NewGameRequest, PlayerConfig, PlayerType
+from wire.errors import _problems
 from wire.tournaments import (
+    TournamentBot,
     TournamentPage,
     TournamentRequest,
     TournamentStatus,
@@ -109,6 +113,36 @@ def _book_for(request: TournamentRequest) -> list[Opening]:
     if request.opening_order == "random":
         return book.order(seed=request.seed if request.seed is not None else 0)
     return book.order()
+
+
+def game_request(
+    request: TournamentRequest,
+    x: TournamentBot,
+    o: TournamentBot,
+    *,
+    urls: tuple[str, str],
+    name: str,
+) -> NewGameRequest:
+    """The ``POST /game/new`` body of one game of ``request``: ``x`` against ``o`` at
+    ``urls``, each with its own clock and config. Raises ``ValidationError`` for
+    settings the server does not host (``TournamentDirector.check`` tries them first)."""
+
+    def seat(bot: TournamentBot, url: str) -> PlayerConfig:
+        return PlayerConfig(
+            type=PlayerType.BOT,
+            bot_url=url,
+            name=bot.name,
+            config=bot.config,
+            time_control=request.time_control_of(bot),
+        )
+
+    return NewGameRequest(
+        player_x=seat(x, urls[0]),
+        player_o=seat(o, urls[1]),
+        match_config=request.match,
+        adjudication=request.adjudication,
+        name=name[:64],
+    )
 
 
 def _outcome_json(outcome: GameOutcome, game_id: str) -> dict[str, Any]:
@@ -356,22 +390,15 @@ class TournamentRun:
         assert url is not None  # TournamentBot: a url or a cmd
         return url
 
-    def _player(self, name: str) -> PlayerConfig:
-        return PlayerConfig(
-            type=PlayerType.BOT,
-            bot_url=self._url_of(name),
-            name=name,
-            config=self._bots[name].config,
-        )
-
     def _game_request(self, index: int) -> NewGameRequest:
         game = self.schedule.game(index)
         label = self.request.name or f"tournament {self.tournament_id[:8]}"
-        return NewGameRequest(
-            player_x=self._player(game.x),
-            player_o=self._player(game.o),
-            match_config=self.request.match,
-            name=f"{label}: game {index + 1} (round {game.round + 1})"[:64],
+        return game_request(
+            self.request,
+            self._bots[game.x],
+            self._bots[game.o],
+            urls=(self._url_of(game.x), self._url_of(game.o)),
+            name=f"{label}: game {index + 1} (round {game.round + 1})",
         )
 
     async def _ensure_running(self, names: tuple[str, ...]) -> frozenset[str]:
@@ -500,6 +527,14 @@ class TournamentDirector:
                 except LocalBotError as error:
                     raise TournamentError(f"bot {bot.name!r}: {error}") from None
         _book_for(request)  # OpeningError names the bad opening
+        # Every game must be one the server hosts: try each bot's seat once.
+        first = request.bots[0]
+        for bot in request.bots:
+            try:
+                game_request(request, bot, first, urls=("http://127.0.0.1:1",) * 2, name="check")
+            except ValidationError as error:
+                problems = "; ".join(_problems(error))
+                raise TournamentError(f"bot {bot.name!r}: {problems}") from None
         if request.sprt is not None:
             try:
                 Sprt(request.sprt.elo0, request.sprt.elo1, request.sprt.alpha, request.sprt.beta)

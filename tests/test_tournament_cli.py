@@ -16,6 +16,7 @@ import pytest
 from game import notation
 from game.tournament_args import UsageError, parse_arguments
 from game.tournament_cli import main
+from models import EndCause, Player
 
 PYTHON = sys.executable
 THREAT = f"{PYTHON} -m bot.serve --bot bot.bots:ThreatBot --port {{port}}"
@@ -44,6 +45,10 @@ RUN_TIMEOUT = 240
         (["--bot-memory-mb", "0"], "memory_mb"),
         (["--address-policy", "allow=moon"], "--address-policy"),
         (["--turn-limit", "0"], "turn_limit"),
+        (["--clock", "40/10"], "--clock: time control '40/10': expected"),
+        (["--resign", "moves=3"], "expected moves=K,score=S"),
+        (["--resign", "moves=0,score=0.9"], "moves"),
+        (["--bot", "name=a,tc=soon,url=http://x", "--bot", "name=b,url=http://y"], "tc"),
     ],
 )
 def test_bad_arguments_are_one_clear_line(argv: list[str], message: str) -> None:
@@ -72,10 +77,42 @@ def test_a_command_keeps_its_commas_and_config_values_are_json() -> None:
     assert options.request.format == "gauntlet"
 
 
+def test_clocks_and_adjudication_reach_the_request() -> None:
+    options = parse_arguments(
+        [
+            "--bot",
+            "name=a,tc=turn=2,url=http://127.0.0.1:1",
+            "--bot",
+            "name=b,url=http://127.0.0.1:2",
+            "--clock",
+            "10+0.1",
+            "--resign",
+            "moves=3,score=0.9",
+        ]
+    )
+    request = options.request
+    assert request is not None and request.adjudication is not None
+    a, b = request.bots
+    assert request.time_control_of(a) is not None and request.time_control_of(a).text == "turn=2"
+    assert request.time_control_of(b) is not None and request.time_control_of(b).text == "10+0.1"
+    assert request.adjudication.resign is not None
+    assert (request.adjudication.resign.moves, request.adjudication.resign.score) == (3, 0.9)
+
+
 def test_main_prints_one_line_for_bad_usage(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--bot", "name=a,url=http://x"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("htttx-tournament: ") and err.count("\n") == 1
+
+
+def test_a_clock_the_server_does_not_host_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["--bot", "name=a,url=http://127.0.0.1:1", "--bot", "name=b,url=http://127.0.0.1:2"]
+    status = main([*argv, "--clock", "10+99999", "--db", str(tmp_path / "r.sqlite")])
+    err = capsys.readouterr().err
+    assert status == 1
+    assert "time_control.increment: expected at most 3600" in err and err.count("\n") == 1
 
 
 def test_an_unreachable_bot_is_one_line_not_a_traceback(
@@ -237,6 +274,7 @@ def test_kill_9_in_the_middle_then_the_same_command_resumes_to_the_same_result(
 
 CRASHY_BOT = '''
 import os
+from bot.bot import BaseBot
 from bot.bots import CenterBot
 
 
@@ -250,6 +288,30 @@ class CrashBot(CenterBot):
         if CrashBot.moves == 3:
             os._exit(3)
         return super().choose_move(cells, player, match)
+
+
+class SlowBot(BaseBot):
+    """Takes a second a move, and declares no move_time_limit: it never learns its time
+    (the framework would otherwise answer in time with a fallback move)."""
+
+    def choose_move(self, cells, player, match):
+        import time
+
+        from game.game import valid_placement_cells
+
+        time.sleep(1.0)
+        return valid_placement_cells(cells, match.view_distance)[:2]
+
+
+class SureBot(CenterBot):
+    """Plays like CenterBot and says X is winning, whatever the position."""
+
+    def choose_move(self, cells, player, match):
+        from bot.bot import MoveDecision
+        from models import PositionEvaluation
+
+        pieces = MoveDecision.of(super().choose_move(cells, player, match)).pieces
+        return MoveDecision(pieces, evaluation=PositionEvaluation(heuristic=1.0))
 
 
 class HungryBot(CenterBot):
@@ -323,3 +385,88 @@ def test_a_local_program_cannot_allocate_past_its_memory_limit(
     assert json.loads(report.read_text())["games_counted"] == 2
     # The 2 GiB never came: the framework logged the MemoryError and played on.
     assert "MemoryError" in (tmp_path / "logs" / "hungry.log").read_text()
+
+
+def test_a_local_program_that_overruns_its_own_clock_loses_on_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "crashy.py").write_text(CRASHY_BOT)
+    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{os.getcwd()}")
+    report = tmp_path / "report.json"
+    status = main(
+        [
+            "--bot",
+            f"name=threat,cmd={THREAT}",
+            "--bot",
+            f"name=slow,tc=turn=0.3,cmd={PYTHON} -m bot.serve --bot crashy:SlowBot --port {{port}}",
+            "--clock",
+            "60+1",
+            "--openings",
+            "none",
+            "--rounds",
+            "1",
+            "--db",
+            str(tmp_path / "r.sqlite"),
+            "--log-dir",
+            str(tmp_path / "logs"),
+            "--report",
+            str(report),
+            "--export",
+            str(tmp_path / "games"),
+            "--no-progress",
+        ]
+    )
+    assert status == 0, capsys.readouterr()
+    view = json.loads(report.read_text())
+    slow = next(line for line in view["standings"] if line["name"] == "slow")
+    assert slow["losses"] == 2 and slow["failures"]["time"] == 2
+    records = [notation.loads(f.read_text()) for f in sorted((tmp_path / "games").iterdir())]
+    for record in records:
+        clocks = {
+            record.player_x.name: record.player_x.time_control,
+            record.player_o.name: record.player_o.time_control,
+        }
+        assert clocks["slow"] is not None and clocks["slow"].text == "turn=0.3"
+        assert clocks["threat"] is not None and clocks["threat"].text == "60+1"
+
+
+def test_resign_adjudication_ends_games_both_bots_call_won(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "crashy.py").write_text(CRASHY_BOT)
+    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{os.getcwd()}")
+    sure = f"{PYTHON} -m bot.serve --bot crashy:SureBot --port {{port}}"
+    report = tmp_path / "report.json"
+    status = main(
+        [
+            "--bot",
+            f"name=sure1,cmd={sure}",
+            "--bot",
+            f"name=sure2,cmd={sure}",
+            "--resign",
+            "moves=2,score=0.9",
+            "--rounds",
+            "1",
+            "--openings",
+            "none",
+            "--db",
+            str(tmp_path / "r.sqlite"),
+            "--log-dir",
+            str(tmp_path / "logs"),
+            "--report",
+            str(report),
+            "--export",
+            str(tmp_path / "games"),
+            "--no-progress",
+        ]
+    )
+    assert status == 0, capsys.readouterr()
+    records = [notation.loads(f.read_text()) for f in sorted((tmp_path / "games").iterdir())]
+    assert len(records) == 2
+    for record in records:
+        assert record.result is not None
+        assert record.result.cause is EndCause.ADJUDICATION
+        assert record.result.winner is Player.X
+        assert len(record.moves) <= 6  # two moves each of agreement after O's first
+    view = json.loads(report.read_text())
+    assert {line["points"] for line in view["standings"]} == {1.0}

@@ -32,9 +32,15 @@ from pydantic import (
     model_validator,
 )
 
-from wire.match import DEFAULT_TURN_LIMIT, MAX_HOSTED_VIEW_DISTANCE, MAX_TURN_LIMIT, Match
+from wire.match import (
+    DEFAULT_TURN_LIMIT,
+    MAX_HOSTED_VIEW_DISTANCE,
+    MAX_TURN_LIMIT,
+    Match,
+    TimeControl,
+)
 from wire.names import Name
-from wire.rest import MAX_URL_LENGTH
+from wire.rest import MAX_URL_LENGTH, Adjudication
 
 #: Bots in one tournament: a round robin of 64 is 2016 pairings a round.
 MAX_TOURNAMENT_BOTS: Final = 64
@@ -57,7 +63,9 @@ _BOT_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")
 class TournamentBot(BaseModel):
     """One entrant: a bot at ``url`` (anything ``POST /game/new`` takes as ``bot_url``) or,
     on the command line only, a program ``cmd`` that the runner starts itself on a free
-    port (``{port}`` in the command). ``config`` is the seat's ``config`` packet."""
+    port (``{port}`` in the command). ``config`` is the seat's ``config`` packet;
+    ``time_control`` this bot's clock (else the tournament's ``time_control``, else the
+    match's clock)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -65,6 +73,7 @@ class TournamentBot(BaseModel):
     url: Annotated[StrictStr, Field(max_length=MAX_URL_LENGTH)] | None = None
     cmd: Annotated[StrictStr, Field(max_length=MAX_COMMAND_CHARS)] | None = None
     config: dict[str, Any] | None = None
+    time_control: TimeControl | None = None
 
     @model_validator(mode="after")
     def _one_address(self) -> TournamentBot:
@@ -111,6 +120,11 @@ class TournamentRequest(BaseModel):
       from X's stone at the origin), or a book as HTTTX notation text in ``book``;
       ``opening_order`` ``sequential`` or ``random`` (with ``seed``).
     * ``match``: the settings of every game (clock, turn limit: a draw when reached).
+    * ``time_control``: every bot's clock (``10+0.1``, ``turn=5``, ``stall=30``... see
+      ``TimeControl``), unless the bot has its own ``time_control``; each seat is timed
+      by the server with its own clock.
+    * ``adjudication``: off unless given; ``{"resign": {"moves": K, "score": S}}`` ends
+      a game both bots' evaluations agree on (recorded with cause ``adjudication``).
     * ``sprt``: stop as soon as the test decides (two bots only).
     """
 
@@ -124,7 +138,13 @@ class TournamentRequest(BaseModel):
     seed: Annotated[StrictInt, Field(ge=0, le=2**63 - 1)] | None = None
     concurrency: Annotated[StrictInt, Field(ge=1, le=MAX_CONCURRENCY)] = 1
     match: Match = Field(default_factory=lambda: Match(turn_limit=DEFAULT_TURN_LIMIT))
+    time_control: TimeControl | None = None
+    adjudication: Adjudication | None = None
     sprt: SprtSettings | None = None
+
+    def time_control_of(self, bot: TournamentBot) -> TimeControl | None:
+        """The clock ``bot`` plays with (``None``: the match's)."""
+        return bot.time_control if bot.time_control is not None else self.time_control
 
     @model_validator(mode="after")
     def _consistent(self) -> TournamentRequest:
