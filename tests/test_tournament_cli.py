@@ -93,8 +93,9 @@ def test_clocks_and_adjudication_reach_the_request() -> None:
     request = options.request
     assert request is not None and request.adjudication is not None
     a, b = request.bots
-    assert request.time_control_of(a) is not None and request.time_control_of(a).text == "turn=2"
-    assert request.time_control_of(b) is not None and request.time_control_of(b).text == "10+0.1"
+    clock_a, clock_b = request.time_control_of(a), request.time_control_of(b)
+    assert clock_a is not None and clock_a.text == "turn=2"
+    assert clock_b is not None and clock_b.text == "10+0.1"
     assert request.adjudication.resign is not None
     assert (request.adjudication.resign.moves, request.adjudication.resign.score) == (3, 0.9)
 
