@@ -4,6 +4,7 @@ models) and the self-contained ``/docs`` page listing its routes (``_docs_page``
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from typing import Any
 
 from pydantic.json_schema import models_json_schema
@@ -11,6 +12,7 @@ from pydantic.json_schema import models_json_schema
 from game.server_state import HOSTED_BOTS
 from game.store import MAX_PAGE_SIZE, GamePage, RecordStatus
 from models import GameRecord, HostedBots, NewGameRequest, NewGameResponse
+from wire.tournaments import TournamentCreated, TournamentPage, TournamentRequest, TournamentView
 
 __all__: list[str] = []
 
@@ -25,6 +27,10 @@ def _openapi(hosted: bool) -> dict[str, Any]:
             (GameRecord, "serialization"),
             (GamePage, "serialization"),
             (HostedBots, "serialization"),
+            (TournamentRequest, "validation"),
+            (TournamentCreated, "serialization"),
+            (TournamentPage, "serialization"),
+            (TournamentView, "serialization"),
         ],
         ref_template=ref,
     )
@@ -141,6 +147,7 @@ def _openapi(hosted: bool) -> dict[str, Any]:
             }
         },
     }
+    paths.update(_tournament_paths(body, error))
     description = (
         "HTTTX game server. WebSockets (not described by OpenAPI): /ws?token=<token> plays "
         "a human seat with the bot protocol; /spectate/{game_id} follows a live game."
@@ -159,6 +166,89 @@ def _openapi(hosted: bool) -> dict[str, Any]:
             "schemas": schemas,
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
         },
+    }
+
+
+def _tournament_paths(
+    body: Callable[[str], dict[str, Any]], error: Callable[[str], dict[str, Any]]
+) -> dict[str, Any]:
+    """The routes of ``game.tournament_routes``."""
+    tournament_id = {
+        "name": "tournament_id",
+        "in": "path",
+        "required": True,
+        "schema": {"type": "string"},
+    }
+    not_found = error("No such tournament")
+
+    def control(summary: str, conflict: str) -> dict[str, Any]:
+        return {
+            "post": {
+                "summary": summary,
+                "parameters": [tournament_id],
+                "responses": {
+                    "200": {"description": "The tournament now", "content": body("TournamentView")},
+                    "401": error("API token missing or wrong"),
+                    "404": not_found,
+                    "409": error(conflict),
+                    "422": error("A bot that cannot be reached any more"),
+                },
+                "security": [{"bearer": []}, {}],
+            }
+        }
+
+    return {
+        "/tournaments": {
+            "post": {
+                "summary": "Start a round robin or gauntlet (game pairs, colours swapped)",
+                "description": (
+                    "Bots are named by URL and checked before the answer ('cmd' bots only "
+                    "on the command line, htttx-tournament). Games are ordinary games: "
+                    "listed in /games, spectated at /spectate/{game_id}."
+                ),
+                "requestBody": {"required": True, "content": body("TournamentRequest")},
+                "responses": {
+                    "201": {"description": "Started", "content": body("TournamentCreated")},
+                    "401": error("API token missing or wrong"),
+                    "413": error("Body too large"),
+                    "422": error("Invalid request: settings, SPRT, book, or a bot"),
+                    "503": error("The server is shutting down"),
+                },
+                "security": [{"bearer": []}, {}],
+            },
+            "get": {
+                "summary": "Tournaments, newest first",
+                "parameters": [
+                    {
+                        "name": "limit",
+                        "in": "query",
+                        "schema": {"type": "integer", "minimum": 1, "maximum": 500, "default": 100},
+                    }
+                ],
+                "responses": {
+                    "200": {"description": "Tournaments", "content": body("TournamentPage")},
+                    "422": error("Bad limit"),
+                },
+            },
+        },
+        "/tournaments/{tournament_id}": {
+            "get": {
+                "summary": "Progress, standings, pair statistics, SPRT and crosstable",
+                "parameters": [tournament_id],
+                "responses": {
+                    "200": {"description": "The tournament", "content": body("TournamentView")},
+                    "404": not_found,
+                },
+            }
+        },
+        "/tournaments/{tournament_id}/stop": control(
+            "Stop a running tournament (its games in flight are aborted, not counted)",
+            "Not running",
+        ),
+        "/tournaments/{tournament_id}/resume": control(
+            "Go on with a stopped, interrupted or failed tournament from the stored results",
+            "Running already, or finished",
+        ),
     }
 
 

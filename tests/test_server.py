@@ -452,8 +452,14 @@ async def test_the_openapi_document_describes_the_rest_routes(tmp_path: Path) ->
         "/games/{game_id}/notation",
         "/bots",
         "/health",
+        "/tournaments",
+        "/tournaments/{tournament_id}",
+        "/tournaments/{tournament_id}/stop",
+        "/tournaments/{tournament_id}/resume",
     }
+    assert set(document["paths"]["/tournaments"]) == {"get", "post"}
     schemas = document["components"]["schemas"]
+    assert {"TournamentRequest", "TournamentView", "TournamentPage"} <= set(schemas)
     assert {"NewGameRequest", "NewGameResponse", "GameRecord", "GamePage", "HostedBots"} <= set(
         schemas
     )

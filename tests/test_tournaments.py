@@ -17,6 +17,7 @@ import pytest
 from game.server import GameServer, create_app, serving
 from game.store import GameStore, RecordStatus
 from models import GameRecord, Player
+from tests.postgres import PostgresCluster
 
 Json = dict[str, Any]
 TIMEOUT = 120.0
@@ -66,8 +67,8 @@ class Arena:
 
 
 @asynccontextmanager
-async def arena(db_path: Path, port: int = 0, **options: Any) -> AsyncIterator[Arena]:
-    db_url = f"sqlite+aiosqlite:///{db_path}"
+async def arena(db: Path | str, port: int = 0, **options: Any) -> AsyncIterator[Arena]:
+    db_url = db if isinstance(db, str) else f"sqlite+aiosqlite:///{db}"
     app = create_app(db_url=db_url, **options)
     timeout = aiohttp.ClientTimeout(total=TIMEOUT)
     async with (
@@ -311,3 +312,21 @@ async def test_spectators_can_watch_a_tournament_game(tmp_path: Path) -> None:
         await a.post(f"/tournaments/{tournament_id}/stop")
         record = GameRecord.model_validate((await a.get(f"/games/{game_id}"))[1])
         assert record.name is not None and "game" in record.name
+
+
+async def test_on_postgresql_a_stopped_tournament_resumes_to_the_end(
+    postgres_cluster: PostgresCluster,
+) -> None:
+    db_url = postgres_cluster.new_database()
+    async with arena(db_url) as a:
+        tournament_id = await a.create(
+            {"bots": three_bots(a), "rounds": 4, "concurrency": 3, "openings": "none"}
+        )
+        await a.until(tournament_id, lambda view: view["games_done"] >= 3)
+        assert (await a.post(f"/tournaments/{tournament_id}/stop"))[0] == 200
+        assert (await a.post(f"/tournaments/{tournament_id}/resume"))[0] == 200
+        view = await a.finished(tournament_id)
+        assert view["status"] == "finished" and view["games_counted"] == 24
+        async with await GameStore.open(db_url) as store:
+            rows = await store.tournaments.games(tournament_id)
+        assert sorted(row.idx for row in rows) == list(range(24))
