@@ -32,12 +32,17 @@ The interface
 -------------
 
 * ``GameSession(game_id, match, seats, *, limits=SessionLimits(), started_at,
-  started_wall=None)``. ``seats`` maps each ``Player`` to a ``SeatInfo``: ``kind``
-  (``"bot_ws"``, ``"bot_stateless"`` or ``"human"``), ``name``, ``declares`` (the bot's
-  ``BwsV1Alpha`` or ``StatelessV1Alpha``: optional features are used only when declared
-  there), ``config`` (the ``config`` packet for a websocket bot) and ``url`` (for the
-  record). ``started_at`` is the monotonic time the game was created (the no-show limit
-  counts from it); ``started_wall`` is the wall-clock time written to the record.
+  started_wall=None, opening=(), tags=None)``. ``seats`` maps each ``Player`` to a
+  ``SeatInfo``: ``kind`` (``"bot_ws"``, ``"bot_stateless"`` or ``"human"``), ``name``,
+  ``declares`` (the bot's ``BwsV1Alpha`` or ``StatelessV1Alpha``: optional features are
+  used only when declared there), ``config`` (the ``config`` packet for a websocket bot)
+  and ``url`` (for the record). ``started_at`` is the monotonic time the game was
+  created (the no-show limit counts from it); ``started_wall`` is the wall-clock time
+  written to the record. ``opening`` (``Move`` values) is played before the seats take
+  over (see *Start.*); ``tags`` go into the record's ``tags``. The constructor raises
+  ``game.opening_rules.InvalidOpeningError`` for an opening the rules refuse and
+  ``OpeningSeatError`` for a seat that cannot be told one (``NewGameRequest`` and
+  ``GameManager`` refuse both before a game exists).
 * Inputs, each returning ``list[Action]``: ``seat_connected(side, now)``,
   ``seat_disconnected(side, now)``, ``receive(side, data, now)`` (one raw frame),
   ``stateless_answer(side, response_or_error, now)``, ``timer(now)``,
@@ -68,13 +73,29 @@ How the open points are settled
 
 *Start.* Stateless seats count as present from the start. The game starts when the
 last websocket or human seat connects: each websocket seat gets ``config`` (a bot that
-declares ``config`` and has one), then ``setup`` (the standard board); then O gets its
+declares ``config`` and has one), then ``setup`` (the standard board; for a game from an
+opening see *Openings.*); then O (or the side an opening leaves to move) gets its
 ``move_request``. A game with no websocket seat starts at the first ``timer`` call
 (``next_deadline`` is ``started_at`` until then).
 
+*Openings.* A game may start from an ``opening``: moves already played after X's stone,
+O's first. They are on the board from the start and are the record's first moves (no
+clock, thinking time or evaluation: nobody played them), and the record's tag
+``opening_moves`` (``models.OPENING_MOVES_TAG``) says how many there are. The side the
+opening leaves to move gets the first ``move_request``; clocks and the stall limit
+start with it. The turn limit counts every move of the record, the opening's included
+(an opening must leave the players a move). Each seat learns the opening as the
+protocol lets it (``SeatInfo.learns_opening_by``): a human, and a websocket bot that
+declares ``free_setup``, get ``setup`` with every stone, then ``previous`` holds only
+what was played since; a bot that declares ``move_skips`` (not ``free_setup``) gets the
+standard ``setup`` and its first ``previous`` holds every opening move, grouped by
+move, then the moves since; a stateless bot reads its request's full board. A
+websocket bot that declares neither cannot be told (``OpeningSeatError``).
+
 *Requests.* ``previous`` holds the stones placed since the seat's last ``move_request``
 (or ``setup``), grouped by move: ``[]`` for O's first request, then ``[own last move,
-opponent's move]``. ``board`` is always the full board. ``move_time_limit`` (seconds
+opponent's move]`` (after an opening, see *Openings.*). ``board`` is always the full
+board, an opening's stones included. ``move_time_limit`` (seconds
 left on the mover's clock, live) goes only to bots that declare ``move_time_limit``,
 and only with a clock that has a limit. A seat that is disconnected when its request is
 due gets it on reconnection. A stateless bot gets a ``StatelessMoveRequest`` (with
@@ -171,7 +192,13 @@ from game.session_actions import (
     RequestStatelessTurn,
     SendTo,
 )
-from game.session_config import SeatInfo, SeatKind, SessionLimits, SessionLimitsError
+from game.session_config import (
+    OpeningSeatError,
+    SeatInfo,
+    SeatKind,
+    SessionLimits,
+    SessionLimitsError,
+)
 from game.session_end import (
     aborted,
     end_actions,
@@ -187,7 +214,7 @@ from game.session_packets import (
     read_frame,
     stateless_turn,
 )
-from game.session_state import PendingRequest
+from game.session_state import PendingRequest, SeatState
 from game.session_view import SessionView
 from models import (
     CLOSE_GOING_AWAY,
@@ -224,6 +251,7 @@ __all__ = [
     "CloseSeat",
     "GameOver",
     "GameSession",
+    "OpeningSeatError",
     "RecordMove",
     "RequestStatelessTurn",
     "SeatDisconnectError",
@@ -373,8 +401,19 @@ class GameSession(SessionView):
         for side, seat in self._seats.items():
             if seat.info.speaks_websocket and seat.connected:
                 actions.extend(self._config_for(side))
-                actions.append(SendTo(side, SetupPacket(board=Board.standard())))
-        return actions + self._request_move(Player.O, now)
+                actions.append(SendTo(side, self._first_setup(seat)))
+        # O, or after an opening the side it leaves to move.
+        return actions + self._request_move(self._board.to_move, now)
+
+    def _first_setup(self, seat: SeatState) -> SetupPacket:
+        """A seat's ``setup`` at the start: the board as it stands (an opening's stones
+        included) for a seat that learns an opening from it; else the standard board,
+        and the seat's first ``previous`` lists every move since (the opening's)."""
+        if seat.info.learns_opening_by == "setup":
+            seat.told = self._board.stone_count
+            return SetupPacket(board=self.board)
+        seat.told = 0
+        return SetupPacket(board=Board.standard())
 
     def _config_for(self, side: Player) -> list[Action]:
         packet = config_packet(self._seats[side].info, self.match)

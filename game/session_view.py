@@ -10,21 +10,23 @@ game. See ``game.session`` for the interface as a whole.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from game.session_board import SessionBoard
-from game.session_config import SeatInfo, SessionLimits
+from game.session_config import OpeningSeatError, SeatInfo, SessionLimits
 from game.session_end import status_of
 from game.session_state import PendingRequest, SeatState
 from game.session_timing import AnswerTimer, HeartbeatGrid
 from models import (
+    OPENING_MOVES_TAG,
     Board,
     EndPacket,
     GameRecord,
     GameResult,
     GameStatus,
     Match,
+    Move,
     Player,
     PlayerType,
     RecordedMove,
@@ -47,7 +49,16 @@ class SessionView:
         limits: SessionLimits | None = None,
         started_at: float,
         started_wall: datetime | None = None,
+        opening: Sequence[Move] = (),
+        tags: Mapping[str, str] | None = None,
     ) -> None:
+        # Refused here, not mid-game: the seat would see a position it cannot be told.
+        for side in Player:
+            if opening and seats[side].learns_opening_by is None:
+                raise OpeningSeatError(
+                    f"{side.value}: the bot declares neither free_setup nor move_skips, so "
+                    "it cannot start from an opening"
+                )
         self.game_id = game_id
         self.match = match
         self.limits = limits if limits is not None else SessionLimits()
@@ -63,8 +74,12 @@ class SessionView:
         self._started_wall = started_wall
         self._now = self._started_at
         self._timer = AnswerTimer(match, stall_s=self.limits.stall_s)
-        self._board = SessionBoard(match)
-        self._moves: list[RecordedMove] = []
+        self._board = SessionBoard(match, opening)
+        # The opening's moves were played by nobody: no clock, no thinking time.
+        self._moves = [RecordedMove(side=move.side, pieces=list(move.pieces)) for move in opening]
+        self._tags = dict(tags or {})
+        if opening:
+            self._tags[OPENING_MOVES_TAG] = str(len(opening))
         self._started = False
         self._request: PendingRequest | None = None
         self._result: GameResult | None = None
@@ -112,6 +127,7 @@ class SessionView:
             started_at=self._started_wall,
             moves=list(self._moves),
             result=self._result,
+            tags=dict(self._tags),
         )
 
     @property
