@@ -13,8 +13,8 @@ that learns the opening that way.
 
 >>> board = SessionBoard(Match(), opening=[Move(side=Player.O, pieces=[Coord(q=1, r=0),
 ...                                                               Coord(q=2, r=0)])])
->>> board.stone_count, board.opening_stones, board.to_move.value
-(2, 2, 'x')
+>>> board.stone_count, board.to_move.value
+(2, 'x')
 >>> [(m.side.value, len(m.pieces)) for m in board.previous(0)]
 [('o', 2)]
 """
@@ -71,8 +71,6 @@ class SessionBoard:
             for index, move in enumerate(opening)
             for coord in move.pieces
         ]
-        #: Stones placed by the opening: the first ones of ``previous``.
-        self.opening_stones = len(self._stones)
         # Keeps its JSON as it grows: the board goes out twice per move.
         self._board = GrowingBoard([Cell(q=0, r=0, p=Player.X)])
         self._board.extend(Cell(q=s.coord.q, r=s.coord.r, p=s.side) for s in self._stones)
