@@ -14,6 +14,7 @@ __all__ = [
     "BotRedirected",
     "BotTimedOut",
     "BotUnreachable",
+    "CannotStartFromOpening",
     "CapabilitiesTooLarge",
     "DiscoveryError",
     "ForbiddenAddress",
@@ -65,6 +66,12 @@ class BadApiRoot(BadCapabilities):
 
 class NoUsableProtocol(DiscoveryError):
     """The bot declares neither basic_websocket v1-alpha nor stateless v1-alpha."""
+
+
+class CannotStartFromOpening(DiscoveryError):
+    """A websocket bot that declares neither ``free_setup`` nor ``move_skips``, seated in
+    a game that starts from an opening: neither its ``setup`` nor its ``previous`` may
+    tell it the opening's stones, so it cannot play from that position."""
 
 
 class PolicySyntaxError(ValueError):

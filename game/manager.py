@@ -37,7 +37,14 @@ from datetime import UTC, datetime
 
 import aiohttp
 
-from game.discovery import DEFAULT_POLICY, AddressPolicy, BotEndpoint, DiscoveryError, discover
+from game.discovery import (
+    DEFAULT_POLICY,
+    AddressPolicy,
+    BotEndpoint,
+    CannotStartFromOpening,
+    DiscoveryError,
+    discover,
+)
 from game.outboxes import CLOSE_WAIT, Outbox, SpectatorQueue
 from game.reads import DEFAULT_CACHE_BYTES, RecordReader
 from game.recorder import DEFAULT_COMMIT_INTERVAL, check_commit_interval
@@ -201,7 +208,8 @@ class GameManager:
         """Discover the bots, write the record, start the game.
 
         Raises ``DiscoveryError`` (a bot that cannot be seated; the message names the
-        seat and says why), ``TooManyGames`` or ``ManagerClosed``.
+        seat and says why: ``CannotStartFromOpening`` for a websocket bot that cannot be
+        told the request's opening), ``TooManyGames`` or ``ManagerClosed``.
         """
         if self._closing:
             raise ManagerClosed("the server is shutting down and takes no new games")
@@ -243,6 +251,13 @@ class GameManager:
     ) -> NewGameResponse:
         configs = {Player.X: request.player_x, Player.O: request.player_o}
         slots = {side: _slot(configs[side], endpoints[side]) for side in Player}
+        if request.opening:
+            for side, seat in ((Player.X, "player_x"), (Player.O, "player_o")):
+                if slots[side].info.learns_opening_by is None:
+                    raise CannotStartFromOpening(
+                        f"{seat}: the bot declares neither free_setup nor move_skips, so it "
+                        "cannot start from an opening"
+                    )
         for slot in slots.values():
             if slot.info.kind == "human":
                 slot.token = secrets.token_urlsafe(32)
@@ -256,6 +271,8 @@ class GameManager:
             started_at=loop.time(),
             started_wall=datetime.now(UTC),
             adjudication=request.adjudication,
+            opening=request.opening or (),
+            tags=request.tags,
         )
         if self._closing:
             raise ManagerClosed("the server is shutting down and takes no new games")

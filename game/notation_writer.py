@@ -12,6 +12,7 @@ from decimal import Decimal
 
 from game.notation_syntax import _KEY_CHARS, _KEY_START
 from models import (
+    NOTATION_FIELD_TAGS,
     Cell,
     EndCause,
     GameRecord,
@@ -26,25 +27,9 @@ __all__ = [
 ]
 
 
-# Tags written from the record's fields, in the order written; ``platform`` has no field
-# but stands among them, where the specs list it.
-_TAG_ORDER = (
-    "name",
-    "platform",
-    "utcdatetime",
-    "playercross",
-    "playercircle",
-    "timecontrol",
-    "timecontrolcross",
-    "timecontrolcircle",
-    "endreason",
-    "winner",
-    "cause",
-    "viewdistance",
-    "windistance",
-    "turnlimit",
-    "turnclock",
-)
+# Tags written from the record's fields, in the order written (``models`` defines them:
+# a game request may not set them).
+_TAG_ORDER = NOTATION_FIELD_TAGS
 _FIELD_KEYS = frozenset(_TAG_ORDER) - {"platform"}
 _DEFAULT_MATCH = Match()
 _STANDARD_SETUP = [Cell(q=0, r=0, p=Player.X)]

@@ -55,8 +55,11 @@ def _openapi(hosted: bool) -> dict[str, Any]:
                 "summary": "Create a game between two bots, two humans, or one of each",
                 "description": (
                     "Bots are named by URL; their capabilities are fetched before the "
-                    "answer. Human seats get a token for /ws?token=. When the server has "
-                    "an API token, send 'Authorization: Bearer <token>'."
+                    "answer. Human seats get a token for /ws?token=. A game may start "
+                    "from an opening (moves played after X's stone; a websocket bot must "
+                    "then declare free_setup or move_skips, else 422) and carry tags for "
+                    "its record and notation export. When the server has an API token, "
+                    "send 'Authorization: Bearer <token>'."
                 ),
                 "requestBody": {"required": True, "content": body("NewGameRequest")},
                 "responses": {

@@ -53,7 +53,7 @@ from pathlib import Path
 from game.hexgrid import AXES, Hex
 from game.notation import NotationError, dumps, loads
 from game.rules import GameOverError, IllegalMoveError, O, Position, Side, X
-from models import Cell, Coord, GameRecord, Player, RecordedMove
+from models import Cell, Coord, GameRecord, Move, Player, RecordedMove
 
 __all__ = [
     "DEFAULT_BOOK_FILE",
@@ -62,6 +62,7 @@ __all__ = [
     "EmptyBookError",
     "FinishedOpeningError",
     "IllegalOpeningError",
+    "NonStandardOpeningError",
     "Opening",
     "OpeningBook",
     "OpeningError",
@@ -113,6 +114,11 @@ class BookFormatError(OpeningError):
 
 class EmptyBookError(OpeningError):
     """A book with no opening in it."""
+
+
+class NonStandardOpeningError(ValueError):
+    """``Opening.wire_moves`` of an opening with a setup of its own: a game request's
+    opening is moves after the standard start only."""
 
 
 # ----------------------------------------------------------------------- symmetry
@@ -224,6 +230,24 @@ class Opening:
             recorded.append(RecordedMove(side=side, pieces=[Coord(q=q, r=r) for q, r in move]))
             side = side.other
         return recorded
+
+    def wire_moves(self) -> list[Move]:
+        """The moves as ``NewGameRequest.opening`` takes them: O's first, after X's stone
+        at the origin (a tournament sends each opening twice, the seats swapped).
+
+        Raises ``NonStandardOpeningError`` for an opening with a setup of its own, which
+        a game request cannot carry.
+
+        >>> opening = Opening("Wedge", moves=(((1, 0), (1, -1)), ((-1, 0), (0, -1))))
+        >>> [(m.side.value, [p.as_tuple() for p in m.pieces]) for m in opening.wire_moves()]
+        [('o', [(1, 0), (1, -1)]), ('x', [(-1, 0), (0, -1)])]
+        """
+        if self.setup != STANDARD_SETUP or self.first_to_move != O:
+            raise NonStandardOpeningError(
+                f"opening {self.name!r} has a setup of its own; a game request's opening is "
+                "moves after X's stone at (0, 0), O first"
+            )
+        return [Move(side=move.side, pieces=move.pieces) for move in self.recorded_moves()]
 
     def dumps(self) -> str:
         """The opening as one book record (HTTTX notation version 2)."""

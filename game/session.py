@@ -11,6 +11,7 @@ sleeps. It is the mirror image of ``bot.session.BotSession``.
 
 Protocol: ``../shared/spec/bws-v1-alpha.yaml`` and ``../shared/protocol.md``.
 
+>>> from models import Match
 >>> bots = {Player.X: SeatInfo("bot_ws"), Player.O: SeatInfo("bot_ws")}
 >>> session = GameSession("g1", Match(), bots, started_at=0.0)
 >>> session.seat_connected(Player.X, now=0.1)
@@ -31,12 +32,17 @@ The interface
 -------------
 
 * ``GameSession(game_id, match, seats, *, limits=SessionLimits(), started_at,
-  started_wall=None)``. ``seats`` maps each ``Player`` to a ``SeatInfo``: ``kind``
-  (``"bot_ws"``, ``"bot_stateless"`` or ``"human"``), ``name``, ``declares`` (the bot's
-  ``BwsV1Alpha`` or ``StatelessV1Alpha``: optional features are used only when declared
-  there), ``config`` (the ``config`` packet for a websocket bot) and ``url`` (for the
-  record). ``started_at`` is the monotonic time the game was created (the no-show limit
-  counts from it); ``started_wall`` is the wall-clock time written to the record.
+  started_wall=None, opening=(), tags=None)``. ``seats`` maps each ``Player`` to a
+  ``SeatInfo``: ``kind`` (``"bot_ws"``, ``"bot_stateless"`` or ``"human"``), ``name``,
+  ``declares`` (the bot's ``BwsV1Alpha`` or ``StatelessV1Alpha``: optional features are
+  used only when declared there), ``config`` (the ``config`` packet for a websocket bot)
+  and ``url`` (for the record). ``started_at`` is the monotonic time the game was
+  created (the no-show limit counts from it); ``started_wall`` is the wall-clock time
+  written to the record. ``opening`` (``Move`` values) is played before the seats take
+  over (see *Start.*); ``tags`` go into the record's ``tags``. The constructor raises
+  ``game.opening_rules.InvalidOpeningError`` for an opening the rules refuse and
+  ``OpeningSeatError`` for a seat that cannot be told one (``NewGameRequest`` and
+  ``GameManager`` refuse both before a game exists).
 * Inputs, each returning ``list[Action]``: ``seat_connected(side, now)``,
   ``seat_disconnected(side, now)``, ``receive(side, data, now)`` (one raw frame),
   ``stateless_answer(side, response_or_error, now)``, ``timer(now)``,
@@ -55,18 +61,41 @@ spectator; one packet object per update so the adapter encodes it once),
 No method raises: a bug inside the session ends the game as ``aborted`` (close code
 1011) instead of escaping into the adapter's task.
 
+The parts, one concept each: ``game.session_view`` (the state and every read of it,
+the base class), ``game.session_board`` (the stones), ``game.session_packets`` (the
+packets read and built), ``game.session_end`` (the shape of an end),
+``game.session_timing`` (clocks, stall limit, heartbeats), ``game.session_config`` and
+``game.session_state`` (what a session is given and tracks per seat). This module
+holds the inputs and the flow of a game; every name it exports stays importable here.
+
 How the open points are settled
 -------------------------------
 
 *Start.* Stateless seats count as present from the start. The game starts when the
 last websocket or human seat connects: each websocket seat gets ``config`` (a bot that
-declares ``config`` and has one), then ``setup`` (the standard board); then O gets its
+declares ``config`` and has one), then ``setup`` (the standard board; for a game from an
+opening see *Openings.*); then O (or the side an opening leaves to move) gets its
 ``move_request``. A game with no websocket seat starts at the first ``timer`` call
 (``next_deadline`` is ``started_at`` until then).
 
+*Openings.* A game may start from an ``opening``: moves already played after X's stone,
+O's first. They are on the board from the start and are the record's first moves (no
+clock, thinking time or evaluation: nobody played them), and the record's tag
+``opening_moves`` (``models.OPENING_MOVES_TAG``) says how many there are. The side the
+opening leaves to move gets the first ``move_request``; clocks and the stall limit
+start with it. The turn limit counts every move of the record, the opening's included
+(an opening must leave the players a move). Each seat learns the opening as the
+protocol lets it (``SeatInfo.learns_opening_by``): a human, and a websocket bot that
+declares ``free_setup``, get ``setup`` with every stone, then ``previous`` holds only
+what was played since; a bot that declares ``move_skips`` (not ``free_setup``) gets the
+standard ``setup`` and its first ``previous`` holds every opening move, grouped by
+move, then the moves since; a stateless bot reads its request's full board. A
+websocket bot that declares neither cannot be told (``OpeningSeatError``).
+
 *Requests.* ``previous`` holds the stones placed since the seat's last ``move_request``
 (or ``setup``), grouped by move: ``[]`` for O's first request, then ``[own last move,
-opponent's move]``. ``board`` is always the full board. ``move_time_limit`` (seconds
+opponent's move]`` (after an opening, see *Openings.*). ``board`` is always the full
+board, an opening's stones included. ``move_time_limit`` (seconds
 left on the mover's clock, live) goes only to bots that declare ``move_time_limit``,
 and only with a clock that has a limit. A seat that is disconnected when its request is
 due gets it on reconnection. A stateless bot gets a ``StatelessMoveRequest`` (with
@@ -144,15 +173,9 @@ exception the adapter caught: ``TimeoutError`` is ``timeout``, ``ConnectionError
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
-from datetime import datetime
+from collections.abc import Callable
 from functools import partial
 
-from pydantic import BaseModel
-
-from game.adjudication import Adjudicator
-from game.frames import RefusedFrame
-from game.rules import Termination
 from game.seat_errors import (
     SeatDisconnectError,
     SeatError,
@@ -172,50 +195,54 @@ from game.session_actions import (
     RequestStatelessTurn,
     SendTo,
 )
-from game.session_board import SessionBoard
-from game.session_config import SeatInfo, SeatKind, SessionLimits, SessionLimitsError
+from game.session_config import (
+    OpeningSeatError,
+    SeatInfo,
+    SeatKind,
+    SessionLimits,
+    SessionLimitsError,
+)
+from game.session_end import (
+    aborted,
+    end_actions,
+    end_packet,
+    explained,
+    result_of_outcome,
+    status_of,
+)
+from game.session_packets import (
+    board_update,
+    config_packet,
+    move_request,
+    read_frame,
+    stateless_turn,
+)
 from game.session_state import PendingRequest, SeatState
-from game.session_timing import AnswerTimer, HeartbeatGrid
+from game.session_view import SessionView
 from models import (
-    CLIENT_PACKETS,
     CLOSE_GOING_AWAY,
     CLOSE_INTERNAL_ERROR,
     CLOSE_NORMAL,
-    HUMAN_CLIENT_PACKETS,
-    MATCH_CONFIG_KEY,
-    Adjudication,
     Board,
     BoardUpdatePacket,
-    BwsV1Alpha,
-    ConfigPacket,
     Coord,
     EndCause,
-    EndPacket,
     EvalResponsePacket,
     GameRecord,
     GameResult,
     GameStatus,
     HeartbeatPacket,
     HumanMoveResponsePacket,
-    Match,
-    Move,
     MoveOption,
-    MoveRequestPacket,
     MoveResponsePacket,
     NopePacket,
     Player,
-    PlayerType,
     PositionEvaluation,
-    ProtocolError,
     RecordedMove,
-    RecordPlayer,
     ResultReason,
     SetupPacket,
     StatelessBoard,
-    StatelessMoveRequest,
     StatelessMoveResponse,
-    StatelessV1Alpha,
-    parse_packet,
 )
 
 __all__ = [
@@ -227,6 +254,7 @@ __all__ = [
     "CloseSeat",
     "GameOver",
     "GameSession",
+    "OpeningSeatError",
     "RecordMove",
     "RequestStatelessTurn",
     "SeatDisconnectError",
@@ -244,128 +272,9 @@ __all__ = [
 ]
 
 
-class GameSession:
-    """One game between two seats, refereed without I/O."""
-
-    def __init__(
-        self,
-        game_id: str,
-        match: Match,
-        seats: Mapping[Player, SeatInfo],
-        *,
-        limits: SessionLimits | None = None,
-        started_at: float,
-        started_wall: datetime | None = None,
-        adjudication: Adjudication | None = None,
-    ) -> None:
-        self.game_id = game_id
-        self.match = match
-        self.limits = limits if limits is not None else SessionLimits()
-        self._seats = {
-            side: SeatState(
-                seats[side],
-                connected=not seats[side].speaks_websocket,
-                ever_connected=not seats[side].speaks_websocket,
-            )
-            for side in Player
-        }
-        self._started_at = started_at if math.isfinite(started_at) else 0.0
-        self._started_wall = started_wall
-        self._now = self._started_at
-        self._timer = AnswerTimer(
-            match,
-            stall_s=self.limits.stall_s,
-            seat_clocks={side: seats[side].time_control for side in Player},
-        )
-        self._board = SessionBoard(match)
-        self._moves: list[RecordedMove] = []
-        self._adjudicator = Adjudicator(adjudication)
-        self._started = False
-        self._request: PendingRequest | None = None
-        self._result: GameResult | None = None
-        self._end: EndPacket | None = None
-        self._heartbeat = HeartbeatGrid(start=self._started_at, interval=match.heartbeat / 1000)
-
-    # ------------------------------------------------------------------ state
-
-    @property
-    def over(self) -> bool:
-        return self._result is not None
-
-    @property
-    def result(self) -> GameResult | None:
-        return self._result
-
-    @property
-    def awaiting(self) -> Player | None:
-        """The side whose answer the session is waiting for."""
-        return self._request.side if self._request is not None else None
-
-    @property
-    def status(self) -> GameStatus:
-        if self._result is not None:
-            return _status_of(self._result)
-        return GameStatus.IN_PROGRESS if self._started else GameStatus.WAITING
-
-    @property
-    def board(self) -> Board:
-        """Every stone on the board, in the order placed."""
-        return self._board.board()
-
-    @property
-    def moves(self) -> list[RecordedMove]:
-        """The complete moves so far, as recorded."""
-        return list(self._moves)
-
-    def record(self) -> GameRecord:
-        """The game so far (with its result once over)."""
-        return GameRecord(
-            game_id=self.game_id,
-            player_x=self._record_player(Player.X),
-            player_o=self._record_player(Player.O),
-            match=self.match,
-            started_at=self._started_wall,
-            moves=list(self._moves),
-            result=self._result,
-        )
-
-    @property
-    def next_deadline(self) -> float | None:
-        """When ``timer`` must be called next; None once the game is over."""
-        if self._result is not None:
-            return None
-        if not self._started and self._everyone_present():
-            return self._started_at  # no websocket seat: start at the first timer call
-        candidates: list[float] = []
-        if not self._started and self._someone_never_came():
-            candidates.append(self._started_at + self.limits.no_show_s)
-        candidates.extend(
-            seat.reconnect_by for seat in self._seats.values() if seat.reconnect_by is not None
-        )
-        deadline = self._timer.deadline()
-        if deadline is not None:
-            candidates.append(deadline)
-        if any(seat.connected and seat.info.speaks_websocket for seat in self._seats.values()):
-            candidates.append(self._heartbeat.next_at)
-        return min(candidates, default=None)
-
-    def spectator_setup(self, now: float) -> SetupPacket:
-        """What a spectator joining now gets first: the board, the whole history,
-        players, match settings, clocks and status."""
-        now = self._advance(now)
-        clocks = self._clocks(now)
-        return SetupPacket(
-            board=self.board,
-            game_id=self.game_id,
-            moves=list(self._moves),
-            player_x=self._record_player(Player.X),
-            player_o=self._record_player(Player.O),
-            match=self.match,
-            to_move=self._to_move(),
-            status=self.status,
-            clock_x_ms=clocks[Player.X],
-            clock_o_ms=clocks[Player.O],
-        )
+class GameSession(SessionView):
+    """One game between two seats, refereed without I/O (its state and reads are
+    ``SessionView``'s)."""
 
     # ------------------------------------------------------------------ inputs
 
@@ -403,11 +312,9 @@ class GameSession:
     def abort(self, reason: str, now: float) -> list[Action]:
         """End the game without a winner (server shutdown): cause ``aborted``."""
 
-        def aborted(now: float) -> list[Action]:
-            result = GameResult(winner=None, reason=ResultReason.DRAW, cause=EndCause.ABORTED)
-            return self._finish(result, reason, now, CLOSE_GOING_AWAY)
-
-        return self._guarded(now, aborted)
+        return self._guarded(
+            now, lambda now: self._finish(aborted(), reason, now, CLOSE_GOING_AWAY)
+        )
 
     # ----------------------------------------------------------------- events
 
@@ -445,21 +352,7 @@ class GameSession:
         seat = self._seats[side]
         if not seat.info.speaks_websocket:
             return []  # a stateless bot has no socket: nothing it could have sent
-        if isinstance(data, RefusedFrame):  # the adapter refused it: binary, not UTF-8, flood
-            raise SeatProtocolError(side, data.reason)
-        if not isinstance(data, str | bytes | bytearray | memoryview):
-            raise SeatProtocolError(side, f"unreadable frame of type {type(data).__name__}")
-        if len(data) > self.limits.max_frame_bytes:
-            raise SeatProtocolError(
-                side, f"frame of {len(data)} bytes; at most {self.limits.max_frame_bytes}"
-            )
-        try:
-            if seat.info.kind == "human":
-                packet: BaseModel = parse_packet(data, allowed=HUMAN_CLIENT_PACKETS)
-            else:
-                packet = parse_packet(data, allowed=CLIENT_PACKETS)
-        except ProtocolError as exc:
-            raise SeatProtocolError(side, f"bad packet: {exc}") from None
+        packet = read_frame(side, seat.info.kind, data, self.limits.max_frame_bytes)
         match packet:
             case MoveResponsePacket() | HumanMoveResponsePacket():
                 self._check_solicited(side)
@@ -511,22 +404,23 @@ class GameSession:
         for side, seat in self._seats.items():
             if seat.info.speaks_websocket and seat.connected:
                 actions.extend(self._config_for(side))
-                actions.append(SendTo(side, SetupPacket(board=Board.standard())))
-        return actions + self._request_move(Player.O, now)
+                actions.append(SendTo(side, self._first_setup(seat)))
+        # O, or after an opening the side it leaves to move.
+        return actions + self._request_move(self._board.to_move, now)
+
+    def _first_setup(self, seat: SeatState) -> SetupPacket:
+        """A seat's ``setup`` at the start: the board as it stands (an opening's stones
+        included) for a seat that learns an opening from it; else the standard board,
+        and the seat's first ``previous`` lists every move since (the opening's)."""
+        if seat.info.learns_opening_by == "setup":
+            seat.told = self._board.stone_count
+            return SetupPacket(board=self.board)
+        seat.told = 0
+        return SetupPacket(board=Board.standard())
 
     def _config_for(self, side: Player) -> list[Action]:
-        """The seat's ``config`` packet: its own settings and, for a bot that says it
-        reads them, the game's ``Match`` under ``MATCH_CONFIG_KEY``."""
-        info = self._seats[side].info
-        declares = info.declares
-        if not isinstance(declares, BwsV1Alpha) or declares.config is None:
-            return []
-        settings = {} if info.config is None else info.config.model_dump(by_alias=True)
-        if declares.config.accepts_match_settings:
-            settings[MATCH_CONFIG_KEY] = self.match.model_dump(mode="json")
-        elif info.config is None:
-            return []
-        return [SendTo(side, ConfigPacket.model_validate(settings))]
+        packet = config_packet(self._seats[side].info, self.match)
+        return [] if packet is None else [SendTo(side, packet)]
 
     def _request_move(self, side: Player, now: float) -> list[Action]:
         self._request = PendingRequest(side, stones_wanted=2)
@@ -540,27 +434,16 @@ class GameSession:
         side = request.side
         seat = self._seats[side]
         seat.answered = False
-        declares = seat.info.declares
         limit = self._timer.time_left(side, now)
         if seat.info.kind == "bot_stateless":
-            declared = isinstance(declares, StatelessV1Alpha) and declares.move_time_limit
             board = self._board.board_as(StatelessBoard, to_move=side)
-            turn = StatelessMoveRequest(board=board, time_limit=limit if declared else None)
             deadline = self._timer.deadline()
             flag_in = None if deadline is None else max(deadline - now, 0.0)
-            return [RequestStatelessTurn(side, turn, flag_in)]
+            return [stateless_turn(side, seat.info, board, limit, flag_in)]
         if not seat.connected:
             return []  # sent on reconnection
-        declared = isinstance(declares, BwsV1Alpha) and declares.move_time_limit
-        clocks = self._clocks(now)
-        packet = MoveRequestPacket(
-            side=side,
-            previous=self._board.previous(seat.told),
-            board=self.board,
-            move_time_limit=limit if declared else None,
-            clock_x_ms=clocks[Player.X],
-            clock_o_ms=clocks[Player.O],
-        )
+        previous = self._board.previous(seat.told)
+        packet = move_request(side, seat.info, previous, self.board, limit, self._clocks(now))
         seat.told = self._board.stone_count
         return [SendTo(side, packet)]
 
@@ -619,7 +502,7 @@ class GameSession:
         verdict = self._adjudicator.observe(recorded) if outcome is None else None
         if verdict is not None:
             update = self._board_update(
-                side, new, None, now, evaluation, considerations, _status_of(verdict)
+                side, new, None, now, evaluation, considerations, status_of(verdict)
             )
             return [*actions, Broadcast(update), *self._finish(verdict, verdict.detail or "", now)]
         if outcome is None:
@@ -627,14 +510,9 @@ class GameSession:
             # The next request first: it is what the game waits for. The adapter carries
             # out actions in order, so spectators and the record come a moment later.
             return [*self._request_move(side.other, now), Broadcast(update), *actions]
-        if outcome.termination is Termination.LINE:
-            result = GameResult(winner=side, reason=ResultReason.WIN)
-            detail = f"{side.value} made {len(outcome.line)} in a row"
-        else:
-            result = GameResult(winner=None, reason=ResultReason.DRAW, cause=EndCause.TURN_LIMIT)
-            detail = f"turn limit of {self.match.turn_limit} moves reached"
+        result, detail = result_of_outcome(outcome, side, self.match.turn_limit)
         update = self._board_update(
-            side, new, None, now, evaluation, considerations, _status_of(result)
+            side, new, None, now, evaluation, considerations, status_of(result)
         )
         return [*actions, Broadcast(update), *self._finish(result, detail, now)]
 
@@ -649,23 +527,14 @@ class GameSession:
         status: GameStatus = GameStatus.IN_PROGRESS,
     ) -> BoardUpdatePacket:
         clocks = self._clocks(now)
-        return BoardUpdatePacket(
-            board=self.board,
-            move=Move(side=side, pieces=new),
-            to_move=to_move,
-            status=status,
-            clock_x_ms=clocks[Player.X],
-            clock_o_ms=clocks[Player.O],
-            evaluation=evaluation,
-            considerations=considerations or None,
+        return board_update(
+            self.board, side, new, to_move, clocks, evaluation, considerations, status
         )
 
     def _heartbeats(self) -> list[Action]:
         awaiting = self.awaiting
         return [
-            SendTo(side, HeartbeatPacket(waiting=side is awaiting))
-            for side, seat in self._seats.items()
-            if seat.connected and seat.info.speaks_websocket
+            SendTo(side, HeartbeatPacket(waiting=side is awaiting)) for side in self._listening()
         ]
 
     def _no_show(self, now: float) -> list[Action]:
@@ -693,25 +562,12 @@ class GameSession:
         if self._timer.running is not None:
             self._timer.stop(now)  # the time used until the end counts
         self._request = None
-        result = _explained(result, detail)
+        result = explained(result, detail)
         self._result = result
-        end = EndPacket(
-            winner=result.winner, reason=result.reason, detail=result.end_detail, board=self.board
-        )
-        self._end = end
-        listening = [
-            side
-            for side, seat in self._seats.items()
-            if seat.connected and seat.info.speaks_websocket
-        ]
+        self._end = end = end_packet(result, self.board)
         for seat in self._seats.values():
             seat.reconnect_by = None
-        return [
-            *(SendTo(side, end) for side in listening),
-            Broadcast(end),
-            *(CloseSeat(side, code, detail) for side in listening),
-            GameOver(result, self.record(), detail),
-        ]
+        return end_actions(result, detail, end, self._listening(), code, self.record())
 
     # ---------------------------------------------------------------- helpers
 
@@ -727,65 +583,15 @@ class GameSession:
             return self._safely(partial(self._internal_error, exc, now))
 
     def _internal_error(self, exc: Exception, now: float) -> list[Action]:
-        result = GameResult(winner=None, reason=ResultReason.DRAW, cause=EndCause.ABORTED)
         detail = f"internal error in the game session: {exc!r}"
-        return self._finish(result, detail, now, CLOSE_INTERNAL_ERROR)
+        return self._finish(aborted(), detail, now, CLOSE_INTERNAL_ERROR)
 
     def _safely(self, finish: Callable[[], list[Action]]) -> list[Action]:
         try:
             return finish()
         except Exception as exc:  # the end itself failed: still end, with the bare facts
             detail = f"internal error while ending the game: {exc!r}"
-            result = _explained(
-                self._result
-                or GameResult(winner=None, reason=ResultReason.DRAW, cause=EndCause.ABORTED),
-                detail,
-            )
+            result = explained(self._result or aborted(), detail)
             self._result = result
             self._request = None
             return [GameOver(result, GameRecord(game_id=self.game_id, result=result), detail)]
-
-    def _advance(self, now: float) -> float:
-        if math.isfinite(now) and now > self._now:
-            self._now = now
-        return self._now
-
-    def _someone_never_came(self) -> bool:
-        return not all(seat.ever_connected for seat in self._seats.values())
-
-    def _everyone_present(self) -> bool:
-        return all(seat.connected for seat in self._seats.values())
-
-    def _to_move(self) -> Player | None:
-        if self._result is not None:
-            return None
-        return self._board.to_move
-
-    def _clocks(self, now: float) -> dict[Player, int | None]:
-        return self._timer.snapshot(now)
-
-    def _record_player(self, side: Player) -> RecordPlayer:
-        info = self._seats[side].info
-        kind = PlayerType.HUMAN if info.kind == "human" else PlayerType.BOT
-        return RecordPlayer(
-            name=info.name,
-            type=kind,
-            bot_url=info.url,
-            meta=info.meta,
-            time_control=info.time_control,
-        )
-
-
-def _status_of(result: GameResult) -> GameStatus:
-    if result.winner is None:
-        return GameStatus.DRAW
-    return GameStatus.X_WINS if result.winner is Player.X else GameStatus.O_WINS
-
-
-def _explained(result: GameResult, detail: str) -> GameResult:
-    """``result`` with ``detail`` as its reason in words, when it has a cause to explain
-    (a line needs no words; a reason already given is kept)."""
-    if result.cause is None or result.detail is not None:
-        return result
-    # Validated again (not model_copy), so the detail is clipped like any other.
-    return GameResult.model_validate({**result.model_dump(), "detail": detail})

@@ -6,6 +6,17 @@ protocol's rules for answers: at most the stones asked for, and fewer only when 
 wins (a bot may answer a winning first stone alone) or when the seat may split its move
 (a human's stone-by-stone mode). An answer that breaks a rule is taken back whole and
 raises the seat's forfeit, so the board holds only what was accepted.
+
+A game may start from an opening: its moves are placed first (``game.opening_rules``
+checks them), as moves 0, 1, ... of the game, so ``previous`` can list them to a seat
+that learns the opening that way.
+
+>>> board = SessionBoard(Match(), opening=[Move(side=Player.O, pieces=[Coord(q=1, r=0),
+...                                                               Coord(q=2, r=0)])])
+>>> board.stone_count, board.to_move.value
+(2, 'x')
+>>> [(m.side.value, len(m.pieces)) for m in board.previous(0)]
+[('o', 2)]
 """
 
 from __future__ import annotations
@@ -14,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+from game.opening_rules import play_opening
 from game.rules import IllegalMoveError, Outcome, Position
 from game.seat_errors import SeatIllegalMoveError, SeatProtocolError
 from models import Board, Cell, Coord, GrowingBoard, Match, Move, Player
@@ -41,15 +53,27 @@ def moves_since(stones: Sequence[PlacedStone], told: int) -> list[Move]:
 
 
 class SessionBoard:
-    """The stones of one game, X at the origin to start."""
+    """The stones of one game, X at the origin to start, then the ``opening``'s.
 
-    def __init__(self, match: Match) -> None:
+    Raises ``game.opening_rules.InvalidOpeningError`` for an opening that cannot be
+    played under ``match`` (``NewGameRequest`` refuses those before a game exists).
+    """
+
+    def __init__(self, match: Match, opening: Sequence[Move] = ()) -> None:
         self._position = Position(
             match.view_distance, match.win_distance, turn_limit=match.turn_limit
         )
+        play_opening(
+            self._position, [(m.side.value, [p.as_tuple() for p in m.pieces]) for m in opening]
+        )
+        self._stones = [
+            PlacedStone(index, move.side, coord)
+            for index, move in enumerate(opening)
+            for coord in move.pieces
+        ]
         # Keeps its JSON as it grows: the board goes out twice per move.
         self._board = GrowingBoard([Cell(q=0, r=0, p=Player.X)])
-        self._stones: list[PlacedStone] = []
+        self._board.extend(Cell(q=s.coord.q, r=s.coord.r, p=s.side) for s in self._stones)
 
     @property
     def outcome(self) -> Outcome | None:
@@ -61,7 +85,7 @@ class SessionBoard:
 
     @property
     def stone_count(self) -> int:
-        """Stones placed by moves (X's opening stone is not one)."""
+        """Stones placed by moves, the opening's included (X's first stone is not one)."""
         return len(self._stones)
 
     def board(self) -> Board:

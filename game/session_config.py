@@ -11,9 +11,18 @@ from typing import Literal, TypeAlias
 from game.clock import DEFAULT_STALL_LIMIT
 from models import BwsV1Alpha, ConfigPacket, Meta, StatelessV1Alpha, TimeControl
 
-__all__ = ["SeatInfo", "SeatKind", "SessionLimits", "SessionLimitsError"]
+__all__ = [
+    "OpeningChannel",
+    "OpeningSeatError",
+    "SeatInfo",
+    "SeatKind",
+    "SessionLimits",
+    "SessionLimitsError",
+]
 
 SeatKind: TypeAlias = Literal["bot_ws", "bot_stateless", "human"]
+#: How a seat learns the stones of an opening (``SeatInfo.learns_opening_by``).
+OpeningChannel: TypeAlias = Literal["setup", "previous", "board"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +47,30 @@ class SeatInfo:
     def speaks_websocket(self) -> bool:
         """Bots over a WebSocket and humans: the seats that get packets."""
         return self.kind != "bot_stateless"
+
+    @property
+    def learns_opening_by(self) -> OpeningChannel | None:
+        """How this seat can be told an opening's stones without breaking the protocol:
+        ``"setup"`` (its ``setup`` holds them: a human, or a websocket bot declaring
+        ``free_setup``), ``"previous"`` (its first ``move_request`` lists them: a bot
+        declaring ``move_skips``), ``"board"`` (a stateless bot: every request carries
+        the whole board); None for a websocket bot that declares neither.
+
+        >>> SeatInfo("bot_ws", declares=BwsV1Alpha(move_skips=True)).learns_opening_by
+        'previous'
+        >>> SeatInfo("bot_ws").learns_opening_by is None
+        True
+        """
+        if self.kind == "human":
+            return "setup"
+        if self.kind == "bot_stateless":
+            return "board"
+        declares = self.declares
+        if isinstance(declares, BwsV1Alpha) and declares.free_setup:
+            return "setup"
+        if isinstance(declares, BwsV1Alpha) and declares.move_skips:
+            return "previous"
+        return None
 
 
 @dataclass(frozen=True)
@@ -75,3 +108,8 @@ class SessionLimits:
 
 class SessionLimitsError(ValueError):
     """A ``SessionLimits`` value that is not a usable limit."""
+
+
+class OpeningSeatError(ValueError):
+    """A game with an opening and a seat that cannot be told it (a websocket bot that
+    declares neither ``free_setup`` nor ``move_skips``)."""

@@ -41,13 +41,26 @@ from game.elo import StatsError
 from game.local_bot_spec import BotLimits, LocalBotSpec
 from game.local_bots import LocalBot, LocalBotError, stop_all
 from game.manager import GameManager, ManagerClosed, TooManyGames
-from game.openings import Opening, OpeningBook, OpeningError, default_book
+from game.openings import (
+    NonStandardOpeningError,
+    Opening,
+    OpeningBook,
+    OpeningError,
+    default_book,
+)
 from game.sprt import Sprt
 from game.store import GameStore
 from game.store.tournaments import StoredTournament
 from game.tournament_schedule import Schedule
 from game.tournament_standings import Failure, GameOutcome, Standings, outcome_of
-from models import EndCause, GameResult, NewGameRequest, PlayerConfig, PlayerType
+from models import (
+    MAX_TAG_VALUE_LENGTH,
+    EndCause,
+    GameResult,
+    NewGameRequest,
+    PlayerConfig,
+    PlayerType,
+)
 from wire.errors import _problems
 from wire.tournaments import (
     TournamentBot,
@@ -122,10 +135,13 @@ def game_request(
     *,
     urls: tuple[str, str],
     name: str,
+    opening: Opening | None = None,
+    tags: dict[str, str] | None = None,
 ) -> NewGameRequest:
     """The ``POST /game/new`` body of one game of ``request``: ``x`` against ``o`` at
-    ``urls``, each with its own clock and config. Raises ``ValidationError`` for
-    settings the server does not host (``TournamentDirector.check`` tries them first)."""
+    ``urls``, each with its own clock and config, from ``opening`` (its moves played out
+    first), with ``tags`` for the record. Raises ``ValidationError`` for settings the
+    server does not host (``TournamentDirector.check`` tries them first)."""
 
     def seat(bot: TournamentBot, url: str) -> PlayerConfig:
         return PlayerConfig(
@@ -142,6 +158,8 @@ def game_request(
         match_config=request.match,
         adjudication=request.adjudication,
         name=name[:64],
+        opening=None if opening is None else opening.wire_moves(),
+        tags=tags,
     )
 
 
@@ -393,12 +411,22 @@ class TournamentRun:
     def _game_request(self, index: int) -> NewGameRequest:
         game = self.schedule.game(index)
         label = self.request.name or f"tournament {self.tournament_id[:8]}"
+        opening = None if game.opening is None else self.openings[game.opening]
+        tags = {
+            "tournament": self.tournament_id,
+            "round": str(game.round + 1),
+            "game": str(index + 1),
+        }
+        if opening is not None and opening.name:
+            tags["opening"] = opening.name[:MAX_TAG_VALUE_LENGTH]
         return game_request(
             self.request,
             self._bots[game.x],
             self._bots[game.o],
             urls=(self._url_of(game.x), self._url_of(game.o)),
             name=f"{label}: game {index + 1} (round {game.round + 1})",
+            opening=opening,
+            tags=tags,
         )
 
     async def _ensure_running(self, names: tuple[str, ...]) -> frozenset[str]:
@@ -526,15 +554,25 @@ class TournamentDirector:
                     LocalBotSpec(bot.name, bot.cmd, self.limits)
                 except LocalBotError as error:
                     raise TournamentError(f"bot {bot.name!r}: {error}") from None
-        _book_for(request)  # OpeningError names the bad opening
-        # Every game must be one the server hosts: try each bot's seat once.
+        openings = _book_for(request)  # OpeningError names the bad opening
+        # Every game must be one the server hosts: try each bot's seat once, and each
+        # opening once (the turn limit, say, may leave it no room).
         first = request.bots[0]
+        urls = ("http://127.0.0.1:1", "http://127.0.0.1:1")
         for bot in request.bots:
             try:
-                game_request(request, bot, first, urls=("http://127.0.0.1:1",) * 2, name="check")
+                game_request(request, bot, first, urls=urls, name="check")
             except ValidationError as error:
                 problems = "; ".join(_problems(error))
                 raise TournamentError(f"bot {bot.name!r}: {problems}") from None
+        for opening in openings:
+            try:
+                game_request(request, first, first, urls=urls, name="check", opening=opening)
+            except ValidationError as error:
+                problems = "; ".join(_problems(error))
+                raise TournamentError(f"opening {opening.name!r}: {problems}") from None
+            except NonStandardOpeningError as error:
+                raise TournamentError(f"opening {opening.name!r}: {error}") from None
         if request.sprt is not None:
             try:
                 Sprt(request.sprt.elo0, request.sprt.elo1, request.sprt.alpha, request.sprt.beta)

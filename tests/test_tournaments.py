@@ -330,3 +330,40 @@ async def test_on_postgresql_a_stopped_tournament_resumes_to_the_end(
         async with await GameStore.open(db_url) as store:
             rows = await store.tournaments.games(tournament_id)
         assert sorted(row.idx for row in rows) == list(range(24))
+
+
+async def test_each_pair_plays_one_book_opening_with_colours_swapped(tmp_path: Path) -> None:
+    from game.openings import default_book
+
+    async with arena(tmp_path / "t.sqlite") as a:
+        tournament_id = await a.create(
+            {
+                "bots": [a.bot("threat"), a.bot("center")],
+                "rounds": 3,
+                "concurrency": 2,
+                "opening_order": "random",
+                "seed": 4,
+            }
+        )
+        view = await a.finished(tournament_id)
+        assert view["status"] == "finished" and view["games_counted"] == 6
+        async with await GameStore.open(a.db_url) as store:
+            rows = await store.tournaments.games(tournament_id)
+            records = {row.idx: await store.get_game(row.game_id) for row in rows}
+    book = default_book().order(seed=4)
+    for pair in range(3):
+        first, second = records[2 * pair], records[2 * pair + 1]
+        assert first is not None and second is not None
+        opening = book[pair]
+        played = len(opening.moves)
+        for record in (first, second):
+            assert record.tags["opening"] == opening.name
+            assert record.tags["opening_moves"] == str(played)
+            assert record.tags["tournament"] == tournament_id
+            assert [tuple((c.q, c.r) for c in m.pieces) for m in record.moves[:played]] == [
+                tuple(move) for move in opening.moves
+            ]
+        assert (first.player_x.name, first.player_o.name) == (
+            second.player_o.name,
+            second.player_x.name,
+        )

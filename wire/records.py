@@ -173,6 +173,34 @@ class GameResult(BaseModel):
         return self
 
 
+#: The tags HTTTX notation writes from a record's own fields, in the order written
+#: (``platform`` has no field but stands among them, where the notation specs list it).
+#: A value kept in ``GameRecord.tags`` under one of these keys replaces the derived one.
+NOTATION_FIELD_TAGS: Final = (
+    "name",
+    "platform",
+    "utcdatetime",
+    "playercross",
+    "playercircle",
+    "timecontrol",
+    "timecontrolcross",
+    "timecontrolcircle",
+    "endreason",
+    "winner",
+    "cause",
+    "viewdistance",
+    "windistance",
+    "turnlimit",
+    "turnclock",
+)
+
+#: The tag of a game that started from an opening (``NewGameRequest.opening``): how
+#: many of the record's first moves were the opening's, played by nobody (no clock, no
+#: evaluation), so a reader knows where the players took over. Absent without an
+#: opening. The server sets it; a request cannot (``NewGameRequest.tags``).
+OPENING_MOVES_TAG: Final = "opening_moves"
+
+
 def _standard_setup() -> list[Cell]:
     return [Cell(q=0, r=0, p=Player.X)]
 
@@ -183,7 +211,9 @@ class GameRecord(BaseModel):
 
     ``setup`` is the position before the first move (X at the origin in a standard game)
     and ``first_to_move`` the side that makes move 1. ``tags`` holds notation tags that
-    have no field of their own, so records read from other tools keep them.
+    have no field of their own, so records read from other tools keep them; a game
+    created with ``tags`` (``NewGameRequest.tags``) keeps them here, and one started from
+    an opening has ``OPENING_MOVES_TAG`` (its first moves are the opening's).
     """
 
     game_id: str | None = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Annotated, Any, Final
 
@@ -18,6 +19,12 @@ from pydantic import (
     model_validator,
 )
 
+# Pure (plain tuples, no pydantic): the opening is replayed by the very check the game
+# session plays it with, so a request that passes here always starts.
+from game.opening_rules import MAX_OPENING_MOVES as MAX_OPENING_MOVES  # re-exported
+from game.opening_rules import InvalidOpeningError, play_opening
+from game.rules import Position
+from wire.board import Move
 from wire.capabilities import Meta
 from wire.errors import MAX_ECHO_CHARS, _bound, _describe, _problems, clip_text
 from wire.match import (
@@ -30,9 +37,9 @@ from wire.match import (
     Match,
     TimeControl,
 )
-from wire.names import Name
+from wire.names import Name, _is_control
 from wire.packets import ConfigPacket
-from wire.records import PlayerType
+from wire.records import NOTATION_FIELD_TAGS, OPENING_MOVES_TAG, PlayerType
 
 #: Bot URLs: the de facto limit of browsers and servers.
 MAX_URL_LENGTH: Final = 2048
@@ -40,6 +47,19 @@ MAX_URL_LENGTH: Final = 2048
 MAX_CONFIG_BYTES: Final = 4096
 MIN_INT64: Final = -(2**63)
 MAX_INT64: Final = 2**63 - 1
+
+#: Tags one game may be given (``NewGameRequest.tags``) at most: enough for a
+#: tournament's round, opening, pairing and id, few enough to keep every record small.
+MAX_TAGS: Final = 16
+#: The longest tag value, in characters.
+MAX_TAG_VALUE_LENGTH: Final = 200
+#: A tag key: a letter, then at most 31 letters, digits or ``_``. A subset of what HTTTX
+#: notation allows, so every key is written and read back as it came.
+TAG_KEY_PATTERN: Final = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,31}")
+#: Keys a request may not give (compared ignoring case, so no tag passes for one):
+#: ``version`` and the tags notation writes from the record's own fields (a tag there
+#: would replace the true value in the export), and the server's ``opening_moves``.
+RESERVED_TAG_KEYS: Final = frozenset({"version", *NOTATION_FIELD_TAGS, OPENING_MOVES_TAG})
 
 
 def _out_of_int64(value: object, path: str = "") -> str | None:
@@ -144,11 +164,22 @@ class NewGameRequest(BaseModel):
     every game ends. ``adjudication`` (off when absent) lets the bots' evaluations end
     the game (``ResignAdjudication``).
 
+    ``opening`` (moves after X's stone, O's first) is replayed under ``match_config`` by
+    ``game.opening_rules.play_opening``, the check the game plays it with, so a bad one
+    is refused here with the move and stone named; ``tags`` go into the record and are
+    held to what HTTTX notation can write back (``RESERVED_TAG_KEYS``, ``MAX_TAGS``).
+
     >>> from models import parse_body
     >>> request = parse_body(NewGameRequest, '{"player_x": {"type": "human"}, '
     ...                      '"player_o": {"type": "human"}}')
     >>> request.match_config.turn_limit == DEFAULT_TURN_LIMIT
     True
+    >>> parse_body(NewGameRequest, '{"player_x": {"type": "human"}, "player_o": '
+    ...            '{"type": "human"}, "opening": [{"side": "o", "pieces": '
+    ...            '[{"q": 1, "r": 0}, {"q": 1, "r": 0}]}]}')
+    Traceback (most recent call last):
+    ...
+    models.ProtocolError: opening[0].pieces[1]: (1, 0) is already taken by o
     """
 
     player_x: PlayerConfig
@@ -165,6 +196,62 @@ class NewGameRequest(BaseModel):
     )
     name: Name | None = None
     adjudication: Adjudication | None = None
+    opening: list[Move] | None = Field(
+        default=None,
+        description=(
+            "Moves already played after X's stone at (0,0), O's first: the game starts "
+            "from the position they reach, and the record's first moves are these. "
+            f"At most {MAX_OPENING_MOVES} moves of 2 stones each, sides alternating; every "
+            "stone legal under match_config and no line made (the turn limit counts these "
+            "moves too). A websocket bot must declare free_setup (its setup holds the "
+            "stones) or move_skips (its first move_request's previous holds the moves)."
+        ),
+    )
+    tags: dict[StrictStr, StrictStr] | None = Field(
+        default=None,
+        description=(
+            f"Tags for the game's record and its notation export: at most {MAX_TAGS}; keys "
+            "a letter then up to 31 letters, digits or '_', none of notation's own "
+            f"({', '.join(sorted(RESERVED_TAG_KEYS))}, in any case); values at most "
+            f"{MAX_TAG_VALUE_LENGTH} characters, without control characters or ']'."
+        ),
+    )
+
+    @field_validator("tags")
+    @classmethod
+    def _tags_are_writable(cls, tags: dict[str, str] | None) -> dict[str, str] | None:
+        if tags is None:
+            return None
+        if len(tags) > MAX_TAGS:
+            raise ValueError(f"expected at most {MAX_TAGS} tags, got {len(tags)}")
+        for key, value in tags.items():
+            shown = repr(clip_text(key, MAX_ECHO_CHARS))  # the peer chose the key
+            if not TAG_KEY_PATTERN.fullmatch(key):
+                raise ValueError(
+                    f"key {shown}: expected a letter, then at most 31 letters, digits or '_'"
+                )
+            if key.lower() in RESERVED_TAG_KEYS:
+                raise ValueError(
+                    f"key {shown} is reserved: the server writes it (or notation derives it "
+                    "from the record); choose another key"
+                )
+            if len(value) > MAX_TAG_VALUE_LENGTH:
+                raise ValueError(
+                    f"the value of {shown}: expected at most {MAX_TAG_VALUE_LENGTH} "
+                    f"characters, got {len(value)}"
+                )
+            for index, char in enumerate(value):
+                if char == "]":  # it would end the tag in notation
+                    raise ValueError(
+                        f"the value of {shown}: expected no ']' (it ends a notation tag), "
+                        f"got one at position {index}"
+                    )
+                if _is_control(char):
+                    raise ValueError(
+                        f"the value of {shown}: expected no control characters, got "
+                        f"U+{ord(char):04X} at position {index}"
+                    )
+        return tags
 
     @model_validator(mode="after")
     def _hosted_settings(self) -> NewGameRequest:
@@ -194,6 +281,21 @@ class NewGameRequest(BaseModel):
             raise ValueError("; ".join(problems))
         if match.turn_limit is None:
             self.match_config = match.model_copy(update={"turn_limit": DEFAULT_TURN_LIMIT})
+        return self
+
+    @model_validator(mode="after")
+    def _opening_is_playable(self) -> NewGameRequest:
+        # After _hosted_settings (validators run in the order defined): the settings are
+        # in bounds and the turn limit is set, so the replay checks what will be played.
+        if not self.opening:
+            return self
+        match = self.match_config
+        position = Position(match.view_distance, match.win_distance, turn_limit=match.turn_limit)
+        moves = [(move.side.value, [p.as_tuple() for p in move.pieces]) for move in self.opening]
+        try:
+            play_opening(position, moves)
+        except InvalidOpeningError as exc:
+            raise ValueError(str(exc)) from None
         return self
 
 
