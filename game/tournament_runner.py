@@ -28,7 +28,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -324,7 +324,7 @@ class TournamentRun:
             )
         return f"all {self.standings.counted_games} games played"
 
-    async def _load(self) -> list[int]:
+    async def _load(self) -> Iterator[int]:
         """Count the stored outcomes; the game numbers still to play, in order."""
         store = self.director.store.tournaments
         done: set[int] = set()
@@ -353,7 +353,8 @@ class TournamentRun:
                 len(done),
                 len(self.schedule),
             )
-        return [index for index in range(len(self.schedule)) if index not in done]
+        # Lazily: a long schedule is never held as a list.
+        return (index for index in range(len(self.schedule)) if index not in done)
 
     async def _start_local_bots(self) -> None:
         for bot in self.request.bots:
@@ -367,8 +368,8 @@ class TournamentRun:
             self._restart_locks[bot.name] = asyncio.Lock()
             await local.start()
 
-    async def _play(self, pending: list[int]) -> None:
-        todo = iter(pending)
+    async def _play(self, pending: Iterator[int]) -> None:
+        todo = pending
         running: set[asyncio.Task[None]] = set()
         exhausted = False
         try:

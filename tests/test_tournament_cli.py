@@ -471,3 +471,47 @@ def test_resign_adjudication_ends_games_both_bots_call_won(
         assert len(record.moves) <= 6  # two moves each of agreement after O's first
     view = json.loads(report.read_text())
     assert {line["points"] for line in view["standings"]} == {1.0}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_stops_the_run_and_its_programs_and_says_how_to_resume(
+    tmp_path: Path, signum: signal.Signals
+) -> None:
+    mark = f"signal-{os.getpid()}-{signum.name}"
+    db = tmp_path / "r.sqlite"
+    command = [
+        PYTHON,
+        "-m",
+        "game.tournament_cli",
+        "--bot",
+        f"name=threat,cmd=env HTTTX_TEST_MARK={mark} {THREAT}",
+        "--bot",
+        f"name=random,cmd=env HTTTX_TEST_MARK={mark} {RANDOM}",
+        "--rounds",
+        "200",
+        "--db",
+        str(db),
+        "--log-dir",
+        str(tmp_path / "logs"),
+        "--no-progress",
+    ]
+    runner = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + RUN_TIMEOUT
+        while len(_done_rows(db)) < 2:
+            assert runner.poll() is None
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert _marked_processes(mark)  # the programs run
+        runner.send_signal(signum)
+        out, _ = runner.communicate(timeout=60)
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+    assert runner.returncode == 130, out
+    assert f"Stopped by {signum.name}: run the same command again to resume." in out
+    assert _marked_processes(mark) == []  # stopped by the runner itself
+    with sqlite3.connect(db) as conn:
+        [(status,)] = conn.execute("select status from tournaments").fetchall()
+    assert status == "stopped"
