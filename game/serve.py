@@ -305,6 +305,7 @@ def _banner(server: GameServer, *, db_url: str, example_bots: bool, with_token: 
         f"htttx-arena game server on {base}",
         f"  REST        POST {base}/game/new",
         "              GET /games   /games/<id>   /games/<id>/notation   /bots   /health",
+        "              POST/GET /tournaments   GET /tournaments/<id>   POST .../stop|resume",
         f"  docs        {base}/docs   (OpenAPI 3.1: {base}/openapi.json)",
         f"  humans      {ws}/ws?token=<token_x or token_o>",
         f"  spectators  {ws}/spectate/<game_id>",

@@ -515,3 +515,36 @@ def test_a_signal_stops_the_run_and_its_programs_and_says_how_to_resume(
     with sqlite3.connect(db) as conn:
         [(status,)] = conn.execute("select status from tournaments").fetchall()
     assert status == "stopped"
+
+
+def test_on_a_terminal_the_run_shows_a_live_table(tmp_path: Path) -> None:
+    import asyncio
+    import io
+
+    from rich.console import Console
+
+    from game.tournament_cli import run_tournament
+
+    screen = io.StringIO()
+    console = Console(file=screen, force_terminal=True, width=120, color_system=None)
+    options = parse_arguments(
+        [
+            "--bot",
+            f"name=threat,cmd={THREAT}",
+            "--bot",
+            f"name=random,cmd={RANDOM}",
+            "--rounds",
+            "2",
+            "--sprt",
+            "elo0=0,elo1=10",
+            "--db",
+            str(tmp_path / "r.sqlite"),
+            "--log-dir",
+            str(tmp_path / "logs"),
+        ]
+    )
+    assert asyncio.run(run_tournament(options, console)) == 0
+    shown = screen.getvalue()
+    assert "games" in shown and "4/4" in shown  # the progress bar, full
+    assert "threat" in shown and "Failures" in shown  # the standings table
+    assert "LLR:" in shown and "Results of threat vs random:" in shown
