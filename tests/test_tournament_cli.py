@@ -10,14 +10,16 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from game import notation
 from game.tournament_args import UsageError, parse_arguments
 from game.tournament_cli import main
-from models import EndCause, Player
+from models import EndCause, GameRecord, Player
 
+Json = dict[str, Any]
 PYTHON = sys.executable
 THREAT = f"{PYTHON} -m bot.serve --bot bot.bots:ThreatBot --port {{port}}"
 RANDOM = f"{PYTHON} -m bot.serve --bot bot.bots:RandomBot --port {{port}}"
@@ -324,88 +326,26 @@ class HungryBot(CenterBot):
 '''
 
 
-def test_a_local_program_that_crashes_loses_with_crash_and_is_restarted(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+@pytest.fixture
+def test_bots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The bots of ``CRASHY_BOT`` importable by local programs as ``crashy``."""
     (tmp_path / "crashy.py").write_text(CRASHY_BOT)
     monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{os.getcwd()}")
+    return tmp_path
+
+
+def served(bot_class: str) -> str:
+    """The command of a local program serving ``crashy.<bot_class>``."""
+    return f"{PYTHON} -m bot.serve --bot crashy:{bot_class} --port {{port}}"
+
+
+def run(tmp_path: Path, capsys: pytest.CaptureFixture[str], *argv: str) -> Json:
+    """``htttx-tournament *argv`` with its database, logs, report and games in
+    ``tmp_path``; it must finish (exit 0). The JSON report."""
     report = tmp_path / "report.json"
     status = main(
         [
-            "--bot",
-            f"name=threat,cmd={THREAT}",
-            "--bot",
-            f"name=crashy,cmd={PYTHON} -m bot.serve --bot crashy:CrashBot --port {{port}}",
-            "--rounds",
-            "3",
-            "--db",
-            str(tmp_path / "r.sqlite"),
-            "--log-dir",
-            str(tmp_path / "logs"),
-            "--report",
-            str(report),
-            "--no-progress",
-        ]
-    )
-    assert status == 0, capsys.readouterr()
-    view = json.loads(report.read_text())
-    assert view["status"] == "finished" and view["games_counted"] == 6
-    crashy = next(line for line in view["standings"] if line["name"] == "crashy")
-    assert crashy["failures"]["crash"] >= 1
-    # It was started again after each crash: the log has more than one start.
-    assert (tmp_path / "logs" / "crashy.log").exists()
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS is Linux's")
-def test_a_local_program_cannot_allocate_past_its_memory_limit(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    (tmp_path / "crashy.py").write_text(CRASHY_BOT)
-    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{os.getcwd()}")
-    report = tmp_path / "report.json"
-    status = main(
-        [
-            "--bot",
-            f"name=threat,cmd={THREAT}",
-            "--bot",
-            f"name=hungry,cmd={PYTHON} -m bot.serve --bot crashy:HungryBot --port {{port}}",
-            "--bot-memory-mb",
-            "1024",
-            "--rounds",
-            "1",
-            "--db",
-            str(tmp_path / "r.sqlite"),
-            "--log-dir",
-            str(tmp_path / "logs"),
-            "--report",
-            str(report),
-            "--no-progress",
-        ]
-    )
-    assert status == 0, capsys.readouterr()
-    assert json.loads(report.read_text())["games_counted"] == 2
-    # The 2 GiB never came: the framework logged the MemoryError and played on.
-    assert "MemoryError" in (tmp_path / "logs" / "hungry.log").read_text()
-
-
-def test_a_local_program_that_overruns_its_own_clock_loses_on_time(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    (tmp_path / "crashy.py").write_text(CRASHY_BOT)
-    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{os.getcwd()}")
-    report = tmp_path / "report.json"
-    status = main(
-        [
-            "--bot",
-            f"name=threat,cmd={THREAT}",
-            "--bot",
-            f"name=slow,tc=turn=0.3,cmd={PYTHON} -m bot.serve --bot crashy:SlowBot --port {{port}}",
-            "--clock",
-            "60+1",
-            "--openings",
-            "none",
-            "--rounds",
-            "1",
+            *argv,
             "--db",
             str(tmp_path / "r.sqlite"),
             "--log-dir",
@@ -418,11 +358,73 @@ def test_a_local_program_that_overruns_its_own_clock_loses_on_time(
         ]
     )
     assert status == 0, capsys.readouterr()
-    view = json.loads(report.read_text())
+    view: Json = json.loads(report.read_text())
+    assert view["status"] == "finished"
+    return view
+
+
+def exported(tmp_path: Path) -> list[GameRecord]:
+    return [notation.loads(f.read_text()) for f in sorted((tmp_path / "games").iterdir())]
+
+
+def test_a_local_program_that_crashes_loses_with_crash_and_is_restarted(
+    test_bots: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    view = run(
+        test_bots,
+        capsys,
+        "--bot",
+        f"name=threat,cmd={THREAT}",
+        "--bot",
+        f"name=crashy,cmd={served('CrashBot')}",
+        "--rounds",
+        "3",
+    )
+    assert view["games_counted"] == 6
+    crashy = next(line for line in view["standings"] if line["name"] == "crashy")
+    assert crashy["failures"]["crash"] >= 1
+    # Started again after a crash (before its next game): LocalBot marks each start.
+    starts = (test_bots / "logs" / "crashy.log").read_text().count(" start on port ")
+    assert 2 <= starts <= 1 + crashy["failures"]["crash"]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS is Linux's")
+def test_a_local_program_cannot_allocate_past_its_memory_limit(
+    test_bots: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    view = run(
+        test_bots,
+        capsys,
+        "--bot",
+        f"name=threat,cmd={THREAT}",
+        "--bot",
+        f"name=hungry,cmd={served('HungryBot')}",
+        "--bot-memory-mb",
+        "1024",
+    )
+    assert view["games_counted"] == 2
+    # The 2 GiB never came: the framework logged the MemoryError and played on.
+    assert "MemoryError" in (test_bots / "logs" / "hungry.log").read_text()
+
+
+def test_a_local_program_that_overruns_its_own_clock_loses_on_time(
+    test_bots: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    view = run(
+        test_bots,
+        capsys,
+        "--bot",
+        f"name=threat,cmd={THREAT}",
+        "--bot",
+        f"name=slow,tc=turn=0.3,cmd={served('SlowBot')}",
+        "--clock",
+        "60+1",
+        "--openings",
+        "none",
+    )
     slow = next(line for line in view["standings"] if line["name"] == "slow")
     assert slow["losses"] == 2 and slow["failures"]["time"] == 2
-    records = [notation.loads(f.read_text()) for f in sorted((tmp_path / "games").iterdir())]
-    for record in records:
+    for record in exported(test_bots):
         clocks = {
             record.player_x.name: record.player_x.time_control,
             record.player_o.name: record.player_o.time_control,
@@ -432,44 +434,27 @@ def test_a_local_program_that_overruns_its_own_clock_loses_on_time(
 
 
 def test_resign_adjudication_ends_games_both_bots_call_won(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    test_bots: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (tmp_path / "crashy.py").write_text(CRASHY_BOT)
-    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{os.getcwd()}")
-    sure = f"{PYTHON} -m bot.serve --bot crashy:SureBot --port {{port}}"
-    report = tmp_path / "report.json"
-    status = main(
-        [
-            "--bot",
-            f"name=sure1,cmd={sure}",
-            "--bot",
-            f"name=sure2,cmd={sure}",
-            "--resign",
-            "moves=2,score=0.9",
-            "--rounds",
-            "1",
-            "--openings",
-            "none",
-            "--db",
-            str(tmp_path / "r.sqlite"),
-            "--log-dir",
-            str(tmp_path / "logs"),
-            "--report",
-            str(report),
-            "--export",
-            str(tmp_path / "games"),
-            "--no-progress",
-        ]
+    view = run(
+        test_bots,
+        capsys,
+        "--bot",
+        f"name=sure1,cmd={served('SureBot')}",
+        "--bot",
+        f"name=sure2,cmd={served('SureBot')}",
+        "--resign",
+        "moves=2,score=0.9",
+        "--openings",
+        "none",
     )
-    assert status == 0, capsys.readouterr()
-    records = [notation.loads(f.read_text()) for f in sorted((tmp_path / "games").iterdir())]
+    records = exported(test_bots)
     assert len(records) == 2
     for record in records:
         assert record.result is not None
         assert record.result.cause is EndCause.ADJUDICATION
         assert record.result.winner is Player.X
         assert len(record.moves) <= 6  # two moves each of agreement after O's first
-    view = json.loads(report.read_text())
     assert {line["points"] for line in view["standings"]} == {1.0}
 
 

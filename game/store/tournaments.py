@@ -186,17 +186,18 @@ def _interrupt_running(conn: Connection, reason: str) -> list[str]:
     return ids
 
 
+def _started(tournament_id: str, idx: int) -> Any:
+    """The row of game ``idx`` while it is started and not counted."""
+    return and_(
+        _tournament_games.c.tournament_id == tournament_id,
+        _tournament_games.c.idx == idx,
+        _tournament_games.c.status == "running",
+    )
+
+
 def _start_game(conn: Connection, tournament_id: str, idx: int, game_id: str) -> None:
     # A game cut short before (its row still "running") is replaced by the new one.
-    conn.execute(
-        delete(_tournament_games).where(
-            and_(
-                _tournament_games.c.tournament_id == tournament_id,
-                _tournament_games.c.idx == idx,
-                _tournament_games.c.status == "running",
-            )
-        )
-    )
+    conn.execute(delete(_tournament_games).where(_started(tournament_id, idx)))
     conn.execute(
         insert(_tournament_games).values(
             tournament_id=tournament_id, idx=idx, game_id=game_id, status="running"
@@ -207,13 +208,7 @@ def _start_game(conn: Connection, tournament_id: str, idx: int, game_id: str) ->
 def _finish_game(conn: Connection, tournament_id: str, idx: int, outcome: str) -> bool:
     done = conn.execute(
         update(_tournament_games)
-        .where(
-            and_(
-                _tournament_games.c.tournament_id == tournament_id,
-                _tournament_games.c.idx == idx,
-                _tournament_games.c.status == "running",
-            )
-        )
+        .where(_started(tournament_id, idx))
         .values(status="done", outcome=outcome)
     ).rowcount
     if done:
@@ -226,15 +221,7 @@ def _finish_game(conn: Connection, tournament_id: str, idx: int, outcome: str) -
 
 
 def _drop_game(conn: Connection, tournament_id: str, idx: int) -> None:
-    conn.execute(
-        delete(_tournament_games).where(
-            and_(
-                _tournament_games.c.tournament_id == tournament_id,
-                _tournament_games.c.idx == idx,
-                _tournament_games.c.status == "running",
-            )
-        )
-    )
+    conn.execute(delete(_tournament_games).where(_started(tournament_id, idx)))
 
 
 def _games_of(conn: Connection, tournament_id: str) -> list[TournamentGameRow]:
