@@ -90,6 +90,8 @@ CREATE_ATTEMPTS: Final = 3
 CREATE_BACKOFF: Final = 1.0
 #: How long to wait for a free game slot when the server runs its most games.
 FULL_SERVER_WAIT: Final = 0.5
+#: Views of finished tournaments kept (they no longer change), oldest dropped first.
+FINISHED_VIEWS: Final = 64
 
 
 class TournamentError(Exception):
@@ -450,36 +452,43 @@ class TournamentRun:
                 await local.restart()
         return frozenset(crashed)
 
-    async def _create(self, index: int) -> str:
+    async def _create(self, index: int) -> str | None:
+        """Create game ``index``; its id, or None when the run stops meanwhile (or the
+        server shuts down). A full server is waited for, as long as it takes; a bot
+        that cannot be seated is tried ``CREATE_ATTEMPTS`` times, then the tournament
+        fails (``TournamentError``)."""
         manager = self.director.manager
         game = self.schedule.game(index)
-        wait = CREATE_BACKOFF
-        for attempt in range(1, CREATE_ATTEMPTS + 1):
+        wait, failures = CREATE_BACKOFF, 0
+        while self._stopping is None and not self.standings.complete:
             await self._ensure_running((game.x, game.o))
             try:
                 created = await manager.create_game(self._game_request(index))
             except TooManyGames:
                 await asyncio.sleep(FULL_SERVER_WAIT)
                 continue
-            except ManagerClosed as error:
-                raise asyncio.CancelledError from error
+            except ManagerClosed:
+                return None
             except DiscoveryError as error:
-                if attempt == CREATE_ATTEMPTS:
+                failures += 1
+                if failures == CREATE_ATTEMPTS:
                     raise TournamentError(
-                        f"game {index + 1} could not start after {attempt} tries: {error}"
+                        f"game {index + 1} could not start after {failures} tries: {error}"
                     ) from None
                 log.warning("game %d: %s; trying again in %g s", index + 1, error, wait)
                 await asyncio.sleep(wait)
                 wait *= 2
                 continue
             return created.game_id
-        raise TournamentError(f"game {index + 1} could not start: the server stayed full")
+        return None
 
     async def _play_game(self, index: int) -> None:
         store = self.director.store.tournaments
         manager = self.director.manager
         game = self.schedule.game(index)
         game_id = await self._create(index)
+        if game_id is None:
+            return
         ended = manager.end_of(game_id)  # looked up now: a quick game is not missed
         self.live[index] = game_id
         try:
@@ -581,21 +590,26 @@ class TournamentDirector:
                 raise TournamentError(f"sprt: {error}") from None
 
     async def check_bots(self, request: TournamentRequest) -> None:
-        """Fetch the capabilities of every bot given by URL, so that a bot the server
-        cannot seat is refused now (``DiscoveryError`` naming it), not after games."""
+        """Fetch the capabilities of every bot given by URL, all at once, so that a bot
+        the server cannot seat is refused now (``DiscoveryError`` naming the first in
+        entry order), not after games."""
         manager = self.manager
-        for bot in request.bots:
-            if bot.url is None:
-                continue
+
+        async def check(bot: TournamentBot) -> None:
+            assert bot.url is not None
             try:
                 await discover(
-                    bot.url,
-                    manager.http,
-                    policy=manager.policy,
-                    timeout=manager.discovery_timeout,
+                    bot.url, manager.http, policy=manager.policy, timeout=manager.discovery_timeout
                 )
             except DiscoveryError as error:
                 raise type(error)(f"bot {bot.name!r}: {error}") from None
+
+        outcomes = await asyncio.gather(
+            *(check(bot) for bot in request.bots if bot.url is not None), return_exceptions=True
+        )
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome
 
     async def create(self, request: TournamentRequest) -> TournamentRun:
         """Store a new tournament and start it. Raises a ``TournamentError``, an
@@ -679,6 +693,8 @@ class TournamentDirector:
         replay.ended_at, replay.games_done = stored.ended_at, stored.games_done
         view = replay.view()
         if stored.status in ("finished", "failed"):
+            if len(self._finished_views) >= FINISHED_VIEWS:
+                self._finished_views.pop(next(iter(self._finished_views)))
             self._finished_views[tournament_id] = view
         return view
 

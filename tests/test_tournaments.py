@@ -367,3 +367,37 @@ async def test_each_pair_plays_one_book_opening_with_colours_swapped(tmp_path: P
             second.player_o.name,
             second.player_x.name,
         )
+
+
+async def test_a_full_server_is_waited_for_not_a_failure(tmp_path: Path) -> None:
+    async with arena(tmp_path / "t.sqlite", max_games=2) as a:
+        tournament_id = await a.create(
+            {"bots": three_bots(a), "rounds": 2, "concurrency": 6, "openings": "none"}
+        )
+        view = await a.finished(tournament_id)
+        assert view["status"] == "finished" and view["games_counted"] == 12
+
+
+async def test_a_bot_that_goes_away_fails_the_tournament_which_resumes_when_it_is_back(
+    tmp_path: Path,
+) -> None:
+    host_port = free_port()
+    host_db = tmp_path / "host.sqlite"
+    async with arena(tmp_path / "t.sqlite") as a:
+        async with arena(host_db, host_port) as host:
+            bots = [a.bot("threat"), {"name": "far", "url": f"{host.base}/bots/center"}]
+            tournament_id = await a.create(
+                {"bots": bots, "rounds": 100, "concurrency": 2, "openings": "none"}
+            )
+            await a.until(tournament_id, lambda view: view["games_done"] >= 4)
+        # The host is gone: games in flight end (a forfeit of the far bot, counted);
+        # new ones cannot start, and after CREATE_ATTEMPTS tries the tournament fails.
+        view = await a.finished(tournament_id)
+        assert view["status"] == "failed", view
+        assert "could not start after 3 tries" in view["reason"]
+        assert "/bots/center" in view["reason"]
+        async with arena(host_db, host_port):
+            status, view = await a.post(f"/tournaments/{tournament_id}/resume")
+            assert status == 200, view
+            view = await a.finished(tournament_id)
+        assert view["status"] == "finished" and view["games_counted"] == 200
