@@ -269,11 +269,15 @@ class AddressPolicy:
     def client_session(self, **options: Any) -> aiohttp.ClientSession:
         """An aiohttp session for requests on a bot's behalf: every connection through
         ``connector()``, and no redirect ever followed (``BotRedirected`` instead), even
-        by calls that follow them by default, such as ``ws_connect``."""
+        by calls that follow them by default, such as ``ws_connect``. Its connection
+        pool has no limit of its own."""
         never_redirect = aiohttp.TraceConfig()
         never_redirect.on_request_redirect.append(_refuse_redirect)
+        # No pool limit (aiohttp's default is 100 connections): each game holds a socket
+        # per bot seat for its whole length, so a limit of 100 would cap the server at 50
+        # games of socket bots, whatever --max-games says. --max-games bounds them.
         return aiohttp.ClientSession(
-            connector=self.connector(), trace_configs=[never_redirect], **options
+            connector=self.connector(limit=0), trace_configs=[never_redirect], **options
         )
 
 
