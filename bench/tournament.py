@@ -16,21 +16,25 @@ the machines are shared and noisy.
    play the same games from X's stone at the origin. The spectator is the cheapest fair
    way to see a game end, but it costs the server some 22 packets a game that the
    runner does not send: if anything the baseline is a little slow, which flatters the
-   runner. The full mode plays the pair twice (baseline, runner, runner, baseline) and
-   adds the times. Target: the runner within 1.3x.
+   runner. The full mode plays the pair three times, alternating which goes first
+   (baseline, runner, runner, baseline, baseline, runner), adds the times and shows each
+   round's ratio too (this machine's noise shows there). Target: the runner within 1.3x.
 2. SPRT stops early: ``ThreatBot`` against ``WeakThreatBot`` (with probability
-   ``WEAK_P`` a move is ``RandomBot``'s instead of ``ThreatBot``'s; about 50 Elo weaker,
-   measured offline at a score of 0.57), SPRT elo0=0 elo1=10 alpha=beta=0.05, openings
-   ``default``, 8 at a time. The bounds are fishtest's usual ones; the gap is a few
-   times elo1, so the test should accept H1 in some hundreds of games rather than
-   thousands, and it is decided by the runner alone. It is compared with the games a
-   fixed-length test needs for the same error rates: from the measured pentanomial
-   (pair scores 0, 1/4, 1/2, 3/4, 1 as fractions of the pair's 2 points, variance
-   ``sigma2`` per pair), a one-sided z-test of ``s0`` against ``s1`` (the expected
-   scores at elo0 and elo1, ``s(e) = 1 / (1 + 10 ** (-e / 400))``) with risks alpha and
-   beta needs ``pairs = ((z(1-alpha) + z(1-beta)) * sqrt(sigma2) / (s1 - s0)) ** 2``,
-   twice as many games. (The SPRT's bound fixes the error rates, the fixed-length count
-   depends on the pair variance measured here.)
+   ``WEAK_P`` a move is ``RandomBot``'s instead of ``ThreatBot``'s: some 50-80 Elo
+   weaker, a score of 0.57 offline and about 0.6 through the server), SPRT elo0=0
+   elo1=10 alpha=beta=0.05, openings ``default``, 8 at a time. The script prints
+   whether the last game started from an opening: when this was written the runner did
+   not pass openings to its games, and ``WeakThreatBot``'s seeds were the only source of
+   variety. The bounds are fishtest's usual ones; the gap is several times elo1, so the
+   test should accept H1 within some hundreds of games, decided by the runner alone.
+   It is compared with the games a fixed-length test needs for the same error rates:
+   from the measured pentanomial (pair scores 0, 1/4, 1/2, 3/4, 1 as fractions of the
+   pair's 2 points, variance ``sigma2`` per pair), a one-sided z-test of ``s0`` against
+   ``s1`` (the expected scores at elo0 and elo1, ``s(e) = 1 / (1 + 10 ** (-e / 400))``)
+   with risks alpha and beta needs
+   ``pairs = ((z(1-alpha) + z(1-beta)) * sqrt(sigma2) / (s1 - s0)) ** 2``, twice as
+   many games. (The SPRT's bounds fix its error rates; the fixed-length count depends on
+   the pair variance measured here.)
 3. Memory stays flat: a round robin of 10,000 games (five ``LatticeBot`` seats, 10-move
    games, 16 at a time) on a fresh game server; its RSS (``VmRSS`` in
    ``/proc/<pid>/status``) every 1000 games, after the first 1000 against the end.
@@ -256,7 +260,11 @@ async def overhead(c: Client, bot_server: str, games: int, repeats: int, out: Su
     runner: list[float] = []
     inside: list[float] = []
     direct: list[float] = []
-    order = ["direct", "runner", "runner", "direct"][: 2 * repeats]
+    order = [
+        which
+        for round_ in range(repeats)
+        for which in (("direct", "runner") if round_ % 2 == 0 else ("runner", "direct"))
+    ]
     for which in order:
         if which == "direct":
             seconds, odd = await direct_games(c, bots, match, games, at_once)
@@ -281,7 +289,13 @@ async def overhead(c: Client, bot_server: str, games: int, repeats: int, out: Su
         f"1. runner overhead: {played} games of 20 moves, {at_once} at once: POST /tournaments "
         f"{ours:.2f} s (created to ended on the server {sum(inside):.2f} s), POST /game/new "
         f"{bare:.2f} s -> {ours / bare:.2f}x ({verdict} the 1.3x target; "
-        f"{played / ours:.0f} vs {played / bare:.0f} games/s)"
+        f"{played / ours:.0f} vs {played / bare:.0f} games/s"
+        + (
+            "; by round " + ", ".join(f"{r / d:.2f}x" for r, d in zip(runner, direct, strict=True))
+            if repeats > 1
+            else ""
+        )
+        + ")"
     )
 
 
@@ -339,6 +353,14 @@ async def sprt(c: Client, bot_server: str, out: Summary) -> None:
         f"   ThreatBot vs WeakThreatBot: +{pair['wins']} ={pair['draws']} -{pair['losses']}, "
         f"pentanomial {pair['pentanomial']}, score {pair['score']:.3f}, "
         f"Elo {pair['elo']:.1f} +/- {pair['elo_error']:.1f}, {failures_of(view)} failures",
+        flush=True,
+    )
+    # Whether the book was used: the newest game is one of this tournament's.
+    newest = (await c.get("/games?limit=1"))["items"][0]
+    record = await c.get(f"/games/{newest['game_id']}")
+    print(
+        f"   openings: {newest['name']!r} started from {len(record['setup'])} stone(s) "
+        "(1: X's stone at the origin, no opening)",
         flush=True,
     )
     fixed = fixed_length_games(pair["pentanomial"], elo0, elo1, alpha, beta)
@@ -429,7 +451,7 @@ async def run(quick: bool) -> None:
                 c = Client(http, f"http://127.0.0.1:{port}")
                 print("1. runner overhead", flush=True)
                 await overhead(
-                    c, lattice, games=400 if quick else 1000, repeats=1 if quick else 2, out=out
+                    c, lattice, games=400 if quick else 1000, repeats=1 if quick else 3, out=out
                 )
                 print("2. SPRT", flush=True)
                 await sprt(c, threat, out)
