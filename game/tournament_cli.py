@@ -129,11 +129,14 @@ async def _start(
 
 
 async def _show(run: TournamentRun, options: TournamentOptions, console: Console) -> None:
-    """Follow ``run`` until it ends: a live table on a terminal, lines otherwise."""
-    version = -1
+    """Follow ``run`` until it ends: a live table on a terminal, lines otherwise. The
+    standings are computed when something was counted, and at most
+    ``REFRESH_PER_SECOND`` times a second: fast games must not pay for the display."""
     if options.quiet:
-        await asyncio.shield(run.task) if run.task else None
         return
+    version, shown = -1, -1
+    period = 1.0 / REFRESH_PER_SECOND
+    loop = asyncio.get_running_loop()
     if options.progress and console.is_terminal:
         progress = Progress(
             TextColumn("[bold]{task.description}"),
@@ -145,21 +148,23 @@ async def _show(run: TournamentRun, options: TournamentOptions, console: Console
         task = progress.add_task("games", total=len(run.schedule))
         with Live(console=console, refresh_per_second=REFRESH_PER_SECOND, transient=False) as live:
             while not run.over:
+                drawn = loop.time()
                 version = await run.changed(version, timeout=1.0)
                 view = run.view()
                 progress.update(task, completed=view.games_counted)
                 live.update(_live_view(view, progress))
+                await asyncio.sleep(max(0.0, drawn + period - loop.time()))
         return
-    last_counted = -1
     while not run.over:
         version = await run.changed(version, timeout=5.0)
+        if run.standings.counted_games == shown:
+            continue
         view = run.view()
-        if view.games_counted != last_counted:
-            last_counted = view.games_counted
-            line = progress_line(view)
-            if view.sprt is not None:
-                line += " | " + sprt_line(view.sprt)
-            _say(console, line)
+        shown = view.games_counted
+        line = progress_line(view)
+        if view.sprt is not None:
+            line += " | " + sprt_line(view.sprt)
+        _say(console, line)
 
 
 async def export_games(

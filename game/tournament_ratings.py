@@ -75,6 +75,7 @@ __all__ = [
     "UnboundedRatingError",
     "UnknownBotError",
     "rate",
+    "rate_table",
 ]
 
 _NORMAL = NormalDist()
@@ -329,8 +330,18 @@ def rate(
     >>> round(r["a"].elo, 2), r["b"].elo, round(r["a"].error, 1), r["b"].error
     (147.19, 0.0, 332.3, 0.0)
     """
+    return rate_table(Crosstable.from_games(games, bots), prior=prior, anchor=anchor)
+
+
+def rate_table(table: Crosstable, *, prior: float = 1.0, anchor: str | None = None) -> Ratings:
+    """``rate`` from a crosstable's counts: the same ratings, in time that depends on
+    the number of bots only, not of games (a live tournament's standings use it).
+
+    >>> table = Crosstable.from_games([("a", "b", 1)] * 3 + [("a", "b", 0)])
+    >>> round(rate_table(table, prior=0)["a"].elo, 2)
+    95.42
+    """
     prior = _check_prior(prior)
-    table = Crosstable.from_games(games, bots)
     if table.games == 0:
         raise NoGamesError("no games yet: ratings need at least one result")
     if anchor is not None and anchor not in table.bots:

@@ -634,6 +634,9 @@ class TournamentDirector:
         self, tournament_id: str, request: TournamentRequest, stored: StoredTournament
     ) -> TournamentRun:
         run = TournamentRun(self, tournament_id, request, stored)
+        # Runs that are over are read from the store from now on (a finished one's view
+        # is cached): the server keeps no object per tournament it ever ran.
+        self.runs = {key: old for key, old in self.runs.items() if not old.over}
         self.runs[tournament_id] = run
         run.task = asyncio.get_running_loop().create_task(
             run.run(), name=f"htttx: tournament {tournament_id}"

@@ -26,14 +26,14 @@ counted: the tournament stops there (games still running are void).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from game.crosstable import Crosstable, RatingsError
 from game.elo import StatsError, Tally, los_from_wins_losses
 from game.sprt import Sprt, SprtDecision, SprtResult
-from game.tournament_ratings import rate
+from game.tournament_ratings import rate_table
 from game.tournament_schedule import Schedule
 from models import EndCause, GameResult, Player
 from wire.tournaments import BotStanding, FailureCounts, PairStanding, SprtView
@@ -207,13 +207,6 @@ class Standings:
         counts = {pairing: _wdl(tally) for pairing, tally in self._tallies.items()}
         return Crosstable(self.schedule.bots, counts)
 
-    def _games_for_ratings(self) -> Iterator[tuple[str, str, float]]:
-        for (a, b), tally in self._tallies.items():
-            wins, draws, losses = _wdl(tally)
-            for score, count in ((1.0, wins), (0.5, draws), (0.0, losses)):
-                for _ in range(count):
-                    yield a, b, score
-
     def bot_standings(self) -> list[BotStanding]:
         """Every bot, best first: by rating in a round robin of 3 or more (when the
         ratings can be computed), else by points."""
@@ -224,7 +217,7 @@ class Standings:
             and self._next_pair
         ):
             try:
-                ratings = rate(self._games_for_ratings(), bots=self.schedule.bots)
+                ratings = rate_table(self.crosstable())  # O(bots²), whatever the games
             except (RatingsError, StatsError):
                 ratings = None  # bots that never met yet: points only
         lines = []

@@ -401,3 +401,18 @@ def test_readme_example_runs_as_shown() -> None:
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     runner.run(test)
     assert runner.summarize(verbose=False) == (0, len(test.examples))
+
+
+def test_ratings_from_a_crosstable_equal_ratings_from_its_games() -> None:
+    from game.tournament_ratings import rate_table
+
+    rng = random.Random(8)
+    bots = ["a", "b", "c", "d"]
+    games = [
+        (x, y, rng.choice([0.0, 0.5, 1.0])) for _ in range(60) for x, y in [rng.sample(bots, 2)]
+    ]
+    by_games = rate(games, bots=bots)
+    by_table = rate_table(Crosstable.from_games(games, bots))
+    for bot in bots:
+        assert by_table[bot].elo == pytest.approx(by_games[bot].elo)
+        assert by_table[bot].error == pytest.approx(by_games[bot].error)

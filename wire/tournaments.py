@@ -262,6 +262,8 @@ class TournamentSummary(BaseModel):
     status: TournamentStatus
     bots: list[str]
     games_total: int
+    #: Games with a stored result. After an SPRT's decision, games that ended before
+    #: they could be stopped are kept but not counted: see ``games_counted``.
     games_done: int
     created_at: datetime
     ended_at: datetime | None = None
