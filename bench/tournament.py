@@ -12,8 +12,8 @@ the machines are shared and noisy.
    /tournaments/{id}`` (polled every 0.1 s) says it ended; against the baseline, the
    same 1000 games (the same pairs, colours, names and match settings, in schedule
    order) through ``POST /game/new``, 8 in flight, each followed on ``/spectate/{id}``
-   until ``end``. Openings ``none``: ``POST /game/new`` takes no opening, so both sides
-   play the same games from X's stone at the origin. The spectator is the cheapest fair
+   until ``end``. Openings ``none``, so that every game on both sides is the same
+   20 moves from X's stone at the origin. The spectator is the cheapest fair
    way to see a game end, but it costs the server some 22 packets a game that the
    runner does not send: if anything the baseline is a little slow, which flatters the
    runner. The full mode plays the pair three times, alternating which goes first
@@ -23,10 +23,10 @@ the machines are shared and noisy.
    ``WEAK_P`` a move is ``RandomBot``'s instead of ``ThreatBot``'s: some 50-80 Elo
    weaker, a score of 0.57 offline and about 0.6 through the server), SPRT elo0=0
    elo1=10 alpha=beta=0.05, openings ``default``, 8 at a time. The script prints
-   whether the last game started from an opening: when this was written the runner did
-   not pass openings to its games, and ``WeakThreatBot``'s seeds were the only source of
-   variety. The bounds are fishtest's usual ones; the gap is several times elo1, so the
-   test should accept H1 within some hundreds of games, decided by the runner alone.
+   the opening of the last game (its record's ``opening`` and ``opening_moves`` tags);
+   with ``WeakThreatBot``'s seeds, the book is what makes the games differ. The bounds
+   are fishtest's usual ones; the gap is several times elo1, so the test should accept
+   H1 within some hundreds of games, decided by the runner alone.
    It is compared with the games a fixed-length test needs for the same error rates:
    from the measured pentanomial (pair scores 0, 1/4, 1/2, 3/4, 1 as fractions of the
    pair's 2 points, variance ``sigma2`` per pair), a one-sided z-test of ``s0`` against
@@ -358,9 +358,10 @@ async def sprt(c: Client, bot_server: str, out: Summary) -> None:
     # Whether the book was used: the newest game is one of this tournament's.
     newest = (await c.get("/games?limit=1"))["items"][0]
     record = await c.get(f"/games/{newest['game_id']}")
+    tags = record.get("tags", {})
     print(
-        f"   openings: {newest['name']!r} started from {len(record['setup'])} stone(s) "
-        "(1: X's stone at the origin, no opening)",
+        f"   openings: {newest['name']!r} started from opening "
+        f"{tags.get('opening', '(none)')!r}, {tags.get('opening_moves', 0)} book move(s)",
         flush=True,
     )
     fixed = fixed_length_games(pair["pentanomial"], elo0, elo1, alpha, beta)
