@@ -15,10 +15,12 @@ opens the real main window offscreen at 1280 x 800 and drives it as a person wou
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -214,6 +216,21 @@ def start_background_games(window: MainWindow, url: str) -> None:
                 match_config=Match(clock_type="match", clock=60.0),
             )
         )
+    # A small tournament: its games are listed under its name.
+    body = {
+        "name": "Club night",
+        "bots": [
+            {"name": "threat", "url": f"{url}/bots/threat"},
+            {"name": "center", "url": f"{url}/bots/center"},
+        ],
+    }
+    request = urllib.request.Request(
+        f"{url}/tournaments",
+        data=json.dumps(body).encode(),
+        headers={"content-type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
+        response.read()
     # And one waiting for a person who has not sat down yet: a live game in the list.
     client.new_game(
         NewGameRequest(
@@ -287,11 +304,11 @@ def make_screenshots(out_dir: Path) -> list[Path]:
         window.show_browser()
         browser = window.browser
         assert browser is not None
-        browser.resize(900, 520)
+        browser.resize(1040, 560)
 
         def all_listed_and_over() -> bool:
             summaries = browser.summaries
-            if sum(s.status.value == "finished" for s in summaries) >= 5:
+            if sum(s.status.value == "finished" for s in summaries) >= 7:
                 return True
             browser.refresh()
             settle(0.5)
