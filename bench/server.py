@@ -47,7 +47,8 @@ sys.path.insert(0, str(ROOT))
 
 def relay_app() -> Any:
     """The baseline: two bot sockets, setup, then move_request/move_response in turn,
-    with ``previous`` and the full ``board`` like the server sends, and nothing else."""
+    with ``previous`` only, as the server sends a websocket bot by default (``board`` is
+    an extension it sends only to seats with ``send_board``), and nothing else."""
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import JSONResponse
@@ -66,8 +67,8 @@ def relay_app() -> Any:
             side: await session.ws_connect(body[side], autoping=True, max_msg_size=0)
             for side in ("x", "o")
         }
-        cells: list[dict[str, Any]] = [{"q": 0, "r": 0, "p": "x"}]
-        setup = orjson.dumps({"type": "setup", "board": {"cells": cells}}).decode()
+        standard = {"cells": [{"q": 0, "r": 0, "p": "x"}]}
+        setup = orjson.dumps({"type": "setup", "board": standard}).decode()
         for ws in sockets.values():
             await ws.send_str(setup)
         last: dict[str, dict[str, Any] | None] = {"x": None, "o": None}
@@ -75,17 +76,10 @@ def relay_app() -> Any:
             side = "o" if index % 2 == 0 else "x"
             other = "x" if side == "o" else "o"
             previous = [move for move in (last[side], last[other]) if move is not None]
-            request_packet = {
-                "type": "move_request",
-                "side": side,
-                "previous": previous,
-                "board": {"cells": cells},
-            }
+            request_packet = {"type": "move_request", "side": side, "previous": previous}
             await sockets[side].send_str(orjson.dumps(request_packet).decode())
             answer = orjson.loads((await sockets[side].receive()).data)
-            pieces = answer["move"]["pieces"]
-            cells.extend({"q": p["q"], "r": p["r"], "p": side} for p in pieces)
-            last[side] = {"side": side, "pieces": pieces}
+            last[side] = {"side": side, "pieces": answer["move"]["pieces"]}
         end = orjson.dumps({"type": "end", "winner": None, "reason": "draw"}).decode()
         for ws in sockets.values():
             await ws.send_str(end)

@@ -22,6 +22,11 @@ Decisions:
   the server noticing yet.
 * ``latency_ms`` of a recorded move is the mover's last measured round trip (ping for a
   bot's socket); ``None`` for stateless bots and humans (nothing is measured for them).
+* A seat's ``move_request`` carries ``board`` (the full board, our extension) when its
+  ``PlayerConfig.send_board`` says so; when it does not say, the manager's
+  ``send_board`` decides: ``"auto"`` gives it to humans and not to websocket bots
+  (the spec's ``previous`` only, O(new stones) per move), ``"always"`` to every seat
+  (for a server that seats the prototype's bots, which read ``board``).
 """
 
 from __future__ import annotations
@@ -56,7 +61,14 @@ from game.seats import (
     DEFAULT_SEND_TIMEOUT,
     InboundConnection,
 )
-from game.session import GameSession, SeatInfo, SessionLimits
+from game.session import (
+    SEND_BOARD_POLICIES,
+    GameSession,
+    SeatInfo,
+    SendBoardPolicy,
+    SessionLimits,
+    resolve_send_board,
+)
 from game.store import ABORTED_RESULT, GameStore
 from game.watchdog import SendWatchdog
 from models import (
@@ -137,8 +149,11 @@ class GameManager:
         pong_timeout: float = DEFAULT_PONG_TIMEOUT,
         commit_interval: float = DEFAULT_COMMIT_INTERVAL,
         cache_bytes: int = DEFAULT_CACHE_BYTES,
+        send_board: SendBoardPolicy = "auto",
     ) -> None:
         check_commit_interval(commit_interval)
+        if send_board not in SEND_BOARD_POLICIES:
+            raise ValueError(f"send_board must be one of {SEND_BOARD_POLICIES}, got {send_board!r}")
         if not 0 < pong_timeout < math.inf:
             raise ValueError(f"pong_timeout must be more than 0 seconds, got {pong_timeout}")
         self.store = store
@@ -153,6 +168,9 @@ class GameManager:
         self.ping_interval = ping_interval
         self.pong_timeout = pong_timeout
         self.commit_interval = commit_interval
+        #: Who gets ``board`` in ``move_request`` when the seat does not say
+        #: (``game.session_config.resolve_send_board``).
+        self.send_board: SendBoardPolicy = send_board
         #: What the read routes serve: live games from memory, others from the store.
         self.records = RecordReader(store, self, cache_bytes=cache_bytes)
         self._games: dict[str, RunningGame] = {}
@@ -250,7 +268,7 @@ class GameManager:
         self, request: NewGameRequest, endpoints: dict[Player, BotEndpoint | None]
     ) -> NewGameResponse:
         configs = {Player.X: request.player_x, Player.O: request.player_o}
-        slots = {side: _slot(configs[side], endpoints[side]) for side in Player}
+        slots = {side: _slot(configs[side], endpoints[side], self.send_board) for side in Player}
         if request.opening:
             for side, seat in ((Player.X, "player_x"), (Player.O, "player_o")):
                 if slots[side].info.learns_opening_by is None:
@@ -454,9 +472,16 @@ class GameManager:
             await asyncio.gather(*tasks, return_exceptions=True)
 
 
-def _slot(player: PlayerConfig, endpoint: BotEndpoint | None) -> Slot:
+def _slot(player: PlayerConfig, endpoint: BotEndpoint | None, send_board: SendBoardPolicy) -> Slot:
     if endpoint is None:
-        return Slot(SeatInfo("human", name=player.name, time_control=player.time_control))
+        return Slot(
+            SeatInfo(
+                "human",
+                name=player.name,
+                time_control=player.time_control,
+                send_board=resolve_send_board("human", player.send_board, send_board),
+            )
+        )
     name = player.name or endpoint.name
     if endpoint.transport == "websocket":
         info = SeatInfo(
@@ -467,6 +492,7 @@ def _slot(player: PlayerConfig, endpoint: BotEndpoint | None) -> Slot:
             url=player.bot_url,
             meta=endpoint.capabilities.meta,
             time_control=player.time_control,
+            send_board=resolve_send_board("bot_ws", player.send_board, send_board),
         )
     else:
         info = SeatInfo(

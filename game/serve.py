@@ -4,7 +4,7 @@
                  [--address-policy 'allow=...;deny=...' | --allow LIST --deny LIST]
                  [--no-example-bots] [--demo] [--max-games N] [--max-games-per-client N]
                  [--max-connections-per-client N] [--request-timeout S]
-                 [--keep-alive-timeout S]
+                 [--keep-alive-timeout S] [--send-board {auto,always}]
 
 ``HTTTX_API_TOKEN``, when set, is required as ``Authorization: Bearer <token>`` on
 ``POST /game/new``. SIGINT/SIGTERM stop taking games, abort the running ones (recorded,
@@ -51,7 +51,7 @@ from game.server import (
     create_app,
     server_config,
 )
-from game.session import SessionLimits, SessionLimitsError
+from game.session import SEND_BOARD_POLICIES, SessionLimits, SessionLimitsError
 from game.store import GameStore, StoreError
 from models import GameRecord
 
@@ -177,6 +177,15 @@ def _arguments() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="how long a seat may owe an answer, whatever the clock (a longer clock is cut "
         "to it); it forfeits with 'stall' (default %(default)g)",
+    )
+    parser.add_argument(
+        "--send-board",
+        choices=SEND_BOARD_POLICIES,
+        default="auto",
+        help="which seats get 'board' (the full board, an extension) in move_request when "
+        "POST /game/new's seat does not say with 'send_board': 'auto' gives it to humans "
+        "and not to websocket bots (previous only, as the spec says); 'always' to every "
+        "seat, for the prototype's bots, which read it (default %(default)s)",
     )
     return parser
 
@@ -424,6 +433,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         max_spectators=args.max_spectators,
         commit_interval=args.commit_interval / 1000,
         limits=session_limits,
+        send_board=args.send_board,
     )
 
     def started(server: GameServer) -> None:

@@ -53,7 +53,7 @@ from game.manager import (
 )
 from game.openapi import _docs_page, _openapi
 from game.server_state import HOSTED_BOTS, _authorized, _Runtime, _runtime, _Settings, _settings
-from game.session import SessionLimits
+from game.session import SEND_BOARD_POLICIES, SendBoardPolicy, SessionLimits
 from game.sockets import human_socket, spectator_socket
 from game.store import (
     MAX_PAGE_SIZE,
@@ -262,13 +262,19 @@ def create_app(
     allow_commands: bool = False,
     bot_log_dir: str = "data/bot-logs",
     bot_limits: BotLimits | None = None,
+    send_board: SendBoardPolicy = "auto",
 ) -> Starlette:
     """The game server's app. Its lifespan opens the store (marking games left running
     by a previous run as aborted), one aiohttp session for every outbound request, the
     hosted bots' pool, the ``GameManager`` and the ``TournamentDirector`` (marking
-    tournaments a previous run left running as interrupted), and closes them in reverse order."""
+    tournaments a previous run left running as interrupted), and closes them in reverse order.
+    ``send_board`` says which seats get ``board`` in ``move_request`` when their
+    ``PlayerConfig.send_board`` does not (``GameManager``)."""
     if max_games_per_client < 1 or max_games < 1 or max_spectators < 1:
         raise ValueError("max_games, max_games_per_client and max_spectators must be at least 1")
+    if send_board not in SEND_BOARD_POLICIES:
+        # Here, not in the lifespan: a bad value must fail when the app is made.
+        raise ValueError(f"send_board must be one of {SEND_BOARD_POLICIES}, got {send_board!r}")
     check_commit_interval(commit_interval)
     settings = _Settings(
         db_url=db_url,
@@ -285,6 +291,7 @@ def create_app(
         allow_commands=allow_commands,
         bot_log_dir=bot_log_dir,
         bot_limits=bot_limits,
+        send_board=send_board,
     )
     # The pool exists before the app so the bot routes can be mounted; threads are
     # only started on first use, and the lifespan shuts it down.
@@ -328,6 +335,7 @@ def create_app(
                 max_games=settings.max_games,
                 max_spectators=settings.max_spectators,
                 commit_interval=settings.commit_interval,
+                send_board=settings.send_board,
             )
             tournaments = TournamentDirector(
                 manager,

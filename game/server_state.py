@@ -18,7 +18,7 @@ from bot.serve import BotPool
 from game.discovery import AddressPolicy
 from game.local_bot_spec import BotLimits
 from game.manager import GameManager
-from game.session import SessionLimits
+from game.session import SendBoardPolicy, SessionLimits
 from game.store import GameStore
 from game.tournament_runner import TournamentDirector
 
@@ -48,6 +48,7 @@ class _Settings:
     allow_commands: bool = False
     bot_log_dir: str = "data/bot-logs"
     bot_limits: BotLimits | None = None
+    send_board: SendBoardPolicy = "auto"
 
 
 @dataclass

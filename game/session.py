@@ -35,8 +35,9 @@ The interface
   started_wall=None, opening=(), tags=None)``. ``seats`` maps each ``Player`` to a
   ``SeatInfo``: ``kind`` (``"bot_ws"``, ``"bot_stateless"`` or ``"human"``), ``name``,
   ``declares`` (the bot's ``BwsV1Alpha`` or ``StatelessV1Alpha``: optional features are
-  used only when declared there), ``config`` (the ``config`` packet for a websocket bot)
-  and ``url`` (for the record). ``started_at`` is the monotonic time the game was
+  used only when declared there), ``config`` (the ``config`` packet for a websocket bot),
+  ``send_board`` (its ``move_request`` carries ``board``; off by default) and ``url``
+  (for the record). ``started_at`` is the monotonic time the game was
   created (the no-show limit counts from it); ``started_wall`` is the wall-clock time
   written to the record. ``opening`` (``Move`` values) is played before the seats take
   over (see *Start.*); ``tags`` go into the record's ``tags``. The constructor raises
@@ -94,8 +95,10 @@ websocket bot that declares neither cannot be told (``OpeningSeatError``).
 
 *Requests.* ``previous`` holds the stones placed since the seat's last ``move_request``
 (or ``setup``), grouped by move: ``[]`` for O's first request, then ``[own last move,
-opponent's move]`` (after an opening, see *Openings.*). ``board`` is always the full
-board, an opening's stones included. ``move_time_limit`` (seconds
+opponent's move]`` (after an opening, see *Openings.*). ``board`` (our extension: the
+full board, an opening's stones included) goes only to a seat whose
+``SeatInfo.send_board`` is set; the others get ``previous`` alone, as the spec says, so
+a request costs O(new stones), not O(stones). ``move_time_limit`` (seconds
 left on the mover's clock, live) goes only to bots that declare ``move_time_limit``,
 and only with a clock that has a limit. A seat that is disconnected when its request is
 due gets it on reconnection. A stateless bot gets a ``StatelessMoveRequest`` (with
@@ -196,11 +199,14 @@ from game.session_actions import (
     SendTo,
 )
 from game.session_config import (
+    SEND_BOARD_POLICIES,
     OpeningSeatError,
     SeatInfo,
     SeatKind,
+    SendBoardPolicy,
     SessionLimits,
     SessionLimitsError,
+    resolve_send_board,
 )
 from game.session_end import (
     aborted,
@@ -249,6 +255,7 @@ __all__ = [
     "CLOSE_GOING_AWAY",
     "CLOSE_INTERNAL_ERROR",
     "CLOSE_NORMAL",
+    "SEND_BOARD_POLICIES",
     "Action",
     "Broadcast",
     "CloseSeat",
@@ -266,9 +273,11 @@ __all__ = [
     "SeatProtocolError",
     "SeatStallError",
     "SeatTimeoutError",
+    "SendBoardPolicy",
     "SendTo",
     "SessionLimits",
     "SessionLimitsError",
+    "resolve_send_board",
 ]
 
 
@@ -443,7 +452,9 @@ class GameSession(SessionView):
         if not seat.connected:
             return []  # sent on reconnection
         previous = self._board.previous(seat.told)
-        packet = move_request(side, seat.info, previous, self.board, limit, self._clocks(now))
+        # The full board copies every stone: built only for a seat that reads it.
+        full = self.board if seat.info.send_board else None
+        packet = move_request(side, seat.info, previous, full, limit, self._clocks(now))
         seat.told = self._board.stone_count
         return [SendTo(side, packet)]
 

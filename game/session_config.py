@@ -12,17 +12,43 @@ from game.clock import DEFAULT_STALL_LIMIT
 from models import BwsV1Alpha, ConfigPacket, Meta, StatelessV1Alpha, TimeControl
 
 __all__ = [
+    "SEND_BOARD_POLICIES",
     "OpeningChannel",
     "OpeningSeatError",
     "SeatInfo",
     "SeatKind",
+    "SendBoardPolicy",
     "SessionLimits",
     "SessionLimitsError",
+    "resolve_send_board",
 ]
 
 SeatKind: TypeAlias = Literal["bot_ws", "bot_stateless", "human"]
 #: How a seat learns the stones of an opening (``SeatInfo.learns_opening_by``).
 OpeningChannel: TypeAlias = Literal["setup", "previous", "board"]
+#: The server's default for seats that do not say whether they get ``board``
+#: (``htttx-server --send-board``): ``"auto"`` by seat kind, ``"always"`` every seat.
+SendBoardPolicy: TypeAlias = Literal["auto", "always"]
+SEND_BOARD_POLICIES: tuple[SendBoardPolicy, ...] = ("auto", "always")
+
+
+def resolve_send_board(kind: SeatKind, asked: bool | None, policy: SendBoardPolicy) -> bool:
+    """Whether a seat's ``move_request`` carries ``board``: the seat's own choice
+    (``asked``) when it made one; else, with ``"always"``, yes; else (``"auto"``) yes
+    for a human (the desktop client and the prototype's clients read it, and a human's
+    few moves make its cost moot) and no for a websocket bot (``previous`` only, as the
+    spec says). A stateless bot's request is the board whatever this says.
+
+    >>> resolve_send_board("bot_ws", None, "auto"), resolve_send_board("human", None, "auto")
+    (False, True)
+    >>> resolve_send_board("bot_ws", None, "always"), resolve_send_board("human", False, "always")
+    (True, False)
+    """
+    if asked is not None:
+        return asked
+    if policy == "always":
+        return True
+    return kind == "human"
 
 
 @dataclass(frozen=True)
@@ -33,6 +59,13 @@ class SeatInfo:
     (stateless); ``None`` means base features only (always so for humans). ``config``
     is sent only to a websocket bot that declares ``config``. ``time_control`` is the
     seat's own clock (``None``: the game's ``Match`` clock times it).
+
+    ``send_board``: whether this seat's ``move_request`` carries ``board``, the full
+    board (our extension, read by the prototype's bots and clients). Without it a
+    request holds ``previous`` only, as the spec says, and costs O(new stones) to build
+    and send instead of O(stones). ``GameManager`` resolves it from the seat's and the
+    server's options; the default here is off (a spec seat). Stateless bots ignore it:
+    their request is the board.
     """
 
     kind: SeatKind
@@ -42,6 +75,7 @@ class SeatInfo:
     url: str | None = None
     meta: Meta | None = None
     time_control: TimeControl | None = None
+    send_board: bool = False
 
     @property
     def speaks_websocket(self) -> bool:

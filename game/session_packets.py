@@ -88,12 +88,14 @@ def move_request(
     side: Player,
     info: SeatInfo,
     previous: list[Move],
-    board: Board,
+    board: Board | None,
     time_left: float | None,
     clocks: Clocks,
 ) -> MoveRequestPacket:
-    """A websocket or human seat's ``move_request``: ``move_time_limit`` (the seconds
-    left, ``time_left``) only for a bot that declares it."""
+    """A websocket or human seat's ``move_request``: ``board`` when given (None leaves
+    the field off the wire: the caller gives it only to a seat whose
+    ``SeatInfo.send_board`` is set), ``move_time_limit`` (the seconds left,
+    ``time_left``) only for a bot that declares it."""
     declared = isinstance(info.declares, BwsV1Alpha) and info.declares.move_time_limit
     return MoveRequestPacket(
         side=side,

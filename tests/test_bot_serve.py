@@ -1,8 +1,9 @@
 """The bot server (``bot.serve``) over real sockets on 127.0.0.1.
 
 Each test starts uvicorn in-process on an ephemeral port and talks to it with aiohttp:
-the test plays the game server's part (``setup``, ``move_request`` with ``previous`` and
-``board``, heartbeats, ``end``) and checks every answer against the rules and the spec.
+the test plays the game server's part (``setup``, ``move_request`` with ``previous``,
+and ``board`` where the server sends it, heartbeats, ``end``) and checks every answer
+against the rules and the spec.
 Timeouts are generous and only stop a broken test from hanging; nothing is timed.
 """
 
@@ -327,11 +328,14 @@ async def play_game(
     *,
     heartbeat: float | None = None,
     time_limit: float | None = None,
+    send_board: bool = False,
 ) -> Game:
     """Plays a whole game against the bot on ``ws``, as the game server would; checks
     each answer against the spec and the rules, then sends ``end`` and sees the bot
     close normally. Heartbeats (``waiting: true``) go out every ``heartbeat`` seconds
-    while the bot thinks."""
+    while the bot thinks. Requests hold ``previous`` only, as the server sends a
+    websocket bot by default; with ``send_board``, also ``board`` (a seat whose
+    ``send_board`` is on)."""
     position = Position()
     game = Game(position)
     answers = game.answers
@@ -343,12 +347,9 @@ async def play_game(
             stones = opponent_move(position)
             previous.append({"side": mover.value, "pieces": [{"q": q, "r": r} for q, r in stones]})
             continue
-        request: Json = {
-            "type": "move_request",
-            "side": side.value,
-            "previous": previous,
-            "board": board_of(position),
-        }
+        request: Json = {"type": "move_request", "side": side.value, "previous": previous}
+        if send_board:
+            request["board"] = board_of(position)
         if time_limit is not None:
             request["move_time_limit"] = time_limit
         await send(ws, request)
@@ -422,10 +423,11 @@ async def test_api_root_option_moves_both_apis() -> None:
 # -------------------------------------------------------------------- full games
 
 
+@pytest.mark.parametrize("send_board", [False, True])
 @pytest.mark.parametrize("side", [Player.O, Player.X])
-async def test_a_full_game_to_the_end(side: Player) -> None:
+async def test_a_full_game_to_the_end(side: Player, send_board: bool) -> None:
     async with served(create_app(LineBot)) as server:
-        position = await play_at(socket_url(server), side)
+        position = await play_at(socket_url(server), side, send_board=send_board)
     assert won_by(position, side)
 
 

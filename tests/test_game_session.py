@@ -72,12 +72,13 @@ X_MOVES: list[tuple[Hex, Hex]] = [((-1, -1), (-2, -1)), ((-3, -1), (-4, -1))]
 # ------------------------------------------------------------------- helpers
 
 
-def bot(**declares: Any) -> SeatInfo:
-    return SeatInfo("bot_ws", declares=BwsV1Alpha(**declares))
+def bot(send_board: bool = False, **declares: Any) -> SeatInfo:
+    return SeatInfo("bot_ws", declares=BwsV1Alpha(**declares), send_board=send_board)
 
 
 def human() -> SeatInfo:
-    return SeatInfo("human")
+    # As GameManager seats a human by default: its requests carry the board.
+    return SeatInfo("human", send_board=True)
 
 
 def stateless(move_time_limit: bool = False) -> SeatInfo:
@@ -223,18 +224,30 @@ def test_stateless_bots_start_at_the_first_timer_call() -> None:
 # ------------------------------------------------------------ move requests
 
 
-def test_first_move_request_has_empty_previous_and_the_full_board() -> None:
+def test_first_move_request_has_empty_previous_and_no_board() -> None:
     _, actions = started()
     request = request_to(actions, O)
     assert request.side is O
     assert request.previous == []
-    assert cells_of(request.board) == [(0, 0, "x")]
+    # A spec bot gets previous only: the field is left off the wire, not null.
+    assert request.board is None
+    assert b'"board"' not in dump_packet(request)
 
 
 def test_previous_holds_own_last_move_then_the_opponents() -> None:
     session, _ = started()
     actions = play(session, O, O_LINE[0], now=1.0)
     assert moves_of(request_to(actions, X)) == [("o", [(1, 1), (2, 1)])]
+    actions = play(session, X, X_MOVES[0], now=2.0)
+    request = request_to(actions, O)
+    assert moves_of(request) == [("o", [(1, 1), (2, 1)]), ("x", [(-1, -1), (-2, -1)])]
+    assert request.board is None
+
+
+def test_a_seat_with_send_board_gets_the_full_board_besides_previous() -> None:
+    session, actions = started(x=bot(send_board=True), o=bot(send_board=True))
+    assert cells_of(request_to(actions, O).board) == [(0, 0, "x")]
+    play(session, O, O_LINE[0], now=1.0)
     actions = play(session, X, X_MOVES[0], now=2.0)
     request = request_to(actions, O)
     assert moves_of(request) == [("o", [(1, 1), (2, 1)]), ("x", [(-1, -1), (-2, -1)])]

@@ -67,6 +67,11 @@ def both() -> SeatInfo:
     return SeatInfo("bot_ws", declares=BwsV1Alpha(free_setup=True, move_skips=True))
 
 
+def human() -> SeatInfo:
+    # As GameManager seats a human by default: its requests carry the board.
+    return SeatInfo("human", send_board=True)
+
+
 def opened(
     x: SeatInfo,
     o: SeatInfo,
@@ -92,7 +97,7 @@ def test_a_free_setup_bot_gets_the_whole_position_in_setup_and_an_empty_previous
         assert cells_of(setup.board) == BOOK_STONES
     request = request_to(actions, O)
     assert (request.side, request.previous) == (O, [])
-    assert cells_of(request.board) == BOOK_STONES
+    assert request.board is None  # the setup told it all: previous only, as the spec says
 
 
 def test_a_free_setup_bots_next_previous_holds_only_what_was_played_since() -> None:
@@ -108,7 +113,7 @@ def test_a_move_skips_bot_gets_the_standard_setup_and_every_opening_move_in_prev
         assert cells_of(setup.board) == [(0, 0, "x")]
     request = request_to(actions, O)
     assert moves_of(request) == [("o", [(1, 1), (-2, 2)]), ("x", [(-1, 3), (-2, 1)])]
-    assert cells_of(request.board) == BOOK_STONES
+    assert request.board is None  # previous alone tells it the opening
     # X learns the opening with O's first move after it, grouped by move.
     actions = session.receive(O, answer((2, 1), (3, 1)), now=1.0)
     assert moves_of(request_to(actions, X)) == [
@@ -116,6 +121,14 @@ def test_a_move_skips_bot_gets_the_standard_setup_and_every_opening_move_in_prev
         ("x", [(-1, 3), (-2, 1)]),
         ("o", [(2, 1), (3, 1)]),
     ]
+
+
+def test_a_seat_with_send_board_also_gets_the_opening_in_its_requests_board() -> None:
+    seat = SeatInfo("bot_ws", declares=BwsV1Alpha(move_skips=True), send_board=True)
+    _, actions = opened(seat, seat)
+    request = request_to(actions, O)
+    assert moves_of(request) == [("o", [(1, 1), (-2, 2)]), ("x", [(-1, 3), (-2, 1)])]
+    assert cells_of(request.board) == BOOK_STONES
 
 
 def test_a_bot_declaring_both_learns_the_opening_from_its_setup() -> None:
@@ -132,14 +145,14 @@ def test_after_an_opening_of_odd_length_x_gets_the_first_request() -> None:
 
 
 def test_a_human_gets_the_whole_position_in_setup() -> None:
-    _, actions = opened(SeatInfo("human"), SeatInfo("human"))
+    _, actions = opened(human(), human())
     assert cells_of(to(actions, X, SetupPacket)[0].board) == BOOK_STONES
     assert request_to(actions, O).previous == []
 
 
 @pytest.mark.parametrize("side", [X, O])
 def test_our_desktop_clients_seat_shows_the_opening_and_takes_the_request(side: Player) -> None:
-    session, actions = opened(SeatInfo("human"), SeatInfo("human"), opening=BOOK[:1])
+    session, actions = opened(human(), human(), opening=BOOK[:1])
     seat = HumanSeat(side.value)
     [started] = seat.receive(dump_packet(to(actions, side, SetupPacket)[0]))
     assert isinstance(started, SeatStarted)
@@ -155,7 +168,7 @@ def test_our_desktop_clients_seat_shows_the_opening_and_takes_the_request(side: 
 
 
 def test_a_reconnecting_human_gets_the_position_with_the_opening() -> None:
-    session, _ = opened(free_setup(), SeatInfo("human"))
+    session, _ = opened(free_setup(), human())
     session.seat_disconnected(O, now=1.0)
     actions = session.seat_connected(O, now=2.0)
     assert cells_of(to(actions, O, SetupPacket)[0].board) == BOOK_STONES

@@ -222,15 +222,21 @@ async def pingless_bot(*, think_s: float, pongs: bool) -> AsyncIterator[str]:
     async def game(request: web.Request) -> web.WebSocketResponse:
         ws = web.WebSocketResponse(autoping=False)
         await ws.prepare(request)
+        stones: list[tuple[int, int, str]] = []
         async for message in ws:
             if message.type is aiohttp.WSMsgType.PING:
                 if pongs:
                     await ws.pong(message.data)
                 continue
             packet = json.loads(message.data)
+            if packet["type"] == "setup":
+                stones = [(c["q"], c["r"], c["p"]) for c in packet["board"]["cells"]]
             if packet["type"] == "move_request":
                 await asyncio.sleep(think_s)
-                stones = [(c["q"], c["r"], c["p"]) for c in packet["board"]["cells"]]
+                # A spec bot: the board is setup's plus the moves of each previous.
+                stones += [
+                    (p["q"], p["r"], m["side"]) for m in packet["previous"] for p in m["pieces"]
+                ]
                 legal = sorted(Position(setup=stones, to_move=packet["side"]).legal_cells())
                 await ws.send_str(json.dumps(move(*legal[:2])))
         return ws

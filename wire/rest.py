@@ -11,6 +11,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    StrictBool,
     StrictFloat,
     StrictInt,
     StrictStr,
@@ -90,6 +91,8 @@ class PlayerConfig(BaseModel):
     packet, at most ``MAX_CONFIG_BYTES`` of JSON, every integer within 64 bits.
     ``time_control`` times this seat instead of the game's clock (``match_config``'s
     ``clock_type``, ``clock`` and ``increment``); absent, the game's clock times it.
+    ``send_board`` says whether the seat's ``move_request`` carries ``board``, the full
+    board (protocol.md's extension); absent, the server's ``--send-board`` decides.
     """
 
     type: PlayerType
@@ -97,6 +100,22 @@ class PlayerConfig(BaseModel):
     name: Name | None = None
     config: dict[str, Any] | None = None
     time_control: TimeControl | None = None
+    send_board: (
+        Annotated[
+            StrictBool,
+            Field(
+                description=(
+                    "Whether this seat's move_request carries 'board', the full board "
+                    "(an extension of the spec, read by the prototype's bots): true for a "
+                    "prototype bot, false for previous only, as the spec says. Absent: the "
+                    "server's --send-board decides ('auto', the default: humans get it, "
+                    "websocket bots do not; 'always': every seat gets it). Stateless bots "
+                    "always get the board: it is their request."
+                )
+            ),
+        ]
+        | None
+    ) = None
 
     @model_validator(mode="after")
     def _bot_has_url(self) -> PlayerConfig:
