@@ -6,6 +6,11 @@ in a temporary directory), a bare relay (this file with ``--relay``: a minimal S
 app that plays the same packets between the same two bot sockets with no rules, no
 clocks and no records), and this process, the client.
 
+0. CPU per move: the server's process CPU time (``/proc/<pid>/stat``) over 100-move
+   games played one at a time with nobody watching (their end is polled), against the
+   relay's over the same games (target: within 1.5x); and the marginal CPU of moves 500
+   to 1000 (1000 to 2000 stones; from 500- and 1000-move games) against the 100-move
+   figure: flat in game length means within 1.2x.
 1. Wall time of one 100-move and one 500-move game through the server, against the
    relay, rounds alternating, medians. Target: the server within 1.5x the relay.
 2. Throughput: 64 games of 100 moves, 16 at a time, and the same through the relay
@@ -233,6 +238,66 @@ async def game_wall_time(c: Client, relay: str, moves: int, rounds: int) -> None
     )
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` so far (``/proc/<pid>/stat``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def play_unwatched(c: Client, moves: int) -> None:
+    """One game through the server, its end seen by polling ``GET /games/<id>`` a few
+    times a second: no spectator, so the server does what it does for any game, the
+    same work the relay does."""
+    game_id = await c.new_game(moves)
+    while True:
+        async with c.http.get(f"{c.server}/games/{game_id}") as response:
+            if (await response.json()).get("result") is not None:
+                return
+        await asyncio.sleep(0.1)
+
+
+async def cpu_per_move(
+    c: Client, relay: str, server_pid: int, relay_pid: int, games: int, moves: int
+) -> tuple[float, float]:
+    """The server's and the relay's CPU per move (µs) over ``games`` games of ``moves``
+    moves each, one at a time, alternating."""
+    spent = {"server": 0.0, "relay": 0.0}
+    for _ in range(games):
+        before = cpu_seconds(relay_pid)
+        await c.relay(relay, moves)
+        spent["relay"] += cpu_seconds(relay_pid) - before
+        before = cpu_seconds(server_pid)
+        await play_unwatched(c, moves)
+        spent["server"] += cpu_seconds(server_pid) - before
+    total = games * moves
+    return spent["server"] / total * 1e6, spent["relay"] / total * 1e6
+
+
+async def cpu_figures(c: Client, relay: str, server_pid: int, relay_pid: int, quick: bool) -> None:
+    """Server CPU per move against the relay's, and whether it stays flat in game length:
+    per move in 100-move games, and the marginal cost of moves 500 to 1000 (1000 to 2000
+    stones on the board) from 500- and 1000-move games."""
+    rounds = 3 if quick else 6
+    short_server, short_relay = await cpu_per_move(c, relay, server_pid, relay_pid, rounds * 3, 100)
+    mid_server, mid_relay = await cpu_per_move(c, relay, server_pid, relay_pid, rounds, 500)
+    long_server, long_relay = await cpu_per_move(c, relay, server_pid, relay_pid, rounds, 1000)
+    verdict = "meets" if short_server <= 1.5 * short_relay else "misses"
+    print(
+        f"CPU per move (100-move games): server {short_server:.0f} us, bare relay "
+        f"{short_relay:.0f} us -> {short_server / short_relay:.2f}x ({verdict} the 1.5x target)"
+    )
+    # Moves 500..1000 of a game: (cost of 1000 moves - cost of 500 moves) / 500.
+    late_server = 2 * long_server - mid_server
+    late_relay = 2 * long_relay - mid_relay
+    flat = "meets" if late_server <= 1.2 * short_server else "misses"
+    print(
+        f"CPU per move late in long games (moves 500-1000, 1000-2000 stones): server "
+        f"{late_server:.0f} us ({late_server / short_server:.2f}x its 100-move figure, "
+        f"{flat} the 1.2x target), bare relay {late_relay:.0f} us "
+        f"({late_relay / short_relay:.2f}x)"
+    )
+
+
 async def games_per_second(
     play: Callable[[], Awaitable[object]], games: int, at_once: int
 ) -> float:
@@ -316,11 +381,12 @@ async def run(quick: bool) -> None:
         with (
             started(bot_args, bot_port),
             started(server_args, server_port) as server_process,
-            started([__file__, "--relay", str(relay_port)], relay_port),
+            started([__file__, "--relay", str(relay_port)], relay_port) as relay_process,
         ):
             async with client(server, bot) as c:
                 await c.play(4)  # warm up both paths
                 await c.relay(relay, 4)
+                await cpu_figures(c, relay, server_process.pid, relay_process.pid, quick)
                 for moves in (100, 500):
                     await game_wall_time(c, relay, moves, rounds=3 if quick else 5)
                 await throughput(c, relay, games=32 if quick else 64, at_once=16, moves=100)
