@@ -70,7 +70,7 @@ def _arguments() -> argparse.ArgumentParser:
         prog="htttx-tournament",
         description=(
             "Play a round robin or gauntlet between HTTTX bots through a game server of "
-            "its own, with live standings, Elo with 95%% intervals, pentanomial counts "
+            "its own, with live standings, Elo with 95% intervals, pentanomial counts "
             "and an optional SPRT; results go to a database and survive a crash "
             "(run the same command again to resume)."
         ),
