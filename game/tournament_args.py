@@ -88,6 +88,7 @@ def _arguments() -> argparse.ArgumentParser:
         help="a bot: 'name=N,url=URL' (a running bot) or 'name=N,cmd=COMMAND' (a program "
         "the runner starts on a free port, '{port}' in COMMAND; cmd= takes the rest of "
         "SPEC, commas included); 'tc=CLOCK' gives it its own clock (as --clock); "
+        "'board=true' sends it the full board in every move_request (prototype bots); "
         "'config.KEY=VALUE' adds a config setting (JSON value)",
     )
     parser.add_argument(
@@ -173,6 +174,10 @@ def _bot(spec: str) -> TournamentBot:
             fields[key] = value
         elif key == "tc":
             fields["time_control"] = _clock(value, f"--bot {spec!r}: tc")
+        elif key == "board":
+            if value not in ("true", "false"):
+                raise UsageError(f"--bot {spec!r}: board must be true or false, got {value!r}")
+            fields["send_board"] = value == "true"
         elif key.startswith("config.") and len(key) > 7:
             try:
                 config[key[7:]] = json.loads(value)
@@ -180,7 +185,8 @@ def _bot(spec: str) -> TournamentBot:
                 config[key[7:]] = value
         else:
             raise UsageError(
-                f"--bot {spec!r}: unknown key {key!r} (expected name, url, cmd, tc, config.<key>)"
+                f"--bot {spec!r}: unknown key {key!r} "
+                "(expected name, url, cmd, tc, board, config.<key>)"
             )
     if "name" not in fields:
         raise UsageError(f"--bot {spec!r}: give the bot a name (name=...)")

@@ -152,6 +152,7 @@ def game_request(
             name=bot.name,
             config=bot.config,
             time_control=request.time_control_of(bot),
+            send_board=bot.send_board,
         )
 
     return NewGameRequest(

@@ -51,6 +51,7 @@ RUN_TIMEOUT = 240
         (["--resign", "moves=3"], "expected moves=K,score=S"),
         (["--resign", "moves=0,score=0.9"], "moves"),
         (["--bot", "name=a,tc=soon,url=http://x", "--bot", "name=b,url=http://y"], "tc"),
+        (["--bot", "name=a,board=yes,url=http://x", "--bot", "name=b,url=http://y"], "board"),
     ],
 )
 def test_bad_arguments_are_one_clear_line(argv: list[str], message: str) -> None:
@@ -83,7 +84,7 @@ def test_clocks_and_adjudication_reach_the_request() -> None:
     options = parse_arguments(
         [
             "--bot",
-            "name=a,tc=turn=2,url=http://127.0.0.1:1",
+            "name=a,tc=turn=2,board=true,url=http://127.0.0.1:1",
             "--bot",
             "name=b,url=http://127.0.0.1:2",
             "--clock",
@@ -95,6 +96,7 @@ def test_clocks_and_adjudication_reach_the_request() -> None:
     request = options.request
     assert request is not None and request.adjudication is not None
     a, b = request.bots
+    assert (a.send_board, b.send_board) == (True, None)
     clock_a, clock_b = request.time_control_of(a), request.time_control_of(b)
     assert clock_a is not None and clock_a.text == "turn=2"
     assert clock_b is not None and clock_b.text == "10+0.1"

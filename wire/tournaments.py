@@ -65,7 +65,7 @@ class TournamentBot(BaseModel):
     on the command line only, a program ``cmd`` that the runner starts itself on a free
     port (``{port}`` in the command). ``config`` is the seat's ``config`` packet;
     ``time_control`` this bot's clock (else the tournament's ``time_control``, else the
-    match's clock)."""
+    match's clock); ``send_board`` as in ``POST /game/new``."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -74,6 +74,9 @@ class TournamentBot(BaseModel):
     cmd: Annotated[StrictStr, Field(max_length=MAX_COMMAND_CHARS)] | None = None
     config: dict[str, Any] | None = None
     time_control: TimeControl | None = None
+    #: The full board in every move_request (a prototype bot that reads it); see
+    #: ``PlayerConfig.send_board``.
+    send_board: bool | None = None
 
     @model_validator(mode="after")
     def _one_address(self) -> TournamentBot:
