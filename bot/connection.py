@@ -134,9 +134,11 @@ class Connection:
             log.exception("%s: session failed in %s", self._name, step.__name__)
             return [Close(CLOSE_INTERNAL_ERROR, "internal error in the bot framework")]
 
-    def _start_job(self, job: ThinkJob, received: float) -> bool:
+    def _start_job(self, job: ThinkJob, received: float) -> list[Action] | None:
         """Queue ``job`` for the bot at once, in the order of the session's actions, and
-        start the task that answers it; False if too many calls are queued."""
+        start the task that answers it; None if too many calls are queued. A bot that
+        answers on the loop (``BaseBot.answers_on_loop``) may have answered already: then
+        no task, and the result is the session's actions for that answer."""
         elapsed = time.monotonic() - received
         limit = None if job.time_limit is None else max(0.0, job.time_limit - elapsed)
         deadline = Deadline(limit)
@@ -144,7 +146,9 @@ class Connection:
         try:
             future = self._calls.submit(call, deadline)
         except TooManyCallsError:
-            return False
+            return None
+        if future.done():
+            return self._job_answered(job, future)
         # Registered now, so that a Cancel right behind the Think reaches it.
         self._deadlines[job.job_id] = deadline
         task = asyncio.create_task(
@@ -153,7 +157,7 @@ class Connection:
         self._jobs.add(task)
         # A callback, not a ``finally``: it also runs for a task cancelled before it began.
         task.add_done_callback(functools.partial(self._job_over, job.job_id, future))
-        return True
+        return []
 
     def _job_over(self, job_id: int, future: asyncio.Future[Any], task: asyncio.Task[None]) -> None:
         self._jobs.discard(task)
@@ -175,16 +179,20 @@ class Connection:
                 deadline.cancel()
                 now = time.monotonic()
                 await self._apply(self._feed(self._session.answer_due, job.job_id, best, now))
-        try:
-            result = await future
-        except Exception as error:
+        with contextlib.suppress(Exception):  # read below, by _job_answered
+            await future
+        await self._apply(self._job_answered(job, future))
+
+    def _job_answered(self, job: ThinkJob, future: asyncio.Future[Any]) -> list[Action]:
+        """The session's actions for the finished ``future`` of ``job``."""
+        error = future.exception()
+        if error is not None:
             log.error("%s: the bot failed on job %d", self._name, job.job_id, exc_info=error)
-            actions = self._feed(self._session.job_failed, job.job_id, error, time.monotonic())
-        else:
-            if result is SKIPPED:  # cancelled before the bot started
-                return
-            actions = self._feed(self._session.job_done, job.job_id, result, time.monotonic())
-        await self._apply(actions)
+            return self._feed(self._session.job_failed, job.job_id, error, time.monotonic())
+        result = future.result()
+        if result is SKIPPED:  # cancelled before the bot started
+            return []
+        return self._feed(self._session.job_done, job.job_id, result, time.monotonic())
 
     # ----------------------------------------------------------------- actions
 
@@ -193,14 +201,18 @@ class Connection:
             return
         received = time.monotonic() if received is None else received
         async with self._out:
-            for action in actions:
+            todo = list(actions)
+            for action in todo:  # grows when a bot answers on the loop at once
                 if isinstance(action, Send):
                     await self._send(action)
                 elif isinstance(action, Think):
-                    if not self._start_job(action.job, received):
+                    answered = self._start_job(action.job, received)
+                    if answered is None:
                         await self.close(
                             CLOSE_POLICY_VIOLATION, "too many requests queued for the bot"
                         )
+                    else:
+                        todo += answered
                 elif isinstance(action, Cancel):
                     self._cancel(action.job_id)
                 elif isinstance(action, Configure):

@@ -18,7 +18,7 @@ import multiprocessing
 import uuid
 from collections import OrderedDict, deque
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
@@ -134,6 +134,25 @@ def _forget_in_worker(key: str) -> None:
     _worker_bots.pop(key, None)
 
 
+#: Called on the event loop with a finished call's error (None if it returned) and result.
+_Finished: TypeAlias = Callable[[BaseException | None, Any], None]
+
+
+def _hand_back(loop: asyncio.AbstractEventLoop, finished: _Finished, done: Future[Any]) -> None:
+    """In the worker (or wherever ``done`` finished): hand its outcome to the loop."""
+    if done.cancelled():  # dropped from the executor's queue at shutdown
+        outcome: tuple[BaseException | None, Any] = (
+            RuntimeError("the bot pool was shut down"),
+            None,
+        )
+    elif (error := done.exception()) is not None:
+        outcome = (error, None)
+    else:
+        outcome = (None, done.result())
+    with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting
+        loop.call_soon_threadsafe(finished, *outcome)
+
+
 # ------------------------------------------------------------------------ pools
 
 
@@ -200,14 +219,47 @@ class BotPool:
         return _BotSlot(bot_class, keep=keep, shard=shard)
 
     def _start(self, slot: _BotSlot, call: Call, deadline: Deadline) -> asyncio.Future[Any]:
-        """Start ``call`` off the event loop; the future gives its result."""
+        """Start ``call`` (off the event loop, but see ``BaseBot.answers_on_loop``); the
+        future gives its result."""
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+
+        def finished(error: BaseException | None, result: Any) -> None:
+            if future.done():
+                return
+            if error is None:
+                future.set_result(result)
+            else:
+                future.set_exception(error)
+
+        self._launch(slot, call, deadline, finished)
+        return future
+
+    def _launch(self, slot: _BotSlot, call: Call, deadline: Deadline, finished: _Finished) -> None:
+        """Start ``call``; ``finished(error, result)`` runs on the event loop once it is
+        over (``error`` is a ``RuntimeError`` if the pool dropped it at shutdown).
+
+        One loop callback per call, straight from the worker: not ``run_in_executor``,
+        whose future would take one more loop iteration to reach its waiter. A bot that
+        declares ``answers_on_loop`` is called here and now when the pool has threads, and
+        ``finished`` runs before this returns.
+        """
+        if self._thread_pool is not None and slot.bot_class.answers_on_loop:
+            try:
+                result = _call_in_thread(slot, call, deadline)
+            except Exception as error:
+                finished(error, None)
+            else:
+                finished(None, result)
+            return
         loop = asyncio.get_running_loop()
         if self._thread_pool is not None:
-            return loop.run_in_executor(self._thread_pool, _call_in_thread, slot, call, deadline)
-        remaining = deadline.remaining()
-        seconds = None if math.isinf(remaining) else remaining
-        args = (slot.key, slot.bot_class, call, seconds, slot.keep)
-        return asyncio.wrap_future(self._submit(slot.shard, _call_in_worker, *args), loop=loop)
+            done = self._thread_pool.submit(_call_in_thread, slot, call, deadline)
+        else:
+            remaining = deadline.remaining()
+            seconds = None if math.isinf(remaining) else remaining
+            args = (slot.key, slot.bot_class, call, seconds, slot.keep)
+            done = self._submit(slot.shard, _call_in_worker, *args)
+        done.add_done_callback(functools.partial(_hand_back, loop, finished))
 
     def _submit(self, shard: int, fn: Callable[..., Any], *args: Any) -> Any:
         try:
@@ -316,26 +368,29 @@ class SessionCalls:
                 if not future.done():
                     future.set_result(SKIPPED)
                 continue
+            # The next call starts only once this one has returned from the bot, even
+            # if its requester gave up on it meanwhile: calls never overlap. Busy before
+            # the launch: a bot that answers on the loop has finished when it returns.
+            self._busy = True
             try:
-                running = self._pool._start(self._slot, call, deadline)
+                self._pool._launch(
+                    self._slot, call, deadline, functools.partial(self._finished, future)
+                )
             except Exception as error:  # the pool is shut down
+                self._busy = False
                 future.set_exception(error)
                 continue
-            # The next call starts only once this one has returned from the bot, even
-            # if its requester gave up on it meanwhile: calls never overlap.
-            self._busy = True
-            running.add_done_callback(functools.partial(self._finished, future))
             return
 
-    def _finished(self, future: asyncio.Future[Any], running: asyncio.Future[Any]) -> None:
+    def _finished(
+        self, future: asyncio.Future[Any], error: BaseException | None, result: Any
+    ) -> None:
         self._busy = False
         if not future.done():
-            if running.cancelled():  # dropped from the executor's queue at shutdown
-                future.set_exception(RuntimeError("the bot pool was shut down"))
-            elif (error := running.exception()) is not None:
-                future.set_exception(error)
+            if error is None:
+                future.set_result(result)
             else:
-                future.set_result(running.result())
+                future.set_exception(error)
         self._start_next()
 
     def close(self) -> None:
