@@ -59,6 +59,8 @@ class MoveDecision:
         """
         if isinstance(answer, MoveDecision):
             return answer
+        if type(answer) is tuple and len(answer) == 2:  # the usual answer: no list
+            return cls(pieces=(_coord(answer[0]), _coord(answer[1])))
         stones = list(answer)
         if len(stones) != 2:
             raise ValueError(f"a move is 2 stones, the bot returned {len(stones)}: {answer!r}")
@@ -69,7 +71,24 @@ class MoveDecision:
         return MoveOption(pieces=list(self.pieces), evaluation=self.evaluation)
 
 
+#: Coords of ``(q, r)`` answers, shared (they are frozen): a bot answers near the same
+#: cells move after move, and building a pydantic model costs more than a lookup.
+_COORDS: dict[tuple[int, int], Coord] = {}
+_COORDS_MAX = 1 << 14
+
+
 def _coord(stone: Any) -> Coord:
+    if type(stone) is tuple and len(stone) == 2:
+        q, r = stone
+        # Exactly int: True and 1.0 equal 1, and would find its Coord.
+        if type(q) is int and type(r) is int:
+            coord = _COORDS.get(stone)
+            if coord is None:
+                coord = Coord(q=q, r=r)
+                if len(_COORDS) >= _COORDS_MAX:
+                    _COORDS.clear()
+                _COORDS[stone] = coord
+            return coord
     if isinstance(stone, Coord):
         return stone
     if isinstance(stone, dict):

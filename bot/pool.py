@@ -73,11 +73,11 @@ Call: TypeAlias = Configure | Reset | ThinkCall
 
 def _perform(bot: BaseBot, call: Call, deadline: Deadline) -> Any:
     """Carry out one call on ``bot`` (in a worker thread or process)."""
-    if isinstance(call, Configure):
-        bot.on_config(call.depth, dict(call.extras))
-        return None
-    if isinstance(call, Reset):
-        bot.on_setup(call.position)
+    if not isinstance(call, ThinkCall):
+        if isinstance(call, Configure):
+            bot.on_config(call.depth, dict(call.extras))
+        else:
+            bot.on_setup(call.position)
         return None
     # Bots that override play() but read self.deadline elsewhere see this request's.
     bot.deadline = deadline
