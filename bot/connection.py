@@ -47,8 +47,11 @@ MAX_FRAME_BYTES = 1 << 20
 class Connection:
     """Carries out a ``BotSession``'s actions on one WebSocket.
 
-    Tasks: the reader (frames in) and one task per think job (waits for the bot,
-    answers in time). ``run`` owns them and cancels them when the socket closes.
+    Tasks: the reader (frames in) and one task per think job with a time to answer by
+    (waits for the bot, answers in time); a job without one has no task while the bot
+    thinks, only one to send its answer once it is in (a loop iteration less per move),
+    and a bot that answers on the loop not even that. ``run`` owns them and cancels them
+    when the socket closes.
     """
 
     _ids = itertools.count(1)
@@ -143,6 +146,15 @@ class Connection:
         limit = None if job.time_limit is None else max(0.0, job.time_limit - elapsed)
         deadline = Deadline(limit)
         call = ThinkCall(job.kind, job.position, job.side, job.match)
+        if job.answer_within is None and not self._calls.on_loop:
+            # Nothing to time: no task until the answer is in (``_answered``).
+            self._deadlines[job.job_id] = deadline
+            try:
+                self._calls.submit(call, deadline, functools.partial(self._answered, job))
+            except TooManyCallsError:
+                self._deadlines.pop(job.job_id, None)
+                return None
+            return []
         try:
             future = self._calls.submit(call, deadline)
         except TooManyCallsError:
@@ -158,6 +170,18 @@ class Connection:
         # A callback, not a ``finally``: it also runs for a task cancelled before it began.
         task.add_done_callback(functools.partial(self._job_over, job.job_id, future))
         return []
+
+    def _answered(self, job: ThinkJob, future: asyncio.Future[Any]) -> None:
+        """The bot's call for ``job`` (one without a time to answer by) is over: hand
+        its outcome to the session, and send what it says in a task of its own."""
+        self._deadlines.pop(job.job_id, None)
+        if self._closed:
+            return
+        actions = self._job_answered(job, future)
+        if actions:
+            task = asyncio.create_task(self._apply(actions), name=f"{self._name} answer")
+            self._jobs.add(task)
+            task.add_done_callback(self._jobs.discard)
 
     def _job_over(self, job_id: int, future: asyncio.Future[Any], task: asyncio.Task[None]) -> None:
         self._jobs.discard(task)

@@ -327,12 +327,25 @@ class BotPool:
 # ------------------------------------------------------------ per-session calls
 
 
+def _tell(then: Then | None, future: asyncio.Future[Any]) -> None:
+    if then is None:
+        return
+    try:
+        then(future)
+    except Exception:  # the caller's bug must not stop the session's next calls
+        log.exception("a bot call's continuation failed")
+
+
 class TooManyCallsError(Exception):
     """More calls queued for one session's bot than ``MAX_QUEUED_CALLS``."""
 
 
 #: The result of a call skipped because its deadline was cancelled before it started.
 SKIPPED: Any = object()
+
+
+#: Told, on the event loop, that a submitted call's future has its outcome.
+Then: TypeAlias = Callable[[asyncio.Future[Any]], None]
 
 
 class SessionCalls:
@@ -347,26 +360,39 @@ class SessionCalls:
     def __init__(self, pool: BotPool, bot_class: type[BaseBot]) -> None:
         self._pool = pool
         self._slot = pool._slot(bot_class)
-        self._waiting: deque[tuple[Call, Deadline, asyncio.Future[Any]]] = deque()
+        self._waiting: deque[tuple[Call, Deadline, asyncio.Future[Any], Then | None]] = deque()
         self._busy = False
         self._closed = False
 
-    def submit(self, call: Call, deadline: Deadline | None = None) -> asyncio.Future[Any]:
-        """Queue ``call``; raises ``TooManyCallsError`` if too many are waiting."""
+    @property
+    def on_loop(self) -> bool:
+        """Whether calls run on the event loop (``BaseBot.answers_on_loop``, threads):
+        then a submitted call has its outcome when ``submit`` returns, if the bot was idle."""
+        return self._pool._thread_pool is not None and self._slot.bot_class.answers_on_loop
+
+    def submit(
+        self, call: Call, deadline: Deadline | None = None, then: Then | None = None
+    ) -> asyncio.Future[Any]:
+        """Queue ``call``; raises ``TooManyCallsError`` if too many are waiting.
+
+        ``then(future)``, if given, runs as soon as the future has its outcome (not if
+        it is cancelled), in the same loop callback: one iteration sooner than a done
+        callback or a task awaiting the future."""
         if len(self._waiting) >= MAX_QUEUED_CALLS:
             raise TooManyCallsError
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._waiting.append((call, deadline or Deadline(None), future))
+        self._waiting.append((call, deadline or Deadline(None), future, then))
         if not self._busy:
             self._start_next()
         return future
 
     def _start_next(self) -> None:
         while self._waiting and not self._closed:
-            call, deadline, future = self._waiting.popleft()
+            call, deadline, future, then = self._waiting.popleft()
             if future.done() or deadline.cancelled:
                 if not future.done():
                     future.set_result(SKIPPED)
+                    _tell(then, future)
                 continue
             # The next call starts only once this one has returned from the bot, even
             # if its requester gave up on it meanwhile: calls never overlap. Busy before
@@ -374,16 +400,21 @@ class SessionCalls:
             self._busy = True
             try:
                 self._pool._launch(
-                    self._slot, call, deadline, functools.partial(self._finished, future)
+                    self._slot, call, deadline, functools.partial(self._finished, future, then)
                 )
             except Exception as error:  # the pool is shut down
                 self._busy = False
                 future.set_exception(error)
+                _tell(then, future)
                 continue
             return
 
     def _finished(
-        self, future: asyncio.Future[Any], error: BaseException | None, result: Any
+        self,
+        future: asyncio.Future[Any],
+        then: Then | None,
+        error: BaseException | None,
+        result: Any,
     ) -> None:
         self._busy = False
         if not future.done():
@@ -391,12 +422,13 @@ class SessionCalls:
                 future.set_result(result)
             else:
                 future.set_exception(error)
+            _tell(then, future)
         self._start_next()
 
     def close(self) -> None:
         """The session is over: drop waiting calls and the bot."""
         self._closed = True
-        for _, _, future in self._waiting:
+        for _, _, future, _ in self._waiting:
             future.cancel()
         self._waiting.clear()
         self._pool._forget(self._slot)
