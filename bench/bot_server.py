@@ -1,24 +1,45 @@
-"""Round trips per second through the bot server, against a bare WebSocket echo server.
+"""Round trips per second through the bot server, against a minimal bot server and a
+bare WebSocket echo server.
 
-A round trip is one ``move_request`` (an 11-stone board) sent and its ``move_response``
-received, over the real stack: uvicorn (same settings for both, ``bot.serve.
-uvicorn_config``), Starlette, ``BotSession``, the bot's call in the thread pool and back.
-The bot is trivial (the first two legal cells, at once), so the figure is the
-framework's own cost. The baseline is a Starlette WebSocket route on the same uvicorn
-stack that sends every frame straight back: the least any server on this stack can do.
+A round trip is one ``move_request`` sent and its ``move_response`` received, over the
+real stack: uvicorn (same settings for every server, ``bot.serve.uvicorn_config``),
+Starlette, ``BotSession``, the bot's call and back. The bot is trivial (the first two
+legal cells of the board, looked up in a table made at start), so the figure is the
+framework's own cost. The servers compared, all on the same uvicorn stack:
 
-Both servers run in one child process (so the client's CPU does not compete with
-them); the client (aiohttp, in this process) keeps some sockets busy, each
-sending its next request as soon as the answer arrives. Rounds alternate between the
-two servers and the median of each is printed, because machines are shared and noisy.
-One connection measures latency (the client's own time counts on both sides); four
-keep the server busy and measure its throughput. Target: the bot server keeps at least
-70% of the echo rate. Nothing is asserted.
+* the echo: a Starlette WebSocket route that sends every frame straight back, the
+  least any server on this stack can do;
+* the echo through a worker thread: each frame passed through a worker thread and back
+  (``run_in_executor``) first, nothing else;
+* the minimal bot server: the yardstick for a bot server whose bot runs off the event
+  loop. It reads each ``move_request`` with msgspec (typed structs: side, previous,
+  board), keeps the stone count of its connection, hops to a worker thread for the
+  bot's answer (the same table lookup) and back, and encodes the ``move_response``
+  with msgspec. No session rules, no position, no checks of the answer;
+* ours, ``bot.serve`` with TrivialBot in the thread pool (the default), and with the
+  same bot declaring ``answers_on_loop`` (called on the event loop, no thread hop),
+  against the echo.
 
-A third server shows what that target leaves: the echo with each frame passed through a
-worker thread and back (``run_in_executor``), the one step the issue asks of every bot
-server (the bot's call runs off the event loop) and nothing else: no parsing, no
-session, no bot. No bot server can keep more of the echo rate than it does.
+Targets: ours costs at most 1.2x the minimal bot server per move; the on-loop bot keeps
+at least 70% of the echo rate. "µs per move" is 1 / the rate: the latency of one round
+trip on one connection (the client's own time counts on both sides), the server's
+time per move when four keep it busy.
+
+Game length: the same, at 101 and 2001 stones on the board (a deterministic game, O to
+move), in two flows. *With board*: every request carries the whole board, as the
+prototype's game server does (O(stones) to read, for any server). *Previous only*: the
+first request carries the board and every later one only ``previous``, which holds just
+the moves new since the last request; here it is empty (the bot declares
+``move_skips``, so the same position is asked again and again: the board stays the
+same size for the whole round, and the figure is the fixed cost of a request at that
+size). The game server is being changed to send ``board`` only to bots that need it,
+so the second flow is the usual one. Target: ours at 2001 stones within 1.2x of ours at
+101 stones.
+
+All servers run in one child process (so the client's CPU does not compete with
+them); the client (aiohttp, in this process) keeps some sockets busy, each sending its
+next request as soon as the answer arrives. Rounds alternate between the servers and the
+median of each is printed, because machines are shared and noisy. Nothing is asserted.
 
 Run: ``.venv/bin/python bench/bot_server.py`` (``--connections 1 4``, ``--seconds S``).
 """
@@ -35,12 +56,14 @@ import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import aiohttp
+import msgspec
 import uvicorn
 from starlette.applications import Starlette
 from starlette.routing import WebSocketRoute
@@ -60,168 +83,16 @@ WARMUP_SECONDS = 0.5
 # opening, then two stones a move, O first), with X to move.
 _CELLS = [(0, 0), (1, 0), (0, 1), (-1, 1), (-1, 0), (0, -1), (1, -1), (2, 0), (2, -1), (0, 2)]
 _CELLS += [(-2, 2)]
-STONES = [(q, r, "x" if (i + 1) % 4 < 2 else "o") for i, (q, r) in enumerate(_CELLS)]
+STONES: list[tuple[int, int, Side]] = [
+    (q, r, "x" if (i + 1) % 4 < 2 else "o") for i, (q, r) in enumerate(_CELLS)
+]
 BOARD = [{"q": q, "r": r, "p": p} for q, r, p in STONES]
 REQUEST = json.dumps(
     {"type": "move_request", "side": "x", "previous": [], "board": {"cells": BOARD}}
 )
-
-
-def _first_two_legal() -> tuple[tuple[int, int], tuple[int, int]]:
-    position = Position(setup=STONES, to_move="x")
-    first, second = sorted(position.legal_cells())[:2]
-    return first, second
-
-
-class TrivialBot(BaseBot):
-    """Answers the first two legal cells of the benchmark's board, found once: no
-    thinking at all. Declares ``move_skips``, so the client may send the same position
-    again and again instead of playing the bot's answers."""
-
-    MOVE = _first_two_legal()
-
-    @classmethod
-    def capabilities(cls) -> Capabilities:
-        return default_capabilities(BwsV1Alpha(move_skips=True))
-
-    def play(self, position: Position, player: Player, match: Match, deadline: Deadline) -> Any:
-        return self.MOVE
-
-
-async def echo(websocket: WebSocket) -> None:
-    await websocket.accept()
-    while True:
-        message = await websocket.receive()
-        if message["type"] == "websocket.disconnect":
-            return
-        await websocket.send_text(message["text"])
-
-
-_HOP_POOL = ThreadPoolExecutor(4, thread_name_prefix="echo-hop")
-
-
-async def echo_through_a_thread(websocket: WebSocket) -> None:
-    """The echo, but each frame goes through a worker thread and back first: the one
-    step the issue requires of any bot server (the bot's call runs off the event loop)
-    and nothing else. What this keeps of the echo rate is the most a bot server can."""
-    await websocket.accept()
-    loop = asyncio.get_running_loop()
-    while True:
-        message = await websocket.receive()
-        if message["type"] == "websocket.disconnect":
-            return
-        text = await loop.run_in_executor(_HOP_POOL, str, message["text"])
-        await websocket.send_text(text)
-
-
-# ------------------------------------------------------------------ the servers
-
-
-async def serve_both() -> None:
-    """Child process: both servers on ephemeral ports; prints them, runs until stdin
-    closes."""
-    bot_app = create_app(TrivialBot)
-    bot_config = uvicorn_config(bot_app, port=0, log_level="warning")
-    bot_server = BotServer(bot_config, bot_app.state.bot_pool)
-    echo_app = Starlette(
-        routes=[WebSocketRoute("/echo", echo), WebSocketRoute("/hop", echo_through_a_thread)]
-    )
-    echo_server = uvicorn.Server(uvicorn_config(echo_app, port=0, log_level="warning"))
-    tasks = [asyncio.create_task(s.serve()) for s in (bot_server, echo_server)]
-    while not (bot_server.started and echo_server.started):
-        await asyncio.sleep(0.01)
-    echo_port = echo_server.servers[0].sockets[0].getsockname()[1]
-    print(f"{bot_server.port} {echo_port}", flush=True)
-    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
-    bot_server.should_exit = echo_server.should_exit = True
-    await asyncio.gather(*tasks)
-
-
-# ------------------------------------------------------------------- the client
-
-
-async def drive(url: str, connections: int, seconds: float, check: bool) -> float:
-    """Round trips per second over ``connections`` busy sockets for ``seconds``."""
-    async with aiohttp.ClientSession() as client:
-        sockets = [await client.ws_connect(url, autoping=False) for _ in range(connections)]
-        if check:  # the bot server: a session starts with its setup
-            for ws in sockets:
-                await ws.send_str('{"type":"setup"}')
-        try:
-            counts = [0] * connections
-            stop = time.perf_counter() + seconds
-
-            async def loop(index: int) -> None:
-                ws = sockets[index]
-                while time.perf_counter() < stop:
-                    await ws.send_str(REQUEST)
-                    message = await ws.receive()
-                    if message.type is not aiohttp.WSMsgType.TEXT:
-                        raise RuntimeError(f"{url}: {message.type} {message.data} {message.extra}")
-                    if check and not message.data.startswith('{"type":"move_response"'):
-                        raise RuntimeError(f"unexpected answer: {message.data[:200]}")
-                    counts[index] += 1
-
-            started = time.perf_counter()
-            await asyncio.gather(*(loop(i) for i in range(connections)))
-            return sum(counts) / (time.perf_counter() - started)
-        finally:
-            for ws in sockets:
-                await ws.close()
-
-
-async def measure(connections: int, seconds: float) -> None:
-    child = subprocess.Popen(
-        [sys.executable, __file__, "--serve"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert child.stdout is not None
-        bot_port, echo_port = child.stdout.readline().split()
-        bot_url = f"ws://127.0.0.1:{bot_port}/bws/v1-alpha/game"
-        echo_url = f"ws://127.0.0.1:{echo_port}/echo"
-        hop_url = f"ws://127.0.0.1:{echo_port}/hop"
-        await drive(echo_url, connections, WARMUP_SECONDS, check=False)
-        await drive(hop_url, connections, WARMUP_SECONDS, check=False)
-        await drive(bot_url, connections, WARMUP_SECONDS, check=True)
-        echo_rates: list[float] = []
-        hop_rates: list[float] = []
-        bot_rates: list[float] = []
-        for _ in range(ROUNDS):
-            echo_rates.append(await drive(echo_url, connections, seconds, check=False))
-            hop_rates.append(await drive(hop_url, connections, seconds, check=False))
-            bot_rates.append(await drive(bot_url, connections, seconds, check=True))
-    finally:
-        if child.stdin is not None:
-            child.stdin.close()
-        try:
-            child.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            child.kill()
-    echo_rate = statistics.median(echo_rates)
-    hop_rate = statistics.median(hop_rates)
-    bot_rate = statistics.median(bot_rates)
-    print(f"{connections} connection(s), {ROUNDS} rounds of {seconds:g} s each, median:")
-    print(f"  echo server (uvicorn + Starlette)  {echo_rate:9.0f} round trips/s")
-    print(
-        f"  echo through a worker thread       {hop_rate:9.0f} round trips/s"
-        f"   ({hop_rate / echo_rate:.0%} of echo: the ceiling of any off-loop bot)"
-    )
-    print(f"  bot server (TrivialBot, threads)   {bot_rate:9.0f} round trips/s")
-    verdict = "meets" if bot_rate >= 0.7 * echo_rate else "misses"
-    print(
-        f"  bot / echo = {bot_rate / echo_rate:.0%} ({verdict} the 70% target); "
-        f"bot / echo through a thread = {bot_rate / hop_rate:.0%}"
-    )
-
-
-# ------------------------------------------------------------ the session alone
-
-SESSION_SIZES = (12, 200, 1000)
-SESSION_REQUESTS = 5  # timed requests per fresh session, each adds 4 stones
-SESSION_ROUNDS = 5
+SETUP = '{"type":"setup"}'
+#: Boards of the game-length figures: O to move after 1 + 4k stones.
+LONG_SIZES = (101, 2001)
 
 
 def _game(stones: int, seed: int = 7) -> list[tuple[int, int, Side]]:
@@ -239,6 +110,337 @@ def _game(stones: int, seed: int = 7) -> list[tuple[int, int, Side]]:
         if position.outcome is not None:
             position.undo()
     return position.stones
+
+
+_LONG_GAME = _game(max(LONG_SIZES))
+#: The boards, by stone count, with their side to move.
+BOARDS: dict[int, tuple[list[tuple[int, int, Side]], Side]] = {len(STONES): (STONES, "x")}
+BOARDS.update({size: (_LONG_GAME[:size], "o") for size in LONG_SIZES})
+
+
+def _first_two_legal(stones: list[tuple[int, int, Side]], side: Side) -> tuple[Any, Any]:
+    first, second = sorted(Position(setup=stones, to_move=side).legal_cells())[:2]
+    return first, second
+
+
+#: The bots' answer for each board, by stone count, found once.
+MOVES = {size: _first_two_legal(*board) for size, board in BOARDS.items()}
+
+
+def board_request(size: int) -> str:
+    stones, side = BOARDS[size]
+    cells = [{"q": q, "r": r, "p": p} for q, r, p in stones]
+    return json.dumps(
+        {"type": "move_request", "side": side, "previous": [], "board": {"cells": cells}}
+    )
+
+
+def previous_only_request(size: int) -> str:
+    return json.dumps({"type": "move_request", "side": BOARDS[size][1], "previous": []})
+
+
+class TrivialBot(BaseBot):
+    """Answers the first two legal cells of the benchmark's boards, found once: no
+    thinking at all. Declares ``move_skips``, so the client may send the same position
+    again and again instead of playing the bot's answers."""
+
+    @classmethod
+    def capabilities(cls) -> Capabilities:
+        return default_capabilities(BwsV1Alpha(move_skips=True))
+
+    def play(self, position: Position, player: Player, match: Match, deadline: Deadline) -> Any:
+        return MOVES[len(position)]
+
+
+class OnLoopBot(TrivialBot):
+    """TrivialBot, called on the event loop: it answers in microseconds."""
+
+    answers_on_loop: ClassVar[bool] = True
+
+
+async def echo(websocket: WebSocket) -> None:
+    await websocket.accept()
+    while True:
+        message = await websocket.receive()
+        if message["type"] == "websocket.disconnect":
+            return
+        await websocket.send_text(message["text"])
+
+
+_HOP_POOL = ThreadPoolExecutor(4, thread_name_prefix="echo-hop")
+
+
+async def echo_through_a_thread(websocket: WebSocket) -> None:
+    """The echo, but each frame goes through a worker thread and back first."""
+    await websocket.accept()
+    loop = asyncio.get_running_loop()
+    while True:
+        message = await websocket.receive()
+        if message["type"] == "websocket.disconnect":
+            return
+        text = await loop.run_in_executor(_HOP_POOL, str, message["text"])
+        await websocket.send_text(text)
+
+
+# ------------------------------------------------------- the minimal bot server
+
+
+class _Piece(msgspec.Struct, gc=False):
+    q: int
+    r: int
+
+
+class _Move(msgspec.Struct, gc=False):
+    side: Literal["x", "o"]
+    pieces: list[_Piece]
+
+
+class _Cell(msgspec.Struct, gc=False):
+    q: int
+    r: int
+    p: Literal["x", "o"]
+
+
+class _Board(msgspec.Struct, gc=False):
+    cells: list[_Cell]
+
+
+class _MoveRequest(msgspec.Struct, tag_field="type", tag="move_request", gc=False):
+    side: Literal["x", "o"]
+    previous: list[_Move] = []
+    board: _Board | None = None
+
+
+class _Setup(msgspec.Struct, tag_field="type", tag="setup", gc=False):
+    pass
+
+
+class _Pieces(msgspec.Struct, gc=False):
+    pieces: list[_Piece]
+
+
+class _MoveResponse(msgspec.Struct, tag_field="type", tag="move_response", gc=False):
+    move: _Pieces
+
+
+_decode_request = msgspec.json.Decoder(_MoveRequest | _Setup).decode
+_encode = msgspec.json.Encoder().encode
+
+
+def _minimal_answer(stones: int) -> _MoveResponse:
+    """The minimal bot's work, in a worker thread: the table lookup, as a response."""
+    (q1, r1), (q2, r2) = MOVES[stones]
+    return _MoveResponse(_Pieces([_Piece(q1, r1), _Piece(q2, r2)]))
+
+
+async def minimal_bot(websocket: WebSocket) -> None:
+    """The least a bot server whose bot thinks off the event loop does per move."""
+    await websocket.accept()
+    loop = asyncio.get_running_loop()
+    stones = 1
+    while True:
+        message = await websocket.receive()
+        if message["type"] == "websocket.disconnect":
+            return
+        packet = _decode_request(message["text"])
+        if not isinstance(packet, _MoveRequest):
+            continue
+        if packet.board is not None:
+            stones = len(packet.board.cells)
+        stones += sum(len(move.pieces) for move in packet.previous)
+        answer = await loop.run_in_executor(_HOP_POOL, _minimal_answer, stones)
+        await websocket.send_text(_encode(answer).decode())
+
+
+# ------------------------------------------------------------------ the servers
+
+
+async def serve_all() -> None:
+    """Child process: the servers on two ephemeral ports (ours; echo, hop, minimal);
+    prints the ports, runs until stdin closes."""
+    bot_app = create_app({"/threads": TrivialBot, "/loop": OnLoopBot})
+    bot_config = uvicorn_config(bot_app, port=0, log_level="warning")
+    bot_server = BotServer(bot_config, bot_app.state.bot_pool)
+    other_app = Starlette(
+        routes=[
+            WebSocketRoute("/echo", echo),
+            WebSocketRoute("/hop", echo_through_a_thread),
+            WebSocketRoute("/minimal", minimal_bot),
+        ]
+    )
+    other_server = uvicorn.Server(uvicorn_config(other_app, port=0, log_level="warning"))
+    tasks = [asyncio.create_task(s.serve()) for s in (bot_server, other_server)]
+    while not (bot_server.started and other_server.started):
+        await asyncio.sleep(0.01)
+    other_port = other_server.servers[0].sockets[0].getsockname()[1]
+    print(f"{bot_server.port} {other_port}", flush=True)
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+    bot_server.should_exit = other_server.should_exit = True
+    await asyncio.gather(*tasks)
+
+
+# ------------------------------------------------------------------- the client
+
+
+@dataclass(frozen=True)
+class Flow:
+    """What a client sends: ``opening`` once per socket (the move requests among them
+    are answered), then ``request`` again and again."""
+
+    opening: tuple[str, ...]
+    request: str
+    bot: bool = True  # a bot server: the opening starts with a setup, answers are checked
+
+
+ECHO_FLOW = Flow((), REQUEST, bot=False)
+SMALL_FLOW = Flow((SETUP,), REQUEST)
+
+
+def long_flow(size: int, with_board: bool) -> Flow:
+    first = board_request(size)
+    return Flow((SETUP, first), first if with_board else previous_only_request(size))
+
+
+async def drive(url: str, connections: int, seconds: float, flow: Flow) -> float:
+    """Round trips per second over ``connections`` busy sockets for ``seconds``."""
+    async with aiohttp.ClientSession() as client:
+        sockets = [await client.ws_connect(url, autoping=False) for _ in range(connections)]
+        try:
+            for ws in sockets:
+                for frame in flow.opening:
+                    await ws.send_str(frame)
+                    if '"move_request"' in frame:
+                        await ws.receive()
+            counts = [0] * connections
+            stop = time.perf_counter() + seconds
+
+            async def loop(index: int) -> None:
+                ws = sockets[index]
+                while time.perf_counter() < stop:
+                    await ws.send_str(flow.request)
+                    message = await ws.receive()
+                    if message.type is not aiohttp.WSMsgType.TEXT:
+                        raise RuntimeError(f"{url}: {message.type} {message.data} {message.extra}")
+                    if flow.bot and not message.data.startswith('{"type":"move_response"'):
+                        raise RuntimeError(f"unexpected answer: {message.data[:200]}")
+                    counts[index] += 1
+
+            started = time.perf_counter()
+            await asyncio.gather(*(loop(i) for i in range(connections)))
+            return sum(counts) / (time.perf_counter() - started)
+        finally:
+            for ws in sockets:
+                await ws.close()
+
+
+async def alternate(
+    runs: dict[str, tuple[str, Flow]], connections: int, seconds: float
+) -> dict[str, float]:
+    """Median round trips/s of each run (url, flow), rounds alternating between them."""
+    for url, flow in runs.values():
+        await drive(url, connections, WARMUP_SECONDS, flow)
+    rates: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(ROUNDS):
+        for name, (url, flow) in runs.items():
+            rates[name].append(await drive(url, connections, seconds, flow))
+    return {name: statistics.median(values) for name, values in rates.items()}
+
+
+def _us(rate: float) -> float:
+    return 1e6 / rate
+
+
+async def measure(connections: list[int], seconds: float, lengths: bool) -> None:
+    child = subprocess.Popen(
+        [sys.executable, __file__, "--serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        bot_port, other_port = child.stdout.readline().split()
+        ours = f"ws://127.0.0.1:{bot_port}/threads/bws/v1-alpha/game"
+        on_loop = f"ws://127.0.0.1:{bot_port}/loop/bws/v1-alpha/game"
+        other = f"ws://127.0.0.1:{other_port}"
+        for count in connections:
+            runs = {
+                "echo": (f"{other}/echo", ECHO_FLOW),
+                "hop": (f"{other}/hop", ECHO_FLOW),
+                "minimal": (f"{other}/minimal", SMALL_FLOW),
+                "ours": (ours, SMALL_FLOW),
+                "on loop": (on_loop, SMALL_FLOW),
+            }
+            rate = await alternate(runs, count, seconds)
+            print(
+                f"{count} connection(s), {len(STONES)} stones, board in every request; "
+                f"{ROUNDS} rounds of {seconds:g} s each, median:"
+            )
+            print("                                        round trips/s   µs per move")
+            rows = [
+                ("echo", "echo server (uvicorn + Starlette)"),
+                ("hop", "echo through a worker thread"),
+                ("minimal", "minimal bot server (thread hop)"),
+                ("ours", "bot server (TrivialBot, threads)"),
+                ("on loop", "bot server (answers_on_loop)"),
+            ]
+            for name, label in rows:
+                print(f"  {label:36s} {rate[name]:10.0f}  {_us(rate[name]):10.1f}")
+            ratio = _us(rate["ours"]) / _us(rate["minimal"])
+            verdict = "meets" if ratio <= 1.2 else "misses"
+            print(f"  ours / minimal, per move = {ratio:.2f}x ({verdict} the 1.2x target)")
+            share = rate["on loop"] / rate["echo"]
+            verdict = "meets" if share >= 0.7 else "misses"
+            print(
+                f"  on loop / echo = {share:.0%} ({verdict} the 70% target); "
+                f"threads / echo = {rate['ours'] / rate['echo']:.0%}"
+            )
+        if lengths:
+            await measure_lengths(ours, f"{other}/minimal", connections[0], seconds)
+    finally:
+        if child.stdin is not None:
+            child.stdin.close()
+        try:
+            child.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            child.kill()
+
+
+async def measure_lengths(ours: str, minimal: str, connections: int, seconds: float) -> None:
+    """µs per move at 101 and 2001 stones, with the board in every request and with
+    ``previous`` only."""
+    runs: dict[str, tuple[str, Flow]] = {}
+    for with_board in (True, False):
+        for size in LONG_SIZES:
+            flow = long_flow(size, with_board)
+            runs[f"ours {size} {with_board}"] = (ours, flow)
+            runs[f"minimal {size} {with_board}"] = (minimal, flow)
+    rate = await alternate(runs, connections, seconds)
+    print(
+        f"Game length, {connections} connection(s), µs per move, {ROUNDS} rounds of "
+        f"{seconds:g} s each, median:"
+    )
+    print("  flow            stones      ours   minimal   ours/minimal")
+    small, large = LONG_SIZES
+    for with_board in (True, False):
+        name = "with board" if with_board else "previous only"
+        for size in LONG_SIZES:
+            us = _us(rate[f"ours {size} {with_board}"])
+            base = _us(rate[f"minimal {size} {with_board}"])
+            print(f"  {name:14s} {size:7d}  {us:8.1f}  {base:8.1f}  {us / base:8.2f}x")
+        growth = rate[f"ours {small} {with_board}"] / rate[f"ours {large} {with_board}"]
+        verdict = "meets" if growth <= 1.2 else "misses"
+        print(
+            f"  {name}: ours at {large} / at {small} stones = {growth:.2f}x "
+            f"({verdict} the 1.2x target)"
+        )
+
+
+# ------------------------------------------------------------ the session alone
+
+SESSION_SIZES = (12, 200, 1000)
+SESSION_REQUESTS = 5  # timed requests per fresh session, each adds 4 stones
+SESSION_ROUNDS = 5
 
 
 def _session_script(
@@ -315,6 +517,9 @@ def main() -> None:
     parser.add_argument(
         "--session", action="store_true", help="only the BotSession figures (no servers)"
     )
+    parser.add_argument(
+        "--no-lengths", action="store_true", help="skip the 101 vs 2001 stones figures"
+    )
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
@@ -323,15 +528,14 @@ def main() -> None:
             import uvloop
 
             with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-                runner.run(serve_both())
+                runner.run(serve_all())
         else:
-            asyncio.run(serve_both())
+            asyncio.run(serve_all())
         return
     measure_session(args.seconds)
     if args.session:
         return
-    for connections in args.connections:
-        asyncio.run(measure(connections, args.seconds))
+    asyncio.run(measure(args.connections, args.seconds, not args.no_lengths))
 
 
 if __name__ == "__main__":

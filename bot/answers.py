@@ -5,6 +5,8 @@ empty one. Pure functions of the job and the result.
 
 from __future__ import annotations
 
+from functools import partial
+
 from pydantic import ValidationError
 
 from bot.bot import MoveDecision
@@ -49,11 +51,10 @@ def move_answer(job: ThinkJob, result: object, trouble: str | None) -> tuple[Sen
     if decision.evaluation is None and not decision.considerations:
         # The common answer, two stones and nothing else (checked legal, so plain ints).
         first, second = decision.pieces
-        # (Validating these Coords is quicker than pydantic's model_construct.)
-        option = MoveOption(pieces=[first, second], evaluation=None)
-        packet = MoveResponsePacket(move=option, considerations=None)
         encoded = _PLAIN_MOVE_RESPONSE % (first.q, first.r, second.q, second.r)
-        return Send(packet, warning, encoded), frozenset(((first.q, first.r), (second.q, second.r)))
+        # The packet is made only if someone reads it: the adapter sends the bytes.
+        send = Send(warning=warning, encoded=encoded, build=partial(_plain_packet, first, second))
+        return send, frozenset(((first.q, first.r), (second.q, second.r)))
     try:
         packet = MoveResponsePacket(
             move=decision.to_option(), considerations=list(decision.considerations) or None
@@ -66,6 +67,12 @@ def move_answer(job: ThinkJob, result: object, trouble: str | None) -> tuple[Sen
         warning = note if warning is None else f"{warning}; {note}"
     stones = frozenset(piece.as_tuple() for piece in decision.pieces)
     return Send(packet, warning, encoded), stones
+
+
+def _plain_packet(first: Coord, second: Coord) -> MoveResponsePacket:
+    # (Validating these Coords is quicker than pydantic's model_construct.)
+    option = MoveOption(pieces=[first, second], evaluation=None)
+    return MoveResponsePacket(move=option, considerations=None)
 
 
 # dump_packet of a MoveResponsePacket with two pieces and nothing else.

@@ -26,7 +26,6 @@ One bot instance serves one game session, so instance attributes are per game.
 from __future__ import annotations
 
 import math
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -60,6 +59,8 @@ class MoveDecision:
         """
         if isinstance(answer, MoveDecision):
             return answer
+        if type(answer) is tuple and len(answer) == 2:  # the usual answer: no list
+            return cls(pieces=(_coord(answer[0]), _coord(answer[1])))
         stones = list(answer)
         if len(stones) != 2:
             raise ValueError(f"a move is 2 stones, the bot returned {len(stones)}: {answer!r}")
@@ -70,7 +71,24 @@ class MoveDecision:
         return MoveOption(pieces=list(self.pieces), evaluation=self.evaluation)
 
 
+#: Coords of ``(q, r)`` answers, shared (they are frozen): a bot answers near the same
+#: cells move after move, and building a pydantic model costs more than a lookup.
+_COORDS: dict[tuple[int, int], Coord] = {}
+_COORDS_MAX = 1 << 14
+
+
 def _coord(stone: Any) -> Coord:
+    if type(stone) is tuple and len(stone) == 2:
+        q, r = stone
+        # Exactly int: True and 1.0 equal 1, and would find its Coord.
+        if type(q) is int and type(r) is int:
+            coord = _COORDS.get(stone)
+            if coord is None:
+                coord = Coord(q=q, r=r)
+                if len(_COORDS) >= _COORDS_MAX:
+                    _COORDS.clear()
+                _COORDS[stone] = coord
+            return coord
     if isinstance(stone, Coord):
         return stone
     if isinstance(stone, dict):
@@ -98,7 +116,9 @@ class Deadline:
     def __init__(self, seconds: float | None, *, clock: Callable[[], float] = time.monotonic):
         self._clock = clock
         self._ends_at = math.inf if seconds is None else clock() + seconds
-        self._cancelled = threading.Event()
+        # A plain flag, not a threading.Event: one attribute written by the event loop
+        # and read by the bot's thread needs no lock, and a Deadline is made per move.
+        self._cancelled = False
         self._best: MoveDecision | None = None
 
     @property
@@ -108,20 +128,20 @@ class Deadline:
 
     def remaining(self) -> float:
         """Seconds left (``inf`` without a limit, 0 once expired)."""
-        if self._cancelled.is_set():
+        if self._cancelled:
             return 0.0
         return max(0.0, self._ends_at - self._clock())
 
     @property
     def expired(self) -> bool:
-        return self._cancelled.is_set() or self._clock() >= self._ends_at
+        return self._cancelled or self._clock() >= self._ends_at
 
     @property
     def cancelled(self) -> bool:
-        return self._cancelled.is_set()
+        return self._cancelled
 
     def cancel(self) -> None:
-        self._cancelled.set()
+        self._cancelled = True
 
     def report(self, move: MoveDecision | Sequence[Any]) -> None:
         """Record the best move found so far."""
@@ -146,6 +166,16 @@ class BaseBot:
 
     #: Per-class name used in logs and ``meta`` when ``capabilities`` gives none.
     name: ClassVar[str | None] = None
+
+    #: True for a bot that answers in microseconds (a table lookup, a first legal cell):
+    #: a bot server with a thread pool (the default) then calls it directly on the event
+    #: loop, without the hop to a worker thread and back, which costs more than such a
+    #: bot's own work. The trade-off: while it runs, nothing else on that server runs —
+    #: a slow answer stalls every connection (heartbeats, other games), and its
+    #: ``Deadline`` cannot be enforced (the time-limit answer is due on the same loop the
+    #: bot blocks; it is sent late, if at all). Leave it False for anything that searches.
+    #: Ignored with worker processes (``--process-pool``): the call goes to the worker.
+    answers_on_loop: ClassVar[bool] = False
 
     def __init__(self) -> None:
         self.deadline: Deadline = Deadline(None)

@@ -47,8 +47,11 @@ MAX_FRAME_BYTES = 1 << 20
 class Connection:
     """Carries out a ``BotSession``'s actions on one WebSocket.
 
-    Tasks: the reader (frames in) and one task per think job (waits for the bot,
-    answers in time). ``run`` owns them and cancels them when the socket closes.
+    Tasks: the reader (frames in) and one task per think job with a time to answer by
+    (waits for the bot, answers in time); a job without one has no task while the bot
+    thinks, only one to send its answer once it is in (a loop iteration less per move),
+    and a bot that answers on the loop not even that. ``run`` owns them and cancels them
+    when the socket closes.
     """
 
     _ids = itertools.count(1)
@@ -134,17 +137,30 @@ class Connection:
             log.exception("%s: session failed in %s", self._name, step.__name__)
             return [Close(CLOSE_INTERNAL_ERROR, "internal error in the bot framework")]
 
-    def _start_job(self, job: ThinkJob, received: float) -> bool:
+    def _start_job(self, job: ThinkJob, received: float) -> list[Action] | None:
         """Queue ``job`` for the bot at once, in the order of the session's actions, and
-        start the task that answers it; False if too many calls are queued."""
+        start the task that answers it; None if too many calls are queued. A bot that
+        answers on the loop (``BaseBot.answers_on_loop``) may have answered already: then
+        no task, and the result is the session's actions for that answer."""
         elapsed = time.monotonic() - received
         limit = None if job.time_limit is None else max(0.0, job.time_limit - elapsed)
         deadline = Deadline(limit)
         call = ThinkCall(job.kind, job.position, job.side, job.match)
+        if job.answer_within is None and not self._calls.on_loop:
+            # Nothing to time: no task until the answer is in (``_answered``).
+            self._deadlines[job.job_id] = deadline
+            try:
+                self._calls.submit(call, deadline, functools.partial(self._answered, job))
+            except TooManyCallsError:
+                self._deadlines.pop(job.job_id, None)
+                return None
+            return []
         try:
             future = self._calls.submit(call, deadline)
         except TooManyCallsError:
-            return False
+            return None
+        if future.done():
+            return self._job_answered(job, future)
         # Registered now, so that a Cancel right behind the Think reaches it.
         self._deadlines[job.job_id] = deadline
         task = asyncio.create_task(
@@ -153,7 +169,19 @@ class Connection:
         self._jobs.add(task)
         # A callback, not a ``finally``: it also runs for a task cancelled before it began.
         task.add_done_callback(functools.partial(self._job_over, job.job_id, future))
-        return True
+        return []
+
+    def _answered(self, job: ThinkJob, future: asyncio.Future[Any]) -> None:
+        """The bot's call for ``job`` (one without a time to answer by) is over: hand
+        its outcome to the session, and send what it says in a task of its own."""
+        self._deadlines.pop(job.job_id, None)
+        if self._closed:
+            return
+        actions = self._job_answered(job, future)
+        if actions:
+            task = asyncio.create_task(self._apply(actions), name=f"{self._name} answer")
+            self._jobs.add(task)
+            task.add_done_callback(self._jobs.discard)
 
     def _job_over(self, job_id: int, future: asyncio.Future[Any], task: asyncio.Task[None]) -> None:
         self._jobs.discard(task)
@@ -175,16 +203,20 @@ class Connection:
                 deadline.cancel()
                 now = time.monotonic()
                 await self._apply(self._feed(self._session.answer_due, job.job_id, best, now))
-        try:
-            result = await future
-        except Exception as error:
+        with contextlib.suppress(Exception):  # read below, by _job_answered
+            await future
+        await self._apply(self._job_answered(job, future))
+
+    def _job_answered(self, job: ThinkJob, future: asyncio.Future[Any]) -> list[Action]:
+        """The session's actions for the finished ``future`` of ``job``."""
+        error = future.exception()
+        if error is not None:
             log.error("%s: the bot failed on job %d", self._name, job.job_id, exc_info=error)
-            actions = self._feed(self._session.job_failed, job.job_id, error, time.monotonic())
-        else:
-            if result is SKIPPED:  # cancelled before the bot started
-                return
-            actions = self._feed(self._session.job_done, job.job_id, result, time.monotonic())
-        await self._apply(actions)
+            return self._feed(self._session.job_failed, job.job_id, error, time.monotonic())
+        result = future.result()
+        if result is SKIPPED:  # cancelled before the bot started
+            return []
+        return self._feed(self._session.job_done, job.job_id, result, time.monotonic())
 
     # ----------------------------------------------------------------- actions
 
@@ -193,14 +225,18 @@ class Connection:
             return
         received = time.monotonic() if received is None else received
         async with self._out:
-            for action in actions:
+            todo = list(actions)
+            for action in todo:  # grows when a bot answers on the loop at once
                 if isinstance(action, Send):
                     await self._send(action)
                 elif isinstance(action, Think):
-                    if not self._start_job(action.job, received):
+                    answered = self._start_job(action.job, received)
+                    if answered is None:
                         await self.close(
                             CLOSE_POLICY_VIOLATION, "too many requests queued for the bot"
                         )
+                    else:
+                        todo += answered
                 elif isinstance(action, Cancel):
                     self._cancel(action.job_id)
                 elif isinstance(action, Configure):

@@ -5,6 +5,7 @@ the timing rules of an answer. Pure values: no I/O.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import KW_ONLY, InitVar, dataclass, field
 from typing import Literal, TypeAlias
 
@@ -114,22 +115,57 @@ class ThinkJob:
         return self._original
 
 
-@dataclass(frozen=True)
 class Send:
     """Send this packet to the client.
 
     ``warning``, when set, says why the packet is not what the bot answered (an illegal
     move or none in time, replaced by a fallback): the adapter logs it. ``encoded`` is
     the packet already encoded (``dump_packet``), when the session had to encode it.
+
+    With ``encoded``, the packet may instead be given as ``build``, which makes it when
+    ``packet`` is first read: the adapter only sends the bytes, so the common answer
+    never builds its pydantic models. A value: equal when packet and warning are.
     """
 
-    packet: BaseModel
-    warning: str | None = None
-    encoded: bytes | None = field(default=None, repr=False, compare=False)
+    __slots__ = ("_build", "_packet", "encoded", "warning")
+
+    def __init__(
+        self,
+        packet: BaseModel | None = None,
+        warning: str | None = None,
+        encoded: bytes | None = None,
+        *,
+        build: Callable[[], BaseModel] | None = None,
+    ) -> None:
+        if packet is None and (build is None or encoded is None):
+            raise TypeError("Send needs a packet, or its encoding and a build for it")
+        self._packet = packet
+        self._build = build
+        self.warning = warning
+        self.encoded = encoded
+
+    @property
+    def packet(self) -> BaseModel:
+        packet = self._packet
+        if packet is None:
+            assert self._build is not None  # the constructor makes sure
+            packet = self._packet = self._build()
+        return packet
 
     def data(self) -> bytes:
         """The packet's JSON bytes, encoded once."""
         return self.encoded if self.encoded is not None else dump_packet(self.packet)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Send):
+            return NotImplemented
+        return (self.packet, self.warning) == (other.packet, other.warning)
+
+    def __hash__(self) -> int:
+        return hash((self.packet, self.warning))
+
+    def __repr__(self) -> str:
+        return f"Send(packet={self.packet!r}, warning={self.warning!r})"
 
 
 @dataclass(frozen=True)

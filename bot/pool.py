@@ -18,7 +18,7 @@ import multiprocessing
 import uuid
 from collections import OrderedDict, deque
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
@@ -73,11 +73,11 @@ Call: TypeAlias = Configure | Reset | ThinkCall
 
 def _perform(bot: BaseBot, call: Call, deadline: Deadline) -> Any:
     """Carry out one call on ``bot`` (in a worker thread or process)."""
-    if isinstance(call, Configure):
-        bot.on_config(call.depth, dict(call.extras))
-        return None
-    if isinstance(call, Reset):
-        bot.on_setup(call.position)
+    if not isinstance(call, ThinkCall):
+        if isinstance(call, Configure):
+            bot.on_config(call.depth, dict(call.extras))
+        else:
+            bot.on_setup(call.position)
         return None
     # Bots that override play() but read self.deadline elsewhere see this request's.
     bot.deadline = deadline
@@ -132,6 +132,25 @@ def _call_in_worker(
 
 def _forget_in_worker(key: str) -> None:
     _worker_bots.pop(key, None)
+
+
+#: Called on the event loop with a finished call's error (None if it returned) and result.
+_Finished: TypeAlias = Callable[[BaseException | None, Any], None]
+
+
+def _hand_back(loop: asyncio.AbstractEventLoop, finished: _Finished, done: Future[Any]) -> None:
+    """In the worker (or wherever ``done`` finished): hand its outcome to the loop."""
+    if done.cancelled():  # dropped from the executor's queue at shutdown
+        outcome: tuple[BaseException | None, Any] = (
+            RuntimeError("the bot pool was shut down"),
+            None,
+        )
+    elif (error := done.exception()) is not None:
+        outcome = (error, None)
+    else:
+        outcome = (None, done.result())
+    with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting
+        loop.call_soon_threadsafe(finished, *outcome)
 
 
 # ------------------------------------------------------------------------ pools
@@ -200,14 +219,47 @@ class BotPool:
         return _BotSlot(bot_class, keep=keep, shard=shard)
 
     def _start(self, slot: _BotSlot, call: Call, deadline: Deadline) -> asyncio.Future[Any]:
-        """Start ``call`` off the event loop; the future gives its result."""
+        """Start ``call`` (off the event loop, but see ``BaseBot.answers_on_loop``); the
+        future gives its result."""
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+
+        def finished(error: BaseException | None, result: Any) -> None:
+            if future.done():
+                return
+            if error is None:
+                future.set_result(result)
+            else:
+                future.set_exception(error)
+
+        self._launch(slot, call, deadline, finished)
+        return future
+
+    def _launch(self, slot: _BotSlot, call: Call, deadline: Deadline, finished: _Finished) -> None:
+        """Start ``call``; ``finished(error, result)`` runs on the event loop once it is
+        over (``error`` is a ``RuntimeError`` if the pool dropped it at shutdown).
+
+        One loop callback per call, straight from the worker: not ``run_in_executor``,
+        whose future would take one more loop iteration to reach its waiter. A bot that
+        declares ``answers_on_loop`` is called here and now when the pool has threads, and
+        ``finished`` runs before this returns.
+        """
+        if self._thread_pool is not None and slot.bot_class.answers_on_loop:
+            try:
+                result = _call_in_thread(slot, call, deadline)
+            except Exception as error:
+                finished(error, None)
+            else:
+                finished(None, result)
+            return
         loop = asyncio.get_running_loop()
         if self._thread_pool is not None:
-            return loop.run_in_executor(self._thread_pool, _call_in_thread, slot, call, deadline)
-        remaining = deadline.remaining()
-        seconds = None if math.isinf(remaining) else remaining
-        args = (slot.key, slot.bot_class, call, seconds, slot.keep)
-        return asyncio.wrap_future(self._submit(slot.shard, _call_in_worker, *args), loop=loop)
+            done = self._thread_pool.submit(_call_in_thread, slot, call, deadline)
+        else:
+            remaining = deadline.remaining()
+            seconds = None if math.isinf(remaining) else remaining
+            args = (slot.key, slot.bot_class, call, seconds, slot.keep)
+            done = self._submit(slot.shard, _call_in_worker, *args)
+        done.add_done_callback(functools.partial(_hand_back, loop, finished))
 
     def _submit(self, shard: int, fn: Callable[..., Any], *args: Any) -> Any:
         try:
@@ -275,12 +327,25 @@ class BotPool:
 # ------------------------------------------------------------ per-session calls
 
 
+def _tell(then: Then | None, future: asyncio.Future[Any]) -> None:
+    if then is None:
+        return
+    try:
+        then(future)
+    except Exception:  # the caller's bug must not stop the session's next calls
+        log.exception("a bot call's continuation failed")
+
+
 class TooManyCallsError(Exception):
     """More calls queued for one session's bot than ``MAX_QUEUED_CALLS``."""
 
 
 #: The result of a call skipped because its deadline was cancelled before it started.
 SKIPPED: Any = object()
+
+
+#: Told, on the event loop, that a submitted call's future has its outcome.
+Then: TypeAlias = Callable[[asyncio.Future[Any]], None]
 
 
 class SessionCalls:
@@ -295,53 +360,75 @@ class SessionCalls:
     def __init__(self, pool: BotPool, bot_class: type[BaseBot]) -> None:
         self._pool = pool
         self._slot = pool._slot(bot_class)
-        self._waiting: deque[tuple[Call, Deadline, asyncio.Future[Any]]] = deque()
+        self._waiting: deque[tuple[Call, Deadline, asyncio.Future[Any], Then | None]] = deque()
         self._busy = False
         self._closed = False
 
-    def submit(self, call: Call, deadline: Deadline | None = None) -> asyncio.Future[Any]:
-        """Queue ``call``; raises ``TooManyCallsError`` if too many are waiting."""
+    @property
+    def on_loop(self) -> bool:
+        """Whether calls run on the event loop (``BaseBot.answers_on_loop``, threads):
+        then a submitted call has its outcome when ``submit`` returns, if the bot was idle."""
+        return self._pool._thread_pool is not None and self._slot.bot_class.answers_on_loop
+
+    def submit(
+        self, call: Call, deadline: Deadline | None = None, then: Then | None = None
+    ) -> asyncio.Future[Any]:
+        """Queue ``call``; raises ``TooManyCallsError`` if too many are waiting.
+
+        ``then(future)``, if given, runs as soon as the future has its outcome (not if
+        it is cancelled), in the same loop callback: one iteration sooner than a done
+        callback or a task awaiting the future."""
         if len(self._waiting) >= MAX_QUEUED_CALLS:
             raise TooManyCallsError
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._waiting.append((call, deadline or Deadline(None), future))
+        self._waiting.append((call, deadline or Deadline(None), future, then))
         if not self._busy:
             self._start_next()
         return future
 
     def _start_next(self) -> None:
         while self._waiting and not self._closed:
-            call, deadline, future = self._waiting.popleft()
+            call, deadline, future, then = self._waiting.popleft()
             if future.done() or deadline.cancelled:
                 if not future.done():
                     future.set_result(SKIPPED)
-                continue
-            try:
-                running = self._pool._start(self._slot, call, deadline)
-            except Exception as error:  # the pool is shut down
-                future.set_exception(error)
+                    _tell(then, future)
                 continue
             # The next call starts only once this one has returned from the bot, even
-            # if its requester gave up on it meanwhile: calls never overlap.
+            # if its requester gave up on it meanwhile: calls never overlap. Busy before
+            # the launch: a bot that answers on the loop has finished when it returns.
             self._busy = True
-            running.add_done_callback(functools.partial(self._finished, future))
+            try:
+                self._pool._launch(
+                    self._slot, call, deadline, functools.partial(self._finished, future, then)
+                )
+            except Exception as error:  # the pool is shut down
+                self._busy = False
+                future.set_exception(error)
+                _tell(then, future)
+                continue
             return
 
-    def _finished(self, future: asyncio.Future[Any], running: asyncio.Future[Any]) -> None:
+    def _finished(
+        self,
+        future: asyncio.Future[Any],
+        then: Then | None,
+        error: BaseException | None,
+        result: Any,
+    ) -> None:
         self._busy = False
         if not future.done():
-            if running.cancelled():  # dropped from the executor's queue at shutdown
-                future.set_exception(RuntimeError("the bot pool was shut down"))
-            elif (error := running.exception()) is not None:
-                future.set_exception(error)
+            if error is None:
+                future.set_result(result)
             else:
-                future.set_result(running.result())
+                future.set_exception(error)
+            _tell(then, future)
         self._start_next()
 
     def close(self) -> None:
         """The session is over: drop waiting calls and the bot."""
         self._closed = True
-        for _, _, future in self._waiting:
+        for _, _, future, _ in self._waiting:
             future.cancel()
         self._waiting.clear()
         self._pool._forget(self._slot)

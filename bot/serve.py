@@ -14,7 +14,9 @@ machine ``bot.session.BotSession``: it feeds it frames, finished jobs and due an
 and carries out the actions it returns. A binary frame closes the session with 1003
 (the protocol is JSON in text frames). Every session gets its own bot instance; calls into
 one bot never overlap (a per-session queue runs them one at a time, in order) and never
-run on the event loop, so heartbeats and other games keep flowing while a bot thinks.
+run on the event loop, so heartbeats and other games keep flowing while a bot thinks —
+unless the bot class declares ``answers_on_loop`` (``BaseBot``: for bots that answer in
+microseconds, at the price of blocking the loop while they run; threads only).
 
 Where bots think is a ``BotPool`` (``bot.pool``):
 

@@ -105,6 +105,19 @@ def test_a_malformed_answer_is_a_clear_error(answer: object, message: str) -> No
         MoveDecision.of(answer)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("stone", [(True, 0), (1.0, 0), (1, False)])
+def test_a_stone_equal_to_a_known_one_but_not_int_is_still_refused(stone: object) -> None:
+    MoveDecision.of(((1, 0), (2, 0)))  # (1, 0) is now known: its Coord is shared
+    with pytest.raises(ValueError, match="valid integer"):
+        MoveDecision.of((stone, (2, 0)))
+
+
+def test_tuple_answers_give_equal_coords_on_every_call() -> None:
+    first = MoveDecision.of(((1, 0), (2, 0)))
+    again = MoveDecision.of(((1, 0), (2, 0)))
+    assert first.pieces == again.pieces == (Coord(q=1, r=0), Coord(q=2, r=0))
+
+
 def test_a_decision_becomes_a_wire_move_option() -> None:
     decision = MoveDecision(
         pieces=(Coord(q=1, r=0), Coord(q=2, r=0)), evaluation=PositionEvaluation(win_in=-3)

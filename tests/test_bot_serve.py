@@ -225,6 +225,31 @@ class CountingBot(LineBot):
         return MoveDecision(pieces=MoveDecision.of([first, second]).pieces, evaluation=evaluation)
 
 
+class ThreadRecordingBot(LineBot):
+    """Records the thread of every call into it."""
+
+    threads: ClassVar[list[threading.Thread]] = []
+
+    def play(self, position: Position, player: Player, match: Match, deadline: Deadline) -> Any:
+        self.threads.append(threading.current_thread())
+        return line_move(position, player)
+
+
+class OnLoopBot(ThreadRecordingBot):
+    """Declares that it answers in microseconds: called on the event loop."""
+
+    answers_on_loop: ClassVar[bool] = True
+    threads: ClassVar[list[threading.Thread]] = []
+
+
+class FailingOnLoopBot(FailingBot):
+    answers_on_loop: ClassVar[bool] = True
+
+
+class CountingOnLoopBot(CountingBot):
+    answers_on_loop: ClassVar[bool] = True
+
+
 class FreeSetupBot(LineBot):
     """Declares free_setup: it plays from any board."""
 
@@ -709,6 +734,49 @@ async def test_no_stateless_route_for_a_bot_that_does_not_declare_it() -> None:
     assert status == 404
 
 
+# ------------------------------------------------------------- answers_on_loop
+
+
+@pytest.mark.parametrize("side", [Player.O, Player.X])
+async def test_a_bot_that_answers_on_the_loop_plays_a_full_game_on_the_loop_thread(
+    side: Player,
+) -> None:
+    OnLoopBot.threads.clear()
+    async with served(create_app(OnLoopBot)) as server:
+        position = await play_at(socket_url(server), side)
+    assert won_by(position, side)
+    # The server runs on this test's event loop, so its thread is this one.
+    assert OnLoopBot.threads and set(OnLoopBot.threads) == {threading.current_thread()}
+
+
+async def test_without_answers_on_loop_the_bot_runs_in_a_worker_thread() -> None:
+    ThreadRecordingBot.threads.clear()
+    async with served(create_app(ThreadRecordingBot)) as server:
+        position = await play_at(socket_url(server), Player.O)
+    assert won_by(position, Player.O)
+    assert ThreadRecordingBot.threads
+    assert threading.current_thread() not in ThreadRecordingBot.threads
+
+
+async def test_an_on_loop_bot_that_raises_is_logged_and_the_game_goes_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with served(create_app(FailingOnLoopBot)) as server:
+        position = await play_at(socket_url(server), Player.X)
+    assert position.outcome is not None
+    failures = [r for r in caplog.records if r.name == "bot.serve" and r.exc_info]
+    assert failures and "the bot's own bug" in str(failures[0].exc_info[1])  # type: ignore[index]
+
+
+async def test_an_on_loop_bot_answers_the_stateless_api_too() -> None:
+    OnLoopBot.threads.clear()
+    async with served(create_app(OnLoopBot)) as server:
+        body = {"board": {"to_move": "o", "cells": [{"q": 0, "r": 0, "p": "x"}]}}
+        status, answer = await post_turn(server, body)
+    assert status == 200, answer
+    assert set(OnLoopBot.threads) == {threading.current_thread()}
+
+
 # ---------------------------------------------------------------- process pool
 
 
@@ -728,6 +796,21 @@ async def test_a_game_in_a_process_pool_keeps_one_bot_per_session() -> None:
     assert [e["win_in"] for e in evaluations] == [1, 2, 3]  # the same instance each move
     assert {e["pid"] for e in evaluations} != {os.getpid()}
     assert len({e["pid"] for e in evaluations}) == 1
+
+
+async def test_answers_on_loop_is_ignored_with_worker_processes() -> None:
+    pool = BotPool(1, processes=True)
+    try:
+        async with (
+            served(create_app(CountingOnLoopBot, pool=pool)) as server,
+            connect(socket_url(server)) as ws,
+        ):
+            game = await play_game(ws, Player.O)
+    finally:
+        await pool.close_sessions()
+        pool.shutdown()
+    assert won_by(game.position, Player.O)
+    assert {answer["move"]["evaluation"]["pid"] for answer in game.answers} != {os.getpid()}
 
 
 # ------------------------------------------------------------------------- CLI
