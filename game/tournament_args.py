@@ -30,6 +30,7 @@ from pydantic import ValidationError
 
 from game.discovery import AddressPolicy, PolicySyntaxError
 from game.local_bot_spec import BotLimits, LimitError
+from game.openings import OpeningBook, OpeningError
 from models import Adjudication, Match, ResignAdjudication, TimeControl, TimeControlError
 from wire.errors import _problems
 from wire.tournaments import SprtSettings, TournamentBot, TournamentRequest
@@ -276,6 +277,10 @@ def parse_arguments(argv: Sequence[str] | None = None) -> TournamentOptions:
             fields["book"] = Path(args.openings).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as error:
             raise UsageError(f"--openings {args.openings!r}: cannot read it: {error}") from None
+        try:  # read here too, so that an error names the file and its line
+            OpeningBook.from_text(fields["book"], source=args.openings)
+        except OpeningError as error:
+            raise UsageError(f"--openings: {error}") from None
         fields["openings"] = "book"
     match: dict[str, Any] = {}
     if args.turn_limit is not None:

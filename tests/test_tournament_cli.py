@@ -110,6 +110,16 @@ def test_main_prints_one_line_for_bad_usage(capsys: pytest.CaptureFixture[str]) 
     assert err.startswith("htttx-tournament: ") and err.count("\n") == 1
 
 
+def test_an_illegal_opening_in_a_book_file_names_the_file_and_line(tmp_path: Path) -> None:
+    book = tmp_path / "mine.htttx"
+    book.write_text(
+        "version[2] name[Good]; 1. [1,0] [0,1];\n\nversion[2] name[Bad]; 1. [1,0] [0,0];\n"
+    )
+    argv = ["--bot", "name=a,url=http://127.0.0.1:1", "--bot", "name=b,url=http://127.0.0.1:2"]
+    with pytest.raises(UsageError, match=r"mine\.htttx line 3, column \d+: opening 'Bad'"):
+        parse_arguments([*argv, "--openings", str(book)])
+
+
 def test_a_clock_the_server_does_not_host_is_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
