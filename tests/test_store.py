@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import event
+from sqlalchemy import event, select
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
@@ -48,6 +48,8 @@ from game.store import (
     UnknownGameError,
     UnsupportedDatabaseError,
 )
+from game.store.schema import _move_json, _to_json
+from game.store.schema import _moves as _moves_table
 from models import (
     Cell,
     Coord,
@@ -667,18 +669,24 @@ def sqlite_locked(url: str) -> Iterator[sqlite3.Connection]:
 
 
 @contextlib.contextmanager
-def writer_begins() -> Iterator[threading.Event]:
-    """An event set when any SQLAlchemy engine emits BEGIN IMMEDIATE."""
+def writer_begins(store: GameStore) -> Iterator[threading.Event]:
+    """An event set when the store's writer starts a BEGIN IMMEDIATE: through SQLAlchemy
+    (any engine), or straight through its sqlite3 connection (the moves' usual case)."""
     begun = threading.Event()
 
     def seen(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
         if statement == "BEGIN IMMEDIATE":
             begun.set()
 
+    writer = store._runner._write_conn  # type: ignore[attr-defined]
+    raw: sqlite3.Connection = writer.connection.driver_connection
     event.listen(Engine, "before_cursor_execute", seen)
+    raw.set_trace_callback(lambda statement: seen(None, None, statement))
     try:
         yield begun
     finally:
+        with contextlib.suppress(sqlite3.ProgrammingError):  # closed with the store
+            raw.set_trace_callback(None)
         event.remove(Engine, "before_cursor_execute", seen)
 
 
@@ -700,7 +708,7 @@ async def test_the_event_loop_runs_on_while_a_write_waits_for_sqlites_lock(
 ) -> None:
     async with await GameStore.open(sqlite_url) as store:
         await store.create_game(record("g"))
-        with sqlite_locked(sqlite_url) as raw, writer_begins() as begun:
+        with sqlite_locked(sqlite_url) as raw, writer_begins(store) as begun:
             written = asyncio.create_task(store.add_move("g", 0, move(Player.O, (1, 0), (2, 0))))
             assert await asyncio.to_thread(begun.wait, 30)
             assert await loop_ticks(100) == 100
@@ -717,7 +725,7 @@ async def test_the_event_loop_runs_on_while_a_write_waits_for_sqlites_lock(
 async def test_a_write_whose_caller_is_cancelled_mid_flight_lands(sqlite_url: str) -> None:
     async with await GameStore.open(sqlite_url) as store:
         await store.create_game(record("g"))
-        with sqlite_locked(sqlite_url) as raw, writer_begins() as begun:
+        with sqlite_locked(sqlite_url) as raw, writer_begins(store) as begun:
             written = asyncio.create_task(store.add_move("g", 0, move(Player.O, (1, 0), (2, 0))))
             assert await asyncio.to_thread(begun.wait, 30)
             written.cancel()
@@ -737,7 +745,7 @@ async def test_a_cancelled_caller_sees_its_cancel_even_when_the_write_failed(
     sqlite_url: str,
 ) -> None:
     async with await GameStore.open(sqlite_url) as store:
-        with sqlite_locked(sqlite_url) as raw, writer_begins() as begun:
+        with sqlite_locked(sqlite_url) as raw, writer_begins(store) as begun:
             written = asyncio.create_task(store.add_move("nope", 0, move(Player.O, (1, 0))))
             assert await asyncio.to_thread(begun.wait, 30)
             written.cancel()
@@ -751,7 +759,7 @@ async def test_close_waits_for_the_writes_queued_before_it(sqlite_url: str) -> N
     store = await GameStore.open(sqlite_url)
     await store.create_game(record("g"))
     moves = [move(Player.O if n % 2 == 0 else Player.X, (n, 0)) for n in range(3)]
-    with sqlite_locked(sqlite_url) as raw, writer_begins() as begun:
+    with sqlite_locked(sqlite_url) as raw, writer_begins(store) as begun:
         writes = [asyncio.create_task(store.add_move("g", n, m)) for n, m in enumerate(moves)]
         assert await asyncio.to_thread(begun.wait, 30)
         closed = asyncio.create_task(store.close())
@@ -829,3 +837,115 @@ async def test_a_commit_that_fails_does_not_wedge_the_writer(sqlite_url: str) ->
             await store._runner.write(commit_fails)
         await store.create_game(record("g"))
         assert await store.count_games() == 1
+
+
+# ------------------------------------------------------------------ the moves' fast path
+
+
+@settings(max_examples=200, deadline=None)
+@given(recorded=_moves)
+def test_a_move_is_stored_as_pydantic_and_json_would_write_it(recorded: RecordedMove) -> None:
+    assert _move_json(recorded) == _to_json(recorded)
+
+
+class _MoreMove(RecordedMove):
+    note: str = "é"
+
+
+@pytest.mark.parametrize(
+    "recorded",
+    [
+        move(Player.X, (0, 1), evaluation=PositionEvaluation(heuristic=float("nan"))),
+        move(Player.O, (0, 1), (1, 1), evaluation=PositionEvaluation(heuristic=float("-inf"))),
+        move(Player.O, (0, 1), (1, 1), evaluation=PositionEvaluation(heuristic=1e-5, win_in=-2)),
+        move(
+            Player.X,
+            (0, 1),
+            (1, 1),
+            evaluation=PositionEvaluation.model_validate(
+                {"heuristic": float("inf"), "depth": 7, "pv": ["\u00e9", {"a": 1.5}], "x": None}
+            ),
+        ),
+        move(
+            Player.O,
+            (0, 1),
+            (1, 1),
+            considerations=[
+                MoveOption(
+                    pieces=[Coord(q=1, r=0), Coord(q=2, r=0)],
+                    evaluation=PositionEvaluation.model_validate({"heuristic": 0.5, "depth": 3}),
+                )
+            ],
+            clock_ms=2**70,
+            thinking_ms=0,
+            latency_ms=9,
+        ),
+        _MoreMove(side=Player.X, pieces=[Coord(q=0, r=1)]),
+        # Not validated: whatever a field holds is written as pydantic would write it.
+        RecordedMove.model_construct(side=Player.X, pieces=[Coord(q=0, r=1)], clock_ms=True),
+    ],
+)
+def test_unusual_moves_are_stored_as_pydantic_and_json_would_write_them(
+    recorded: RecordedMove,
+) -> None:
+    assert _move_json(recorded) == _to_json(recorded)
+
+
+async def test_infinite_heuristics_and_extra_fields_are_stored_exactly(store: GameStore) -> None:
+    moves = [
+        move(
+            Player.O,
+            (1, 0),
+            (2, 0),
+            evaluation=PositionEvaluation.model_validate(
+                {"heuristic": float("inf"), "win_in": 3, "depth": 7, "pv": ["a", "\u00e9"]}
+            ),
+        ),
+        move(Player.X, (0, 1), (0, 2), evaluation=PositionEvaluation(heuristic=float("-inf"))),
+        move(Player.O, (5, 5), clock_ms=10, thinking_ms=0, latency_ms=1),
+    ]
+    await store.create_game(record("g", moves=moves[:1]))
+    await store.add_moves("g", 1, [(moves[1], 3), (moves[2], None)])
+
+    def stored_texts(conn: Connection) -> list[str]:
+        query = select(_moves_table.c.data).where(_moves_table.c.game_id == "g")
+        return list(conn.execute(query.order_by(_moves_table.c.idx)).scalars())
+
+    assert await store._runner.read(stored_texts) == [_to_json(m) for m in moves]
+    stored = await store.get_game("g")
+    assert stored is not None and stored.moves == moves
+    assert await store.move_latencies("g") == [None, 3, None]
+
+
+async def test_the_usual_move_goes_to_sqlite_without_sqlalchemy(sqlite_url: str) -> None:
+    statements: list[str] = []
+
+    def seen(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        statements.append(statement)
+
+    async with await GameStore.open(sqlite_url) as store:
+        await store.create_game(record("g"))
+        event.listen(Engine, "before_cursor_execute", seen)
+        try:
+            await store.add_moves("g", 0, [(move(Player.O, (1, 0), (2, 0)), 4)])
+            assert statements == []
+            # A retried write is not the usual case: SQLAlchemy's path sorts it out.
+            await store.add_moves("g", 0, [(move(Player.O, (1, 0), (2, 0)), 4)])
+            assert "BEGIN IMMEDIATE" in statements
+        finally:
+            event.remove(Engine, "before_cursor_execute", seen)
+        assert await store.move_latencies("g") == [4]
+
+
+async def test_a_failed_fast_write_is_rolled_back_whole_and_raised(sqlite_url: str) -> None:
+    async with await GameStore.open(sqlite_url) as store:
+        await store.create_game(record("g"))
+        # A stray row where the second move goes: the claim succeeds, the INSERT fails.
+        with sqlite3.connect(sqlite_url.partition(":///")[2]) as raw:
+            raw.execute("INSERT INTO moves (game_id, idx, data) VALUES ('g', 1, '{}')")
+        moves = [(move(Player.O, (1, 0), (2, 0)), None), (move(Player.X, (0, 1), (0, 2)), None)]
+        with pytest.raises(IntegrityError, match="UNIQUE"):
+            await store.add_moves("g", 0, moves)
+        assert (await store.list_games()).items[0].moves == 0  # the claim was rolled back
+        await store.add_moves("g", 0, moves[:1])  # and the writer goes on
+        assert (await store.list_games()).items[0].moves == 1

@@ -44,7 +44,11 @@ instead, each statement, BEGIN and COMMIT would be a trip of its own through
 SQLAlchemy's greenlet and aiosqlite's thread queue: ten times the loop time or more
 (``bench/store.py`` measures it). The single writer thread is also SQLite's single
 writer: writes queue on it in order, and its transactions start with ``BEGIN
-IMMEDIATE`` (another process's writes are waited for, up to a busy timeout). Reads of
+IMMEDIATE`` (another process's writes are waited for, up to a busy timeout). The
+store's most frequent write, a game's next moves, skips SQLAlchemy there: the same
+transaction goes to the sqlite3 connection as prepared statements (``add_moves`` and
+``_SqliteThreads.write_moves``), and each move is serialised directly rather than
+through pydantic's dump (``schema._move_json``: the same text). Reads of
 a SQLite file run on a few reader threads and, in WAL mode, never wait for writes; an
 in-memory database is one connection, used only by the writer thread. On PostgreSQL,
 the same functions run through the asyncpg engine (``AsyncConnection.run_sync``);
@@ -99,7 +103,6 @@ from game.store.errors import (
 )
 from game.store.queries import (
     _abort_running,
-    _add_moves,
     _build_record,
     _count_games,
     _create_game,
@@ -131,6 +134,7 @@ from game.store.schema import (
     RecordStatus,
     _games,
     _metadata,
+    _move_json,
     _parse_cursor,
     _to_json,
 )
@@ -250,7 +254,7 @@ class GameStore:
             "move_count": len(record.moves),
         }
         moves = [
-            {"game_id": game_id, "idx": i, "data": _to_json(move), "latency_ms": None}
+            {"game_id": game_id, "idx": i, "data": _move_json(move), "latency_ms": None}
             for i, move in enumerate(record.moves)
         ]
         try:
@@ -282,11 +286,11 @@ class GameStore:
         # Serialised here, on the caller's side: the rows are a snapshot of the moves
         # as they were when add_moves was called.
         rows: list[dict[str, Any]] = [
-            {"game_id": game_id, "idx": first_index + i, "data": _to_json(move), "latency_ms": ms}
+            {"game_id": game_id, "idx": first_index + i, "data": _move_json(move), "latency_ms": ms}
             for i, (move, ms) in enumerate(moves)
         ]
         if rows:
-            await self._runner.write(_add_moves, game_id, first_index, rows)
+            await self._runner.write_moves(game_id, first_index, rows)
 
     async def finish_game(self, game_id: str, result: GameResult, *, ended_at: datetime) -> None:
         """Record how a running game ended. A result with ``cause=ABORTED`` marks the

@@ -51,6 +51,16 @@ _CLAIM_NEXT_MOVES: Final = (
     .values(move_count=bindparam("claim_count"))
 )
 _INSERT_MOVES: Final = _moves.insert()
+# The same two as SQL text for SQLite's driver (``_SqliteThreads.write_moves``), with
+# their parameters in order: (claim_count, claim_game_id, claim_first) and
+# (game_id, idx, data, latency_ms).
+_CLAIM_NEXT_MOVES_SQL: Final = (
+    f"UPDATE {_games.name} SET move_count = ? WHERE game_id = ? "
+    f"AND status = '{RecordStatus.RUNNING.value}' AND move_count = ?"
+)
+_INSERT_MOVE_SQL: Final = (
+    f"INSERT INTO {_moves.name} (game_id, idx, data, latency_ms) VALUES (?, ?, ?, ?)"
+)
 
 
 def _lock_game(conn: Connection, game_id: str, *columns: Any, missing: str) -> Any:
