@@ -493,6 +493,23 @@ async def test_opening_a_sqlite_file_creates_its_directory_in_wal_mode(tmp_path:
         assert raw.execute("PRAGMA journal_mode").fetchone() == ("wal",)
 
 
+@pytest.mark.parametrize(
+    ("option", "level"), [("", 2), ("?synchronous=full", 2), ("?synchronous=normal", 1)]
+)
+async def test_sqlite_commits_with_fsync_unless_the_url_says_normal(
+    tmp_path: Path, option: str, level: int
+) -> None:
+    def synchronous(conn: Connection) -> int:
+        return int(conn.exec_driver_sql("PRAGMA synchronous").scalar_one())
+
+    async with await GameStore.open(f"sqlite:///{tmp_path / 'games.sqlite'}{option}") as store:
+        # FULL is 2, NORMAL 1: on the writer's connection and on the readers'.
+        assert await store._runner.write(synchronous) == level
+        assert await store._runner.read(synchronous) == level
+        await play(store, rich_record())
+        assert await store.get_game("rich") == rich_record()
+
+
 async def test_sqlite_enforces_foreign_keys(tmp_path: Path) -> None:
     path = tmp_path / "games.sqlite"
     async with await GameStore.open(f"sqlite:///{path}") as store:
@@ -517,6 +534,8 @@ async def test_an_in_memory_sqlite_store_works() -> None:
         ("sqlite+pysqlite:///x.db", "expected sqlite\\+aiosqlite"),
         ("postgresql+psycopg2://h/db", "expected postgresql\\+asyncpg"),
         ("not a url", "cannot parse"),
+        ("sqlite:///x.db?synchronous=off", "must be one of full, normal, got 'off'"),
+        ("postgresql://u@h/db?synchronous=normal", "an option of SQLite URLs"),
     ],
 )
 async def test_unsupported_database_urls_raise(url: str, message: str) -> None:

@@ -31,6 +31,11 @@ _SQLITE_BUSY_TIMEOUT_MS: Final = 10_000
 # Reads of a SQLite file run on this many threads, each with a connection of its own.
 _SQLITE_READ_THREADS: Final = 4
 
+# The query option of a SQLite URL that sets ``PRAGMA synchronous`` (see Durability in
+# ``game.store``), its values, and the default.
+_SQLITE_SYNCHRONOUS: Final = "synchronous"
+_SQLITE_SYNCHRONOUS_VALUES: Final = ("full", "normal")
+
 
 # --------------------------------------------------------------------------- URLs
 
@@ -54,7 +59,25 @@ def _async_url(url: str) -> URL:
         raise UnsupportedDatabaseError(
             f"unsupported driver {parsed.drivername!r}: expected {backend}+{wanted}"
         )
+    if _SQLITE_SYNCHRONOUS in parsed.query:
+        if backend != "sqlite":
+            raise UnsupportedDatabaseError(
+                f"?{_SQLITE_SYNCHRONOUS}= is an option of SQLite URLs, not of {backend}"
+            )
+        _sqlite_synchronous(parsed)  # a wrong value is refused up front
     return parsed.set(drivername=f"{backend}+{wanted}")
+
+
+def _sqlite_synchronous(url: URL) -> str:
+    """``PRAGMA synchronous`` for a SQLite URL: ``?synchronous=normal`` or the default,
+    ``full``. Raises UnsupportedDatabaseError for any other value."""
+    value = url.query.get(_SQLITE_SYNCHRONOUS, "full")
+    if not isinstance(value, str) or value.lower() not in _SQLITE_SYNCHRONOUS_VALUES:
+        raise UnsupportedDatabaseError(
+            f"?{_SQLITE_SYNCHRONOUS}= must be one of {', '.join(_SQLITE_SYNCHRONOUS_VALUES)}, "
+            f"got {value!r}"
+        )
+    return value.upper()
 
 
 def _is_memory_sqlite(url: URL) -> bool:
@@ -85,6 +108,8 @@ def _sqlite_engine(url: URL, *, begin: str, connections: int) -> Engine:
     # opened it: the reader threads share their pool, and close() closes every
     # connection from the writer thread.
     kwargs["connect_args"] = {"check_same_thread": False}
+    synchronous = _sqlite_synchronous(url)
+    url = url.difference_update_query([_SQLITE_SYNCHRONOUS])  # ours, not the driver's
     engine = create_engine(url.set(drivername="sqlite+pysqlite"), **kwargs)
 
     @event.listens_for(engine, "connect")
@@ -93,11 +118,13 @@ def _sqlite_engine(url: URL, *, begin: str, connections: int) -> Engine:
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute(f"PRAGMA busy_timeout={_SQLITE_BUSY_TIMEOUT_MS}")
-        # WAL: readers never block the writer nor the other way round. FULL: a commit
-        # is on disk when add_move returns, so even a power cut loses no acknowledged
-        # move (NORMAL would only survive process crashes).
+        # WAL: readers never block the writer nor the other way round. FULL (the
+        # default): a commit is on disk when add_move returns, so even a power cut
+        # loses no acknowledged move. NORMAL (?synchronous=normal) skips the fsync of
+        # each commit: a crash of the process still loses nothing committed, a crash of
+        # the machine may lose the last commits (see Durability in game.store).
         cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute("PRAGMA synchronous=FULL")
+        cursor.execute(f"PRAGMA synchronous={synchronous}")
         cursor.close()
 
     @event.listens_for(engine, "begin")
