@@ -15,7 +15,9 @@ import contextlib
 import gc
 import itertools
 import json
+import os
 import sqlite3
+import sys
 import threading
 import uuid
 import warnings
@@ -968,3 +970,51 @@ async def test_a_failed_fast_write_is_rolled_back_whole_and_raised(sqlite_url: s
         assert (await store.list_games()).items[0].moves == 0  # the claim was rolled back
         await store.add_moves("g", 0, moves[:1])  # and the writer goes on
         assert (await store.list_games()).items[0].moves == 1
+
+
+_WRITE_UNTIL_KILLED = """
+import asyncio, sys
+from game.store import GameStore
+from models import Coord, GameRecord, Player, RecordedMove
+
+async def main() -> None:
+    store = await GameStore.open(sys.argv[1])
+    await store.create_game(GameRecord(game_id="g"))
+    for n in range(100_000):
+        side = Player.O if n % 2 == 0 else Player.X
+        await store.add_move("g", n, RecordedMove(side=side, pieces=[Coord(q=n, r=0)]))
+        print(n, flush=True)
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("option", ["", "?synchronous=normal"])
+async def test_a_killed_writer_loses_no_move_that_add_move_returned_for(
+    tmp_path: Path, option: str
+) -> None:
+    # kill -9 of the process (not of the machine): with or without the fsync per commit.
+    url = f"sqlite:///{tmp_path / 'games.sqlite'}{option}"
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        _WRITE_UNTIL_KILLED,
+        url,
+        stdout=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
+    )
+    assert process.stdout is not None
+    acknowledged = -1
+    try:
+        while acknowledged < 300:
+            line = await asyncio.wait_for(process.stdout.readline(), 60)
+            assert line, "the writer ended before it was killed"
+            acknowledged = int(line)
+    finally:
+        process.kill()
+        await process.wait()
+    async with await GameStore.open(url) as store:
+        stored = await store.get_game("g")
+    assert stored is not None
+    assert len(stored.moves) > acknowledged
+    assert [m.pieces[0].q for m in stored.moves] == list(range(len(stored.moves)))
