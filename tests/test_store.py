@@ -938,24 +938,38 @@ async def test_infinite_heuristics_and_extra_fields_are_stored_exactly(store: Ga
     assert await store.move_latencies("g") == [None, 3, None]
 
 
-async def test_the_usual_move_goes_to_sqlite_without_sqlalchemy(sqlite_url: str) -> None:
+async def test_usual_moves_and_results_go_to_sqlite_without_sqlalchemy(sqlite_url: str) -> None:
     statements: list[str] = []
 
     def seen(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
         statements.append(statement)
 
+    ended = datetime(2026, 11, 22, 14, 0, 1, 250, tzinfo=timezone(timedelta(hours=-3)))
     async with await GameStore.open(sqlite_url) as store:
         await store.create_game(record("g"))
         event.listen(Engine, "before_cursor_execute", seen)
         try:
             await store.add_moves("g", 0, [(move(Player.O, (1, 0), (2, 0)), 4)])
+            await store.finish_game("g", TIMEOUT_O, ended_at=ended)
             assert statements == []
-            # A retried write is not the usual case: SQLAlchemy's path sorts it out.
+            # Retried writes are not the usual case: SQLAlchemy's path sorts them out.
             await store.add_moves("g", 0, [(move(Player.O, (1, 0), (2, 0)), 4)])
-            assert "BEGIN IMMEDIATE" in statements
+            await store.finish_game("g", TIMEOUT_O, ended_at=ended)
+            assert statements.count("BEGIN IMMEDIATE") == 2
+            with pytest.raises(GameNotRunningError):
+                await store.finish_game("g", WIN_X, ended_at=ended)
         finally:
             event.remove(Engine, "before_cursor_execute", seen)
         assert await store.move_latencies("g") == [4]
+        summary = (await store.list_games()).items[0]
+        assert (summary.status, summary.result, summary.ended_at) == (
+            RecordStatus.FINISHED,
+            TIMEOUT_O,
+            ended,
+        )
+        await store.create_game(record("h"))
+        await store.finish_game("h", ABORTED_RESULT, ended_at=ended)
+        assert (await store.list_games()).items[0].status is RecordStatus.ABORTED
 
 
 async def test_a_failed_fast_write_is_rolled_back_whole_and_raised(sqlite_url: str) -> None:

@@ -56,10 +56,11 @@ SQLAlchemy's greenlet and aiosqlite's thread queue: ten times the loop time or m
 (``bench/store.py`` measures it). The single writer thread is also SQLite's single
 writer: writes queue on it in order, and its transactions start with ``BEGIN
 IMMEDIATE`` (another process's writes are waited for, up to a busy timeout). The
-store's most frequent write, a game's next moves, skips SQLAlchemy there: the same
-transaction goes to the sqlite3 connection as prepared statements (``add_moves`` and
-``_SqliteThreads.write_moves``), and each move is serialised directly rather than
-through pydantic's dump (``schema._move_json``: the same text). Reads of
+store's most frequent writes, a game's next moves and its result, skip SQLAlchemy
+there in their usual case: the same transaction goes to the sqlite3 connection as
+prepared statements (``_SqliteThreads._straight_on_writer``), and each move is
+serialised directly rather than through pydantic's dump (``schema._move_json``: the
+same text). Reads of
 a SQLite file run on a few reader threads and, in WAL mode, never wait for writes; an
 in-memory database is one connection, used only by the writer thread. On PostgreSQL,
 the same functions run through the asyncpg engine (``AsyncConnection.run_sync``);
@@ -119,7 +120,6 @@ from game.store.queries import (
     _create_game,
     _fetch_and_build,
     _fetch_game,
-    _finish_game,
     _list_games,
     _move_latencies,
     _record_json,
@@ -311,7 +311,7 @@ class GameStore:
         GameNotRunningError if the game already has a different result.
         """
         status = RecordStatus.ABORTED if result.cause is EndCause.ABORTED else RecordStatus.FINISHED
-        await self._runner.write(_finish_game, game_id, status, _to_json(result), ended_at)
+        await self._runner.write_result(game_id, status, _to_json(result), ended_at)
 
     async def abort_running(self, *, ended_at: datetime) -> int:
         """Mark every running game aborted, keeping its moves; for server startup.

@@ -10,6 +10,7 @@ import functools
 import sqlite3
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import datetime
 from typing import Any, Concatenate, Final, ParamSpec, Protocol, TypeVar
 
 from sqlalchemy import (
@@ -22,7 +23,15 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.pool import StaticPool
 
 from game.store.errors import UnsupportedDatabaseError
-from game.store.queries import _CLAIM_NEXT_MOVES_SQL, _INSERT_MOVE_SQL, _add_moves
+from game.store.queries import (
+    _CLAIM_NEXT_MOVES_SQL,
+    _FINISH_RUNNING_SQL,
+    _INSERT_MOVE_SQL,
+    _add_moves,
+    _finish_game,
+    _iso_datetime,
+)
+from game.store.schema import RecordStatus
 
 # SQLite waits this long for another process's write lock before giving up; writers of
 # this process never wait on each other at the SQLite level (see _SqliteThreads).
@@ -184,6 +193,12 @@ class _Runner(Protocol):
         """``write(_add_moves, game_id, first_index, rows)``, the store's most frequent
         write, perhaps by a quicker way to the same transaction."""
 
+    async def write_result(
+        self, game_id: str, status: RecordStatus, result: str, ended_at: datetime
+    ) -> None:
+        """``write(_finish_game, game_id, status, result, ended_at)``, perhaps by a
+        quicker way to the same transaction."""
+
     async def close(self) -> None:
         """Close every connection, after the writes under way."""
 
@@ -244,37 +259,37 @@ class _SqliteThreads:
                 conn.close()
             raise
 
-    def _moves_on_writer(self, game_id: str, first_index: int, rows: list[dict[str, Any]]) -> None:
-        """``_add_moves`` on the writer thread, the usual case straight through sqlite3.
+    def _straight_on_writer(
+        self,
+        usual: Callable[[sqlite3.Connection], bool],
+        fn: Callable[Concatenate[Connection, _P], None],
+        /,
+        *args: _P.args,
+        **kwargs: _P.kwargs,
+    ) -> None:
+        """``fn`` on the writer thread, its usual case straight through sqlite3.
 
-        The usual case is a running game whose next move is ``first_index``: BEGIN
-        IMMEDIATE, the claiming UPDATE, the INSERT and COMMIT. SQLAlchemy's transaction,
-        execution contexts and result objects around them cost the writer thread more
-        than SQLite's own work does, so they go to the driver's connection directly
-        (sqlite3 keeps them prepared): the same transaction ``_on_writer`` would run,
-        and its errors raised as SQLAlchemy's (``DBAPIError``), as that would raise them.
-        Anything else (the game is not running, the index is not the next one, a
-        retried write) is rolled back and left to ``_add_moves`` itself, which sorts it
-        out and raises the store's errors.
+        The store's most frequent writes (a game's next moves, its result) are a couple
+        of statements in their usual case. SQLAlchemy's transaction, execution contexts
+        and result objects around them cost the writer thread more than SQLite's own
+        work does, so ``usual`` sends them to the driver's connection directly (sqlite3
+        keeps them prepared), inside the same transaction that ``_on_writer`` would run
+        (``BEGIN IMMEDIATE`` ... ``COMMIT``), and returns whether they did the write.
+        Its errors are raised as SQLAlchemy's (``DBAPIError``), as ``fn`` would raise
+        them. Anything else (``usual`` returns False: the game is not running, the
+        index is not the next one, a retried write) is rolled back and left to ``fn``
+        itself, which sorts it out and raises the store's errors.
         """
         if self._write_conn is None:
             self._write_conn = self._writer.connect()
         raw: sqlite3.Connection = self._write_conn.connection.driver_connection  # type: ignore[assignment]
-        statement: str = "BEGIN IMMEDIATE"
-        params: Any = ()
         try:
-            raw.execute(statement)
-            statement = _CLAIM_NEXT_MOVES_SQL
-            params = (first_index + len(rows), game_id, first_index)
-            if raw.execute(statement, params).rowcount == 1:
-                statement = _INSERT_MOVE_SQL
-                params = [(game_id, row["idx"], row["data"], row["latency_ms"]) for row in rows]
-                raw.executemany(statement, params)
-                statement, params = "COMMIT", ()
-                raw.execute(statement)
+            raw.execute("BEGIN IMMEDIATE")
+            if usual(raw):
+                raw.execute("COMMIT")
                 return
         except sqlite3.Error as exc:
-            raise DBAPIError.instance(statement, params, exc, sqlite3.Error) from exc
+            raise DBAPIError.instance(None, None, exc, sqlite3.Error) from exc
         finally:
             if raw.in_transaction:
                 try:
@@ -285,11 +300,34 @@ class _SqliteThreads:
                     conn.invalidate()
                     conn.close()
         # Not the usual case: rolled back above, and sorted out here.
-        self._on_writer(_add_moves, game_id, first_index, rows)
+        self._on_writer(fn, *args, **kwargs)
 
     async def write_moves(self, game_id: str, first_index: int, rows: list[dict[str, Any]]) -> None:
+        def usual(raw: sqlite3.Connection) -> bool:
+            claim = (first_index + len(rows), game_id, first_index)
+            if raw.execute(_CLAIM_NEXT_MOVES_SQL, claim).rowcount != 1:
+                return False
+            moves = [(game_id, row["idx"], row["data"], row["latency_ms"]) for row in rows]
+            raw.executemany(_INSERT_MOVE_SQL, moves)
+            return True
+
         await self._await_writer(
-            self._write_thread.submit(self._moves_on_writer, game_id, first_index, rows)
+            self._write_thread.submit(
+                self._straight_on_writer, usual, _add_moves, game_id, first_index, rows
+            )
+        )
+
+    async def write_result(
+        self, game_id: str, status: RecordStatus, result: str, ended_at: datetime
+    ) -> None:
+        def usual(raw: sqlite3.Connection) -> bool:
+            params = (status.value, result, _iso_datetime(ended_at), game_id)
+            return bool(raw.execute(_FINISH_RUNNING_SQL, params).rowcount == 1)
+
+        await self._await_writer(
+            self._write_thread.submit(
+                self._straight_on_writer, usual, _finish_game, game_id, status, result, ended_at
+            )
         )
 
     async def write(
@@ -407,6 +445,11 @@ class _AsyncEngineRunner:
 
     async def write_moves(self, game_id: str, first_index: int, rows: list[dict[str, Any]]) -> None:
         await self.write(_add_moves, game_id, first_index, rows)
+
+    async def write_result(
+        self, game_id: str, status: RecordStatus, result: str, ended_at: datetime
+    ) -> None:
+        await self.write(_finish_game, game_id, status, result, ended_at)
 
     async def read(
         self, fn: Callable[Concatenate[Connection, _P], _T], /, *args: _P.args, **kwargs: _P.kwargs
