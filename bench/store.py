@@ -16,6 +16,9 @@ the same rows written with plain ``sqlite3`` on one thread of its own (WAL,
 and COMMIT), the loop awaiting one future per write. That is about the least a
 non-blocking write can cost. Each move is serialised on the loop in both cases.
 
+``--synchronous normal`` measures both with ``PRAGMA synchronous=NORMAL`` (the
+store's ``?synchronous=normal`` URL option: no fsync per commit) instead of ``FULL``.
+
 Rounds alternate between the baseline and the store (each on a fresh database in a
 temporary directory; ``--dir`` chooses where, since the fsync depends on the disk);
 figures are medians over rounds of the mean per write, and the ratios are store /
@@ -140,16 +143,18 @@ _CLAIM = (
 _INSERT = "INSERT INTO moves (game_id, idx, data, latency_ms) VALUES (?, ?, ?, ?)"
 
 
-def _sqlite_connect(path: Path) -> sqlite3.Connection:
+def _sqlite_connect(path: Path, synchronous: str) -> sqlite3.Connection:
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA busy_timeout=10000")
     conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA synchronous=FULL")
+    conn.execute(f"PRAGMA synchronous={synchronous.upper()}")
     return conn
 
 
-async def sqlite3_round(store_module: ModuleType, path: Path, writes: int) -> Cost:
+async def sqlite3_round(
+    store_module: ModuleType, path: Path, writes: int, synchronous: str
+) -> Cost:
     # The store creates the schema (and is closed again), so both write the same tables.
     async with await store_module.GameStore.open(f"sqlite+aiosqlite:///{path}") as store:
         game_id = f"bench-{uuid.uuid4()}"
@@ -157,7 +162,7 @@ async def sqlite3_round(store_module: ModuleType, path: Path, writes: int) -> Co
     moves = [a_move(index) for index in range(writes)]
     loop = asyncio.get_running_loop()
     with ThreadPoolExecutor(1, thread_name_prefix="bench-sqlite3") as thread:
-        conn = await loop.run_in_executor(thread, _sqlite_connect, path)
+        conn = await loop.run_in_executor(thread, _sqlite_connect, path, synchronous)
 
         def transaction(index: int, data: str) -> None:
             conn.execute("BEGIN IMMEDIATE")
@@ -250,6 +255,8 @@ async def run(args: argparse.Namespace) -> None:
     print(__doc__.split("\n\n")[0])
     print(f"store: {store_module.__file__}")
     print(f"{writes} writes of one move per round, {rounds} rounds (after one warm-up round)")
+    print(f"SQLite: PRAGMA synchronous={args.synchronous.upper()}")
+    option = "" if args.synchronous == "full" else f"?synchronous={args.synchronous}"
     print()
     ours: list[Cost] = []
     plain: list[Cost] = []
@@ -257,12 +264,13 @@ async def run(args: argparse.Namespace) -> None:
         for n in range(rounds + 1):
             store_db, plain_db = root / f"store{n}.sqlite", root / f"plain{n}.sqlite"
             # Alternate which goes first, so neither always meets a warmer disk.
+            store_url = f"sqlite:///{store_db}{option}"
             if n % 2:
-                plain_cost = await sqlite3_round(store_module, plain_db, writes)
-                store_cost = await store_round(store_module, f"sqlite:///{store_db}", writes)
+                plain_cost = await sqlite3_round(store_module, plain_db, writes, args.synchronous)
+                store_cost = await store_round(store_module, store_url, writes)
             else:
-                store_cost = await store_round(store_module, f"sqlite:///{store_db}", writes)
-                plain_cost = await sqlite3_round(store_module, plain_db, writes)
+                store_cost = await store_round(store_module, store_url, writes)
+                plain_cost = await sqlite3_round(store_module, plain_db, writes, args.synchronous)
             if n:  # round 0 warms up: imports, statement caches, the file system
                 ours.append(store_cost)
                 plain.append(plain_cost)
@@ -294,6 +302,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5, help="rounds after the warm-up")
     parser.add_argument("--quick", action="store_true", help="100 writes, 3 rounds")
     parser.add_argument("--dir", help="where the SQLite files go (default: the temp dir)")
+    parser.add_argument(
+        "--synchronous",
+        choices=("full", "normal"),
+        default="full",
+        help="SQLite's PRAGMA synchronous, for the store and the baseline (default: full)",
+    )
     parser.add_argument("--pg", metavar="URL", help="also measure PostgreSQL at this URL")
     parser.add_argument(
         "--store", type=Path, metavar="PATH", help="measure this store.py instead of game/store.py"

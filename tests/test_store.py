@@ -15,7 +15,9 @@ import contextlib
 import gc
 import itertools
 import json
+import os
 import sqlite3
+import sys
 import threading
 import uuid
 import warnings
@@ -27,7 +29,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import event
+from sqlalchemy import event, select
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
@@ -48,6 +50,8 @@ from game.store import (
     UnknownGameError,
     UnsupportedDatabaseError,
 )
+from game.store.schema import _move_json, _to_json
+from game.store.schema import _moves as _moves_table
 from models import (
     Cell,
     Coord,
@@ -491,6 +495,23 @@ async def test_opening_a_sqlite_file_creates_its_directory_in_wal_mode(tmp_path:
         assert raw.execute("PRAGMA journal_mode").fetchone() == ("wal",)
 
 
+@pytest.mark.parametrize(
+    ("option", "level"), [("", 2), ("?synchronous=full", 2), ("?synchronous=normal", 1)]
+)
+async def test_sqlite_commits_with_fsync_unless_the_url_says_normal(
+    tmp_path: Path, option: str, level: int
+) -> None:
+    def synchronous(conn: Connection) -> int:
+        return int(conn.exec_driver_sql("PRAGMA synchronous").scalar_one())
+
+    async with await GameStore.open(f"sqlite:///{tmp_path / 'games.sqlite'}{option}") as store:
+        # FULL is 2, NORMAL 1: on the writer's connection and on the readers'.
+        assert await store._runner.write(synchronous) == level
+        assert await store._runner.read(synchronous) == level
+        await play(store, rich_record())
+        assert await store.get_game("rich") == rich_record()
+
+
 async def test_sqlite_enforces_foreign_keys(tmp_path: Path) -> None:
     path = tmp_path / "games.sqlite"
     async with await GameStore.open(f"sqlite:///{path}") as store:
@@ -515,6 +536,8 @@ async def test_an_in_memory_sqlite_store_works() -> None:
         ("sqlite+pysqlite:///x.db", "expected sqlite\\+aiosqlite"),
         ("postgresql+psycopg2://h/db", "expected postgresql\\+asyncpg"),
         ("not a url", "cannot parse"),
+        ("sqlite:///x.db?synchronous=off", "must be one of full, normal, got 'off'"),
+        ("postgresql://u@h/db?synchronous=normal", "an option of SQLite URLs"),
     ],
 )
 async def test_unsupported_database_urls_raise(url: str, message: str) -> None:
@@ -667,18 +690,24 @@ def sqlite_locked(url: str) -> Iterator[sqlite3.Connection]:
 
 
 @contextlib.contextmanager
-def writer_begins() -> Iterator[threading.Event]:
-    """An event set when any SQLAlchemy engine emits BEGIN IMMEDIATE."""
+def writer_begins(store: GameStore) -> Iterator[threading.Event]:
+    """An event set when the store's writer starts a BEGIN IMMEDIATE: through SQLAlchemy
+    (any engine), or straight through its sqlite3 connection (the moves' usual case)."""
     begun = threading.Event()
 
     def seen(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
         if statement == "BEGIN IMMEDIATE":
             begun.set()
 
+    writer = store._runner._write_conn  # type: ignore[attr-defined]
+    raw: sqlite3.Connection = writer.connection.driver_connection
     event.listen(Engine, "before_cursor_execute", seen)
+    raw.set_trace_callback(lambda statement: seen(None, None, statement))
     try:
         yield begun
     finally:
+        with contextlib.suppress(sqlite3.ProgrammingError):  # closed with the store
+            raw.set_trace_callback(None)
         event.remove(Engine, "before_cursor_execute", seen)
 
 
@@ -700,7 +729,7 @@ async def test_the_event_loop_runs_on_while_a_write_waits_for_sqlites_lock(
 ) -> None:
     async with await GameStore.open(sqlite_url) as store:
         await store.create_game(record("g"))
-        with sqlite_locked(sqlite_url) as raw, writer_begins() as begun:
+        with sqlite_locked(sqlite_url) as raw, writer_begins(store) as begun:
             written = asyncio.create_task(store.add_move("g", 0, move(Player.O, (1, 0), (2, 0))))
             assert await asyncio.to_thread(begun.wait, 30)
             assert await loop_ticks(100) == 100
@@ -717,7 +746,7 @@ async def test_the_event_loop_runs_on_while_a_write_waits_for_sqlites_lock(
 async def test_a_write_whose_caller_is_cancelled_mid_flight_lands(sqlite_url: str) -> None:
     async with await GameStore.open(sqlite_url) as store:
         await store.create_game(record("g"))
-        with sqlite_locked(sqlite_url) as raw, writer_begins() as begun:
+        with sqlite_locked(sqlite_url) as raw, writer_begins(store) as begun:
             written = asyncio.create_task(store.add_move("g", 0, move(Player.O, (1, 0), (2, 0))))
             assert await asyncio.to_thread(begun.wait, 30)
             written.cancel()
@@ -737,7 +766,7 @@ async def test_a_cancelled_caller_sees_its_cancel_even_when_the_write_failed(
     sqlite_url: str,
 ) -> None:
     async with await GameStore.open(sqlite_url) as store:
-        with sqlite_locked(sqlite_url) as raw, writer_begins() as begun:
+        with sqlite_locked(sqlite_url) as raw, writer_begins(store) as begun:
             written = asyncio.create_task(store.add_move("nope", 0, move(Player.O, (1, 0))))
             assert await asyncio.to_thread(begun.wait, 30)
             written.cancel()
@@ -751,7 +780,7 @@ async def test_close_waits_for_the_writes_queued_before_it(sqlite_url: str) -> N
     store = await GameStore.open(sqlite_url)
     await store.create_game(record("g"))
     moves = [move(Player.O if n % 2 == 0 else Player.X, (n, 0)) for n in range(3)]
-    with sqlite_locked(sqlite_url) as raw, writer_begins() as begun:
+    with sqlite_locked(sqlite_url) as raw, writer_begins(store) as begun:
         writes = [asyncio.create_task(store.add_move("g", n, m)) for n, m in enumerate(moves)]
         assert await asyncio.to_thread(begun.wait, 30)
         closed = asyncio.create_task(store.close())
@@ -829,3 +858,177 @@ async def test_a_commit_that_fails_does_not_wedge_the_writer(sqlite_url: str) ->
             await store._runner.write(commit_fails)
         await store.create_game(record("g"))
         assert await store.count_games() == 1
+
+
+# ------------------------------------------------------------------ the moves' fast path
+
+
+@settings(max_examples=200, deadline=None)
+@given(recorded=_moves)
+def test_a_move_is_stored_as_pydantic_and_json_would_write_it(recorded: RecordedMove) -> None:
+    assert _move_json(recorded) == _to_json(recorded)
+
+
+class _MoreMove(RecordedMove):
+    note: str = "é"
+
+
+@pytest.mark.parametrize(
+    "recorded",
+    [
+        move(Player.X, (0, 1), evaluation=PositionEvaluation(heuristic=float("nan"))),
+        move(Player.O, (0, 1), (1, 1), evaluation=PositionEvaluation(heuristic=float("-inf"))),
+        move(Player.O, (0, 1), (1, 1), evaluation=PositionEvaluation(heuristic=1e-5, win_in=-2)),
+        move(
+            Player.X,
+            (0, 1),
+            (1, 1),
+            evaluation=PositionEvaluation.model_validate(
+                {"heuristic": float("inf"), "depth": 7, "pv": ["\u00e9", {"a": 1.5}], "x": None}
+            ),
+        ),
+        move(
+            Player.O,
+            (0, 1),
+            (1, 1),
+            considerations=[
+                MoveOption(
+                    pieces=[Coord(q=1, r=0), Coord(q=2, r=0)],
+                    evaluation=PositionEvaluation.model_validate({"heuristic": 0.5, "depth": 3}),
+                )
+            ],
+            clock_ms=2**70,
+            thinking_ms=0,
+            latency_ms=9,
+        ),
+        _MoreMove(side=Player.X, pieces=[Coord(q=0, r=1)]),
+        # Not validated: whatever a field holds is written as pydantic would write it.
+        RecordedMove.model_construct(side=Player.X, pieces=[Coord(q=0, r=1)], clock_ms=True),
+    ],
+)
+def test_unusual_moves_are_stored_as_pydantic_and_json_would_write_them(
+    recorded: RecordedMove,
+) -> None:
+    assert _move_json(recorded) == _to_json(recorded)
+
+
+async def test_infinite_heuristics_and_extra_fields_are_stored_exactly(store: GameStore) -> None:
+    moves = [
+        move(
+            Player.O,
+            (1, 0),
+            (2, 0),
+            evaluation=PositionEvaluation.model_validate(
+                {"heuristic": float("inf"), "win_in": 3, "depth": 7, "pv": ["a", "\u00e9"]}
+            ),
+        ),
+        move(Player.X, (0, 1), (0, 2), evaluation=PositionEvaluation(heuristic=float("-inf"))),
+        move(Player.O, (5, 5), clock_ms=10, thinking_ms=0, latency_ms=1),
+    ]
+    await store.create_game(record("g", moves=moves[:1]))
+    await store.add_moves("g", 1, [(moves[1], 3), (moves[2], None)])
+
+    def stored_texts(conn: Connection) -> list[str]:
+        query = select(_moves_table.c.data).where(_moves_table.c.game_id == "g")
+        return list(conn.execute(query.order_by(_moves_table.c.idx)).scalars())
+
+    assert await store._runner.read(stored_texts) == [_to_json(m) for m in moves]
+    stored = await store.get_game("g")
+    assert stored is not None and stored.moves == moves
+    assert await store.move_latencies("g") == [None, 3, None]
+
+
+async def test_usual_moves_and_results_go_to_sqlite_without_sqlalchemy(sqlite_url: str) -> None:
+    statements: list[str] = []
+
+    def seen(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        statements.append(statement)
+
+    ended = datetime(2026, 11, 22, 14, 0, 1, 250, tzinfo=timezone(timedelta(hours=-3)))
+    async with await GameStore.open(sqlite_url) as store:
+        await store.create_game(record("g"))
+        event.listen(Engine, "before_cursor_execute", seen)
+        try:
+            await store.add_moves("g", 0, [(move(Player.O, (1, 0), (2, 0)), 4)])
+            await store.finish_game("g", TIMEOUT_O, ended_at=ended)
+            assert statements == []
+            # Retried writes are not the usual case: SQLAlchemy's path sorts them out.
+            await store.add_moves("g", 0, [(move(Player.O, (1, 0), (2, 0)), 4)])
+            await store.finish_game("g", TIMEOUT_O, ended_at=ended)
+            assert statements.count("BEGIN IMMEDIATE") == 2
+            with pytest.raises(GameNotRunningError):
+                await store.finish_game("g", WIN_X, ended_at=ended)
+        finally:
+            event.remove(Engine, "before_cursor_execute", seen)
+        assert await store.move_latencies("g") == [4]
+        summary = (await store.list_games()).items[0]
+        assert (summary.status, summary.result, summary.ended_at) == (
+            RecordStatus.FINISHED,
+            TIMEOUT_O,
+            ended,
+        )
+        await store.create_game(record("h"))
+        await store.finish_game("h", ABORTED_RESULT, ended_at=ended)
+        assert (await store.list_games()).items[0].status is RecordStatus.ABORTED
+
+
+async def test_a_failed_fast_write_is_rolled_back_whole_and_raised(sqlite_url: str) -> None:
+    async with await GameStore.open(sqlite_url) as store:
+        await store.create_game(record("g"))
+        # A stray row where the second move goes: the claim succeeds, the INSERT fails.
+        with sqlite3.connect(sqlite_url.partition(":///")[2]) as raw:
+            raw.execute("INSERT INTO moves (game_id, idx, data) VALUES ('g', 1, '{}')")
+        moves = [(move(Player.O, (1, 0), (2, 0)), None), (move(Player.X, (0, 1), (0, 2)), None)]
+        with pytest.raises(IntegrityError, match="UNIQUE"):
+            await store.add_moves("g", 0, moves)
+        assert (await store.list_games()).items[0].moves == 0  # the claim was rolled back
+        await store.add_moves("g", 0, moves[:1])  # and the writer goes on
+        assert (await store.list_games()).items[0].moves == 1
+
+
+_WRITE_UNTIL_KILLED = """
+import asyncio, sys
+from game.store import GameStore
+from models import Coord, GameRecord, Player, RecordedMove
+
+async def main() -> None:
+    store = await GameStore.open(sys.argv[1])
+    await store.create_game(GameRecord(game_id="g"))
+    for n in range(100_000):
+        side = Player.O if n % 2 == 0 else Player.X
+        await store.add_move("g", n, RecordedMove(side=side, pieces=[Coord(q=n, r=0)]))
+        print(n, flush=True)
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("option", ["", "?synchronous=normal"])
+async def test_a_killed_writer_loses_no_move_that_add_move_returned_for(
+    tmp_path: Path, option: str
+) -> None:
+    # kill -9 of the process (not of the machine): with or without the fsync per commit.
+    url = f"sqlite:///{tmp_path / 'games.sqlite'}{option}"
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        _WRITE_UNTIL_KILLED,
+        url,
+        stdout=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
+    )
+    assert process.stdout is not None
+    acknowledged = -1
+    try:
+        while acknowledged < 300:
+            line = await asyncio.wait_for(process.stdout.readline(), 60)
+            assert line, "the writer ended before it was killed"
+            acknowledged = int(line)
+    finally:
+        process.kill()
+        await process.wait()
+    async with await GameStore.open(url) as store:
+        stored = await store.get_game("g")
+    assert stored is not None
+    assert len(stored.moves) > acknowledged
+    assert [m.pieces[0].q for m in stored.moves] == list(range(len(stored.moves)))

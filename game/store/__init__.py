@@ -10,7 +10,18 @@ Concurrency), so the aiosqlite package is not needed.
 
 Durability: every ``add_move`` is its own committed transaction, so a crash loses no
 move that ``add_move`` returned for. After a restart, ``abort_running`` marks the games
-that were still running as aborted; their moves stay.
+that were still running as aborted; their moves stay. SQLite commits in WAL mode with
+``PRAGMA synchronous=FULL`` by default: the commit is synced to disk (an fsync) before
+``add_move`` returns, so this holds for a crash of the machine or a power cut too. A
+SQLite URL may say ``?synchronous=normal`` instead: a commit is then written to the WAL
+file but not synced, so a crash of the server's *process* (``kill -9``, an exception)
+still loses no returned move, but a crash of the operating system or a power cut may
+lose the last commits (the database stays consistent: whole transactions are lost, in
+order, from the newest). What it saves is the fsync of each commit: here about 70 µs
+of CPU (kernel time) and 150 µs of the writer thread's wall time per commit
+(``bench/store.py --synchronous normal``), and in ``bench/server.py --quick`` a third
+of the writer thread's CPU, about 5% of the server's, within that benchmark's noise in
+its CPU per move. That is why FULL stays the default.
 
 Schema (created with ``metadata.create_all`` on ``open``; there are no migrations yet,
 so a change to these tables needs Alembic or a fresh database)::
@@ -44,7 +55,12 @@ instead, each statement, BEGIN and COMMIT would be a trip of its own through
 SQLAlchemy's greenlet and aiosqlite's thread queue: ten times the loop time or more
 (``bench/store.py`` measures it). The single writer thread is also SQLite's single
 writer: writes queue on it in order, and its transactions start with ``BEGIN
-IMMEDIATE`` (another process's writes are waited for, up to a busy timeout). Reads of
+IMMEDIATE`` (another process's writes are waited for, up to a busy timeout). The
+store's most frequent writes, a game's next moves and its result, skip SQLAlchemy
+there in their usual case: the same transaction goes to the sqlite3 connection as
+prepared statements (``_SqliteThreads._straight_on_writer``), and each move is
+serialised directly rather than through pydantic's dump (``schema._move_json``: the
+same text). Reads of
 a SQLite file run on a few reader threads and, in WAL mode, never wait for writes; an
 in-memory database is one connection, used only by the writer thread. On PostgreSQL,
 the same functions run through the asyncpg engine (``AsyncConnection.run_sync``);
@@ -99,13 +115,11 @@ from game.store.errors import (
 )
 from game.store.queries import (
     _abort_running,
-    _add_moves,
     _build_record,
     _count_games,
     _create_game,
     _fetch_and_build,
     _fetch_game,
-    _finish_game,
     _list_games,
     _move_latencies,
     _record_json,
@@ -131,6 +145,7 @@ from game.store.schema import (
     RecordStatus,
     _games,
     _metadata,
+    _move_json,
     _parse_cursor,
     _to_json,
 )
@@ -250,7 +265,7 @@ class GameStore:
             "move_count": len(record.moves),
         }
         moves = [
-            {"game_id": game_id, "idx": i, "data": _to_json(move), "latency_ms": None}
+            {"game_id": game_id, "idx": i, "data": _move_json(move), "latency_ms": None}
             for i, move in enumerate(record.moves)
         ]
         try:
@@ -282,11 +297,11 @@ class GameStore:
         # Serialised here, on the caller's side: the rows are a snapshot of the moves
         # as they were when add_moves was called.
         rows: list[dict[str, Any]] = [
-            {"game_id": game_id, "idx": first_index + i, "data": _to_json(move), "latency_ms": ms}
+            {"game_id": game_id, "idx": first_index + i, "data": _move_json(move), "latency_ms": ms}
             for i, (move, ms) in enumerate(moves)
         ]
         if rows:
-            await self._runner.write(_add_moves, game_id, first_index, rows)
+            await self._runner.write_moves(game_id, first_index, rows)
 
     async def finish_game(self, game_id: str, result: GameResult, *, ended_at: datetime) -> None:
         """Record how a running game ended. A result with ``cause=ABORTED`` marks the
@@ -296,7 +311,7 @@ class GameStore:
         GameNotRunningError if the game already has a different result.
         """
         status = RecordStatus.ABORTED if result.cause is EndCause.ABORTED else RecordStatus.FINISHED
-        await self._runner.write(_finish_game, game_id, status, _to_json(result), ended_at)
+        await self._runner.write_result(game_id, status, _to_json(result), ended_at)
 
     async def abort_running(self, *, ended_at: datetime) -> int:
         """Mark every running game aborted, keeping its moves; for server startup.

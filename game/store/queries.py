@@ -10,14 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, Final, TypeVar
+from typing import Any, Final, TypeVar, cast
 
 from sqlalchemy import (
     bindparam,
     select,
     update,
 )
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.sql import Select
 
 from game.store.errors import (
@@ -33,11 +33,14 @@ from game.store.schema import (
     RecordStatus,
     _from_json,
     _games,
+    _IsoDateTime,
     _moves,
     _summary,
     _to_json,
 )
 from models import GameRecord, RecordedMove
+
+_NO_DIALECT: Final = cast(Dialect, None)  # _IsoDateTime does not look at it
 
 # The statements of the usual write, built once: SQLAlchemy then finds their compiled
 # form in its cache without building and hashing a new statement each time.
@@ -51,6 +54,26 @@ _CLAIM_NEXT_MOVES: Final = (
     .values(move_count=bindparam("claim_count"))
 )
 _INSERT_MOVES: Final = _moves.insert()
+# The same two as SQL text for SQLite's driver (``_SqliteThreads.write_moves``), with
+# their parameters in order: (claim_count, claim_game_id, claim_first) and
+# (game_id, idx, data, latency_ms).
+_CLAIM_NEXT_MOVES_SQL: Final = (
+    f"UPDATE {_games.name} SET move_count = ? WHERE game_id = ? "
+    f"AND status = '{RecordStatus.RUNNING.value}' AND move_count = ?"
+)
+_INSERT_MOVE_SQL: Final = (
+    f"INSERT INTO {_moves.name} (game_id, idx, data, latency_ms) VALUES (?, ?, ?, ?)"
+)
+# And the result of a running game: (status, result, ended_at, game_id).
+_FINISH_RUNNING_SQL: Final = (
+    f"UPDATE {_games.name} SET status = ?, result = ?, ended_at = ? "
+    f"WHERE game_id = ? AND status = '{RecordStatus.RUNNING.value}'"
+)
+
+
+def _iso_datetime(value: datetime) -> str | None:
+    """``value`` as its column stores it (``schema._IsoDateTime``)."""
+    return _IsoDateTime().process_bind_param(value, _NO_DIALECT)
 
 
 def _lock_game(conn: Connection, game_id: str, *columns: Any, missing: str) -> Any:

@@ -7,8 +7,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import sqlite3
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import datetime
 from typing import Any, Concatenate, Final, ParamSpec, Protocol, TypeVar
 
 from sqlalchemy import (
@@ -16,11 +18,20 @@ from sqlalchemy import (
     event,
 )
 from sqlalchemy.engine import URL, Connection, Engine, make_url
-from sqlalchemy.exc import ArgumentError
+from sqlalchemy.exc import ArgumentError, DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.pool import StaticPool
 
 from game.store.errors import UnsupportedDatabaseError
+from game.store.queries import (
+    _CLAIM_NEXT_MOVES_SQL,
+    _FINISH_RUNNING_SQL,
+    _INSERT_MOVE_SQL,
+    _add_moves,
+    _finish_game,
+    _iso_datetime,
+)
+from game.store.schema import RecordStatus
 
 # SQLite waits this long for another process's write lock before giving up; writers of
 # this process never wait on each other at the SQLite level (see _SqliteThreads).
@@ -28,6 +39,11 @@ _SQLITE_BUSY_TIMEOUT_MS: Final = 10_000
 
 # Reads of a SQLite file run on this many threads, each with a connection of its own.
 _SQLITE_READ_THREADS: Final = 4
+
+# The query option of a SQLite URL that sets ``PRAGMA synchronous`` (see Durability in
+# ``game.store``), its values, and the default.
+_SQLITE_SYNCHRONOUS: Final = "synchronous"
+_SQLITE_SYNCHRONOUS_VALUES: Final = ("full", "normal")
 
 
 # --------------------------------------------------------------------------- URLs
@@ -52,7 +68,25 @@ def _async_url(url: str) -> URL:
         raise UnsupportedDatabaseError(
             f"unsupported driver {parsed.drivername!r}: expected {backend}+{wanted}"
         )
+    if _SQLITE_SYNCHRONOUS in parsed.query:
+        if backend != "sqlite":
+            raise UnsupportedDatabaseError(
+                f"?{_SQLITE_SYNCHRONOUS}= is an option of SQLite URLs, not of {backend}"
+            )
+        _sqlite_synchronous(parsed)  # a wrong value is refused up front
     return parsed.set(drivername=f"{backend}+{wanted}")
+
+
+def _sqlite_synchronous(url: URL) -> str:
+    """``PRAGMA synchronous`` for a SQLite URL: ``?synchronous=normal`` or the default,
+    ``full``. Raises UnsupportedDatabaseError for any other value."""
+    value = url.query.get(_SQLITE_SYNCHRONOUS, "full")
+    if not isinstance(value, str) or value.lower() not in _SQLITE_SYNCHRONOUS_VALUES:
+        raise UnsupportedDatabaseError(
+            f"?{_SQLITE_SYNCHRONOUS}= must be one of {', '.join(_SQLITE_SYNCHRONOUS_VALUES)}, "
+            f"got {value!r}"
+        )
+    return value.upper()
 
 
 def _is_memory_sqlite(url: URL) -> bool:
@@ -83,6 +117,8 @@ def _sqlite_engine(url: URL, *, begin: str, connections: int) -> Engine:
     # opened it: the reader threads share their pool, and close() closes every
     # connection from the writer thread.
     kwargs["connect_args"] = {"check_same_thread": False}
+    synchronous = _sqlite_synchronous(url)
+    url = url.difference_update_query([_SQLITE_SYNCHRONOUS])  # ours, not the driver's
     engine = create_engine(url.set(drivername="sqlite+pysqlite"), **kwargs)
 
     @event.listens_for(engine, "connect")
@@ -91,11 +127,13 @@ def _sqlite_engine(url: URL, *, begin: str, connections: int) -> Engine:
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute(f"PRAGMA busy_timeout={_SQLITE_BUSY_TIMEOUT_MS}")
-        # WAL: readers never block the writer nor the other way round. FULL: a commit
-        # is on disk when add_move returns, so even a power cut loses no acknowledged
-        # move (NORMAL would only survive process crashes).
+        # WAL: readers never block the writer nor the other way round. FULL (the
+        # default): a commit is on disk when add_move returns, so even a power cut
+        # loses no acknowledged move. NORMAL (?synchronous=normal) skips the fsync of
+        # each commit: a crash of the process still loses nothing committed, a crash of
+        # the machine may lose the last commits (see Durability in game.store).
         cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute("PRAGMA synchronous=FULL")
+        cursor.execute(f"PRAGMA synchronous={synchronous}")
         cursor.close()
 
     @event.listens_for(engine, "begin")
@@ -150,6 +188,16 @@ class _Runner(Protocol):
         self, fn: Callable[Concatenate[Connection, _P], _T], /, *args: _P.args, **kwargs: _P.kwargs
     ) -> _T:
         """Run ``fn`` in a read transaction."""
+
+    async def write_moves(self, game_id: str, first_index: int, rows: list[dict[str, Any]]) -> None:
+        """``write(_add_moves, game_id, first_index, rows)``, the store's most frequent
+        write, perhaps by a quicker way to the same transaction."""
+
+    async def write_result(
+        self, game_id: str, status: RecordStatus, result: str, ended_at: datetime
+    ) -> None:
+        """``write(_finish_game, game_id, status, result, ended_at)``, perhaps by a
+        quicker way to the same transaction."""
 
     async def close(self) -> None:
         """Close every connection, after the writes under way."""
@@ -211,14 +259,89 @@ class _SqliteThreads:
                 conn.close()
             raise
 
+    def _straight_on_writer(
+        self,
+        usual: Callable[[sqlite3.Connection], bool],
+        fn: Callable[Concatenate[Connection, _P], None],
+        /,
+        *args: _P.args,
+        **kwargs: _P.kwargs,
+    ) -> None:
+        """``fn`` on the writer thread, its usual case straight through sqlite3.
+
+        The store's most frequent writes (a game's next moves, its result) are a couple
+        of statements in their usual case. SQLAlchemy's transaction, execution contexts
+        and result objects around them cost the writer thread more than SQLite's own
+        work does, so ``usual`` sends them to the driver's connection directly (sqlite3
+        keeps them prepared), inside the same transaction that ``_on_writer`` would run
+        (``BEGIN IMMEDIATE`` ... ``COMMIT``), and returns whether they did the write.
+        Its errors are raised as SQLAlchemy's (``DBAPIError``), as ``fn`` would raise
+        them. Anything else (``usual`` returns False: the game is not running, the
+        index is not the next one, a retried write) is rolled back and left to ``fn``
+        itself, which sorts it out and raises the store's errors.
+        """
+        if self._write_conn is None:
+            self._write_conn = self._writer.connect()
+        raw: sqlite3.Connection = self._write_conn.connection.driver_connection  # type: ignore[assignment]
+        try:
+            raw.execute("BEGIN IMMEDIATE")
+            if usual(raw):
+                raw.execute("COMMIT")
+                return
+        except sqlite3.Error as exc:
+            raise DBAPIError.instance(None, None, exc, sqlite3.Error) from exc
+        finally:
+            if raw.in_transaction:
+                try:
+                    raw.execute("ROLLBACK")
+                except sqlite3.Error:
+                    # Stuck in a transaction: the connection goes (as in _on_writer).
+                    conn, self._write_conn = self._write_conn, None
+                    conn.invalidate()
+                    conn.close()
+        # Not the usual case: rolled back above, and sorted out here.
+        self._on_writer(fn, *args, **kwargs)
+
+    async def write_moves(self, game_id: str, first_index: int, rows: list[dict[str, Any]]) -> None:
+        def usual(raw: sqlite3.Connection) -> bool:
+            claim = (first_index + len(rows), game_id, first_index)
+            if raw.execute(_CLAIM_NEXT_MOVES_SQL, claim).rowcount != 1:
+                return False
+            moves = [(game_id, row["idx"], row["data"], row["latency_ms"]) for row in rows]
+            raw.executemany(_INSERT_MOVE_SQL, moves)
+            return True
+
+        await self._await_writer(
+            self._write_thread.submit(
+                self._straight_on_writer, usual, _add_moves, game_id, first_index, rows
+            )
+        )
+
+    async def write_result(
+        self, game_id: str, status: RecordStatus, result: str, ended_at: datetime
+    ) -> None:
+        def usual(raw: sqlite3.Connection) -> bool:
+            params = (status.value, result, _iso_datetime(ended_at), game_id)
+            return bool(raw.execute(_FINISH_RUNNING_SQL, params).rowcount == 1)
+
+        await self._await_writer(
+            self._write_thread.submit(
+                self._straight_on_writer, usual, _finish_game, game_id, status, result, ended_at
+            )
+        )
+
     async def write(
         self, fn: Callable[Concatenate[Connection, _P], _T], /, *args: _P.args, **kwargs: _P.kwargs
     ) -> _T:
+        return await self._await_writer(
+            self._write_thread.submit(self._on_writer, fn, *args, **kwargs)
+        )
+
+    async def _await_writer(self, job: Future[_T]) -> _T:
         # Not loop.run_in_executor: its future passes a cancel on to the job, and
         # asyncio.shield on top of it would cost a turn of the loop per write. Here the
         # job cannot be cancelled; ``ended`` only tells the loop that it is over.
         loop = asyncio.get_running_loop()
-        job = self._write_thread.submit(self._on_writer, fn, *args, **kwargs)
         ended = _on_loop_when_done(loop, job)
         try:
             await ended
@@ -319,6 +442,14 @@ class _AsyncEngineRunner:
         self._writes.add(write)
         write.add_done_callback(self._writes.discard)
         return await _to_completion(write)
+
+    async def write_moves(self, game_id: str, first_index: int, rows: list[dict[str, Any]]) -> None:
+        await self.write(_add_moves, game_id, first_index, rows)
+
+    async def write_result(
+        self, game_id: str, status: RecordStatus, result: str, ended_at: datetime
+    ) -> None:
+        await self.write(_finish_game, game_id, status, result, ended_at)
 
     async def read(
         self, fn: Callable[Concatenate[Connection, _P], _T], /, *args: _P.args, **kwargs: _P.kwargs
