@@ -285,9 +285,7 @@ class RunningGame:
         last = len(actions) - 1
         # The record of a game that ends here is committed before anyone gets `end`.
         game_over = next((a for a in actions if isinstance(a, GameOver)), None)
-        self._unsent_updates = sum(
-            isinstance(a, Broadcast) and not isinstance(a.packet, EndPacket) for a in actions
-        )
+        self._unsent_updates = sum(isinstance(a, Broadcast) and not a.ends for a in actions)
         try:
             for index, action in enumerate(actions):
                 if game_over is not None and carries_end(action):
@@ -346,12 +344,12 @@ class RunningGame:
                     # Cannot take packets: a dropped seat, to the session.
                     why = "does not read its packets"
                     self._local.append(Detach(side, slot.conn, why, self._loop.time()))
-            case Broadcast(packet):
-                is_end = isinstance(packet, EndPacket)
+            case Broadcast():
+                is_end = action.ends
                 if not is_end and self._unsent_updates:
                     self._unsent_updates -= 1
-                if self.spectators or is_end:  # an unwatched move is not even encoded
-                    self._broadcast(dump_packet(packet).decode(), is_end)
+                if self.spectators or is_end:  # an unwatched move is not even built
+                    self._broadcast(dump_packet(action.packet).decode(), is_end)
             case RequestStatelessTurn(side, request, time_limit):
                 self._post_turn(side, request, time_limit)
             case CloseSeat(side, code, reason):
@@ -510,4 +508,6 @@ class RunningGame:
 
 def carries_end(action: Action) -> bool:
     """Whether ``action`` sends the `end` packet to a seat or to the spectators."""
-    return isinstance(action, SendTo | Broadcast) and isinstance(action.packet, EndPacket)
+    if isinstance(action, Broadcast):
+        return action.ends
+    return isinstance(action, SendTo) and isinstance(action.packet, EndPacket)

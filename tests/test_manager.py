@@ -28,6 +28,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 import game.manager as game_manager
 import game.recorder as game_recorder
 import game.running as game_running
+import game.session as game_session
 from bot.bots import RandomBot, ThreatBot
 from bot.capabilities import Meta
 from bot.serve import BotPool, create_app, serving
@@ -38,8 +39,10 @@ from game.reads import encode_setup
 from game.rules import Position
 from game.seats import ConnectionClosed
 from game.session import SessionLimits
+from game.session_packets import board_update
 from game.store import GameStore, RecordStatus
 from models import (
+    BoardUpdatePacket,
     Capabilities,
     EndCause,
     GameRecord,
@@ -1071,6 +1074,25 @@ async def test_an_unwatched_game_encodes_no_update_but_keeps_its_end_for_latecom
     late = FakeConnection()
     await asyncio.wait_for(manager.spectate(game_id, late), TIMEOUT)
     assert [p["type"] for p in await late.rest()] == ["setup", "end"]
+
+
+async def test_an_unwatched_game_builds_no_board_update(
+    manager: GameManager, store: GameStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built: list[BoardUpdatePacket] = []
+
+    def counting(*args: Any, **kwargs: Any) -> BoardUpdatePacket:
+        built.append(board_update(*args, **kwargs))
+        return built[-1]
+
+    monkeypatch.setattr(game_session, "board_update", counting)
+    game_id, x, o, seats = await seated_humans(manager)
+
+    await play_until_o_wins(x, o)
+    await asyncio.wait_for(asyncio.gather(*seats), TIMEOUT)
+
+    assert built == []  # not built, so no board copied, move after move
+    assert len((await finished(manager, store, game_id)).moves) == 5
 
 
 async def test_spectating_a_finished_game_gives_its_snapshot_then_end(
