@@ -297,9 +297,11 @@ class RunningGame:
                     index < last
                     and isinstance(action, SendTo)
                     and isinstance(action.packet, MoveRequestPacket)
+                    and self._pending(action.side)
                 ):
-                    # The game waits for the answer to this request: let the seat's outbox
-                    # put it on the wire now, before the spectators' update is encoded.
+                    # The game waits for the answer to this request, and the seat's outbox
+                    # could not write it at once: let it put it on the wire now, before
+                    # the spectators' update is encoded.
                     await asyncio.sleep(0)
                 if write is not None:
                     # The only wait of the game task besides its inbox: room in the
@@ -307,6 +309,10 @@ class RunningGame:
                     await self._record(write)
         finally:  # whatever happened, nothing is on its way any more
             self._unsent_updates = 0
+
+    def _pending(self, side: Player) -> bool:
+        outbox = self.slots[side].outbox
+        return outbox is not None and outbox.pending
 
     async def _commit_end(self, game_over: GameOver) -> None:
         """Record ``game_over`` after the moves queued before it, and wait (a bounded
@@ -379,7 +385,7 @@ class RunningGame:
         closing: then nothing more is broadcast.
 
         The session is a step ahead of the broadcasts while the game task carries out
-        the actions of an input (it yields to let a move request out first, and waits
+        the actions of an input (it may yield to let a move request out first, waits
         for the record before `end`): the updates still to go out show moves that this
         setup already has, so the spectator skips them. The `end` is never skipped."""
         if self._ending:
