@@ -3,8 +3,10 @@
 * Inputs arrive on one bounded inbox, in order: seat frames and drops (with the time
   they were read), seats attaching, stateless answers, an abort. Producers await room,
   so a flooding peer is slowed at its own socket. The task waits on the inbox until
-  ``session.next_deadline`` and then calls ``session.timer``: one timer per game,
-  re-armed after every input.
+  ``session.next_deadline`` and then calls ``session.timer``: one alarm per game, set
+  again only when the deadline comes earlier than the alarm (between bots that answer
+  at once, the next heartbeat is the deadline for seconds: no timer is made or
+  cancelled per move). An alarm that rings early only wakes the task to look again.
 * Outputs never make the game task wait on a peer (``game.outboxes``). A ``Broadcast``
   is encoded once for all spectators.
 * The record is written in order by the game's ``Recorder`` (``game.recorder``). The
@@ -122,6 +124,13 @@ class Abort:
 GameEvent: TypeAlias = Attach | Frame | Detach | Answer | Abort
 
 
+class _Alarm:
+    """In the inbox: the game's alarm rang (see ``RunningGame._play``)."""
+
+
+_ALARM = _Alarm()
+
+
 @dataclass
 class Slot:
     """One seat of a running game, as the adapter sees it."""
@@ -154,7 +163,9 @@ class RunningGame:
         self.finished = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
         self._loop = asyncio.get_running_loop()
-        self._inbox: asyncio.Queue[GameEvent] = asyncio.Queue(INBOX_SIZE)
+        self._inbox: asyncio.Queue[GameEvent | _Alarm] = asyncio.Queue(INBOX_SIZE)
+        self._alarm: asyncio.TimerHandle | None = None  # rings at _alarm_at
+        self._alarm_at = 0.0
         self._local: deque[GameEvent] = deque()  # inputs the game task makes for itself
         self._recorder: Recorder | None = None  # started by run()
         self._helpers: set[asyncio.Task[Any]] = set()  # connects, turns, abort requests
@@ -202,7 +213,10 @@ class RunningGame:
     async def post(self, event: GameEvent) -> None:
         """An input for the game task (waits for room: backpressure on the producer)."""
         if not self._ending:
-            await self._inbox.put(event)
+            if self._inbox.full():
+                await self._inbox.put(event)
+            else:
+                self._inbox.put_nowait(event)
 
     def request_abort(self, reason: str) -> None:
         if not self._ending:
@@ -232,21 +246,40 @@ class RunningGame:
 
     async def _play(self) -> None:
         session = self.session
+        loop = self._loop
         while not session.over:
             if self._local:
                 event = self._local.popleft()
             else:
                 deadline = session.next_deadline
-                if deadline is not None and deadline <= self._loop.time():
-                    await self._apply(session.timer(self._loop.time()))
+                if deadline is not None and deadline <= loop.time():
+                    await self._apply(session.timer(loop.time()))
                     continue
-                try:
-                    async with asyncio.timeout_at(deadline):
-                        event = await self._inbox.get()
-                except TimeoutError:
-                    await self._apply(session.timer(self._loop.time()))
-                    continue
+                if deadline is not None:
+                    self._set_alarm(deadline)
+                item = await self._inbox.get()
+                if item is _ALARM:
+                    continue  # the top of the loop sees whether the deadline has come
+                assert not isinstance(item, _Alarm)
+                event = item
             await self._apply(self._handle(event))
+
+    def _set_alarm(self, deadline: float) -> None:
+        """Make sure the alarm rings by ``deadline``: an alarm set for that time or
+        earlier stays as it is (ringing early costs one look at the deadline)."""
+        if self._alarm is not None:
+            if self._alarm_at <= deadline:
+                return
+            self._alarm.cancel()
+        self._alarm = self._loop.call_at(deadline, self._ring)
+        self._alarm_at = deadline
+
+    def _ring(self) -> None:
+        self._alarm = None
+        # A full inbox has inputs to take first, and the deadline is looked at before
+        # each of them: the alarm is not needed there.
+        with contextlib.suppress(asyncio.QueueFull):
+            self._inbox.put_nowait(_ALARM)
 
     def _handle(self, event: GameEvent) -> list[Action]:
         session = self.session
@@ -475,6 +508,9 @@ class RunningGame:
     async def _end(self) -> None:
         """Close everything the game owns and wait for it; runs once, at the end."""
         self._ending = True
+        if self._alarm is not None:
+            self._alarm.cancel()
+            self._alarm = None
         try:
             await self._close_all()
         finally:  # even if cancelled: nobody may wait for this game any longer

@@ -37,8 +37,9 @@ from game.discovery import DEFAULT_POLICY, NoUsableProtocol
 from game.manager import GameManager, TooManyGames, UnknownGame, UnknownToken
 from game.reads import encode_setup
 from game.rules import Position
+from game.running import RunningGame, Slot
 from game.seats import ConnectionClosed
-from game.session import SessionLimits
+from game.session import GameSession, SeatInfo, SessionLimits
 from game.session_packets import board_update
 from game.store import GameStore, RecordStatus
 from models import (
@@ -1157,3 +1158,26 @@ async def test_shutdown_aborts_running_games_and_leaves_no_task(
     assert my_tasks() == []
     with pytest.raises(Exception, match="shutting down"):
         await manager.create_game(NewGameRequest(player_x=human(), player_o=human()))
+
+
+async def test_a_game_sets_its_alarm_again_only_when_the_deadline_comes_earlier(
+    manager: GameManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = GameSession(
+        "alarm",
+        Match(),
+        {side: SeatInfo("human") for side in Player},
+        started_at=asyncio.get_running_loop().time(),
+    )
+    game = RunningGame(manager, session, {side: Slot(SeatInfo("human")) for side in Player})
+    now = asyncio.get_running_loop().time()
+
+    game._set_alarm(now + 5)
+    first = game._alarm
+    game._set_alarm(now + 6)  # later: the alarm set rings first, that is enough
+    assert game._alarm is first
+    game._set_alarm(now + 0.01)  # earlier: set again
+    assert game._alarm is not first and first is not None and first.cancelled()
+
+    await asyncio.sleep(0.05)  # it rang: the game task would wake and look
+    assert game._alarm is None and game._inbox.qsize() == 1
