@@ -3,8 +3,10 @@
 * Inputs arrive on one bounded inbox, in order: seat frames and drops (with the time
   they were read), seats attaching, stateless answers, an abort. Producers await room,
   so a flooding peer is slowed at its own socket. The task waits on the inbox until
-  ``session.next_deadline`` and then calls ``session.timer``: one timer per game,
-  re-armed after every input.
+  ``session.next_deadline`` and then calls ``session.timer``: one alarm per game, set
+  again only when the deadline comes earlier than the alarm (between bots that answer
+  at once, the next heartbeat is the deadline for seconds: no timer is made or
+  cancelled per move). An alarm that rings early only wakes the task to look again.
 * Outputs never make the game task wait on a peer (``game.outboxes``). A ``Broadcast``
   is encoded once for all spectators.
 * The record is written in order by the game's ``Recorder`` (``game.recorder``). The
@@ -122,6 +124,13 @@ class Abort:
 GameEvent: TypeAlias = Attach | Frame | Detach | Answer | Abort
 
 
+class _Alarm:
+    """In the inbox: the game's alarm rang (see ``RunningGame._play``)."""
+
+
+_ALARM = _Alarm()
+
+
 @dataclass
 class Slot:
     """One seat of a running game, as the adapter sees it."""
@@ -154,7 +163,9 @@ class RunningGame:
         self.finished = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
         self._loop = asyncio.get_running_loop()
-        self._inbox: asyncio.Queue[GameEvent] = asyncio.Queue(INBOX_SIZE)
+        self._inbox: asyncio.Queue[GameEvent | _Alarm] = asyncio.Queue(INBOX_SIZE)
+        self._alarm: asyncio.TimerHandle | None = None  # rings at _alarm_at
+        self._alarm_at = 0.0
         self._local: deque[GameEvent] = deque()  # inputs the game task makes for itself
         self._recorder: Recorder | None = None  # started by run()
         self._helpers: set[asyncio.Task[Any]] = set()  # connects, turns, abort requests
@@ -202,7 +213,10 @@ class RunningGame:
     async def post(self, event: GameEvent) -> None:
         """An input for the game task (waits for room: backpressure on the producer)."""
         if not self._ending:
-            await self._inbox.put(event)
+            if self._inbox.full():
+                await self._inbox.put(event)
+            else:
+                self._inbox.put_nowait(event)
 
     def request_abort(self, reason: str) -> None:
         if not self._ending:
@@ -232,21 +246,40 @@ class RunningGame:
 
     async def _play(self) -> None:
         session = self.session
+        loop = self._loop
         while not session.over:
             if self._local:
                 event = self._local.popleft()
             else:
                 deadline = session.next_deadline
-                if deadline is not None and deadline <= self._loop.time():
-                    await self._apply(session.timer(self._loop.time()))
+                if deadline is not None and deadline <= loop.time():
+                    await self._apply(session.timer(loop.time()))
                     continue
-                try:
-                    async with asyncio.timeout_at(deadline):
-                        event = await self._inbox.get()
-                except TimeoutError:
-                    await self._apply(session.timer(self._loop.time()))
-                    continue
+                if deadline is not None:
+                    self._set_alarm(deadline)
+                item = await self._inbox.get()
+                if item is _ALARM:
+                    continue  # the top of the loop sees whether the deadline has come
+                assert not isinstance(item, _Alarm)
+                event = item
             await self._apply(self._handle(event))
+
+    def _set_alarm(self, deadline: float) -> None:
+        """Make sure the alarm rings by ``deadline``: an alarm set for that time or
+        earlier stays as it is (ringing early costs one look at the deadline)."""
+        if self._alarm is not None:
+            if self._alarm_at <= deadline:
+                return
+            self._alarm.cancel()
+        self._alarm = self._loop.call_at(deadline, self._ring)
+        self._alarm_at = deadline
+
+    def _ring(self) -> None:
+        self._alarm = None
+        # A full inbox has inputs to take first, and the deadline is looked at before
+        # each of them: the alarm is not needed there.
+        with contextlib.suppress(asyncio.QueueFull):
+            self._inbox.put_nowait(_ALARM)
 
     def _handle(self, event: GameEvent) -> list[Action]:
         session = self.session
@@ -285,9 +318,7 @@ class RunningGame:
         last = len(actions) - 1
         # The record of a game that ends here is committed before anyone gets `end`.
         game_over = next((a for a in actions if isinstance(a, GameOver)), None)
-        self._unsent_updates = sum(
-            isinstance(a, Broadcast) and not isinstance(a.packet, EndPacket) for a in actions
-        )
+        self._unsent_updates = sum(isinstance(a, Broadcast) and not a.ends for a in actions)
         try:
             for index, action in enumerate(actions):
                 if game_over is not None and carries_end(action):
@@ -299,9 +330,11 @@ class RunningGame:
                     index < last
                     and isinstance(action, SendTo)
                     and isinstance(action.packet, MoveRequestPacket)
+                    and self._pending(action.side)
                 ):
-                    # The game waits for the answer to this request: let the seat's outbox
-                    # put it on the wire now, before the spectators' update is encoded.
+                    # The game waits for the answer to this request, and the seat's outbox
+                    # could not write it at once: let it put it on the wire now, before
+                    # the spectators' update is encoded.
                     await asyncio.sleep(0)
                 if write is not None:
                     # The only wait of the game task besides its inbox: room in the
@@ -309,6 +342,10 @@ class RunningGame:
                     await self._record(write)
         finally:  # whatever happened, nothing is on its way any more
             self._unsent_updates = 0
+
+    def _pending(self, side: Player) -> bool:
+        outbox = self.slots[side].outbox
+        return outbox is not None and outbox.pending
 
     async def _commit_end(self, game_over: GameOver) -> None:
         """Record ``game_over`` after the moves queued before it, and wait (a bounded
@@ -346,12 +383,12 @@ class RunningGame:
                     # Cannot take packets: a dropped seat, to the session.
                     why = "does not read its packets"
                     self._local.append(Detach(side, slot.conn, why, self._loop.time()))
-            case Broadcast(packet):
-                is_end = isinstance(packet, EndPacket)
+            case Broadcast():
+                is_end = action.ends
                 if not is_end and self._unsent_updates:
                     self._unsent_updates -= 1
-                if self.spectators or is_end:  # an unwatched move is not even encoded
-                    self._broadcast(dump_packet(packet).decode(), is_end)
+                if self.spectators or is_end:  # an unwatched move is not even built
+                    self._broadcast(dump_packet(action.packet).decode(), is_end)
             case RequestStatelessTurn(side, request, time_limit):
                 self._post_turn(side, request, time_limit)
             case CloseSeat(side, code, reason):
@@ -381,7 +418,7 @@ class RunningGame:
         closing: then nothing more is broadcast.
 
         The session is a step ahead of the broadcasts while the game task carries out
-        the actions of an input (it yields to let a move request out first, and waits
+        the actions of an input (it may yield to let a move request out first, waits
         for the record before `end`): the updates still to go out show moves that this
         setup already has, so the spectator skips them. The `end` is never skipped."""
         if self._ending:
@@ -471,6 +508,9 @@ class RunningGame:
     async def _end(self) -> None:
         """Close everything the game owns and wait for it; runs once, at the end."""
         self._ending = True
+        if self._alarm is not None:
+            self._alarm.cancel()
+            self._alarm = None
         try:
             await self._close_all()
         finally:  # even if cancelled: nobody may wait for this game any longer
@@ -510,4 +550,6 @@ class RunningGame:
 
 def carries_end(action: Action) -> bool:
     """Whether ``action`` sends the `end` packet to a seat or to the spectators."""
-    return isinstance(action, SendTo | Broadcast) and isinstance(action.packet, EndPacket)
+    if isinstance(action, Broadcast):
+        return action.ends
+    return isinstance(action, SendTo) and isinstance(action.packet, EndPacket)

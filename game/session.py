@@ -55,7 +55,9 @@ The interface
   ``board``, ``moves``, ``result``, ``record()``, ``over``.
 
 Actions (frozen dataclasses): ``SendTo(side, packet)``, ``Broadcast(packet)`` (to every
-spectator; one packet object per update so the adapter encodes it once),
+spectator; one packet object per update so the adapter encodes it once; a move's
+``board_update`` is built when ``packet`` is first read, so an adapter with nobody to
+show it to never builds it; ``ends`` marks the `end`),
 ``RequestStatelessTurn(side, request, time_limit)``, ``CloseSeat(side, code, reason)``,
 ``RecordMove(index, move)``, ``GameOver(result, record, detail)``.
 
@@ -494,7 +496,7 @@ class GameSession(SessionView):
             request.placed = stones
             request.stones_wanted = 1
             update = self._board_update(side, new, side, now, None, [])
-            return [*self._ask(now), Broadcast(update)]
+            return [*self._ask(now), update]
         thinking_ms = self._timer.stop(now, rtt=self._seats[side].rtt)
         self._request = None
         clock_ms = self._timer.remaining_ms(side)
@@ -515,17 +517,17 @@ class GameSession(SessionView):
             update = self._board_update(
                 side, new, None, now, evaluation, considerations, status_of(verdict)
             )
-            return [*actions, Broadcast(update), *self._finish(verdict, verdict.detail or "", now)]
+            return [*actions, update, *self._finish(verdict, verdict.detail or "", now)]
         if outcome is None:
             update = self._board_update(side, new, side.other, now, evaluation, considerations)
             # The next request first: it is what the game waits for. The adapter carries
             # out actions in order, so spectators and the record come a moment later.
-            return [*self._request_move(side.other, now), Broadcast(update), *actions]
+            return [*self._request_move(side.other, now), update, *actions]
         result, detail = result_of_outcome(outcome, side, self.match.turn_limit)
         update = self._board_update(
             side, new, None, now, evaluation, considerations, status_of(result)
         )
-        return [*actions, Broadcast(update), *self._finish(result, detail, now)]
+        return [*actions, update, *self._finish(result, detail, now)]
 
     def _board_update(
         self,
@@ -536,11 +538,19 @@ class GameSession(SessionView):
         evaluation: PositionEvaluation | None,
         considerations: list[MoveOption],
         status: GameStatus = GameStatus.IN_PROGRESS,
-    ) -> BoardUpdatePacket:
+    ) -> Broadcast:
+        """The spectators' update of this move, built only if read (see ``Broadcast``):
+        what it shows is taken now, the board as a mark (O(1), no copy of the stones)."""
         clocks = self._clocks(now)
-        return board_update(
-            self.board, side, new, to_move, clocks, evaluation, considerations, status
-        )
+        stones, mark = self._board, self._board.mark()
+
+        def build() -> BoardUpdatePacket:
+            board = stones.board_at(mark)
+            return board_update(
+                board, side, new, to_move, clocks, evaluation, considerations, status
+            )
+
+        return Broadcast.later(build)
 
     def _heartbeats(self) -> list[Action]:
         awaiting = self.awaiting

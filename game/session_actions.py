@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeAlias
 
@@ -30,11 +31,61 @@ class SendTo:
     packet: BaseModel
 
 
-@dataclass(frozen=True)
 class Broadcast:
-    """Send ``packet`` to every spectator (the same object to all: encode it once)."""
+    """Send ``packet`` to every spectator (the same object to all: encode it once).
 
-    packet: BaseModel
+    A move's ``board_update`` is built on first read of ``packet`` (``Broadcast.later``),
+    from values the session took when it made the action: a game nobody watches never
+    builds one (it would copy the whole board, every move). ``ends`` tells the `end`
+    apart without building anything.
+
+    >>> from models import NopePacket
+    >>> built = []
+    >>> action = Broadcast.later(lambda: built.append(1) or NopePacket(reason="r"))
+    >>> action.ends, built
+    (False, [])
+    >>> action.packet.reason, action.packet is action.packet, built
+    ('r', True, [1])
+    """
+
+    __slots__ = ("_build", "_packet", "ends")
+    __match_args__ = ("packet",)
+
+    def __init__(self, packet: BaseModel, *, ends: bool | None = None) -> None:
+        self._packet: BaseModel | None = packet
+        self._build: Callable[[], BaseModel] | None = None
+        #: Whether this is the `end` (never skipped, always kept for latecomers).
+        self.ends = getattr(packet, "type", None) == "end" if ends is None else ends
+
+    @classmethod
+    def later(cls, build: Callable[[], BaseModel]) -> Broadcast:
+        """An update (not the `end`) whose packet ``build`` makes when first read."""
+        action = cls.__new__(cls)
+        action._packet, action._build, action.ends = None, build, False
+        return action
+
+    @property
+    def packet(self) -> BaseModel:
+        if self._packet is None:
+            assert self._build is not None
+            self._packet, self._build = self._build(), None
+        return self._packet
+
+    @property
+    def built(self) -> bool:
+        """Whether ``packet`` exists yet (read, or given)."""
+        return self._packet is not None
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Broadcast):
+            return NotImplemented
+        return self.packet == other.packet
+
+    def __hash__(self) -> int:
+        return hash(self.packet)
+
+    def __repr__(self) -> str:
+        return f"Broadcast(packet={self.packet!r})"
 
 
 @dataclass(frozen=True)

@@ -92,6 +92,14 @@ class SessionBoard:
         """Every stone on the board, in the order placed."""
         return self._board.board()
 
+    def mark(self) -> tuple[int, int]:
+        """Where the board stands now (O(1)), for ``board_at``."""
+        return self._board.mark()
+
+    def board_at(self, mark: tuple[int, int]) -> Board:
+        """The board as it stood at ``mark``."""
+        return self._board.board_at(mark)
+
     def board_as(self, kind: type[B], *, to_move: Player) -> B:
         return self._board.board_as(kind, to_move=to_move)
 

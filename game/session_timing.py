@@ -34,6 +34,9 @@ from models import Match, Player, TimeControl
 
 __all__ = ["AnswerTimer", "HeartbeatGrid"]
 
+# Both sides, by name: iterating the enum costs more than the snapshot itself.
+_X, _O = Player.X, Player.O
+
 
 class AnswerTimer:
     """The clocks of both sides, and the stall limit (seconds, ``None``: no bound) of
@@ -137,7 +140,8 @@ class AnswerTimer:
 
     def snapshot(self, now: float) -> dict[Player, int | None]:
         """Both clocks at ``now``, in ms, for packets and spectators."""
-        return {side: self.remaining_ms(side, now) for side in Player}
+        clocks = self._clocks
+        return {_X: clocks[_X].remaining_ms(_X, now), _O: clocks[_O].remaining_ms(_O, now)}
 
     def _stall_deadline(self, side: Player) -> float | None:
         stall_s = self._stall[side]

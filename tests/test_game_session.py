@@ -1003,3 +1003,18 @@ def test_any_interleaving_ends_in_exactly_one_game_over_with_a_legal_record(
     _replays_legally(over.record.moves, match)
     recorded = [a.move for a in actions if isinstance(a, RecordMove)]
     assert recorded == over.record.moves
+
+
+def test_a_moves_board_update_is_built_only_when_read_and_shows_that_move() -> None:
+    session, _ = started()
+    first = play(session, O, ((1, 1), (2, 1)), now=1.0)
+    [pending] = [a for a in first if isinstance(a, Broadcast)]
+    assert not pending.built and not pending.ends  # nobody read it: no board copied
+    play(session, X, ((-1, -1), (-2, -1)), now=2.0)
+
+    update = pending.packet  # read after a later move: still the board of its own move
+    assert isinstance(update, BoardUpdatePacket) and pending.built
+    assert [(c.q, c.r) for c in update.board.cells] == [(0, 0), (1, 1), (2, 1)]
+    assert [(c.q, c.r) for c in update.move.pieces] == [(1, 1), (2, 1)]
+    assert update.to_move is X and update.status is GameStatus.IN_PROGRESS
+    assert dump_packet(update.board) == dump_packet(Board(cells=update.board.cells))

@@ -28,6 +28,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 import game.manager as game_manager
 import game.recorder as game_recorder
 import game.running as game_running
+import game.session as game_session
 from bot.bots import RandomBot, ThreatBot
 from bot.capabilities import Meta
 from bot.serve import BotPool, create_app, serving
@@ -36,10 +37,13 @@ from game.discovery import DEFAULT_POLICY, NoUsableProtocol
 from game.manager import GameManager, TooManyGames, UnknownGame, UnknownToken
 from game.reads import encode_setup
 from game.rules import Position
+from game.running import RunningGame, Slot
 from game.seats import ConnectionClosed
-from game.session import SessionLimits
+from game.session import GameSession, SeatInfo, SessionLimits
+from game.session_packets import board_update
 from game.store import GameStore, RecordStatus
 from models import (
+    BoardUpdatePacket,
     Capabilities,
     EndCause,
     GameRecord,
@@ -1073,6 +1077,25 @@ async def test_an_unwatched_game_encodes_no_update_but_keeps_its_end_for_latecom
     assert [p["type"] for p in await late.rest()] == ["setup", "end"]
 
 
+async def test_an_unwatched_game_builds_no_board_update(
+    manager: GameManager, store: GameStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built: list[BoardUpdatePacket] = []
+
+    def counting(*args: Any, **kwargs: Any) -> BoardUpdatePacket:
+        built.append(board_update(*args, **kwargs))
+        return built[-1]
+
+    monkeypatch.setattr(game_session, "board_update", counting)
+    game_id, x, o, seats = await seated_humans(manager)
+
+    await play_until_o_wins(x, o)
+    await asyncio.wait_for(asyncio.gather(*seats), TIMEOUT)
+
+    assert built == []  # not built, so no board copied, move after move
+    assert len((await finished(manager, store, game_id)).moves) == 5
+
+
 async def test_spectating_a_finished_game_gives_its_snapshot_then_end(
     manager: GameManager, store: GameStore, bots: str
 ) -> None:
@@ -1135,3 +1158,26 @@ async def test_shutdown_aborts_running_games_and_leaves_no_task(
     assert my_tasks() == []
     with pytest.raises(Exception, match="shutting down"):
         await manager.create_game(NewGameRequest(player_x=human(), player_o=human()))
+
+
+async def test_a_game_sets_its_alarm_again_only_when_the_deadline_comes_earlier(
+    manager: GameManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = GameSession(
+        "alarm",
+        Match(),
+        {side: SeatInfo("human") for side in Player},
+        started_at=asyncio.get_running_loop().time(),
+    )
+    game = RunningGame(manager, session, {side: Slot(SeatInfo("human")) for side in Player})
+    now = asyncio.get_running_loop().time()
+
+    game._set_alarm(now + 5)
+    first = game._alarm
+    game._set_alarm(now + 6)  # later: the alarm set rings first, that is enough
+    assert game._alarm is first
+    game._set_alarm(now + 0.01)  # earlier: set again
+    assert game._alarm is not first and first is not None and first.cancelled()
+
+    await asyncio.sleep(0.05)  # it rang: the game task would wake and look
+    assert game._alarm is None and game._inbox.qsize() == 1

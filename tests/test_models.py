@@ -1182,3 +1182,35 @@ def test_text_in_a_packet_never_stands_for_the_cells_of_a_grown_board() -> None:
     decoded = orjson.loads(dump_packet(packet))
     assert decoded["game_id"] == tricky and decoded["player_x"]["name"] == tricky
     assert len(decoded["board"]["cells"]) == 4
+
+
+_coords = st.builds(Coord, q=st.integers(-(2**70), 2**70), r=st.integers(-50, 50))
+_moves = st.builds(
+    Move, side=st.sampled_from(Player), pieces=st.lists(_coords, min_size=1, max_size=2)
+)
+_seconds = st.floats(min_value=1e-3, max_value=1e6, allow_nan=False, allow_infinity=False)
+_ms = st.none() | st.integers(0, 2**40)
+
+
+@given(
+    side=st.sampled_from(Player),
+    previous=st.lists(_moves, max_size=3),
+    time_limit=st.none() | _seconds,
+    clock_x=_ms,
+    clock_o=_ms,
+)
+def test_a_move_request_is_written_as_pydantic_would_write_it(
+    side: Player,
+    previous: list[Move],
+    time_limit: float | None,
+    clock_x: int | None,
+    clock_o: int | None,
+) -> None:
+    packet = MoveRequestPacket(
+        side=side,
+        previous=previous,
+        move_time_limit=time_limit,
+        clock_x_ms=clock_x,
+        clock_o_ms=clock_o,
+    )
+    assert dump_packet(packet) == codec._dump_model(packet)

@@ -93,6 +93,30 @@ class GrowingBoard:
             self._board = self.board_as(Board)
         return self._board
 
+    def mark(self) -> tuple[int, int]:
+        """Where the board stands now, for ``board_at`` later: O(1), copies nothing."""
+        return len(self._cells), len(self._json)
+
+    def board_at(self, mark: tuple[int, int]) -> Board:
+        """The board as it stood at ``mark`` (from ``mark``): stones are only ever added,
+        so it is the first stones, and the first bytes of their JSON.
+
+        >>> board = GrowingBoard([Cell(q=0, r=0, p=Player.X)])
+        >>> then = board.mark()
+        >>> board.extend([Cell(q=1, r=0, p=Player.O)])
+        >>> board.board_at(then) == GrowingBoard([Cell(q=0, r=0, p=Player.X)]).board()
+        True
+        >>> board.board_at(board.mark()) is board.board()
+        True
+        """
+        count, size = mark
+        if count == len(self._cells):
+            return self.board()
+        cells = self._cells[:count]
+        board = Board.model_construct(cells=cells)
+        object.__setattr__(board, _ENCODED_CELLS, (cells, count, bytes(self._json[:size])))
+        return board
+
     def board_as(self, model: type[B], **fields: Any) -> B:
         """A board of type ``model`` (a ``Board`` subclass) with the stones so far and
         its other ``fields``, e.g. a stateless board's ``to_move``."""
