@@ -28,7 +28,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -90,6 +90,9 @@ CREATE_ATTEMPTS: Final = 3
 CREATE_BACKOFF: Final = 1.0
 #: How long to wait for a free game slot when the server runs its most games.
 FULL_SERVER_WAIT: Final = 0.5
+#: How long a local program that dropped its game may take to be seen exiting, so that
+#: a crash is counted as one and not as a disconnect.
+CRASH_GRACE: Final = 2.0
 #: Views of finished tournaments kept (they no longer change), oldest dropped first.
 FINISHED_VIEWS: Final = 64
 
@@ -453,6 +456,22 @@ class TournamentRun:
                 await local.restart()
         return frozenset(crashed)
 
+    async def _died(self, names: Iterable[str]) -> frozenset[str]:
+        """The local programs among ``names`` (bots that dropped or never came) that
+        died. Their socket closes as the process dies, so the game can end before the
+        exit is seen: each gets ``CRASH_GRACE`` seconds to be seen exiting."""
+        died = set()
+        for name in names:
+            local = self._local.get(name)
+            if local is None:
+                continue
+            if local.running:
+                with contextlib.suppress(TimeoutError, LocalBotError):
+                    await asyncio.wait_for(asyncio.shield(local.wait()), CRASH_GRACE)
+            if not local.running:
+                died.add(name)
+        return frozenset(died)
+
     async def _create(self, index: int) -> str | None:
         """Create game ``index``; its id, or None when the run stops meanwhile (or the
         server shuts down). A full server is waited for, as long as it takes; a bot
@@ -502,12 +521,18 @@ class TournamentRun:
         if result is None or result.cause is EndCause.ABORTED:
             await store.drop_game(self.tournament_id, index)  # void: played again on resume
             return
-        crashed = frozenset(
+        outcome = outcome_of(result, game.x, game.o)
+        crashed = await self._died(
             name
-            for name in (game.x, game.o)
-            if name in self._local and not self._local[name].running
+            for name, why in outcome.failures.items()
+            if why
+            in (
+                "disconnect",
+                "no_show",
+            )
         )
-        outcome = outcome_of(result, game.x, game.o, crashed=crashed)
+        if crashed:
+            outcome = outcome_of(result, game.x, game.o, crashed=crashed)
         if await store.finish_game(self.tournament_id, index, _outcome_json(outcome, game_id)):
             self.games_done += 1
             self.standings.add(index, outcome)
