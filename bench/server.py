@@ -12,10 +12,12 @@ clocks and no records), and this process, the client.
    to 1000 (1000 to 2000 stones; from 500- and 1000-move games) against the 100-move
    figure: flat in game length means within 1.2x.
 1. Wall time of one 100-move and one 500-move game through the server, against the
-   relay, rounds alternating, medians. Target: the server within 1.5x the relay.
+   relay, rounds alternating, medians. Target: the server within 1.3x the relay.
 2. Throughput: 64 games of 100 moves, 16 at a time, and the same through the relay
-   (what the machine can do at all with these bots). Target: at least 100 games/s.
-3. Load: 1000 concurrent games (20 moves, 5 s heartbeat): all finish, no forfeits; the
+   (what the machine can do at all with these bots). Target: at least 0.6x the relay's
+   rate.
+3. Load: 1000 concurrent games (20 moves, 5 s heartbeat): all finish, no forfeits, the
+   peak number in flight at once (``GET /health``: no connection pool may cap it); the
    per-move latency a spectator sees (time between two ``board_update`` packets: the
    server, the network and the bot together) as p50/p99 over a sample of games, and the
    game server's peak RSS.
@@ -231,10 +233,10 @@ async def game_wall_time(c: Client, relay: str, moves: int, rounds: int) -> None
             print(f"   (a {moves}-move game ended by {end.get('reason')}: {end.get('detail')})")
         ours.append(seconds)
     server, relayed = statistics.median(ours), statistics.median(bare)
-    verdict = "meets" if server <= 1.5 * relayed else "misses"
+    verdict = "meets" if server <= 1.3 * relayed else "misses"
     print(
         f"{moves}-move game: server {server * 1000:.0f} ms, bare relay {relayed * 1000:.0f} ms "
-        f"-> {server / relayed:.2f}x ({verdict} the 1.5x target)"
+        f"-> {server / relayed:.2f}x ({verdict} the 1.3x target)"
     )
 
 
@@ -317,11 +319,11 @@ async def throughput(c: Client, relay: str, games: int, at_once: int, moves: int
     # at all: the bot server and the client share its cores with the server under test.
     bare = await games_per_second(lambda: c.relay(relay, moves), games, at_once)
     rate = await games_per_second(lambda: c.play(moves), games, at_once)
-    verdict = "meets" if rate >= 100 else "misses"
+    verdict = "meets" if rate >= 0.6 * bare else "misses"
     print(
         f"throughput: {games} games of {moves} moves, {at_once} at once: server "
         f"{rate:.1f} games/s, bare relay {bare:.1f} games/s -> {rate / bare:.2f}x "
-        f"({verdict} the 100 games/s target)"
+        f"({verdict} the 0.6x target)"
     )
 
 
@@ -336,6 +338,17 @@ async def load(c: Client, games: int, moves: int, sample: int, server_pid: int) 
     async def create_and_watch() -> tuple[dict[str, Any], list[float]]:
         return await c.watch(await create())
 
+    peak = 0
+
+    async def count_in_flight() -> None:
+        # GET /health says how many games run: the peak shows no pool caps them.
+        nonlocal peak
+        while True:
+            async with c.http.get(f"{c.server}/health") as response:
+                peak = max(peak, int((await response.json()).get("live_games", 0)))
+            await asyncio.sleep(0.05)
+
+    counter = asyncio.create_task(count_in_flight())
     # The sampled games are watched from the moment they exist, so that their updates
     # are seen as they happen; the others are checked for their end afterwards.
     sampled = [asyncio.create_task(create_and_watch()) for _ in range(sample)]
@@ -343,6 +356,8 @@ async def load(c: Client, games: int, moves: int, sample: int, server_pid: int) 
     watched = list(await asyncio.gather(*sampled))
     watched += await asyncio.gather(*(c.watch(game_id) for game_id in others))
     elapsed = time.perf_counter() - started
+    counter.cancel()
+    await asyncio.gather(counter, return_exceptions=True)
     forfeits = [end for end, _ in watched if end.get("reason") == "forfeit"]
     dropped = [end for end, _ in watched if end.get("type") == "closed"]
     gaps = [
@@ -357,7 +372,8 @@ async def load(c: Client, games: int, moves: int, sample: int, server_pid: int) 
         f"load: {games} games of {moves} moves at once finished in {elapsed:.1f} s, "
         f"{len(forfeits)} forfeits, {len(dropped)} spectators dropped; per-move latency "
         f"seen by spectators p50 {p50:.1f} ms, p99 {p99:.1f} ms; "
-        f"game server peak RSS {peak_rss_mib(server_pid):.0f} MiB"
+        f"game server peak RSS {peak_rss_mib(server_pid):.0f} MiB; "
+        f"peak games in flight {peak} of {games}"
     )
     if forfeits:
         print(f"   first forfeit: {forfeits[0]}")
@@ -392,7 +408,7 @@ async def run(quick: bool) -> None:
                 await throughput(c, relay, games=32 if quick else 64, at_once=16, moves=100)
                 await load(
                     c,
-                    games=200 if quick else 1000,
+                    games=500 if quick else 1000,
                     moves=20,
                     sample=50,
                     server_pid=server_process.pid,
