@@ -545,10 +545,12 @@ async def test_an_overrunning_bot_answers_with_its_best_move_in_time() -> None:
     assert OverrunBot.expired_when_released == [True]
 
 
+@pytest.mark.parametrize("bot_class", ["FailingBot", "FailingOnLoopBot"])
 async def test_a_bot_that_raises_is_logged_and_the_game_goes_on(
-    caplog: pytest.LogCaptureFixture,
+    caplog: pytest.LogCaptureFixture, bot_class: str
 ) -> None:
-    async with served(create_app(FailingBot)) as server:
+    # In a worker thread or on the event loop (answers_on_loop), alike.
+    async with served(create_app(globals()[bot_class])) as server:
         position = await play_at(socket_url(server), Player.X)
     assert position.outcome is not None
     failures = [r for r in caplog.records if r.name == "bot.serve" and r.exc_info]
@@ -756,16 +758,6 @@ async def test_without_answers_on_loop_the_bot_runs_in_a_worker_thread() -> None
     assert won_by(position, Player.O)
     assert ThreadRecordingBot.threads
     assert threading.current_thread() not in ThreadRecordingBot.threads
-
-
-async def test_an_on_loop_bot_that_raises_is_logged_and_the_game_goes_on(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    async with served(create_app(FailingOnLoopBot)) as server:
-        position = await play_at(socket_url(server), Player.X)
-    assert position.outcome is not None
-    failures = [r for r in caplog.records if r.name == "bot.serve" and r.exc_info]
-    assert failures and "the bot's own bug" in str(failures[0].exc_info[1])  # type: ignore[index]
 
 
 async def test_an_on_loop_bot_answers_the_stateless_api_too() -> None:
