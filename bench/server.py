@@ -16,7 +16,8 @@ clocks and no records), and this process, the client.
 2. Throughput: 64 games of 100 moves, 16 at a time, and the same through the relay
    (what the machine can do at all with these bots). Target: at least 0.6x the relay's
    rate.
-3. Load: 1000 concurrent games (20 moves, 5 s heartbeat): all finish, no forfeits, the
+3. Load: 1000 concurrent games (20 moves, 5 s heartbeat; ``--quick``: 500 of 60 moves,
+   long enough that all are in flight at once): all finish, no forfeits, the
    peak number in flight at once (``GET /health``: no connection pool may cap it); the
    per-move latency a spectator sees (time between two ``board_update`` packets: the
    server, the network and the bot together) as p50/p99 over a sample of games, and the
@@ -409,7 +410,7 @@ async def run(quick: bool) -> None:
                 await load(
                     c,
                     games=500 if quick else 1000,
-                    moves=20,
+                    moves=60 if quick else 20,
                     sample=50,
                     server_pid=server_process.pid,
                 )
