@@ -29,7 +29,6 @@ import contextlib
 import logging
 import uuid
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final, cast
@@ -178,15 +177,59 @@ def _outcome_from_json(data: dict[str, Any]) -> GameOutcome:
     return GameOutcome(winner=data.get("winner"), failures=failures)
 
 
-@dataclass
-class _Progress:
-    """What a watcher is told after every counted result: a counter to wait on."""
+def _standings_for(request: TournamentRequest, openings: int) -> Standings:
+    """Empty standings of ``request``'s schedule (``openings``: the book's length; it
+    places the openings, not the results, so a view of stored results may give 0)."""
+    schedule = Schedule(
+        [bot.name for bot in request.bots], request.format, rounds=request.rounds, openings=openings
+    )
+    sprt = request.sprt
+    return Standings(
+        schedule, None if sprt is None else Sprt(sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta)
+    )
 
-    version: int = 0
+
+def _stored_summary(stored: StoredTournament, request: TournamentRequest) -> TournamentSummary:
+    """The summary of a tournament no run holds, as the store has it."""
+    return TournamentSummary(
+        tournament_id=stored.tournament_id,
+        name=stored.name,
+        format=request.format,
+        status=cast(TournamentStatus, stored.status),
+        bots=[bot.name for bot in request.bots],
+        games_total=stored.games_total,
+        games_done=stored.games_done,
+        created_at=stored.created_at,
+        ended_at=stored.ended_at,
+        reason=stored.reason,
+    )
+
+
+def _view(
+    summary: TournamentSummary,
+    request: TournamentRequest,
+    standings: Standings,
+    live: dict[int, str],
+) -> TournamentView:
+    crosstable = None
+    if request.format == "round_robin" and len(request.bots) > 2:
+        crosstable = standings.crosstable().render()
+    return TournamentView(
+        **summary.model_dump(),
+        request=request,
+        games_running=len(live),
+        games_counted=standings.counted_games,
+        standings=standings.bot_standings(),
+        pairs=standings.pair_standings(),
+        sprt=standings.sprt_view(),
+        crosstable=crosstable,
+        live_games=[live[index] for index in sorted(live)],
+    )
 
 
 class TournamentRun:
-    """One tournament being played (or resumed). Created by ``TournamentDirector``."""
+    """One tournament being played (or resumed), from ``openings`` (the book in play
+    order, read by ``TournamentDirector.check``). Created by ``TournamentDirector``."""
 
     def __init__(
         self,
@@ -194,23 +237,15 @@ class TournamentRun:
         tournament_id: str,
         request: TournamentRequest,
         stored: StoredTournament,
+        openings: list[Opening],
     ) -> None:
         self.director = director
         self.tournament_id = tournament_id
         self.request = request
         self.created_at = stored.created_at
-        self.openings = _book_for(request)
-        self.schedule = Schedule(
-            [bot.name for bot in request.bots],
-            request.format,
-            rounds=request.rounds,
-            openings=len(self.openings),
-        )
-        sprt = request.sprt
-        self.standings = Standings(
-            self.schedule,
-            None if sprt is None else Sprt(sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta),
-        )
+        self.openings = openings
+        self.standings = _standings_for(request, len(openings))
+        self.schedule = self.standings.schedule
         self.status: TournamentStatus = "running"
         self.reason: str | None = None
         self.ended_at: datetime | None = None
@@ -259,21 +294,7 @@ class TournamentRun:
         )
 
     def view(self) -> TournamentView:
-        standings = self.standings
-        crosstable = None
-        if self.request.format == "round_robin" and len(self.request.bots) > 2:
-            crosstable = standings.crosstable().render()
-        return TournamentView(
-            **self.summary().model_dump(),
-            request=self.request,
-            games_running=len(self.live),
-            games_counted=standings.counted_games,
-            standings=standings.bot_standings(),
-            pairs=standings.pair_standings(),
-            sprt=standings.sprt_view(),
-            crosstable=crosstable,
-            live_games=[self.live[index] for index in sorted(self.live)],
-        )
+        return _view(self.summary(), self.request, self.standings, self.live)
 
     # ----------------------------------------------------------------- control
 
@@ -575,7 +596,7 @@ class TournamentDirector:
             log.warning("tournament %s was interrupted: resume it to go on", tournament_id)
         return ids
 
-    def check(self, request: TournamentRequest) -> None:
+    def check(self, request: TournamentRequest) -> list[Opening]:
         """Refuse what this server cannot run, before anything is stored."""
         if not self.allow_commands:
             commands = [bot.name for bot in request.bots if bot.cmd is not None]
@@ -614,6 +635,7 @@ class TournamentDirector:
                 Sprt(request.sprt.elo0, request.sprt.elo1, request.sprt.alpha, request.sprt.beta)
             except StatsError as error:
                 raise TournamentError(f"sprt: {error}") from None
+        return openings
 
     async def check_bots(self, request: TournamentRequest) -> None:
         """Fetch the capabilities of every bot given by URL, all at once, so that a bot
@@ -641,7 +663,7 @@ class TournamentDirector:
         """Store a new tournament and start it. Raises a ``TournamentError``, an
         ``OpeningError`` or a ``DiscoveryError`` (each one line for the user) for what
         cannot be run."""
-        self.check(request)
+        openings = await asyncio.to_thread(self.check, request)  # a book can be big
         await self.check_bots(request)
         tournament_id = self._new_id()
         created_at = datetime.now(UTC)
@@ -654,12 +676,16 @@ class TournamentDirector:
         )
         stored = await self.store.tournaments.get(tournament_id)
         assert stored is not None
-        return self._start(tournament_id, request, stored)
+        return self._start(tournament_id, request, stored, openings)
 
     def _start(
-        self, tournament_id: str, request: TournamentRequest, stored: StoredTournament
+        self,
+        tournament_id: str,
+        request: TournamentRequest,
+        stored: StoredTournament,
+        openings: list[Opening],
     ) -> TournamentRun:
-        run = TournamentRun(self, tournament_id, request, stored)
+        run = TournamentRun(self, tournament_id, request, stored, openings)
         # Runs that are over are read from the store from now on (a finished one's view
         # is cached): the server keeps no object per tournament it ever ran.
         self.runs = {key: old for key, old in self.runs.items() if not old.over}
@@ -682,13 +708,13 @@ class TournamentDirector:
         if stored.status == "finished":
             raise TournamentFinishedError(f"tournament {tournament_id} has finished")
         request = TournamentRequest.model_validate(stored.request)
-        self.check(request)
+        openings = await asyncio.to_thread(self.check, request)
         await self.check_bots(request)
         await self.store.tournaments.set_status(tournament_id, "running")
         stored = await self.store.tournaments.get(tournament_id)
         assert stored is not None
         self._finished_views.pop(tournament_id, None)
-        return self._start(tournament_id, request, stored)
+        return self._start(tournament_id, request, stored, openings)
 
     async def stop(self, tournament_id: str, reason: str = "stopped on request") -> TournamentRun:
         """Stop a running tournament; it can be resumed later."""
@@ -713,14 +739,12 @@ class TournamentDirector:
         if stored is None:
             return None
         request = TournamentRequest.model_validate(stored.request)
-        replay = TournamentRun(self, tournament_id, request, stored)
+        # Standings from the stored outcomes: no book to read, nothing is played.
+        standings = _standings_for(request, 0)
         for row in await self.store.tournaments.games(tournament_id):
             if row.status == "done" and row.outcome is not None:
-                replay.standings.add(row.idx, _outcome_from_json(row.outcome))
-        replay.status = cast(TournamentStatus, stored.status)
-        replay.reason = stored.reason
-        replay.ended_at, replay.games_done = stored.ended_at, stored.games_done
-        view = replay.view()
+                standings.add(row.idx, _outcome_from_json(row.outcome))
+        view = _view(_stored_summary(stored, request), request, standings, {})
         if stored.status in ("finished", "failed"):
             if len(self._finished_views) >= FINISHED_VIEWS:
                 self._finished_views.pop(next(iter(self._finished_views)))
@@ -736,20 +760,7 @@ class TournamentDirector:
                 summaries.append(run.summary())
                 continue
             request = TournamentRequest.model_validate(stored.request)
-            summaries.append(
-                TournamentSummary(
-                    tournament_id=stored.tournament_id,
-                    name=stored.name,
-                    format=request.format,
-                    status=cast(TournamentStatus, stored.status),
-                    bots=[bot.name for bot in request.bots],
-                    games_total=stored.games_total,
-                    games_done=stored.games_done,
-                    created_at=stored.created_at,
-                    ended_at=stored.ended_at,
-                    reason=stored.reason,
-                )
-            )
+            summaries.append(_stored_summary(stored, request))
         return TournamentPage(tournaments=summaries)
 
     async def shutdown(self) -> None:
