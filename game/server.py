@@ -52,7 +52,14 @@ from game.manager import (
     check_commit_interval,
 )
 from game.openapi import _docs_page, _openapi
-from game.server_state import HOSTED_BOTS, _authorized, _Runtime, _runtime, _Settings, _settings
+from game.server_state import (
+    HOSTED_BOTS,
+    _Runtime,
+    _runtime,
+    _Settings,
+    _settings,
+    _without_token,
+)
 from game.session import SEND_BOARD_POLICIES, SendBoardPolicy, SessionLimits
 from game.sockets import human_socket, spectator_socket
 from game.store import (
@@ -123,12 +130,8 @@ def _client(request: Request) -> str:
 async def new_game(request: Request) -> Response:
     """Create a game; the manager fetches the bots' capabilities before answering."""
     runtime, settings = _runtime(request), _settings(request)
-    if settings.api_token is not None and not _authorized(request, settings.api_token):
-        return _error(
-            401,
-            "an API token is required: send 'Authorization: Bearer <HTTTX_API_TOKEN>'",
-            {"WWW-Authenticate": "Bearer"},
-        )
+    if (refused := _without_token(request)) is not None:
+        return refused
     if runtime.closing:
         return _error(503, "the server is shutting down; it takes no new games")
     body = await read_body(request, settings.max_body_bytes)

@@ -10,6 +10,7 @@ from typing import Final
 
 import aiohttp
 from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
 from starlette.websockets import WebSocket
 
 from bot.bot import BaseBot
@@ -99,6 +100,19 @@ def _authorized(request: Request, api_token: str) -> bool:
     # compare_digest: the time taken must not tell how much of a guess was right.
     return scheme.lower() == "bearer" and hmac.compare_digest(
         given.strip().encode(), api_token.encode()
+    )
+
+
+def _without_token(request: Request) -> Response | None:
+    """The 401 for a request that changes something without the server's API token
+    (``POST /game/new``, the tournament routes), or None when it may go on."""
+    token = _settings(request).api_token
+    if token is None or _authorized(request, token):
+        return None
+    return JSONResponse(
+        {"detail": "an API token is required: send 'Authorization: Bearer <HTTTX_API_TOKEN>'"},
+        status_code=401,
+        headers={"WWW-Authenticate": "Bearer"},
     )
 
 

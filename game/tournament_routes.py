@@ -25,7 +25,7 @@ from starlette.routing import Route
 from bot.serve import read_body
 from game.discovery import DiscoveryError
 from game.openings import OpeningError
-from game.server_state import _authorized, _runtime, _settings
+from game.server_state import _runtime, _without_token
 from game.tournament_runner import (
     TournamentError,
     TournamentFinishedError,
@@ -47,19 +47,8 @@ def _error(status: int, detail: str) -> JSONResponse:
     return JSONResponse({"detail": clip_text(detail, MAX_DETAIL_CHARS)}, status_code=status)
 
 
-def _unauthorized(request: Request) -> Response | None:
-    token = _settings(request).api_token
-    if token is None or _authorized(request, token):
-        return None
-    return JSONResponse(
-        {"detail": "an API token is required: send 'Authorization: Bearer <HTTTX_API_TOKEN>'"},
-        status_code=401,
-        headers={"WWW-Authenticate": "Bearer"},
-    )
-
-
 async def create_tournament(request: Request) -> Response:
-    if (refused := _unauthorized(request)) is not None:
+    if (refused := _without_token(request)) is not None:
         return refused
     runtime = _runtime(request)
     if runtime.closing:
@@ -96,7 +85,7 @@ async def get_tournament(request: Request) -> Response:
 
 
 async def _control(request: Request, action: str) -> Response:
-    if (refused := _unauthorized(request)) is not None:
+    if (refused := _without_token(request)) is not None:
         return refused
     runtime = _runtime(request)
     tournament_id = request.path_params["tournament_id"]
