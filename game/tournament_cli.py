@@ -40,7 +40,7 @@ from game.openings import OpeningError
 from game.server import create_app, serving
 from game.store import GameStore, StoreError
 from game.tournament_args import TournamentOptions, UsageError, parse_arguments
-from game.tournament_report import pair_lines, progress_line, report, sprt_line
+from game.tournament_report import failures_text, pair_lines, progress_line, report, sprt_line
 from game.tournament_runner import TournamentDirector, TournamentError, TournamentRun
 from wire.tournaments import TournamentView
 
@@ -74,7 +74,6 @@ def _table(view: TournamentView) -> Table:
     ):
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
     for rank, line in enumerate(view.standings, 1):
-        failures = ", ".join(f"{k} {v}" for k, v in line.failures.model_dump().items() if v)
         table.add_row(
             str(rank),
             line.name,
@@ -86,7 +85,7 @@ def _table(view: TournamentView) -> Table:
             str(line.losses),
             f"{line.points:g}",
             "" if line.score is None else f"{100 * line.score:.1f}%",
-            failures or "-",
+            failures_text(line),
         )
     return table
 

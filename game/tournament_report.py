@@ -14,9 +14,9 @@ figures. The match block reads like fastchess's, so tools and eyes used to it re
 
 from __future__ import annotations
 
-from wire.tournaments import PairStanding, SprtView, TournamentView
+from wire.tournaments import BotStanding, PairStanding, SprtView, TournamentView
 
-__all__ = ["pair_lines", "progress_line", "report", "sprt_line", "standings_table"]
+__all__ = ["failures_text", "pair_lines", "progress_line", "report", "sprt_line", "standings_table"]
 
 
 def _number(value: float | None, digits: int = 2) -> str:
@@ -66,6 +66,18 @@ def sprt_line(sprt: SprtView) -> str:
     )
 
 
+def failures_text(line: BotStanding) -> str:
+    """A bot's failures in a few words, ``-`` for none.
+
+    >>> from wire.tournaments import FailureCounts
+    >>> failures_text(BotStanding(name="b", games=3, wins=0, draws=0, losses=3, points=0,
+    ...     score=0.0, failures=FailureCounts(time=2, crash=1)))
+    'time 2, crash 1'
+    """
+    counts = line.failures.model_dump().items()
+    return ", ".join(f"{name} {count}" for name, count in counts if count) or "-"
+
+
 def standings_table(view: TournamentView) -> str:
     """Rank, bot, rating with its interval (when rated), games, W/D/L, points, score and
     the failures of each bot, as a fixed-width table."""
@@ -73,16 +85,13 @@ def standings_table(view: TournamentView) -> str:
     header += f"{'L':>5} {'Points':>7} {'Score':>7}  Failures"
     rows = [header]
     for rank, line in enumerate(view.standings, 1):
-        failures = ", ".join(
-            f"{name} {count}" for name, count in line.failures.model_dump().items() if count
-        )
         elo = "" if line.elo is None else f"{line.elo:.1f}"
         error = "" if line.elo_error is None else f"{line.elo_error:.1f}"
         score = "" if line.score is None else f"{100 * line.score:.1f}%"
         rows.append(
             f"{rank:>4}  {line.name[:20]:<20} {elo:>8} {error:>7} {line.games:>6} "
             f"{line.wins:>5} {line.draws:>5} {line.losses:>5} {line.points:>7g} {score:>7}  "
-            f"{failures or '-'}"
+            f"{failures_text(line)}"
         )
     return "\n".join(rows)
 
