@@ -772,17 +772,22 @@ async def test_an_on_loop_bot_answers_the_stateless_api_too() -> None:
 # ---------------------------------------------------------------- process pool
 
 
-async def test_a_game_in_a_process_pool_keeps_one_bot_per_session() -> None:
-    pool = BotPool(2, processes=True)
+async def play_in_a_process_pool(bot_class: type[BaseBot], workers: int) -> Game:
+    """One game as O against ``bot_class`` served by a pool of ``workers`` processes."""
+    pool = BotPool(workers, processes=True)
     try:
         async with (
-            served(create_app(CountingBot, pool=pool)) as server,
+            served(create_app(bot_class, pool=pool)) as server,
             connect(socket_url(server)) as ws,
         ):
-            game = await play_game(ws, Player.O)
+            return await play_game(ws, Player.O)
     finally:
         await pool.close_sessions()
         pool.shutdown()
+
+
+async def test_a_game_in_a_process_pool_keeps_one_bot_per_session() -> None:
+    game = await play_in_a_process_pool(CountingBot, 2)
     assert won_by(game.position, Player.O)
     evaluations = [answer["move"]["evaluation"] for answer in game.answers]
     assert [e["win_in"] for e in evaluations] == [1, 2, 3]  # the same instance each move
@@ -791,16 +796,7 @@ async def test_a_game_in_a_process_pool_keeps_one_bot_per_session() -> None:
 
 
 async def test_answers_on_loop_is_ignored_with_worker_processes() -> None:
-    pool = BotPool(1, processes=True)
-    try:
-        async with (
-            served(create_app(CountingOnLoopBot, pool=pool)) as server,
-            connect(socket_url(server)) as ws,
-        ):
-            game = await play_game(ws, Player.O)
-    finally:
-        await pool.close_sessions()
-        pool.shutdown()
+    game = await play_in_a_process_pool(CountingOnLoopBot, 1)
     assert won_by(game.position, Player.O)
     assert {answer["move"]["evaluation"]["pid"] for answer in game.answers} != {os.getpid()}
 
