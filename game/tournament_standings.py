@@ -208,14 +208,11 @@ class Standings:
         return Crosstable(self.schedule.bots, counts)
 
     def bot_standings(self) -> list[BotStanding]:
-        """Every bot, best first: by rating in a round robin of 3 or more (when the
-        ratings can be computed), else by points."""
+        """Every bot, best first: by rating (Bradley-Terry from every counted game, any
+        format: a two-bot match or a gauntlet too, so the table never has an empty
+        rating column once a pair is in), else by points."""
         ratings = None
-        if (
-            self.schedule.format == "round_robin"
-            and len(self.schedule.bots) > 2
-            and self._next_pair
-        ):
+        if self._next_pair:
             try:
                 ratings = rate_table(self.crosstable())  # O(bots²), whatever the games
             except (RatingsError, StatsError):
