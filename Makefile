@@ -6,7 +6,7 @@ STAMP_RUN := $(VENV)/.installed-run
 STAMP_DEV := $(VENV)/.installed-dev
 STAMP_UI := $(VENV)/.installed-ui
 
-.PHONY: run test lint bench clean postgres ui screenshots
+.PHONY: run test lint bench clean postgres chromium ui screenshots
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -57,7 +57,23 @@ postgres:
 		exit 1; \
 	fi
 
-test: lint postgres
+# The web page's tests drive the system's Chromium headless (tests/browser.py, through
+# Playwright; no browser is downloaded). This installs Debian's chromium when absent;
+# HTTTX_CHROMIUM, if set, names a Chromium or Chrome executable instead.
+chromium:
+	@if [ -n "$$HTTTX_CHROMIUM" ] || command -v chromium >/dev/null 2>&1 \
+		|| command -v chromium-browser >/dev/null 2>&1; then :; \
+	elif command -v apt-get >/dev/null 2>&1; then \
+		sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		echo "Installing Chromium for the web page's tests"; \
+		$$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+			$$sudo apt-get install -y -qq --no-install-recommends chromium chromium-driver >/dev/null; \
+	else \
+		echo "Chromium is needed for the web page's tests: install it or set HTTTX_CHROMIUM" >&2; \
+		exit 1; \
+	fi
+
+test: lint postgres chromium
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest
 
 bench: $(STAMP_DEV)

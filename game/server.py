@@ -12,6 +12,8 @@ Routes (``create_app``):
   ``POST /tournaments/{id}/stop|resume`` (``game.tournament_routes``).
 * WebSocket ``/ws?token=...`` (a human seat) and ``/spectate/{game_id}``.
 * The example bots under ``/bots/random``, ``/bots/center``, ``/bots/threat``.
+* The web page: ``/``, ``/g/{id}``, ``/t/{id}``, ``/web/...`` and ``/static/...``
+  (``game.web_routes``).
 
 Games themselves are run by ``game.manager.GameManager``; this module only adapts HTTP
 to it and composes the app from its parts: the sockets (``game.sockets``), the OpenAPI
@@ -70,6 +72,7 @@ from game.store import (
 )
 from game.tournament_routes import tournament_routes
 from game.tournament_runner import TournamentDirector
+from game.web_routes import web_routes
 from models import (
     MAX_ECHO_CHARS,
     HostedBot,
@@ -311,6 +314,8 @@ def create_app(
         WebSocketRoute("/ws", human_socket),
         WebSocketRoute("/spectate/{game_id}", spectator_socket),
         *tournament_routes(),
+        # Last: the page's paths never shadow an API route.
+        *web_routes(),
     ]
     if host_example_bots:
         routes += [mount_bot(prefix, bot_class, pool) for prefix, bot_class in HOSTED_BOTS.items()]

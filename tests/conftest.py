@@ -9,4 +9,6 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 # The PostgreSQL server of the store's and the durability tests, started once per session.
+# Headless Chromium for the web page's tests (tests/browser.py).
+from tests.browser import chromium, web_page  # noqa: F401
 from tests.postgres import postgres_cluster  # noqa: F401

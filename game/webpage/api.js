@@ -1,0 +1,152 @@
+// Talking to this server, and small DOM helpers shared by every view.
+// Everything a bot or a person typed (names, details) is put in the page as text,
+// never as HTML: el() only ever sets textContent and attributes.
+
+export class ApiError extends Error {
+  constructor(status, detail) {
+    super(detail);
+    this.status = status;
+  }
+}
+
+const TOKEN_KEY = "htttx-api-token";
+
+export function apiToken() {
+  return localStorage.getItem(TOKEN_KEY) || "";
+}
+
+export function setApiToken(token) {
+  if (token) localStorage.setItem(TOKEN_KEY, token);
+  else localStorage.removeItem(TOKEN_KEY);
+}
+
+async function answer(response) {
+  const text = await response.text();
+  let body = null;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    body = null;
+  }
+  if (!response.ok) {
+    const detail = body && typeof body.detail === "string" ? body.detail : `HTTP ${response.status}`;
+    throw new ApiError(response.status, detail);
+  }
+  return body;
+}
+
+export async function getJSON(path, { signal } = {}) {
+  let response;
+  try {
+    response = await fetch(path, { headers: { accept: "application/json" }, signal });
+  } catch (error) {
+    if (error.name === "AbortError") throw error;
+    throw new ApiError(0, "the server cannot be reached");
+  }
+  return answer(response);
+}
+
+export async function getText(path) {
+  let response;
+  try {
+    response = await fetch(path);
+  } catch {
+    throw new ApiError(0, "the server cannot be reached");
+  }
+  if (!response.ok) {
+    const body = await answer(response).catch((error) => error);
+    throw body instanceof ApiError ? body : new ApiError(response.status, `HTTP ${response.status}`);
+  }
+  return response.text();
+}
+
+export async function postJSON(path, body) {
+  const headers = { "content-type": "application/json", accept: "application/json" };
+  const token = apiToken();
+  if (token) headers.authorization = `Bearer ${token}`;
+  let response;
+  try {
+    response = await fetch(path, { method: "POST", headers, body: JSON.stringify(body) });
+  } catch {
+    throw new ApiError(0, "the server cannot be reached");
+  }
+  return answer(response);
+}
+
+export function socketURL(path) {
+  const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+  return `${scheme}//${location.host}${path}`;
+}
+
+/** el("a", {href: "/g/1", class: "x"}, "text", child...) — attributes and text only. */
+export function el(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (name.startsWith("on") && typeof value === "function") {
+      node.addEventListener(name.slice(2), value);
+    } else if (name === "dataset") {
+      Object.assign(node.dataset, value);
+    } else {
+      node.setAttribute(name, value === true ? "" : String(value));
+    }
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : String(child));
+  }
+  return node;
+}
+
+export function clear(node, ...children) {
+  node.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined));
+  return node;
+}
+
+// ------------------------------------------------------------------ formatting
+
+export function playerName(player) {
+  if (!player) return "?";
+  if (player.name) return player.name;
+  if (player.meta && player.meta.name) return player.meta.name;
+  if (player.type === "human") return "human";
+  return player.bot_url || "?";
+}
+
+/** Milliseconds as a clock: 1:05:03, 4:07, 9.8 (tenths under 10 s). */
+export function formatClock(ms) {
+  if (ms === null || ms === undefined) return "";
+  const clamped = Math.max(0, ms);
+  if (clamped < 10000) return (Math.floor(clamped / 100) / 10).toFixed(1);
+  const seconds = Math.floor(clamped / 1000);
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  const s = String(seconds % 60).padStart(2, "0");
+  return h ? `${h}:${String(m).padStart(2, "0")}:${s}` : `${m}:${s}`;
+}
+
+export function formatWhen(iso) {
+  if (!iso) return "";
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return "";
+  return date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+}
+
+export function sideName(side) {
+  return side === "x" ? "X" : side === "o" ? "O" : "";
+}
+
+/** A record's or summary's outcome in words: "X wins (six in a row)", "draw", "aborted". */
+export function outcomeText(status, result) {
+  if (status === "running") return "playing";
+  if (!result) return status || "";
+  const how = result.cause ? String(result.cause).replaceAll("_", " ") : result.reason;
+  if (result.winner) return `${sideName(result.winner)} wins${how ? ` (${how})` : ""}`;
+  if (result.reason === "draw") return "draw";
+  return how || result.reason || status;
+}
+
+export function errorBox(error) {
+  const text = error instanceof ApiError ? error.message : `unexpected error: ${error}`;
+  return el("p", { class: "notice error", role: "alert" }, text);
+}

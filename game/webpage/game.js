@@ -1,0 +1,2 @@
+// placeholder until the view lands
+export function mount(main) { main.textContent = 'coming'; }
