@@ -188,6 +188,12 @@ class GameManager:
         game = self._games.get(game_id)
         return None if game is None else (len(game.session.moves), game.session.result)
 
+    def live_standing(self, game_id: str) -> tuple[Player | None, int | None, int | None] | None:
+        """Who is to move and both clocks (ms) now in a game this manager runs; None if
+        it does not run it."""
+        game = self._games.get(game_id)
+        return None if game is None else game.session.standing(asyncio.get_running_loop().time())
+
     def live_record(self, game_id: str) -> GameRecord | None:
         """The record of a game this manager runs, from memory: every move broadcast so
         far and the result once decided, even before the store has them. None once the

@@ -313,7 +313,10 @@ class RecordReader:
             aborted = result.cause is EndCause.ABORTED
             status = RecordStatus.ABORTED if aborted else RecordStatus.FINISHED
         moves = max(summary.moves, played)
-        return summary.model_copy(update={"moves": moves, "result": result, "status": status})
+        update: dict[str, Any] = {"moves": moves, "result": result, "status": status}
+        if (standing := self.manager.live_standing(summary.game_id)) is not None:
+            update["to_move"], update["clock_x_ms"], update["clock_o_ms"] = standing
+        return summary.model_copy(update=update)
 
     async def _encoded(
         self,

@@ -177,6 +177,11 @@ class SessionView:
             clock_o_ms=clocks[Player.O],
         )
 
+    def standing(self, now: float) -> tuple[Player | None, int | None, int | None]:
+        """Who is to move and both clocks in milliseconds now (a live games list)."""
+        clocks = self._clocks(self._advance(now))
+        return self._to_move(), clocks[Player.X], clocks[Player.O]
+
     # ---------------------------------------------------------------- helpers
 
     def _listening(self) -> list[Player]:

@@ -829,3 +829,25 @@ async def test_a_running_game_has_a_record_and_notation_so_far(tmp_path: Path) -
             text = await response.text()
     assert status == 200 and record["result"] is None and record["moves"] == []
     assert notation.loads(text).moves == []
+
+
+async def test_the_games_list_shows_who_is_to_move_and_the_clocks_of_a_running_game(
+    tmp_path: Path,
+) -> None:
+    async with arena(tmp_path) as a:
+        finished = await a.new_game({"player_x": a.bot("center"), "player_o": a.bot("random")})
+        await a.finished_record(finished["game_id"])
+        running = await a.new_game(
+            {
+                "player_x": {"type": "human"},
+                "player_o": {"type": "human"},
+                "match_config": {"clock_type": "match", "clock": 60.0},
+            }
+        )
+        _, page = await a.get_json("/games")
+    live, over = page["items"]
+    assert live["game_id"] == running["game_id"]
+    # O moves first after X's opening stone; neither clock has run yet (nobody is seated).
+    assert live["to_move"] == "o"
+    assert live["clock_x_ms"] == 60_000 and live["clock_o_ms"] == 60_000
+    assert (over["to_move"], over["clock_x_ms"], over["clock_o_ms"]) == (None, None, None)

@@ -90,6 +90,11 @@ class GameSummary(BaseModel):
     started_at: datetime | None
     ended_at: datetime | None
     moves: int
+    #: A game this server is running: who is to move and both clocks now (None for the
+    #: others, and for a game without clocks), for a live games list.
+    to_move: Player | None = None
+    clock_x_ms: int | None = None
+    clock_o_ms: int | None = None
 
 
 class RecordJson(NamedTuple):
