@@ -12,7 +12,13 @@ from pydantic.json_schema import models_json_schema
 from game.server_state import HOSTED_BOTS
 from game.store import MAX_PAGE_SIZE, GamePage, RecordStatus
 from models import GameRecord, HostedBots, NewGameRequest, NewGameResponse
-from wire.tournaments import TournamentCreated, TournamentPage, TournamentRequest, TournamentView
+from wire.tournaments import (
+    TournamentCreated,
+    TournamentGames,
+    TournamentPage,
+    TournamentRequest,
+    TournamentView,
+)
 
 __all__: list[str] = []
 
@@ -31,6 +37,7 @@ def _openapi(hosted: bool) -> dict[str, Any]:
             (TournamentCreated, "serialization"),
             (TournamentPage, "serialization"),
             (TournamentView, "serialization"),
+            (TournamentGames, "serialization"),
         ],
         ref_template=ref,
     )
@@ -241,6 +248,25 @@ def _tournament_paths(
                 "responses": {
                     "200": {"description": "The tournament", "content": body("TournamentView")},
                     "404": not_found,
+                },
+            }
+        },
+        "/tournaments/{tournament_id}/games": {
+            "get": {
+                "summary": "The tournament's started games in game order, with bots and results",
+                "parameters": [
+                    tournament_id,
+                    {"name": "offset", "in": "query", "schema": {"type": "integer", "minimum": 0}},
+                    {
+                        "name": "limit",
+                        "in": "query",
+                        "schema": {"type": "integer", "minimum": 1, "maximum": 500},
+                    },
+                ],
+                "responses": {
+                    "200": {"description": "A page of games", "content": body("TournamentGames")},
+                    "404": not_found,
+                    "422": error("A bad offset or limit"),
                 },
             }
         },

@@ -7,6 +7,8 @@
 * ``GET /tournaments`` — newest first (``limit``, 1-500, default 100).
 * ``GET /tournaments/{id}`` — ``TournamentView``: settings, progress, standings, each
   pair's statistics, the SPRT, the crosstable and the games in flight.
+* ``GET /tournaments/{id}/games`` — ``TournamentGames``: its started games in game
+  order with their bots, record ids and results (``offset``, ``limit`` 1-500, default 100).
 * ``POST /tournaments/{id}/stop`` and ``POST /tournaments/{id}/resume`` — the view
   afterwards; 404 for no such tournament, 409 when it is not in a state to do that.
 
@@ -32,8 +34,15 @@ from game.tournament_runner import (
     TournamentRunningError,
     UnknownTournamentError,
 )
-from models import ProtocolError, clip_text, parse_body
-from wire.tournaments import MAX_BOOK_CHARS, TournamentCreated, TournamentRequest
+from game.tournament_schedule import Schedule
+from models import GameResult, ProtocolError, clip_text, parse_body
+from wire.tournaments import (
+    MAX_BOOK_CHARS,
+    TournamentCreated,
+    TournamentGame,
+    TournamentGames,
+    TournamentRequest,
+)
 
 __all__ = ["MAX_TOURNAMENT_BODY_BYTES", "tournament_routes"]
 
@@ -84,6 +93,55 @@ async def get_tournament(request: Request) -> Response:
     return Response(view.model_dump_json(), media_type="application/json")
 
 
+def _count(text: str, name: str, low: int, high: int) -> int | Response:
+    """A query parameter that must be an integer from ``low`` to ``high``, or its 422."""
+    # ASCII digits, and few: int() refuses strings of over 4300 digits with a ValueError.
+    if text.isascii() and text.isdecimal() and len(text) <= 9 and low <= int(text) <= high:
+        return int(text)
+    return _error(422, f"{name}: expected an integer from {low} to {high}, got {text[:20]!r}")
+
+
+async def tournament_games(request: Request) -> Response:
+    runtime = _runtime(request)
+    tournament_id = request.path_params["tournament_id"]
+    params = request.query_params
+    offset = _count(params.get("offset", "0"), "offset", 0, 10**9)
+    limit = _count(params.get("limit", "100"), "limit", 1, MAX_LIST)
+    if isinstance(offset, Response):
+        return offset
+    if isinstance(limit, Response):
+        return limit
+    stored = await runtime.store.tournaments.get(tournament_id)
+    if stored is None:
+        return _error(404, f"no tournament {tournament_id[:80]!r}")
+    settings = TournamentRequest.model_validate(stored.request)
+    # Bots and rounds come from the schedule by game number; the book is not needed.
+    names = [bot.name for bot in settings.bots]
+    schedule = Schedule(names, settings.format, rounds=settings.rounds, openings=0)
+    rows = await runtime.store.tournaments.games(tournament_id, offset=offset, limit=limit)
+    items = []
+    for row in rows:
+        scheduled = schedule.game(row.idx)
+        status, result = row.game_status, row.game_result
+        # A game being played is read from memory, ahead of the store's group commit.
+        if (live := runtime.manager.live_progress(row.game_id)) is not None:
+            status, result = "running", None if live[1] is None else live[1].model_dump()
+        items.append(
+            TournamentGame(
+                number=row.idx + 1,
+                round=scheduled.round + 1,  # as in the record's tags: from 1
+                x=scheduled.x,
+                o=scheduled.o,
+                game_id=row.game_id,
+                counted=row.status == "done",
+                status=status,
+                result=None if result is None else GameResult.model_validate(result),
+            )
+        )
+    page = TournamentGames(items=items, offset=offset, games_total=stored.games_total)
+    return Response(page.model_dump_json(), media_type="application/json")
+
+
 async def _control(request: Request, action: str) -> Response:
     if (refused := _without_token(request)) is not None:
         return refused
@@ -120,6 +178,7 @@ def tournament_routes() -> list[Route]:
         Route("/tournaments", create_tournament, methods=["POST"]),
         Route("/tournaments", list_tournaments, methods=["GET"]),
         Route("/tournaments/{tournament_id}", get_tournament, methods=["GET"]),
+        Route("/tournaments/{tournament_id}/games", tournament_games, methods=["GET"]),
         Route("/tournaments/{tournament_id}/stop", stop_tournament, methods=["POST"]),
         Route("/tournaments/{tournament_id}/resume", resume_tournament, methods=["POST"]),
     ]

@@ -454,6 +454,7 @@ async def test_the_openapi_document_describes_the_rest_routes(tmp_path: Path) ->
         "/health",
         "/tournaments",
         "/tournaments/{tournament_id}",
+        "/tournaments/{tournament_id}/games",
         "/tournaments/{tournament_id}/stop",
         "/tournaments/{tournament_id}/resume",
     }

@@ -401,3 +401,39 @@ async def test_a_bot_that_goes_away_fails_the_tournament_which_resumes_when_it_i
             assert status == 200, view
             view = await a.finished(tournament_id)
         assert view["status"] == "finished" and view["games_counted"] == 200
+
+
+async def test_a_tournaments_games_are_listed_in_game_order_with_their_bots_and_results(
+    tmp_path: Path,
+) -> None:
+    async with arena(tmp_path / "t.sqlite") as a:
+        tournament_id = await a.create(
+            {
+                "bots": three_bots(a),
+                "openings": "none",
+                "concurrency": 2,
+                "match": {"turn_limit": 40},
+            }
+        )
+        view = await a.finished(tournament_id)
+        status, page = await a.get(f"/tournaments/{tournament_id}/games")
+        _, tail = await a.get(f"/tournaments/{tournament_id}/games?offset=4&limit=5")
+        bad_limit, _ = await a.get(f"/tournaments/{tournament_id}/games?limit=0")
+        missing, _ = await a.get("/tournaments/nope/games")
+        records = {}
+        for item in page["items"]:
+            _, records[item["game_id"]] = await a.get(f"/games/{item['game_id']}")
+    assert status == 200 and view["games_done"] == page["games_total"] == 6
+    assert [item["number"] for item in page["items"]] == [1, 2, 3, 4, 5, 6]
+    # Each pair plays twice, colours swapped; the sides named are the records' own.
+    assert [(item["x"], item["o"]) for item in page["items"][:2]] == [
+        ("threat", "center"),
+        ("center", "threat"),
+    ]
+    for item in page["items"]:
+        record = records[item["game_id"]]
+        assert (record["player_x"]["name"], record["player_o"]["name"]) == (item["x"], item["o"])
+        assert item["result"] == record["result"] and item["counted"]
+        assert item["round"] == 1 and item["status"] == "finished"
+    assert [item["number"] for item in tail["items"]] == [5, 6] and tail["offset"] == 4
+    assert (bad_limit, missing) == (422, 404)

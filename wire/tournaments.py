@@ -40,6 +40,7 @@ from wire.match import (
     TimeControl,
 )
 from wire.names import Name
+from wire.records import GameResult
 from wire.rest import MAX_URL_LENGTH, Adjudication
 
 #: Bots in one tournament: a round robin of 64 is 2016 pairings a round.
@@ -291,6 +292,29 @@ class TournamentView(TournamentSummary):
     sprt: SprtView | None = None
     crosstable: str | None = None
     live_games: list[str] = Field(default_factory=list)
+
+
+class TournamentGame(BaseModel):
+    """A started game of a tournament: its number in the schedule (from 1), the bots
+    on each side, its record's id and where it stands. ``counted``: its outcome is in
+    the standings (a game cut short by a stop is played again, and not counted)."""
+
+    number: int
+    round: int
+    x: str
+    o: str
+    game_id: str
+    counted: bool
+    status: str | None
+    result: GameResult | None
+
+
+class TournamentGames(BaseModel):
+    """A page of a tournament's started games, in game order."""
+
+    items: list[TournamentGame]
+    offset: int
+    games_total: int
 
 
 class TournamentCreated(BaseModel):

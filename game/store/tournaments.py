@@ -224,7 +224,9 @@ def _drop_game(conn: Connection, tournament_id: str, idx: int) -> None:
     conn.execute(delete(_tournament_games).where(_started(tournament_id, idx)))
 
 
-def _games_of(conn: Connection, tournament_id: str) -> list[TournamentGameRow]:
+def _games_of(
+    conn: Connection, tournament_id: str, offset: int = 0, limit: int | None = None
+) -> list[TournamentGameRow]:
     query = (
         select(
             _tournament_games.c.idx,
@@ -239,6 +241,8 @@ def _games_of(conn: Connection, tournament_id: str) -> list[TournamentGameRow]:
         )
         .where(_tournament_games.c.tournament_id == tournament_id)
         .order_by(_tournament_games.c.idx)
+        .offset(offset)
+        .limit(limit)
     )
     return [
         TournamentGameRow(
@@ -314,6 +318,9 @@ class TournamentRecords:
         """Forget a started game that will not count (void, to be played again)."""
         await self._runner.write(_drop_game, tournament_id, idx)
 
-    async def games(self, tournament_id: str) -> list[TournamentGameRow]:
-        """Every started game of the tournament, with its record's status and result."""
-        return await self._runner.read(_games_of, tournament_id)
+    async def games(
+        self, tournament_id: str, *, offset: int = 0, limit: int | None = None
+    ) -> list[TournamentGameRow]:
+        """The started games of the tournament in game order (all of them, or ``limit``
+        from the ``offset``-th), with their records' status and result."""
+        return await self._runner.read(_games_of, tournament_id, offset, limit)

@@ -1,2 +1,130 @@
-// placeholder until the view lands
-export function mount(main) { main.textContent = 'coming'; }
+// Bots: the bots this server hosts and the bots seen in recent games, with what their
+// capabilities say about them, and a form that pairs two of them (POST /game/new).
+
+import { el, clear, getJSON, postJSON, playerName, apiToken, setApiToken, errorBox, ApiError } from "./api.js";
+
+//: Recent games scanned for the bots they seated (one page of the list, newest first).
+const SEEN_FROM_GAMES = 200;
+
+const TIME_CONTROLS = [
+  ["", "No clock", null],
+  ["turn1", "1 s per move", { clock_type: "turn", clock: 1.0 }],
+  ["turn5", "5 s per move", { clock_type: "turn", clock: 5.0 }],
+  ["10+0.1", "10 s + 0.1 s", { clock_type: "incremental", clock: 10.0, increment: 0.1 }],
+  ["60+1", "1 min + 1 s", { clock_type: "incremental", clock: 60.0, increment: 1.0 }],
+  ["300", "5 min", { clock_type: "match", clock: 300.0 }],
+];
+
+function metaLine(meta) {
+  if (!meta) return "";
+  return [meta.version ? `v${meta.version}` : null, meta.authors && meta.authors.length ? `by ${meta.authors.join(", ")}` : null]
+    .filter(Boolean).join(" · ");
+}
+
+function seenBots(summaries, hostedUrls) {
+  const seen = new Map();
+  for (const summary of summaries) {
+    for (const player of [summary.player_x, summary.player_o]) {
+      if (!player || player.type !== "bot" || !player.bot_url || hostedUrls.has(player.bot_url)) continue;
+      const known = seen.get(player.bot_url) || { url: player.bot_url, name: playerName(player), meta: player.meta, games: 0, last: summary.started_at };
+      known.games += 1;
+      seen.set(player.bot_url, known);
+    }
+  }
+  return [...seen.values()].sort((a, b) => b.games - a.games);
+}
+
+function botRow(bot, hosted) {
+  const meta = bot.meta || {};
+  return el("tr", { dataset: { url: bot.url } },
+    el("td", {}, el("strong", {}, meta.name || bot.name), hosted ? [" ", el("span", { class: "badge" }, "hosted")] : null,
+      meta.description ? el("div", { class: "muted" }, meta.description) : null),
+    el("td", { class: "wide" }, metaLine(meta), meta.tags && meta.tags.length ? el("div", {}, meta.tags.map((t) => el("span", { class: "badge" }, t))) : null),
+    el("td", {}, el("code", {}, bot.url)),
+    el("td", { class: "num" }, bot.games === undefined ? "" : String(bot.games)),
+    el("td", {}, el("a", { href: `/web/games?player=${encodeURIComponent(meta.name || bot.name)}` }, "games")),
+  );
+}
+
+function seatPicker(label, name, bots, preselect) {
+  const select = el("select", { name, required: true, "aria-label": `${label} bot` },
+    bots.map((bot, index) => el("option", { value: bot.url, selected: index === preselect }, `${(bot.meta && bot.meta.name) || bot.name} — ${bot.url}`)),
+    el("option", { value: "" }, "Another bot, by URL…"));
+  const url = el("input", { name: `${name}-url`, type: "url", placeholder: "http://host:port/", hidden: true, "aria-label": `${label} bot URL` });
+  select.addEventListener("change", () => {
+    url.hidden = select.value !== "";
+    url.required = select.value === "";
+  });
+  if (!bots.length) {
+    url.hidden = false;
+    url.required = true;
+  }
+  return { node: el("label", {}, label, select, url), value: () => select.value || url.value.trim() };
+}
+
+export async function mount(main) {
+  document.title = "Bots · htttx arena";
+  const message = el("div", { role: "status", "aria-live": "polite" });
+  clear(main, el("h1", {}, "Bots"), message);
+  let hosted;
+  let games;
+  try {
+    [hosted, games] = await Promise.all([getJSON("/bots"), getJSON(`/games?limit=${SEEN_FROM_GAMES}`)]);
+  } catch (error) {
+    clear(message, errorBox(error));
+    return;
+  }
+  const hostedUrls = new Set(hosted.bots.map((b) => b.url));
+  const seen = seenBots(games.items, hostedUrls);
+  const all = [...hosted.bots, ...seen];
+
+  const head = el("thead", {}, el("tr", {}, el("th", {}, "Bot"), el("th", { class: "wide" }, "About"), el("th", {}, "URL"), el("th", { class: "num" }, "Recent games"), el("th", {}, "")));
+  const table = el("div", { class: "scroll-x" }, el("table", { class: "list", id: "bots" }, head,
+    el("tbody", {}, hosted.bots.map((b) => botRow(b, true)), seen.map((b) => botRow(b, false)))));
+
+  const x = seatPicker("X", "x", all, 0);
+  const o = seatPicker("O", "o", all, Math.min(1, all.length - 1));
+  const timeControl = el("select", { name: "time", "aria-label": "Time control" }, TIME_CONTROLS.map(([value, label]) => el("option", { value }, label)));
+  const name = el("input", { name: "name", type: "text", maxlength: "100", placeholder: "optional" });
+  const token = el("input", { name: "token", type: "password", autocomplete: "off", value: apiToken(), placeholder: "only if the server has one" });
+  const result = el("div", { role: "status", "aria-live": "polite" });
+  const submit = el("button", { type: "submit", class: "primary" }, "Start the game");
+  const form = el("form", { class: "stack panel", id: "pair-form" },
+    x.node, o.node,
+    el("label", {}, "Time control", timeControl),
+    el("label", {}, "Name of the game", name),
+    el("label", {}, "API token", token),
+    submit, result);
+
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    setApiToken(token.value.trim());
+    const chosen = TIME_CONTROLS.find(([value]) => value === timeControl.value);
+    const body = {
+      player_x: { type: "bot", bot_url: x.value() },
+      player_o: { type: "bot", bot_url: o.value() },
+    };
+    if (name.value.trim()) body.name = name.value.trim();
+    if (chosen && chosen[2]) body.match_config = chosen[2];
+    submit.disabled = true;
+    clear(result, el("p", { class: "muted" }, "Asking both bots for their capabilities…"));
+    try {
+      const created = await postJSON("/game/new", body);
+      clear(result, el("p", { class: "notice ok" }, "Game created: ", el("a", { href: `/g/${encodeURIComponent(created.game_id)}` }, "watch it")));
+      location.href = `/g/${encodeURIComponent(created.game_id)}`;
+    } catch (error) {
+      clear(result, errorBox(error));
+      if (error instanceof ApiError && error.status === 401) token.focus();
+    } finally {
+      submit.disabled = false;
+    }
+  });
+
+  clear(main,
+    el("h1", {}, "Bots"),
+    el("div", { class: "grid2" },
+      el("section", {}, el("h2", {}, "Hosted here and seen in games"), table,
+        el("p", { class: "muted" }, "Hosted bots play on this server's own port; other bots are the ones seen in the latest games.")),
+      el("section", {}, el("h2", {}, "Pair two bots"), form)),
+  );
+}
