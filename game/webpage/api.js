@@ -136,14 +136,27 @@ export function sideName(side) {
   return side === "x" ? "X" : side === "o" ? "O" : "";
 }
 
-/** A record's or summary's outcome in words: "X wins (six in a row)", "draw", "aborted". */
+const CAUSES = {
+  timeout: "on time",
+  illegal_move: "by an illegal move",
+  protocol_error: "by a protocol error",
+  disconnect: "by disconnection",
+  no_show: "by no-show",
+  stall: "by stalling",
+  resign: "by resignation",
+  turn_limit: "at the turn limit",
+  adjudication: "by adjudication",
+};
+
+/** A record's or summary's outcome in words: "X wins", "O wins on time", "draw at the
+ * turn limit", "aborted". */
 export function outcomeText(status, result) {
-  if (status === "running") return "playing";
+  if (status === "running" && !result) return "playing";
   if (!result) return status || "";
-  const how = result.cause ? String(result.cause).replaceAll("_", " ") : result.reason;
-  if (result.winner) return `${sideName(result.winner)} wins${how ? ` (${how})` : ""}`;
-  if (result.reason === "draw") return "draw";
-  return how || result.reason || status;
+  if (result.cause === "aborted" || status === "aborted") return "aborted";
+  const how = result.cause ? CAUSES[result.cause] || String(result.cause).replaceAll("_", " ") : "";
+  if (result.winner) return `${sideName(result.winner)} wins${how ? ` ${how}` : ""}`;
+  return `draw${how ? ` ${how}` : ""}`;
 }
 
 export function errorBox(error) {

@@ -5,6 +5,7 @@
 import { el, clear, getJSON, playerName, outcomeText, formatWhen, errorBox } from "./api.js";
 
 const PAGE_SIZE = 25;
+const MAX_PAGE_SIZE = 200;
 const STATUSES = [["", "Any status"], ["running", "Playing"], ["finished", "Finished"], ["aborted", "Aborted"]];
 
 function gameName(summary) {
@@ -67,7 +68,10 @@ export async function mount(main) {
   });
   status.addEventListener("change", () => go({ status: status.value, player: player.value.trim(), cursor: "" }));
 
-  const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
+  // ?limit= in the address sets the page size (the API's bounds).
+  const asked = Number.parseInt(params.get("limit") || "", 10);
+  const size = asked >= 1 && asked <= MAX_PAGE_SIZE ? asked : PAGE_SIZE;
+  const query = new URLSearchParams({ limit: String(size) });
   for (const key of ["status", "player", "cursor"]) {
     if (params.get(key)) query.set(key, params.get(key));
   }

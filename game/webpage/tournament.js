@@ -1,2 +1,126 @@
-// placeholder until the view lands
-export function mount(main) { main.textContent = 'coming'; }
+// One tournament: standings with failures, each pair's statistics, the SPRT's progress,
+// the crosstable and links to every game; refreshed while it runs.
+
+import { el, clear, getJSON, formatWhen, errorBox, outcomeText } from "./api.js";
+
+const POLL_MS = 2000;
+const GAMES_PAGE = 100;
+
+const fixed = (value, digits = 1) => (value === null || value === undefined ? "" : Number(value).toFixed(digits));
+const signed = (value, digits = 1) => (value === null || value === undefined ? "" : `${value >= 0 ? "+" : ""}${Number(value).toFixed(digits)}`);
+const plusMinus = (value, error) => (value === null || value === undefined ? "" : `${signed(value)} ± ${fixed(error)}`);
+const percent = (value) => (value === null || value === undefined ? "" : `${(100 * value).toFixed(1)}%`);
+
+function failureText(failures) {
+  const parts = Object.entries(failures || {}).filter(([, n]) => n > 0).map(([cause, n]) => `${n} ${cause.replace("_", " ")}`);
+  return parts.join(", ");
+}
+
+function standingsTable(view) {
+  const head = ["#", "Bot", "Games", "W", "D", "L", "Points", "Score", "Elo", "Failures"];
+  return el("table", { class: "list", id: "standings" },
+    el("thead", {}, el("tr", {}, head.map((h, i) => el("th", { class: i >= 2 && i <= 8 ? "num" : null }, h)))),
+    el("tbody", {}, view.standings.map((line, index) => el("tr", {},
+      el("td", { class: "num" }, String(index + 1)),
+      el("td", {}, el("strong", {}, line.name)),
+      el("td", { class: "num" }, String(line.games)),
+      el("td", { class: "num" }, String(line.wins)),
+      el("td", { class: "num" }, String(line.draws)),
+      el("td", { class: "num" }, String(line.losses)),
+      el("td", { class: "num" }, fixed(line.points, 1)),
+      el("td", { class: "num" }, percent(line.score)),
+      el("td", { class: "num" }, plusMinus(line.elo, line.elo_error)),
+      el("td", { class: "muted" }, failureText(line.failures)),
+    ))));
+}
+
+function pairsTable(view) {
+  const head = ["Bot", "Opponent", "Games", "W-D-L", "Elo", "nElo", "LOS", "Draws", "Pentanomial"];
+  return el("table", { class: "list", id: "pairs" },
+    el("thead", {}, el("tr", {}, head.map((h) => el("th", {}, h)))),
+    el("tbody", {}, view.pairs.map((pair) => el("tr", {},
+      el("td", {}, pair.bot), el("td", {}, pair.opponent),
+      el("td", { class: "num" }, String(pair.games)),
+      el("td", {}, `${pair.wins}-${pair.draws}-${pair.losses}`),
+      el("td", { class: "num" }, plusMinus(pair.elo, pair.elo_error)),
+      el("td", { class: "num" }, plusMinus(pair.nelo, pair.nelo_error)),
+      el("td", { class: "num" }, percent(pair.los)),
+      el("td", { class: "num" }, percent(pair.draw_ratio)),
+      el("td", {}, el("code", {}, `[${pair.pentanomial.join(", ")}]`)),
+    ))));
+}
+
+function sprtPanel(sprt) {
+  // The LLR on a bar from the lower to the upper bound: where it stands, and the decision.
+  const span = sprt.upper - sprt.lower;
+  const at = Math.min(1, Math.max(0, (sprt.llr - sprt.lower) / span));
+  const verdict = { H1: "H1 accepted: the first bot is stronger by elo1 or more", H0: "H0 accepted: not stronger by elo1", continue: "running" }[sprt.decision];
+  return el("div", { class: "panel sprt", id: "sprt", dataset: { decision: sprt.decision } },
+    el("div", {}, `SPRT elo0 ${sprt.elo0}, elo1 ${sprt.elo1}, α ${sprt.alpha}, β ${sprt.beta}`),
+    el("div", { class: "sprt-bar", role: "meter", "aria-valuemin": String(sprt.lower), "aria-valuemax": String(sprt.upper), "aria-valuenow": String(sprt.llr), "aria-label": "log-likelihood ratio" },
+      el("span", { class: "sprt-mark", style: `left: ${(100 * at).toFixed(1)}%` })),
+    el("div", { class: "sprt-scale" }, el("span", {}, fixed(sprt.lower, 2)), el("span", {}, `LLR ${fixed(sprt.llr, 2)}`), el("span", {}, fixed(sprt.upper, 2))),
+    el("div", { class: "muted" }, verdict));
+}
+
+function gameRow(game) {
+  const href = `/g/${encodeURIComponent(game.game_id)}`;
+  const result = game.status === "running" ? "playing" : outcomeText(game.status, game.result);
+  return el("tr", { dataset: { gameId: game.game_id } },
+    el("td", { class: "num" }, el("a", { href }, String(game.number))),
+    el("td", { class: "num" }, String(game.round)),
+    el("td", {}, el("span", { class: "side-x" }, "X"), " ", game.x),
+    el("td", {}, el("span", { class: "side-o" }, "O"), " ", game.o),
+    el("td", {}, result, game.counted || game.status === "running" ? "" : el("span", { class: "muted" }, " (not counted)")),
+  );
+}
+
+export async function mount(main, { tournamentId }) {
+  const id = encodeURIComponent(tournamentId);
+  const message = el("div", { role: "status", "aria-live": "polite" });
+  clear(main, el("h1", {}, "Tournament"), message);
+  let timer = null;
+  let shownGames = GAMES_PAGE;
+
+  async function load() {
+    let view;
+    let games;
+    try {
+      [view, games] = await Promise.all([
+        getJSON(`/tournaments/${id}`),
+        getJSON(`/tournaments/${id}/games?limit=${shownGames}`),
+      ]);
+    } catch (error) {
+      clear(main, el("h1", {}, "Tournament"), errorBox(error));
+      if (error.status !== 404) timer = setTimeout(load, POLL_MS);
+      return;
+    }
+    document.title = `${view.name || "Tournament"} · htttx arena`;
+    const more = games.items.length < games.games_total && games.items.length === shownGames
+      ? el("button", { type: "button", onclick: () => { shownGames += GAMES_PAGE; load(); } }, "More games")
+      : null;
+    clear(main,
+      el("h1", {}, view.name || `Tournament ${view.tournament_id.slice(0, 8)}`),
+      el("p", { class: "muted", id: "tournament-status" },
+        el("span", { class: `badge${view.status === "running" ? " live" : ""}` }, view.status), " ",
+        `${view.format.replace("_", " ")} · ${view.games_done} of ${view.games_total} games · ${view.games_running} playing · started ${formatWhen(view.created_at)}`,
+        view.reason ? ` · ${view.reason}` : ""),
+      el("progress", { max: String(view.games_total || 1), value: String(view.games_done), class: "wide-progress", "aria-label": "games played" }),
+      view.sprt ? sprtPanel(view.sprt) : null,
+      el("h2", {}, "Standings"),
+      el("div", { class: "scroll-x" }, standingsTable(view)),
+      view.pairs.length ? [el("h2", {}, "Pairs"), el("div", { class: "scroll-x" }, pairsTable(view))] : null,
+      view.crosstable ? [el("h2", {}, "Crosstable"), el("pre", { class: "panel crosstable scroll-x" }, view.crosstable)] : null,
+      view.live_games.length ? [el("h2", {}, "Playing now"), el("p", {}, view.live_games.map((g, i) => [i ? " · " : "", el("a", { href: `/g/${encodeURIComponent(g)}` }, g.slice(0, 8))]))] : null,
+      el("h2", {}, "Games"),
+      el("div", { class: "scroll-x" }, el("table", { class: "list", id: "tournament-games" },
+        el("thead", {}, el("tr", {}, el("th", { class: "num" }, "Game"), el("th", { class: "num" }, "Round"), el("th", {}, "X"), el("th", {}, "O"), el("th", {}, "Result"))),
+        el("tbody", {}, games.items.map(gameRow)))),
+      more,
+    );
+    clearTimeout(timer);
+    if (view.status === "running") timer = setTimeout(load, POLL_MS);
+  }
+  await load();
+  return () => clearTimeout(timer);
+}

@@ -1,2 +1,55 @@
-// placeholder until the view lands
-export function mount(main) { main.textContent = 'coming'; }
+// Tournaments: the list of GET /tournaments, newest first, refreshed while any runs.
+
+import { el, clear, getJSON, formatWhen, errorBox } from "./api.js";
+
+const POLL_MS = 3000;
+
+function progress(summary) {
+  return el("span", { class: "progress", title: `${summary.games_done} of ${summary.games_total} games` },
+    el("progress", { max: String(summary.games_total || 1), value: String(summary.games_done) }),
+    ` ${summary.games_done}/${summary.games_total}`);
+}
+
+function row(summary) {
+  const href = `/t/${encodeURIComponent(summary.tournament_id)}`;
+  return el("tr", { class: "link", dataset: { tournamentId: summary.tournament_id }, onclick: (event) => {
+    if (!event.target.closest("a")) location.href = href;
+  } },
+    el("td", {}, el("a", { href }, summary.name || summary.tournament_id.slice(0, 8))),
+    el("td", {}, summary.format.replace("_", " ")),
+    el("td", { class: "wide" }, summary.bots.join(", ")),
+    el("td", {}, el("span", { class: `badge${summary.status === "running" ? " live" : ""}` }, summary.status)),
+    el("td", {}, progress(summary)),
+    el("td", { class: "wide muted" }, formatWhen(summary.created_at)),
+  );
+}
+
+export async function mount(main) {
+  document.title = "Tournaments · htttx arena";
+  const body = el("tbody");
+  const message = el("div", { role: "status", "aria-live": "polite" });
+  clear(main,
+    el("h1", {}, "Tournaments"),
+    el("div", { class: "scroll-x" }, el("table", { class: "list", id: "tournaments" },
+      el("thead", {}, el("tr", {}, el("th", {}, "Name"), el("th", {}, "Format"), el("th", { class: "wide" }, "Bots"), el("th", {}, "Status"), el("th", {}, "Games"), el("th", { class: "wide" }, "Created"))),
+      body)),
+    message,
+    el("p", { class: "muted" }, "Start one with ", el("code", {}, "htttx-tournament"), " or ", el("code", {}, "POST /tournaments"), " (see ", el("a", { href: "/docs" }, "the API"), ")."),
+  );
+  let timer = null;
+  async function load() {
+    try {
+      const page = await getJSON("/tournaments?limit=100");
+      clear(body, page.tournaments.map(row));
+      clear(message, page.tournaments.length ? null : el("p", { class: "notice" }, "No tournament yet."));
+      const running = page.tournaments.some((t) => t.status === "running");
+      clearTimeout(timer);
+      if (running) timer = setTimeout(load, POLL_MS);
+    } catch (error) {
+      clear(message, errorBox(error));
+      timer = setTimeout(load, POLL_MS);
+    }
+  }
+  await load();
+  return () => clearTimeout(timer);
+}

@@ -1,0 +1,179 @@
+"""The web page's list views in headless Chromium against a real server with real bots:
+live games, the games list, bots and the pair form, tournaments and their standings."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import expect
+
+from tests.browser import WebPage
+from tests.http_json import get_json, post_json, wait_for
+from tests.ui_server import game_server
+
+HUMANS_WITH_CLOCKS = {
+    "player_x": {"type": "human", "name": "alice"},
+    "player_o": {"type": "human", "name": "bob"},
+    "match_config": {"clock_type": "match", "clock": 300.0},
+}
+
+
+def bots_game(url: str, x: str = "center", o: str = "random") -> dict[str, Any]:
+    return {
+        "player_x": {"type": "bot", "bot_url": f"{url}/bots/{x}"},
+        "player_o": {"type": "bot", "bot_url": f"{url}/bots/{o}"},
+    }
+
+
+def finished_game(url: str, body: dict[str, Any]) -> str:
+    status, created = post_json(url + "/game/new", body)
+    assert status == 200, created
+    game_id = str(created["game_id"])
+    wait_for(lambda: get_json(f"{url}/games/{game_id}")[1]["result"] is not None)
+    return game_id
+
+
+def test_live_lists_running_games_by_itself_and_opens_one(
+    web_page: WebPage, tmp_path: Path
+) -> None:
+    page = web_page.page
+    with game_server(tmp_path) as url:
+        page.goto(url + "/")
+        expect(page.locator("main")).to_contain_text("No game is being played")
+        # A game created after the page loaded shows up without a reload.
+        _, created = post_json(url + "/game/new", HUMANS_WITH_CLOCKS)
+        card = page.locator(f'#live-games [data-game-id="{created["game_id"]}"]')
+        expect(card).to_contain_text("alice")
+        expect(card).to_contain_text("bob")
+        expect(card).to_contain_text("move 0")
+        expect(card.locator(".clock").first).to_have_text("5:00")
+        card.click()
+        expect(page).to_have_url(f"{url}/g/{created['game_id']}")
+
+
+def test_live_shows_the_games_that_just_finished(web_page: WebPage, tmp_path: Path) -> None:
+    page = web_page.page
+    with game_server(tmp_path) as url:
+        game_id = finished_game(url, bots_game(url))
+        _, record = get_json(f"{url}/games/{game_id}")
+        page.goto(url + "/")
+        row = page.locator("#recent-games tbody tr")
+        expect(row).to_have_count(1)
+        expect(row).to_contain_text(str(len(record["moves"])))
+        expect(row).to_contain_text("wins" if record["result"]["winner"] else "draw")
+
+
+def test_the_games_list_filters_by_status_and_pages_with_the_cursor(
+    web_page: WebPage, tmp_path: Path
+) -> None:
+    page = web_page.page
+    with game_server(tmp_path) as url:
+        finished = [finished_game(url, bots_game(url)) for _ in range(3)]
+        _, running = post_json(url + "/game/new", HUMANS_WITH_CLOCKS)
+        page.goto(url + "/web/games?limit=2")
+        ids = page.locator("#games tbody tr")
+        expect(ids).to_have_count(2)
+        assert ids.nth(0).get_attribute("data-game-id") == running["game_id"]
+        page.get_by_role("button", name="Older →").click()
+        expect(ids).to_have_count(2)
+        assert [ids.nth(i).get_attribute("data-game-id") for i in range(2)] == finished[1::-1]
+        page.get_by_role("button", name="← Newer").click()
+        expect(ids.nth(0)).to_have_attribute("data-game-id", running["game_id"])
+        page.get_by_label("Status").select_option("finished")
+        expect(page).to_have_url(re.compile(r"status=finished"))
+        expect(ids).to_have_count(2)
+        assert ids.nth(0).get_attribute("data-game-id") == finished[2]
+
+
+def test_the_bots_page_lists_hosted_bots_and_pairs_two_of_them(
+    web_page: WebPage, tmp_path: Path
+) -> None:
+    page = web_page.page
+    with game_server(tmp_path) as url:
+        page.goto(url + "/web/bots")
+        rows = page.locator("#bots tbody tr")
+        expect(rows).to_have_count(3)
+        for name in ("random", "center", "threat"):
+            expect(page.locator(f'#bots tr[data-url="{url}/bots/{name}"]')).to_have_count(1)
+        page.get_by_label("X bot", exact=True).select_option(f"{url}/bots/threat")
+        page.get_by_label("O bot", exact=True).select_option(f"{url}/bots/center")
+        page.get_by_label("Name of the game").fill("from the page")
+        page.get_by_role("button", name="Start the game").click()
+        page.wait_for_url(re.compile(r"/g/[^/]+$"))
+        game_id = page.url.rsplit("/", 1)[-1]
+        status, record = get_json(f"{url}/games/{game_id}")
+    assert status == 200 and record["name"] == "from the page"
+    assert record["player_x"]["bot_url"] == f"{url}/bots/threat"
+    assert record["player_o"]["bot_url"] == f"{url}/bots/center"
+
+
+def test_the_pair_form_asks_for_the_api_token_when_the_server_has_one(
+    web_page: WebPage, tmp_path: Path
+) -> None:
+    page = web_page.page
+    web_page.allowed_errors.append(re.compile(r"status of 401"))
+    with game_server(tmp_path, api_token="s3cret") as url:
+        page.goto(url + "/web/bots")
+        page.get_by_role("button", name="Start the game").click()
+        expect(page.get_by_role("alert")).to_contain_text("an API token is required")
+        page.get_by_label("API token").fill("s3cret")
+        page.get_by_role("button", name="Start the game").click()
+        page.wait_for_url(re.compile(r"/g/[^/]+$"))
+
+
+def test_a_bot_url_that_cannot_be_seated_is_refused_with_the_servers_reason(
+    web_page: WebPage, tmp_path: Path
+) -> None:
+    page = web_page.page
+    web_page.allowed_errors.append(re.compile(r"status of 422"))
+    with game_server(tmp_path) as url:
+        page.goto(url + "/web/bots")
+        page.get_by_label("X bot", exact=True).select_option("")
+        page.get_by_label("X bot URL").fill(url + "/no-bot-here")
+        page.get_by_role("button", name="Start the game").click()
+        expect(page.get_by_role("alert")).to_contain_text("/no-bot-here")
+        assert page.url == url + "/web/bots"
+
+
+def test_tournaments_show_standings_sprt_and_a_link_to_every_game(
+    web_page: WebPage, tmp_path: Path
+) -> None:
+    page = web_page.page
+    with game_server(tmp_path) as url:
+        status, created = post_json(
+            url + "/tournaments",
+            {
+                "name": "web rr",
+                "bots": [
+                    {"name": "threat", "url": url + "/bots/threat"},
+                    {"name": "random", "url": url + "/bots/random"},
+                ],
+                "rounds": 2,
+                "openings": "none",
+                "match": {"turn_limit": 40},
+                "sprt": {"elo0": 0, "elo1": 10},
+            },
+        )
+        assert status == 201, created
+        tournament_id = created["tournament_id"]
+        view = wait_for(
+            lambda: (v := get_json(f"{url}/tournaments/{tournament_id}")[1])["status"]
+            != "running"
+            and v
+        )
+        page.goto(url + "/web/tournaments")
+        listed = page.locator(f'#tournaments tr[data-tournament-id="{tournament_id}"]')
+        expect(listed).to_contain_text("web rr")
+        listed.click()
+        expect(page).to_have_url(f"{url}/t/{tournament_id}")
+        standings = page.locator("#standings tbody tr")
+        expect(standings).to_have_count(2)
+        expect(standings.first).to_contain_text(view["standings"][0]["name"])
+        expect(page.locator("#sprt")).to_have_attribute("data-decision", view["sprt"]["decision"])
+        games = page.locator("#tournament-games tbody tr")
+        expect(games).to_have_count(view["games_done"])
+        first = games.first.get_attribute("data-game-id")
+        games.first.locator("a").click()
+        expect(page).to_have_url(f"{url}/g/{first}")
