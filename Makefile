@@ -33,9 +33,11 @@ run: $(STAMP_RUN)
 ui: $(STAMP_UI)
 	$(PY) -m ui.app
 
-# PNGs of the desktop client for the README, made offscreen against a server of its own.
-screenshots: $(STAMP_UI)
+# PNGs of the desktop client and of the web page (headless Chromium, desktop and phone
+# widths) for the README, each made against a server of its own.
+screenshots: $(STAMP_DEV) chromium
 	QT_QPA_PLATFORM=offscreen $(PY) -m ui.screenshots docs/screenshots
+	$(PY) tools/web_screenshots.py docs/screenshots
 
 lint: $(STAMP_DEV)
 	$(PY) -m ruff check .

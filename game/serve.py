@@ -313,6 +313,7 @@ def _banner(server: GameServer, *, db_url: str, example_bots: bool, with_token: 
     ws = "ws" + base[4:]
     lines = [
         f"htttx-arena game server on {base}",
+        f"  web page    {base}/   (live games, replays, bots, tournaments)",
         f"  REST        POST {base}/game/new",
         "              GET /games   /games/<id>   /games/<id>/notation   /bots   /health",
         "              POST/GET /tournaments   GET /tournaments/<id>   POST .../stop|resume",
