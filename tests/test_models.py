@@ -121,8 +121,7 @@ SAMPLES: dict[str, tuple[str, type[Any]]] = {
         BoardUpdatePacket,
     ),
     "analysis": (
-        '{"type":"analysis","ply":4,"evaluation":{"heuristic":-0.3},'
-        '"bot":"ThreatBot"}',
+        '{"type":"analysis","ply":4,"evaluation":{"heuristic":-0.3},"bot":"ThreatBot"}',
         AnalysisPacket,
     ),
 }
