@@ -120,7 +120,7 @@ class Analyst:
         self.ping_interval = ping_interval
         self.pong_timeout = pong_timeout
         self.first_retry = first_retry
-        #: ``eval_request`` packets sent, over all games (for the logs and the tests).
+        #: ``eval_request`` packets sent, over all games (a count to monitor).
         self.requests = 0
         self._games: set[GameAnalysis] = set()
         self._log_budget: TokenBucket | None = None
@@ -230,10 +230,17 @@ class GameAnalysis:
                 await self._hang_up()
                 continue
             self._plan.answered()
-            packet = AnalysisPacket(ply=target.ply, evaluation=evaluation, bot=self._analyst.name)
-            text = dump_packet(packet).decode()  # once, for every spectator
-            self._log.add(target.ply, text)
+            self._share(target.ply, evaluation)
+
+    def _share(self, ply: int, evaluation: PositionEvaluation) -> None:
+        """Encode the answer once, keep it for late joiners and hand it to the game."""
+        try:
+            packet = AnalysisPacket(ply=ply, evaluation=evaluation, bot=self._analyst.name)
+            text = dump_packet(packet).decode()
+            self._log.add(ply, text)
             self._publish(text)
+        except Exception:  # a bug here must cost this answer, never the worker
+            log.exception("analysis of game %s: cannot share the answer", self.game_id)
 
     async def _idle(self, loop: asyncio.AbstractEventLoop) -> None:
         """Wait for news (a position, watch, unwatch), a backoff's end or the next

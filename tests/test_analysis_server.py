@@ -65,6 +65,7 @@ class StandIn:
     )
     packets: list[Json] = field(default_factory=list)
     connections: int = 0
+    hung_up: int = 0  # sockets the server closed (or that broke)
 
     @property
     def eval_requests(self) -> list[Json]:
@@ -107,6 +108,7 @@ class StandIn:
                     await ws.send_str(
                         json.dumps({"type": "eval_response", "evaluation": evaluation})
                     )
+        self.hung_up += 1
         return ws
 
 
@@ -264,6 +266,38 @@ async def test_a_late_spectator_gets_the_analysis_so_far_right_after_the_setup(
     assert setup is not None and setup["type"] == "setup" and len(setup["moves"]) == 3
     assert [p["ply"] if p else None for p in backlog] == [0, 1, 2, 3]
     assert backlog[1:] == seen
+
+
+async def test_positions_reached_while_nobody_watches_are_never_analysed(
+    tmp_path: Path,
+) -> None:
+    judge = StandIn()
+    humans = {"player_x": {"type": "human"}, "player_o": {"type": "human"}, "match_config": MATCH}
+    async with (
+        serving_app(judge.app()) as judge_url,
+        game_server(tmp_path, analysis_bot=judge_url) as (base, http),
+    ):
+        created = await new_game(http, base, humans)
+        ws_base = base.replace("http", "ws", 1)
+        spectate = f"{ws_base}/spectate/{created['game_id']}"
+        async with (
+            http.ws_connect(f"{ws_base}/ws?token={created['token_x']}") as x,
+            http.ws_connect(f"{ws_base}/ws?token={created['token_o']}") as o,
+        ):
+            async with http.ws_connect(spectate) as first:
+                await next_of(first, "analysis", ply=0)
+            async with asyncio.timeout(TIMEOUT):  # unwatched: the server hangs up on it
+                while not judge.hung_up:
+                    await asyncio.sleep(0.01)
+            for seat in (o, x):  # plies 1 and 2, with nobody watching
+                request = await next_of(seat, "move_request")
+                await seat.send_str(json.dumps(choose(request, MATCH)))
+            await next_of(o, "move_request")  # ply 2 is reached
+            async with http.ws_connect(spectate) as second:
+                newest = await next_of(second, "analysis", ply=2)
+    assert newest["evaluation"]["x-stones"] == 5
+    # The bot was shown the start position and then the newest one only.
+    assert [len(p["board"]["cells"]) for p in judge.packets if p["type"] == "setup"] == [1, 5]
 
 
 async def test_an_unwatched_game_causes_no_eval_request(tmp_path: Path) -> None:
