@@ -68,6 +68,9 @@ __all__ = ["Analyst", "GameAnalysis", "open_analyst"]
 
 log = logging.getLogger("game.analysis")
 
+#: Seconds the closing handshake with the analysis bot may take.
+CLOSE_WAIT = 1.0
+
 
 async def open_analyst(
     bot_url: str,
@@ -291,6 +294,9 @@ class GameAnalysis:
             ping_interval=analyst.ping_interval,
             pong_timeout=analyst.pong_timeout,
             thinking=lambda: line.talk.awaiting,
+            # Bounds the closing handshake: a game's end waits for it, and a bot that
+            # does not answer its close must not hold the game's sockets open for long.
+            send_timeout=CLOSE_WAIT,
             name=f"analysis {self.game_id}",
         )
         try:

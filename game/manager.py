@@ -12,6 +12,10 @@ deadline on every wait and a bound on every queue:
 * ``game.outboxes``: what a game sends never waits on a peer.
 * ``game.recorder``: the record, written in order, with group commit.
 * ``game.reads``: what readers get, live games from memory.
+* ``game.analyst``: with an analysis bot (``analyst``), a watched game hands it each new
+  position (``RunningGame._feed_analysis``, after every input) and its answers go to
+  that game's spectators only (``RunningGame._publish_analysis``, one encode each); a
+  late spectator gets them right after its ``setup`` (``SpectatorQueue.backlog``).
 
 Decisions:
 
