@@ -12,6 +12,10 @@ deadline on every wait and a bound on every queue:
 * ``game.outboxes``: what a game sends never waits on a peer.
 * ``game.recorder``: the record, written in order, with group commit.
 * ``game.reads``: what readers get, live games from memory.
+* ``game.analyst``: with an analysis bot (``analyst``), a watched game hands it each new
+  position (``RunningGame._feed_analysis``, after every input) and its answers go to
+  that game's spectators only (``RunningGame._publish_analysis``, one encode each); a
+  late spectator gets them right after its ``setup`` (``SpectatorQueue.backlog``).
 
 Decisions:
 
@@ -42,6 +46,7 @@ from datetime import UTC, datetime
 
 import aiohttp
 
+from game.analyst import Analyst
 from game.discovery import (
     DEFAULT_POLICY,
     AddressPolicy,
@@ -150,6 +155,7 @@ class GameManager:
         commit_interval: float = DEFAULT_COMMIT_INTERVAL,
         cache_bytes: int = DEFAULT_CACHE_BYTES,
         send_board: SendBoardPolicy = "auto",
+        analyst: Analyst | None = None,
     ) -> None:
         check_commit_interval(commit_interval)
         if send_board not in SEND_BOARD_POLICIES:
@@ -171,6 +177,9 @@ class GameManager:
         #: Who gets ``board`` in ``move_request`` when the seat does not say
         #: (``game.session_config.resolve_send_board``).
         self.send_board: SendBoardPolicy = send_board
+        #: The analysis bot that evaluates the positions of watched games, if any
+        #: (``game.analyst``; the composition root owns and closes it).
+        self.analyst = analyst
         #: What the read routes serve: live games from memory, others from the store.
         self.records = RecordReader(store, self, cache_bytes=cache_bytes)
         self._games: dict[str, RunningGame] = {}
@@ -371,9 +380,11 @@ class GameManager:
 
     async def spectate(self, game_id: str, connection: InboundConnection) -> None:
         """Show a game on ``connection``: ``setup`` with everything so far, a
-        ``board_update`` per move, ``end``, close. A finished game: its snapshot, then
-        ``end``. Raises ``UnknownGame`` if there is no such game and
-        ``TooManySpectators`` if a running game already has ``max_spectators``.
+        ``board_update`` per move, ``end``, close. With an analysis bot, the ``analysis``
+        packets so far follow the setup, and one more comes per position evaluated. A
+        finished game: its snapshot, then ``end``. Raises ``UnknownGame`` if there is no
+        such game and ``TooManySpectators`` if a running game already has
+        ``max_spectators``.
         """
         game = self._games.get(game_id)
         if game is None:
@@ -387,10 +398,13 @@ class GameManager:
         spectator = SpectatorQueue(self.spectator_queue)
         loop = asyncio.get_running_loop()
         setup = game.spectator_setup()
+        # Right after the setup, the analysis of the positions so far (game.analysis).
+        analysis = game.analysis_backlog()
         if isinstance(setup, str):
-            spectator.offer(setup)
+            spectator.backlog = [setup, *analysis]
         else:  # being encoded off the loop: the updates queue behind it
             spectator.setup = setup
+            spectator.backlog = analysis
         if game.end_text is not None:  # the end went out already: a latecomer gets it too
             spectator.offer(game.end_text)
             spectator.offer(None)
@@ -402,6 +416,10 @@ class GameManager:
             try:
                 if spectator.setup is not None:
                     await watchdog.send(connection.send_text((await spectator.setup).decode()))
+                backlog, spectator.backlog = spectator.backlog, []
+                for packet in backlog:
+                    await watchdog.send(connection.send_text(packet))
+                del backlog  # up to thousands of packets: not held for the whole game
                 while True:
                     text = await spectator.queue.get()
                     if text is None:

@@ -208,6 +208,10 @@ class SpectatorQueue:
         self.setup: asyncio.Future[bytes] | None = None
         #: Updates to leave out: their moves were already in this spectator's setup.
         self.skip = 0
+        #: Sent after the setup and before the queue: a setup already encoded and the
+        #: game's ``analysis`` packets so far (already encoded: shared, not copied).
+        #: Not in the queue, whose bound is for the updates a slow reader falls behind on.
+        self.backlog: list[str] = []
 
     def offer(self, text: str | None) -> bool:
         try:

@@ -28,6 +28,7 @@ from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from game.analyst import GameAnalysis
 from game.discovery import BotEndpoint
 from game.outboxes import CLOSE_WAIT, Outbox, SpectatorQueue
 from game.reads import INLINE_ENCODE_MOVES, encode_setup
@@ -159,6 +160,9 @@ class RunningGame:
         self.game_id = session.game_id
         self.slots = slots
         self.spectators: set[SpectatorQueue] = set()
+        #: The analysis bot's view of this game, made when it is first watched.
+        self.analysis: GameAnalysis | None = None
+        self._analysed_ply = -1  # the last position handed to it
         self.end_text: str | None = None
         self.finished = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
@@ -342,6 +346,30 @@ class RunningGame:
                     await self._record(write)
         finally:  # whatever happened, nothing is on its way any more
             self._unsent_updates = 0
+        self._feed_analysis()
+
+    def _feed_analysis(self) -> None:
+        """A watched game's new position to its analysis (O(1) if none: runs per input)."""
+        analysis, session = self.analysis, self.session
+        if analysis is None or not self.spectators or session.over:
+            return
+        ply, side = session.ply, session.to_move
+        if ply == self._analysed_ply or side is None:
+            return
+        self._analysed_ply = ply
+        analysis.position(ply, session.board, side)
+
+    def analysis_backlog(self) -> list[str]:
+        """The ``analysis`` packets of this game so far (none without an analysis bot)."""
+        return [] if self.analysis is None else self.analysis.backlog()
+
+    def _publish_analysis(self, text: str) -> None:
+        """One evaluation to every spectator (not an update: no spectator skips it)."""
+        if self.end_text is not None or self._ending:
+            return  # nothing may follow a spectator's `end`
+        for spectator in list(self.spectators):
+            if not spectator.offer(text):
+                self.drop(spectator)
 
     def _pending(self, side: Player) -> bool:
         outbox = self.slots[side].outbox
@@ -425,11 +453,25 @@ class RunningGame:
             return False
         spectator.skip = self._unsent_updates
         self.spectators.add(spectator)
+        self._watch()
         return True
 
     def drop(self, spectator: SpectatorQueue) -> None:
         self.spectators.discard(spectator)
         spectator.dropped.set()
+        if not self.spectators and self.analysis is not None:
+            self.analysis.unwatch()  # only watched games are analysed
+
+    def _watch(self) -> None:
+        """Watched: the analysis (with an analysis bot) starts at the position as it is."""
+        analyst = self.manager.analyst
+        if analyst is None or self.session.over:
+            return
+        if self.analysis is None:
+            self.analysis = analyst.follow(self.game_id, self.session.match, self._publish_analysis)
+        self.analysis.watch()
+        self._analysed_ply = -1  # unwatched, it missed positions: hand it the newest
+        self._feed_analysis()
 
     # ------------------------------------------------------------- bot seats
 
@@ -520,6 +562,9 @@ class RunningGame:
             self.finished.set()
 
     async def _close_all(self) -> None:
+        if self.analysis is not None:
+            # First: no analysis may reach a spectator after its `end`.
+            await self.analysis.close()
         if not self.session.over:
             # Stopped without an end (the task was cancelled): end it now, without
             # waiting for anything, so the seats and spectators still get `end`.

@@ -5,6 +5,7 @@
                  [--no-example-bots] [--demo] [--max-games N] [--max-games-per-client N]
                  [--max-connections-per-client N] [--request-timeout S]
                  [--keep-alive-timeout S] [--send-board {auto,always}]
+                 [--analysis-bot URL [--analysis-time S]]
 
 ``HTTTX_API_TOKEN``, when set, is required as ``Authorization: Bearer <token>`` on
 ``POST /game/new``. SIGINT/SIGTERM stop taking games, abort the running ones (recorded,
@@ -32,9 +33,11 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from game import notation
+from game.analysis import DEFAULT_ANALYSIS_TIME, MAX_ANALYSIS_TIME
+from game.analyst import open_analyst
 from game.ascii import render
 from game.clock import DEFAULT_STALL_LIMIT
-from game.discovery import DEFAULT_POLICY, AddressPolicy, PolicySyntaxError
+from game.discovery import DEFAULT_POLICY, AddressPolicy, DiscoveryError, PolicySyntaxError
 from game.limits import (
     DEFAULT_KEEP_ALIVE_TIMEOUT,
     DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
@@ -188,6 +191,23 @@ def _arguments() -> argparse.ArgumentParser:
         "and not to websocket bots (previous only, as the spec says); 'always' to every "
         "seat, for the prototype's bots, which read it (default %(default)s)",
     )
+    parser.add_argument(
+        "--analysis-bot",
+        metavar="URL",
+        help="a bot that declares basic_websocket 'evaluation' and 'free_setup': while a "
+        "game has spectators, the server asks it (eval_request) about each position and "
+        "sends its answer to the spectators as an 'analysis' packet, so they see an "
+        "evaluation even between bots that give none. It must be reachable under the "
+        "address policy when the server starts",
+    )
+    parser.add_argument(
+        "--analysis-time",
+        type=float,
+        default=DEFAULT_ANALYSIS_TIME,
+        metavar="S",
+        help="seconds the analysis bot is given per position (its evaluation_time_limit, "
+        "when it declares one; default %(default)g)",
+    )
     return parser
 
 
@@ -236,6 +256,11 @@ def _check_numbers(args: argparse.Namespace) -> None:
         )
     if args.keep_alive_timeout < 1:
         raise UsageError(f"--keep-alive-timeout must be at least 1, got {args.keep_alive_timeout}")
+    if not (math.isfinite(args.analysis_time) and 0 < args.analysis_time <= MAX_ANALYSIS_TIME):
+        raise UsageError(
+            f"--analysis-time must be more than 0 and at most {MAX_ANALYSIS_TIME:g} "
+            f"seconds, got {args.analysis_time:g}"
+        )
     if args.demo and not args.example_bots:
         raise UsageError("--demo plays two hosted example bots: drop --no-example-bots")
 
@@ -263,6 +288,20 @@ def _safe_url(url: str) -> str:
         return make_url(url).render_as_string(hide_password=True)
     except ArgumentError:
         return url
+
+
+async def _find_analysis_bot(url: str, policy: AddressPolicy, time_limit: float) -> None:
+    async with policy.client_session() as http:
+        await open_analyst(url, http, policy=policy, time_limit=time_limit)
+
+
+def _check_analysis_bot(url: str, policy: AddressPolicy, time_limit: float) -> None:
+    """Find and check the analysis bot once before listening, so a bot that is down or
+    cannot analyse is one clear line here rather than a failed startup later."""
+    try:
+        asyncio.run(_find_analysis_bot(url, policy, time_limit))
+    except DiscoveryError as error:
+        raise UsageError(f"--analysis-bot: {error}") from None
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -308,7 +347,14 @@ def curl_command(base: str, *, with_token: bool) -> str:
     )
 
 
-def _banner(server: GameServer, *, db_url: str, example_bots: bool, with_token: bool) -> str:
+def _banner(
+    server: GameServer,
+    *,
+    db_url: str,
+    example_bots: bool,
+    with_token: bool,
+    analysis_bot: str | None = None,
+) -> str:
     base = _local_base(server)
     ws = "ws" + base[4:]
     lines = [
@@ -322,6 +368,8 @@ def _banner(server: GameServer, *, db_url: str, example_bots: bool, with_token: 
         f"  spectators  {ws}/spectate/<game_id>",
         f"  store       {_safe_url(db_url)}",
     ]
+    if analysis_bot is not None:
+        lines.append(f"  analysis    {analysis_bot}   (evaluates watched games for spectators)")
     if example_bots:
         lines.append("  bots        " + "   ".join(f"{base}{path}" for path in HOSTED_BOTS))
         lines += ["", "Pair two hosted bots:", "  " + curl_command(base, with_token=with_token)]
@@ -443,6 +491,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         session_limits = _limits(args)
         policy = _policy(args)
         _open_store(args.db)
+        if args.analysis_bot is not None:
+            _check_analysis_bot(args.analysis_bot, policy, args.analysis_time)
         listener = _listen(args.host, args.port)
     except UsageError as error:
         print(f"{parser.prog}: error: {error}", file=sys.stderr)
@@ -459,13 +509,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         commit_interval=args.commit_interval / 1000,
         limits=session_limits,
         send_board=args.send_board,
+        analysis_bot=args.analysis_bot,
+        analysis_time=args.analysis_time,
     )
 
     def started(server: GameServer) -> None:
         tune_gc()  # everything the server needs is loaded and made by now
         print(
             _banner(
-                server, db_url=args.db, example_bots=args.example_bots, with_token=bool(api_token)
+                server,
+                db_url=args.db,
+                example_bots=args.example_bots,
+                with_token=bool(api_token),
+                analysis_bot=args.analysis_bot,
             ),
             flush=True,
         )

@@ -42,7 +42,9 @@ from starlette.routing import BaseRoute, Route, WebSocketRoute
 
 from bot.serve import BotPool, ListeningServer, mount_bot, read_body, uvicorn_config
 from game.access_log import TokenRedactingFilter, install_token_filter, redact_tokens
-from game.discovery import DEFAULT_POLICY, AddressPolicy, DiscoveryError
+from game.analysis import DEFAULT_ANALYSIS_TIME, MAX_ANALYSIS_TIME
+from game.analyst import open_analyst
+from game.discovery import DEFAULT_POLICY, AddressPolicy, DiscoveryError, capabilities_url
 from game.limits import ConnectionLimits, uvicorn_protocols
 from game.local_bot_spec import BotLimits
 from game.manager import (
@@ -269,19 +271,34 @@ def create_app(
     bot_log_dir: str = "data/bot-logs",
     bot_limits: BotLimits | None = None,
     send_board: SendBoardPolicy = "auto",
+    analysis_bot: str | None = None,
+    analysis_time: float = DEFAULT_ANALYSIS_TIME,
 ) -> Starlette:
     """The game server's app. Its lifespan opens the store (marking games left running
     by a previous run as aborted), one aiohttp session for every outbound request, the
     hosted bots' pool, the ``GameManager`` and the ``TournamentDirector`` (marking
     tournaments a previous run left running as interrupted), and closes them in reverse order.
     ``send_board`` says which seats get ``board`` in ``move_request`` when their
-    ``PlayerConfig.send_board`` does not (``GameManager``)."""
+    ``PlayerConfig.send_board`` does not (``GameManager``).
+
+    ``analysis_bot`` names a bot that evaluates each position of every watched game for
+    its spectators (``game.analysis``), ``analysis_time`` seconds per position. It is
+    found and checked at startup, under ``policy`` like any game's bot: a bot that cannot
+    be reached or cannot analyse (no ``evaluation``, no ``free_setup``) fails the startup
+    with a ``DiscoveryError`` naming it and why."""
     if max_games_per_client < 1 or max_games < 1 or max_spectators < 1:
         raise ValueError("max_games, max_games_per_client and max_spectators must be at least 1")
     if send_board not in SEND_BOARD_POLICIES:
         # Here, not in the lifespan: a bad value must fail when the app is made.
         raise ValueError(f"send_board must be one of {SEND_BOARD_POLICIES}, got {send_board!r}")
     check_commit_interval(commit_interval)
+    if analysis_bot is not None:
+        capabilities_url(analysis_bot)  # a malformed URL fails here (BadBotUrl)
+    if not 0 < analysis_time <= MAX_ANALYSIS_TIME:
+        raise ValueError(
+            f"analysis_time must be more than 0 and at most {MAX_ANALYSIS_TIME:g} seconds, "
+            f"got {analysis_time!r}"
+        )
     settings = _Settings(
         db_url=db_url,
         policy=policy,
@@ -298,6 +315,8 @@ def create_app(
         bot_log_dir=bot_log_dir,
         bot_limits=bot_limits,
         send_board=send_board,
+        analysis_bot=analysis_bot,
+        analysis_time=analysis_time,
     )
     # The pool exists before the app so the bot routes can be mounted; threads are
     # only started on first use, and the lifespan shuts it down.
@@ -334,6 +353,18 @@ def create_app(
             # Every request made on a bot's behalf: checked addresses, no redirects.
             http = settings.policy.client_session()
             stack.push_async_callback(http.close)
+            analyst = None
+            if settings.analysis_bot is not None:
+                analyst = await open_analyst(
+                    settings.analysis_bot,
+                    http,
+                    policy=settings.policy,
+                    discovery_timeout=settings.discovery_timeout,
+                    time_limit=settings.analysis_time,
+                )
+                # Closed after the games (runtime.drain), which close their own first.
+                stack.push_async_callback(analyst.close)
+                log.info("analysis bot: %s (%s)", analyst.name, analyst.endpoint.url)
             manager = GameManager(
                 store,
                 http,
@@ -344,6 +375,7 @@ def create_app(
                 max_spectators=settings.max_spectators,
                 commit_interval=settings.commit_interval,
                 send_board=settings.send_board,
+                analyst=analyst,
             )
             tournaments = TournamentDirector(
                 manager,

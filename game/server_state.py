@@ -16,6 +16,7 @@ from starlette.websockets import WebSocket
 from bot.bot import BaseBot
 from bot.bots import CenterBot, RandomBot, ThreatBot
 from bot.serve import BotPool
+from game.analysis import DEFAULT_ANALYSIS_TIME
 from game.discovery import AddressPolicy
 from game.local_bot_spec import BotLimits
 from game.manager import GameManager
@@ -50,6 +51,8 @@ class _Settings:
     bot_log_dir: str = "data/bot-logs"
     bot_limits: BotLimits | None = None
     send_board: SendBoardPolicy = "auto"
+    analysis_bot: str | None = None
+    analysis_time: float = DEFAULT_ANALYSIS_TIME
 
 
 @dataclass

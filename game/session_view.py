@@ -122,6 +122,16 @@ class SessionView:
         return self._board.board()
 
     @property
+    def ply(self) -> int:
+        """How many moves are recorded so far, the opening's included (O(1))."""
+        return len(self._moves)
+
+    @property
+    def to_move(self) -> Player | None:
+        """The side to move; None once the game is over."""
+        return self._to_move()
+
+    @property
     def moves(self) -> list[RecordedMove]:
         """The complete moves so far, as recorded."""
         return list(self._moves)

@@ -24,6 +24,7 @@ from models import (
     PACKETS,
     SERVER_PACKETS,
     SPECTATOR_PACKETS,
+    AnalysisPacket,
     Board,
     BoardUpdatePacket,
     BwsV1Alpha,
@@ -118,6 +119,10 @@ SAMPLES: dict[str, tuple[str, type[Any]]] = {
         '"to_move":"x","status":"in_progress","clock_x_ms":60000,"clock_o_ms":58500,'
         '"evaluation":{"heuristic":0.1}}',
         BoardUpdatePacket,
+    ),
+    "analysis": (
+        '{"type":"analysis","ply":4,"evaluation":{"heuristic":-0.3},"bot":"ThreatBot"}',
+        AnalysisPacket,
     ),
 }
 
@@ -308,10 +313,27 @@ def test_bot_refuses_packets_only_a_server_receives() -> None:
     assert "'move_response' packets are not accepted here" in message
 
 
-def test_spectator_accepts_setup_board_update_end_and_nope() -> None:
-    assert SPECTATOR_PACKETS.tags == {"setup", "board_update", "end", "nope"}
+def test_spectator_accepts_setup_board_update_analysis_end_and_nope() -> None:
+    assert SPECTATOR_PACKETS.tags == {"setup", "board_update", "analysis", "end", "nope"}
     packet = parse_packet(SAMPLES["board_update"][0], allowed=SPECTATOR_PACKETS)
     assert isinstance(packet, BoardUpdatePacket)
+
+
+def test_analysis_packet_refuses_a_negative_ply() -> None:
+    message = problem_of(
+        '{"type":"analysis","ply":-1,"evaluation":{},"bot":"b"}', allowed=SPECTATOR_PACKETS
+    )
+    assert message.startswith("analysis.ply:")
+
+
+def test_analysis_packet_encodes_in_the_shape_spectators_read() -> None:
+    packet = AnalysisPacket(ply=2, evaluation=PositionEvaluation(win_in=-3), bot="http://b")
+    assert json.loads(dump_packet(packet)) == {
+        "type": "analysis",
+        "ply": 2,
+        "evaluation": {"win_in": -3},
+        "bot": "http://b",
+    }
 
 
 def test_missing_field_is_named() -> None:

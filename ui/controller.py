@@ -32,7 +32,7 @@ from PyQt5.QtCore import QObject, QTimer, pyqtSignal
 from game.hexgrid import Hex
 from models import (
     CLOSE_POLICY_VIOLATION,
-    SPECTATOR_PACKETS,
+    AnalysisPacket,
     BoardUpdatePacket,
     EndPacket,
     GameRecord,
@@ -41,10 +41,9 @@ from models import (
     NopePacket,
     ProtocolError,
     SetupPacket,
-    parse_packet,
 )
 from ui.board_widget import BoardWidget
-from ui.game_model import GameModel, InconsistentGameError
+from ui.game_model import GameModel, InconsistentGameError, read_spectator_packet
 from ui.net import ArenaClient, SocketLink
 from ui.player_panel import PlayerPanel, describe_result
 from ui.replay_bar import ReplayBar
@@ -302,16 +301,18 @@ class GameController(QObject):
             return
         model = session.model
         try:
-            packet = parse_packet(text, allowed=SPECTATOR_PACKETS)
+            packet = read_spectator_packet(text)
         except ProtocolError as error:
             self.panel.show_message(f"The server sent something unreadable: {error}", "error")
             return
+        if packet is None:
+            return  # a packet type this client does not know (a newer server's): ignored
         if isinstance(packet, NopePacket):
             self.panel.show_message(
                 f"The server refused to show this game: {packet.reason}", "error"
             )
             return
-        assert isinstance(packet, SetupPacket | BoardUpdatePacket | EndPacket)
+        assert isinstance(packet, SetupPacket | BoardUpdatePacket | AnalysisPacket | EndPacket)
         try:
             model.apply(packet, time.monotonic())
         except InconsistentGameError as error:

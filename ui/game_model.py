@@ -24,6 +24,11 @@ last few asked for are cached.
 keeps the last report and when it came (``now``, monotonic seconds) and counts down
 the side to move from there while the game is live, never below 0.
 
+*Analysis.* A server with an analysis bot sends spectators ``analysis`` packets: that
+bot's evaluation of the position after ``ply`` moves. The model keeps the latest per
+ply (``MAX_ANALYSES`` at most, like the server) and ``analysis_at`` answers for the
+position in view.
+
 *Split moves.* A person playing with the prototype's client may send one stone at a
 time; spectators then see a ``board_update`` with the first stone and the same side
 still to move. That stone is shown on the latest board (``pending_stones``) and joins
@@ -35,12 +40,16 @@ A stream that contradicts itself (a stone on a taken cell, a move out of turn) r
 
 from __future__ import annotations
 
+import json
 from collections import OrderedDict
+from dataclasses import dataclass
 from datetime import datetime
 
 from game.hexgrid import Hex
 from game.rules import IllegalMoveError, InvalidSetupError, Position, Side, Termination
 from models import (
+    SPECTATOR_PACKETS,
+    AnalysisPacket,
     BoardUpdatePacket,
     Cell,
     Coord,
@@ -52,18 +61,67 @@ from models import (
     Match,
     Player,
     PositionEvaluation,
+    ProtocolError,
     RecordedMove,
     RecordPlayer,
     ResultReason,
     SetupPacket,
+    SpectatorPacket,
+    parse_packet,
 )
 
-__all__ = ["CHECKPOINT_EVERY", "GameModel", "InconsistentGameError"]
+__all__ = [
+    "CHECKPOINT_EVERY",
+    "MAX_ANALYSES",
+    "Analysis",
+    "GameModel",
+    "InconsistentGameError",
+    "read_spectator_packet",
+]
 
 #: A copy of the position is kept every this many moves, for ``legal_at``.
 CHECKPOINT_EVERY = 32
 #: Positions built for ``legal_at`` that are kept, for scrubbing back and forth.
 _POSITION_CACHE_SIZE = 8
+#: Analysis packets kept (the latest plies), as many as the server keeps per game.
+MAX_ANALYSES = 2000
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """The analysis bot's evaluation of the position after ``ply`` moves."""
+
+    ply: int
+    bot: str
+    evaluation: PositionEvaluation
+
+
+def read_spectator_packet(text: str | bytes) -> SpectatorPacket | None:
+    """A spectator packet, or None for a type this client does not know (a newer
+    server's extension: ignored, not an error). A known packet that is broken, or text
+    that is not a packet at all, raises ``ProtocolError``.
+
+    >>> read_spectator_packet('{"type": "x-replay-speed", "factor": 2}') is None
+    True
+    >>> read_spectator_packet('{"type":"analysis","ply":0,"evaluation":{},"bot":"b"}').bot
+    'b'
+    """
+    try:
+        return parse_packet(text, allowed=SPECTATOR_PACKETS)
+    except ProtocolError:
+        if _packet_type(text) not in (None, *SPECTATOR_PACKETS.tags):
+            return None
+        raise
+
+
+def _packet_type(text: str | bytes) -> str | None:
+    """The ``type`` of a JSON object, None if there is none to read."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    kind = data.get("type") if isinstance(data, dict) else None
+    return kind if isinstance(kind, str) else None
 
 
 class InconsistentGameError(ValueError):
@@ -133,14 +191,28 @@ class GameModel:
 
     # ------------------------------------------------------------------ input
 
-    def apply(self, packet: SetupPacket | BoardUpdatePacket | EndPacket, now: float) -> None:
+    def apply(
+        self, packet: SetupPacket | BoardUpdatePacket | AnalysisPacket | EndPacket, now: float
+    ) -> None:
         """One spectator packet; ``now`` is ``time.monotonic()`` when it arrived."""
         if isinstance(packet, SetupPacket):
             self._apply_setup(packet, now)
         elif isinstance(packet, BoardUpdatePacket):
             self._apply_update(packet, now)
+        elif isinstance(packet, AnalysisPacket):
+            self._analyses[packet.ply] = Analysis(packet.ply, packet.bot, packet.evaluation)
+            if len(self._analyses) > MAX_ANALYSES:
+                del self._analyses[min(self._analyses)]
         else:
             self._apply_end(packet, now)
+
+    def analysis_at(self, index: int) -> Analysis | None:
+        """The analysis bot's latest evaluation of a position up to move ``index`` (of
+        that very position when it has one; ``Analysis.ply`` says which)."""
+        if index in self._analyses:
+            return self._analyses[index]
+        earlier = [ply for ply in self._analyses if ply <= index]
+        return self._analyses[max(earlier)] if earlier else None
 
     # ---------------------------------------------------------------- queries
 
@@ -257,6 +329,8 @@ class GameModel:
         self._pending_side: Side = self._position.to_move
         self._clocks: dict[str, int | None] = {"x": None, "o": None}
         self._clocks_at: float | None = None
+        # A setup resends everything, the analysis so far included.
+        self._analyses: dict[int, Analysis] = {}
 
     def _append(self, move: RecordedMove) -> None:
         """Play a complete move on the latest position (its first ``already`` stones are

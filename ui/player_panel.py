@@ -36,7 +36,7 @@ from models import (
     ResultReason,
 )
 from ui.board_widget import O_COLOR, X_COLOR, stone_icon
-from ui.game_model import GameModel
+from ui.game_model import Analysis, GameModel
 
 LOW_TIME_MS = 10_000
 CLOCK_TICK_MS = 100
@@ -176,6 +176,15 @@ class EvaluationBar(QWidget):
         self.share = evaluation_share(evaluation)
         self.caption = describe_evaluation(evaluation)
         self.setToolTip(f"Evaluation reported by the bot: {self.caption}")
+        self.update()
+
+    def set_analysis(self, analysis: Analysis, viewed: int) -> None:
+        """The analysis bot's evaluation, labelled with its name (and the move it is of,
+        when the position in view, after ``viewed`` moves, has none yet)."""
+        at = "" if analysis.ply == viewed else f" (after move {analysis.ply})"
+        self.share = evaluation_share(analysis.evaluation)
+        self.caption = f"{analysis.bot}{at}: {describe_evaluation(analysis.evaluation)}"
+        self.setToolTip(f"Evaluation by the server's analysis bot: {self.caption}")
         self.update()
 
     def set_unknown(self) -> None:
@@ -331,6 +340,10 @@ class PlayerPanel(QWidget):
         self.heartbeat.setStyleSheet("color: palette(dark);")
         self.evaluation = EvaluationBar()
         self.evaluation.hide()
+        #: The server's analysis bot's evaluation (spectating a server that has one).
+        self.analysis = EvaluationBar()
+        self.analysis.setObjectName("analysis_bar")
+        self.analysis.hide()
         self.moves = QListWidget()
         self.moves.setObjectName("move_list")
         self.moves.setUniformItemSizes(True)
@@ -353,6 +366,7 @@ class PlayerPanel(QWidget):
         state_row.addWidget(self.heartbeat)
         layout.addLayout(state_row)
         layout.addWidget(self.evaluation)
+        layout.addWidget(self.analysis)
         layout.addWidget(self.message)
         layout.addWidget(self.moves, 1)
 
@@ -370,6 +384,7 @@ class PlayerPanel(QWidget):
         self._viewed = None  # the latest position
         self.moves.clear()
         self.evaluation.hide()
+        self.analysis.hide()
         self._heartbeat_at = None
         self._waiting = False
         self._human_turn = None
@@ -397,9 +412,16 @@ class PlayerPanel(QWidget):
     def _show_evaluation(self, model: GameModel) -> None:
         """The evaluation bar for the position in view: the last opinion a bot gave up to
         it; the result on the final position of a finished game. Hidden until some bot
-        has reported an evaluation in this game."""
+        has reported an evaluation in this game. The analysis bar below it: the analysis
+        bot's latest evaluation up to the position in view, hidden without one."""
         latest = len(model.moves)
         index = latest if self._viewed is None else min(self._viewed, latest)
+        analysis = model.analysis_at(index)
+        if analysis is None:
+            self.analysis.hide()
+        else:
+            self.analysis.set_analysis(analysis, index)
+            self.analysis.show()
         if model.latest_evaluation() is None:
             return
         if index == latest and model.result is not None:

@@ -270,6 +270,30 @@ class BoardUpdatePacket(BaseModel):
     considerations: list[MoveOption] | None = None
 
 
+class AnalysisPacket(BaseModel):
+    """An analysis bot's evaluation of one position of a watched game (our extension to
+    protocol.md's Spectators section; ``game.analysis``). Spectators only: seats never
+    get it, and it is not part of the game record.
+
+    ``ply`` is the number of recorded moves played when the position arose (0: the start
+    position); ``bot`` names the analysis bot (its ``meta.name``, else its URL).
+
+    >>> from models import parse_packet
+    >>> packet = parse_packet(
+    ...     '{"type":"analysis","ply":3,"evaluation":{"heuristic":0.25},"bot":"ThreatBot"}'
+    ... )
+    >>> packet.ply, packet.evaluation.heuristic, packet.bot
+    (3, 0.25, 'ThreatBot')
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    type: Literal["analysis"] = "analysis"
+    ply: Annotated[StrictInt, Field(ge=0)]
+    evaluation: PositionEvaluation
+    bot: StrictStr
+
+
 # ------------------------------------------------------------------ packet sets
 
 Packet: TypeAlias = Annotated[
@@ -283,7 +307,8 @@ Packet: TypeAlias = Annotated[
     | NopePacket
     | MoveResponsePacket
     | EvalResponsePacket
-    | BoardUpdatePacket,
+    | BoardUpdatePacket
+    | AnalysisPacket,
     Field(discriminator="type"),
 ]
 """Every packet, told apart by ``type`` (a human's 1-stone answer aside)."""
@@ -312,9 +337,11 @@ HumanClientPacket: TypeAlias = Annotated[
 """What the server may receive from a human seat: a move may have 1 stone."""
 
 SpectatorPacket: TypeAlias = Annotated[
-    SetupPacket | BoardUpdatePacket | EndPacket | NopePacket, Field(discriminator="type")
+    SetupPacket | BoardUpdatePacket | AnalysisPacket | EndPacket | NopePacket,
+    Field(discriminator="type"),
 ]
-"""What a spectator may receive (``nope`` when it is refused)."""
+"""What a spectator may receive (``nope`` when it is refused, ``analysis`` when the
+server has an analysis bot)."""
 
 P = TypeVar("P", covariant=True)
 
