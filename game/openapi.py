@@ -10,7 +10,7 @@ from typing import Any
 from pydantic.json_schema import models_json_schema
 
 from game.server_state import HOSTED_BOTS
-from game.store import MAX_PAGE_SIZE, GamePage, RecordStatus
+from game.store import MAX_PAGE_SIZE, MAX_PLAYER_FILTER, GamePage, RecordStatus
 from models import GameRecord, HostedBots, NewGameRequest, NewGameResponse
 from wire.tournaments import TournamentCreated, TournamentPage, TournamentRequest, TournamentView
 
@@ -86,6 +86,19 @@ def _openapi(hosted: bool) -> dict[str, Any]:
                         "schema": {"type": "string", "enum": [s.value for s in RecordStatus]},
                     },
                     {
+                        "name": "player",
+                        "in": "query",
+                        "description": (
+                            "Only games where either seat's name equals this, compared "
+                            "case-insensitively (Unicode case folding); no prefix match"
+                        ),
+                        "schema": {
+                            "type": "string",
+                            "minLength": 1,
+                            "maxLength": MAX_PLAYER_FILTER,
+                        },
+                    },
+                    {
                         "name": "limit",
                         "in": "query",
                         "schema": {
@@ -104,7 +117,7 @@ def _openapi(hosted: bool) -> dict[str, Any]:
                 ],
                 "responses": {
                     "200": {"description": "A page of games", "content": body("GamePage")},
-                    "422": error("Bad status, limit or cursor"),
+                    "422": error("Bad status, player, limit or cursor"),
                 },
             }
         },

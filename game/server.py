@@ -6,7 +6,9 @@ Routes (``create_app``):
   ``{"detail": reason}`` with 401 (API token), 413 (body too large), 422 (anything
   invalid, a bot that cannot be seated included), 429 (per-client cap), 503 (server
   full or shutting down).
-* ``GET /games`` (``status``, ``limit``, ``cursor``), ``GET /games/{id}``,
+* ``GET /games`` (``status``, ``player``, ``limit``, ``cursor``): ``player`` keeps the
+  games where either seat's name equals it, compared case-insensitively (1 to
+  ``MAX_PLAYER_FILTER`` characters). ``GET /games/{id}``.
   ``GET /games/{id}/notation``, ``GET /health``, ``GET /openapi.json``, ``GET /docs``.
 * ``POST /tournaments``, ``GET /tournaments``, ``GET /tournaments/{id}``,
   ``POST /tournaments/{id}/stop|resume`` (``game.tournament_routes``).
@@ -64,6 +66,7 @@ from game.session import SEND_BOARD_POLICIES, SendBoardPolicy, SessionLimits
 from game.sockets import human_socket, spectator_socket
 from game.store import (
     MAX_PAGE_SIZE,
+    MAX_PLAYER_FILTER,
     GameStore,
     InvalidCursorError,
     RecordStatus,
@@ -165,7 +168,8 @@ async def new_game(request: Request) -> Response:
 
 
 async def list_games(request: Request) -> Response:
-    """Games newest first, live and over; cursor pagination from the store."""
+    """Games newest first, live and over, optionally of one status and one player;
+    cursor pagination from the store."""
     params = request.query_params
     status: RecordStatus | None = None
     if (status_text := params.get("status")) is not None:
@@ -174,6 +178,13 @@ async def list_games(request: Request) -> Response:
         except ValueError:
             choices = ", ".join(s.value for s in RecordStatus)
             return _error(422, f"status: expected one of {choices}, got {_echo(status_text)}")
+    player = params.get("player")
+    if player is not None and not 1 <= len(player) <= MAX_PLAYER_FILTER:
+        return _error(
+            422,
+            f"player: expected a name of 1 to {MAX_PLAYER_FILTER} characters, got "
+            f"{len(player)} characters",
+        )
     limit_text = params.get("limit", "50")
     # ASCII digits, and few: int() refuses strings of over 4300 digits with a ValueError.
     short_number = limit_text.isascii() and limit_text.isdecimal() and len(limit_text) <= 9
@@ -184,7 +195,7 @@ async def list_games(request: Request) -> Response:
     try:
         # Live games as they stand in memory, over the store's page.
         page = await _runtime(request).manager.records.page(
-            status=status, limit=int(limit_text), before=params.get("cursor")
+            status=status, player=player, limit=int(limit_text), before=params.get("cursor")
         )
     except InvalidCursorError as error:
         return _error(422, clip_text(f"cursor: {error}", MAX_ERROR_DETAIL_CHARS))
