@@ -134,13 +134,26 @@ def _openapi(hosted: bool) -> dict[str, Any]:
         "/games/{game_id}/notation": {
             "get": {
                 "summary": "The game in HTTTX notation, version 2",
-                "parameters": [game_id],
+                "parameters": [
+                    game_id,
+                    {
+                        "name": "download",
+                        "in": "query",
+                        "description": (
+                            "1: answer with 'Content-Disposition: attachment; "
+                            'filename="<game_id>.htttx"\' (the id cut down to letters, '
+                            "digits, '.', '_' and '-'), so a browser saves the file"
+                        ),
+                        "schema": {"type": "string", "enum": ["0", "1"], "default": "0"},
+                    },
+                ],
                 "responses": {
                     "200": {
                         "description": "HTTTX notation text",
                         "content": {"text/plain": {"schema": {"type": "string"}}},
                     },
                     "404": not_found,
+                    "422": error("Bad download value"),
                 },
             }
         },

@@ -306,9 +306,7 @@ class RecordReader:
         """``GameStore.list_games``, with live games as they stand in memory. A live game
         is in the store from its start (``GameManager.create_game`` writes it before it
         is played), so the store's filters find it; only its progress comes from memory."""
-        page = await self.store.list_games(
-            status=status, player=player, limit=limit, before=before
-        )
+        page = await self.store.list_games(status=status, player=player, limit=limit, before=before)
         page.items = [self._live_summary(item) for item in page.items]
         return page
 

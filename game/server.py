@@ -9,7 +9,9 @@ Routes (``create_app``):
 * ``GET /games`` (``status``, ``player``, ``limit``, ``cursor``): ``player`` keeps the
   games where either seat's name equals it, compared case-insensitively (1 to
   ``MAX_PLAYER_FILTER`` characters). ``GET /games/{id}``.
-  ``GET /games/{id}/notation``, ``GET /health``, ``GET /openapi.json``, ``GET /docs``.
+* ``GET /games/{id}/notation``: ``?download=1`` adds ``Content-Disposition:
+  attachment`` with the file name ``notation_filename(id)`` (``<id>.htttx``).
+* ``GET /health``, ``GET /openapi.json``, ``GET /docs``.
 * ``POST /tournaments``, ``GET /tournaments``, ``GET /tournaments/{id}``,
   ``POST /tournaments/{id}/stop|resume`` (``game.tournament_routes``).
 * WebSocket ``/ws?token=...`` (a human seat) and ``/spectate/{game_id}``.
@@ -28,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -105,6 +108,9 @@ DEFAULT_MAX_BODY_BYTES: Final = 64 * 1024
 #: The longest ``detail`` of a 422 from ``POST /game/new``: it may quote what the client
 #: sent (keys, a URL), so it is clipped like any echo.
 MAX_ERROR_DETAIL_CHARS: Final = 500
+#: The longest game id kept in a notation file's name (``notation_filename``).
+MAX_FILENAME_STEM: Final = 100
+_UNSAFE_IN_FILENAME: Final = re.compile(r"[^A-Za-z0-9._-]")
 
 
 # ------------------------------------------------------------------- helpers
@@ -216,11 +222,30 @@ async def get_game(request: Request) -> Response:
 
 
 async def get_notation(request: Request) -> Response:
-    records = _runtime(request).manager.records
-    text = await records.notation(request.path_params["game_id"])
+    download = request.query_params.get("download", "0")
+    if download not in ("0", "1"):
+        return _error(422, f"download: expected 0 or 1, got {_echo(download)}")
+    game_id = request.path_params["game_id"]
+    text = await _runtime(request).manager.records.notation(game_id)
     if text is None:
         raise _no_game(request)
-    return PlainTextResponse(text)
+    headers = None
+    if download == "1":
+        headers = {"content-disposition": f'attachment; filename="{notation_filename(game_id)}"'}
+    return PlainTextResponse(text, headers=headers)
+
+
+def notation_filename(game_id: str) -> str:
+    """The file name a game's notation is saved under: ``<game_id>.htttx``, the id cut
+    down to what is safe in a header and on any file system (ASCII letters, digits,
+    ``.``, ``_``, ``-``; no leading dot; at most ``MAX_FILENAME_STEM`` characters).
+    Stored ids are not only the server's own hex: an imported record keeps its id.
+
+    >>> notation_filename("4f2a"), notation_filename('../a b"c/d'), notation_filename("..")
+    ('4f2a.htttx', 'a_b_c_d.htttx', 'game.htttx')
+    """
+    stem = _UNSAFE_IN_FILENAME.sub("_", game_id).lstrip("._")[:MAX_FILENAME_STEM]
+    return f"{stem or 'game'}.htttx"
 
 
 async def hosted_bots(request: Request) -> Response:

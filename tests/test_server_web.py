@@ -5,7 +5,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import quote
 
+from game import notation
+from game.store import GameStore
+from models import GameRecord
 from tests.test_server import HUMAN_MATCH, arena, until
 
 
@@ -58,3 +62,40 @@ async def test_a_bad_player_filter_is_422_with_the_reason(tmp_path: Path) -> Non
         {"detail": "player: expected a name of 1 to 200 characters, got 0 characters"},
     )
     assert long[0] == 422 and "got 201 characters" in long[1]["detail"]
+
+
+async def test_notation_with_download_1_is_an_attachment_named_for_the_game(
+    tmp_path: Path,
+) -> None:
+    async with arena(tmp_path) as a:
+        created = await a.new_game({"player_x": a.bot("center"), "player_o": a.bot("random")})
+        game_id = created["game_id"]
+        await a.finished_record(game_id)
+        async with a.http.get(f"{a.base}/games/{game_id}/notation?download=1") as response:
+            saved = (response.status, response.headers.get("content-disposition"))
+            text = await response.text()
+        async with a.http.get(f"{a.base}/games/{game_id}/notation") as response:
+            shown = (response.status, response.headers.get("content-disposition"))
+            assert await response.text() == text
+        bad = await a.get_json(f"/games/{game_id}/notation?download=yes")
+        missing = await a.get_json("/games/nope/notation?download=1")
+    assert saved == (200, f'attachment; filename="{game_id}.htttx"')
+    assert notation.loads(text).moves
+    assert shown == (200, None)
+    assert bad == (422, {"detail": "download: expected 0 or 1, got 'yes'"})
+    assert missing[0] == 404
+
+
+async def test_a_downloaded_notation_file_name_is_sanitised(tmp_path: Path) -> None:
+    # An imported record keeps whatever id it had; quotes and spaces must not reach the
+    # header, nor path separators the file name.
+    game_id = '..my game"1\\x'
+    db_url = f"sqlite+aiosqlite:///{tmp_path / 'games.sqlite'}"
+    async with await GameStore.open(db_url) as store:
+        await store.create_game(GameRecord(game_id=game_id))
+    async with arena(tmp_path) as a:
+        url = f"{a.base}/games/{quote(game_id, safe='')}/notation?download=1"
+        async with a.http.get(url) as response:
+            assert response.status == 200
+            disposition = response.headers["content-disposition"]
+    assert disposition == 'attachment; filename="my_game_1_x.htttx"'
