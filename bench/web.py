@@ -46,7 +46,6 @@ from typing import Any, Final
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.server import free_port, started  # noqa: E402
 from bot.bot import Deadline  # noqa: E402
 from bot.bots import LatticeBot  # noqa: E402
 from game.rules import Position  # noqa: E402
@@ -362,6 +361,9 @@ FIGURES: Final[dict[str, Callable[[Setting], Awaitable[None]]]] = {
 
 async def run(quick: bool, only: list[str]) -> None:
     import aiohttp
+
+    # bench/ is this script's directory, so bench/server.py imports as ``server``.
+    from server import free_port, started
 
     bot_port, server_port = free_port(), free_port()
     with tempfile.TemporaryDirectory() as data:
