@@ -5,10 +5,15 @@ The session (``game.session``) judges frames; the adapters (``game.seats``,
 anything to judge: a binary frame (the protocol is text JSON), a text frame that is not
 UTF-8, a flood of control frames. The adapter then hands the session a ``RefusedFrame``
 carrying why, and the session forfeits the seat for ``protocol_error`` with that reason,
-as for any malformed packet. Pure: no I/O, so the session may import it.
+as for any malformed packet. And the one frame the server builds itself: a spectator's
+update, framed once for all (``text_frame``). Pure: no I/O, so the session may import it.
 """
 
 from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+from typing import TypeAlias
 
 __all__ = [
     "BINARY_FRAME_REFUSED",
@@ -16,7 +21,9 @@ __all__ = [
     "CONTROL_FRAME_BURST",
     "INVALID_UTF8_REFUSED",
     "MAX_CONTROL_FRAMES_PER_SECOND",
+    "FrameWriter",
     "RefusedFrame",
+    "text_frame",
 ]
 
 #: Control frames (pings and pongs) a peer may send: this many a second on average, up
@@ -52,3 +59,29 @@ class RefusedFrame(bytes):
         frame = super().__new__(cls, b"")
         frame.reason = reason
         return frame
+
+
+#: Writes a whole frame built by ``text_frame`` on a connection at once, if nothing
+#: stands in the way (True); False: nothing was written, send the text the usual way.
+#: ``GuardedWebSocketProtocol`` offers one per connection (``game.inbound_ws``).
+FrameWriter: TypeAlias = Callable[[bytes], bool]
+
+
+def text_frame(data: bytes) -> bytes:
+    """A server's WebSocket text frame of ``data`` (RFC 6455: FIN, opcode 1, no mask,
+    no extension), whole: one encoding for every spectator of a move, where each send
+    through the ASGI server would frame the same text again.
+
+    >>> text_frame(b'{"a":1}')
+    b'\\x81\\x07{"a":1}'
+    >>> text_frame(bytes(200))[:4], text_frame(bytes(70000))[:10]
+    (b'\\x81~\\x00\\xc8', b'\\x81\\x7f\\x00\\x00\\x00\\x00\\x00\\x01\\x11p')
+    """
+    size = len(data)
+    if size < 126:
+        head = struct.pack("!BB", 0x81, size)
+    elif size < 1 << 16:
+        head = struct.pack("!BBH", 0x81, 126, size)
+    else:
+        head = struct.pack("!BBQ", 0x81, 127, size)
+    return head + data

@@ -11,6 +11,13 @@ Either way the app learns why: the refusal is noted in the connection's ASGI sco
 ``extensions[REFUSED_EXTENSION]["reason"]``, before the ``websocket.disconnect``, so the
 human seat's adapter (``game.server``) can forfeit the seat for ``protocol_error`` with
 that reason rather than treat the close as a mere disconnect.
+
+It also offers the app a ``FrameWriter`` (``game.frames``), under
+``extensions[FRAME_WRITER_EXTENSION]`` (``frame_writer``): a frame built once is written
+to the socket at once, where a send through ASGI would frame the same text again per
+connection and await its turn in a task. The spectators' fan-out uses it
+(``game.outboxes.SpectatorQueue``): with 500 spectators, per move, that work was most
+of what a spectator cost besides the write itself.
 """
 
 from __future__ import annotations
@@ -20,20 +27,37 @@ from typing import Any
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.exceptions import InvalidState
 from websockets.frames import Frame
+from websockets.protocol import State
 
 from game.frames import (
     CONTROL_FLOOD_REFUSED,
     CONTROL_FRAME_BURST,
     INVALID_UTF8_REFUSED,
     MAX_CONTROL_FRAMES_PER_SECOND,
+    FrameWriter,
 )
 from game.ratelimit import TokenBucket
 from models import CLOSE_INVALID_DATA, CLOSE_POLICY_VIOLATION, clip_close_reason
 
-__all__ = ["REFUSED_EXTENSION", "GuardedWebSocketProtocol", "refusal"]
+__all__ = [
+    "FRAME_WRITER_EXTENSION",
+    "REFUSED_EXTENSION",
+    "GuardedWebSocketProtocol",
+    "frame_writer",
+    "refusal",
+]
 
 #: The ASGI scope extension where a refusal's reason is noted.
 REFUSED_EXTENSION = "htttx.refused"
+#: The ASGI scope extension holding the connection's ``FrameWriter``.
+FRAME_WRITER_EXTENSION = "htttx.frame_writer"
+
+
+def frame_writer(scope: Any) -> FrameWriter | None:
+    """The connection's ``FrameWriter``; None under another server or protocol."""
+    extensions = scope.get("extensions") or {}
+    writer = extensions.get(FRAME_WRITER_EXTENSION)
+    return None if writer is None else writer["write"]
 
 
 def refusal(scope: Any) -> str | None:
@@ -52,6 +76,31 @@ class GuardedWebSocketProtocol(WebSocketsSansIOProtocol):
         self._control = TokenBucket(
             rate=MAX_CONTROL_FRAMES_PER_SECOND, burst=CONTROL_FRAME_BURST, now=self.loop.time()
         )
+
+    def handle_connect(self, event: Any) -> None:
+        super().handle_connect(event)
+        scope = getattr(self, "scope", None)
+        if scope is not None:
+            scope["extensions"][FRAME_WRITER_EXTENSION] = {"write": self._write_frame}
+
+    def _write_frame(self, frame: bytes) -> bool:
+        """``FrameWriter``: write ``frame`` now, as ``send`` would write the frame of
+        its text, if ``send`` would write at once: accepted, open, no close sent or
+        received, no pause (the transport's buffer over its high-water mark: the usual
+        send then waits for room), no extension that would change the frame."""
+        if (
+            not self.handshake_complete
+            or self.initial_response is not None
+            or self.close_sent
+            or self.disconnected
+            or not self.writable.is_set()
+            or self.transport.is_closing()
+            or self.conn.state is not State.OPEN
+            or self.conn.extensions
+        ):
+            return False
+        self.transport.write(frame)
+        return True
 
     def handle_ping(self) -> None:
         if self._control_allowed():

@@ -10,7 +10,7 @@ from typing import Any
 from pydantic.json_schema import models_json_schema
 
 from game.server_state import HOSTED_BOTS
-from game.store import MAX_PAGE_SIZE, GamePage, RecordStatus
+from game.store import MAX_PAGE_SIZE, MAX_PLAYER_FILTER, GamePage, RecordStatus
 from models import GameRecord, HostedBots, NewGameRequest, NewGameResponse
 from wire.tournaments import (
     TournamentCreated,
@@ -93,6 +93,19 @@ def _openapi(hosted: bool) -> dict[str, Any]:
                         "schema": {"type": "string", "enum": [s.value for s in RecordStatus]},
                     },
                     {
+                        "name": "player",
+                        "in": "query",
+                        "description": (
+                            "Only games where either seat's name equals this, compared "
+                            "case-insensitively (Unicode case folding); no prefix match"
+                        ),
+                        "schema": {
+                            "type": "string",
+                            "minLength": 1,
+                            "maxLength": MAX_PLAYER_FILTER,
+                        },
+                    },
+                    {
                         "name": "limit",
                         "in": "query",
                         "schema": {
@@ -111,7 +124,7 @@ def _openapi(hosted: bool) -> dict[str, Any]:
                 ],
                 "responses": {
                     "200": {"description": "A page of games", "content": body("GamePage")},
-                    "422": error("Bad status, limit or cursor"),
+                    "422": error("Bad status, player, limit or cursor"),
                 },
             }
         },
@@ -128,13 +141,26 @@ def _openapi(hosted: bool) -> dict[str, Any]:
         "/games/{game_id}/notation": {
             "get": {
                 "summary": "The game in HTTTX notation, version 2",
-                "parameters": [game_id],
+                "parameters": [
+                    game_id,
+                    {
+                        "name": "download",
+                        "in": "query",
+                        "description": (
+                            "1: answer with 'Content-Disposition: attachment; "
+                            'filename="<game_id>.htttx"\' (the id cut down to letters, '
+                            "digits, '.', '_' and '-'), so a browser saves the file"
+                        ),
+                        "schema": {"type": "string", "enum": ["0", "1"], "default": "0"},
+                    },
+                ],
                 "responses": {
                     "200": {
                         "description": "HTTTX notation text",
                         "content": {"text/plain": {"schema": {"type": "string"}}},
                     },
                     "404": not_found,
+                    "422": error("Bad download value"),
                 },
             }
         },

@@ -296,10 +296,17 @@ class RecordReader:
         return await self._encoded(game_id, "snapshot", _encode_snapshot, _snapshot_size)
 
     async def page(
-        self, *, status: RecordStatus | None = None, limit: int = 50, before: str | None = None
+        self,
+        *,
+        status: RecordStatus | None = None,
+        player: str | None = None,
+        limit: int = 50,
+        before: str | None = None,
     ) -> GamePage:
-        """``GameStore.list_games``, with live games as they stand in memory."""
-        page = await self.store.list_games(status=status, limit=limit, before=before)
+        """``GameStore.list_games``, with live games as they stand in memory. A live game
+        is in the store from its start (``GameManager.create_game`` writes it before it
+        is played), so the store's filters find it; only its progress comes from memory."""
+        page = await self.store.list_games(status=status, player=player, limit=limit, before=before)
         page.items = [self._live_summary(item) for item in page.items]
         return page
 

@@ -8,7 +8,8 @@
   at once, the next heartbeat is the deadline for seconds: no timer is made or
   cancelled per move). An alarm that rings early only wakes the task to look again.
 * Outputs never make the game task wait on a peer (``game.outboxes``). A ``Broadcast``
-  is encoded once for all spectators.
+  is encoded once for all spectators, text and WebSocket frame (``Update``); an idle
+  spectator gets the frame written at once, the others have it queued.
 * The record is written in order by the game's ``Recorder`` (``game.recorder``). The
   end of a game is committed before ``end`` goes to anyone (a bounded wait,
   ``END_COMMIT_WAIT``), so whoever gets ``end`` can read the finished record at once.
@@ -30,7 +31,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from game.analyst import GameAnalysis
 from game.discovery import BotEndpoint
-from game.outboxes import CLOSE_WAIT, Outbox, SpectatorQueue
+from game.outboxes import CLOSE_WAIT, Outbox, SpectatorQueue, Update
 from game.reads import INLINE_ENCODE_MOVES, encode_setup
 from game.recorder import Recorder, WriteMove, WriteResult
 from game.seats import BotSocketSeat, SeatConnectError, StatelessSeat
@@ -416,7 +417,7 @@ class RunningGame:
                 if not is_end and self._unsent_updates:
                     self._unsent_updates -= 1
                 if self.spectators or is_end:  # an unwatched move is not even built
-                    self._broadcast(dump_packet(action.packet).decode(), is_end)
+                    self._broadcast(Update(dump_packet(action.packet)), is_end)
             case RequestStatelessTurn(side, request, time_limit):
                 self._post_turn(side, request, time_limit)
             case CloseSeat(side, code, reason):
@@ -431,13 +432,15 @@ class RunningGame:
                 return WriteResult(result)
         return None
 
-    def _broadcast(self, text: str, is_end: bool) -> None:
+    def _broadcast(self, update: Update, is_end: bool) -> None:
+        # Encoded once (text and frame) for every spectator: each only gets it queued
+        # or written (SpectatorQueue.offer).
         if is_end:
-            self.end_text = text
+            self.end_text = update.text
         for spectator in list(self.spectators):
             if spectator.skip and not is_end:
                 spectator.skip -= 1  # its setup already showed this move
-            elif not spectator.offer(text):
+            elif not spectator.offer(update):
                 self.drop(spectator)
 
     def add_spectator(self, spectator: SpectatorQueue) -> bool:

@@ -6,8 +6,12 @@ Routes (``create_app``):
   ``{"detail": reason}`` with 401 (API token), 413 (body too large), 422 (anything
   invalid, a bot that cannot be seated included), 429 (per-client cap), 503 (server
   full or shutting down).
-* ``GET /games`` (``status``, ``limit``, ``cursor``), ``GET /games/{id}``,
-  ``GET /games/{id}/notation``, ``GET /health``, ``GET /openapi.json``, ``GET /docs``.
+* ``GET /games`` (``status``, ``player``, ``limit``, ``cursor``): ``player`` keeps the
+  games where either seat's name equals it, compared case-insensitively (1 to
+  ``MAX_PLAYER_FILTER`` characters). ``GET /games/{id}``.
+* ``GET /games/{id}/notation``: ``?download=1`` adds ``Content-Disposition:
+  attachment`` with the file name ``notation_filename(id)`` (``<id>.htttx``).
+* ``GET /health``, ``GET /openapi.json``, ``GET /docs``.
 * ``POST /tournaments``, ``GET /tournaments``, ``GET /tournaments/{id}``,
   ``POST /tournaments/{id}/stop|resume`` (``game.tournament_routes``).
 * WebSocket ``/ws?token=...`` (a human seat) and ``/spectate/{game_id}``.
@@ -28,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -68,6 +73,7 @@ from game.session import SEND_BOARD_POLICIES, SendBoardPolicy, SessionLimits
 from game.sockets import human_socket, spectator_socket
 from game.store import (
     MAX_PAGE_SIZE,
+    MAX_PLAYER_FILTER,
     GameStore,
     InvalidCursorError,
     RecordStatus,
@@ -107,6 +113,9 @@ DEFAULT_MAX_BODY_BYTES: Final = 64 * 1024
 #: The longest ``detail`` of a 422 from ``POST /game/new``: it may quote what the client
 #: sent (keys, a URL), so it is clipped like any echo.
 MAX_ERROR_DETAIL_CHARS: Final = 500
+#: The longest game id kept in a notation file's name (``notation_filename``).
+MAX_FILENAME_STEM: Final = 100
+_UNSAFE_IN_FILENAME: Final = re.compile(r"[^A-Za-z0-9._-]")
 
 
 # ------------------------------------------------------------------- helpers
@@ -170,7 +179,8 @@ async def new_game(request: Request) -> Response:
 
 
 async def list_games(request: Request) -> Response:
-    """Games newest first, live and over; cursor pagination from the store."""
+    """Games newest first, live and over, optionally of one status and one player;
+    cursor pagination from the store."""
     params = request.query_params
     status: RecordStatus | None = None
     if (status_text := params.get("status")) is not None:
@@ -179,6 +189,13 @@ async def list_games(request: Request) -> Response:
         except ValueError:
             choices = ", ".join(s.value for s in RecordStatus)
             return _error(422, f"status: expected one of {choices}, got {_echo(status_text)}")
+    player = params.get("player")
+    if player is not None and not 1 <= len(player) <= MAX_PLAYER_FILTER:
+        return _error(
+            422,
+            f"player: expected a name of 1 to {MAX_PLAYER_FILTER} characters, got "
+            f"{len(player)} characters",
+        )
     limit_text = params.get("limit", "50")
     # ASCII digits, and few: int() refuses strings of over 4300 digits with a ValueError.
     short_number = limit_text.isascii() and limit_text.isdecimal() and len(limit_text) <= 9
@@ -189,7 +206,7 @@ async def list_games(request: Request) -> Response:
     try:
         # Live games as they stand in memory, over the store's page.
         page = await _runtime(request).manager.records.page(
-            status=status, limit=int(limit_text), before=params.get("cursor")
+            status=status, player=player, limit=int(limit_text), before=params.get("cursor")
         )
     except InvalidCursorError as error:
         return _error(422, clip_text(f"cursor: {error}", MAX_ERROR_DETAIL_CHARS))
@@ -210,11 +227,30 @@ async def get_game(request: Request) -> Response:
 
 
 async def get_notation(request: Request) -> Response:
-    records = _runtime(request).manager.records
-    text = await records.notation(request.path_params["game_id"])
+    download = request.query_params.get("download", "0")
+    if download not in ("0", "1"):
+        return _error(422, f"download: expected 0 or 1, got {_echo(download)}")
+    game_id = request.path_params["game_id"]
+    text = await _runtime(request).manager.records.notation(game_id)
     if text is None:
         raise _no_game(request)
-    return PlainTextResponse(text)
+    headers = None
+    if download == "1":
+        headers = {"content-disposition": f'attachment; filename="{notation_filename(game_id)}"'}
+    return PlainTextResponse(text, headers=headers)
+
+
+def notation_filename(game_id: str) -> str:
+    """The file name a game's notation is saved under: ``<game_id>.htttx``, the id cut
+    down to what is safe in a header and on any file system (ASCII letters, digits,
+    ``.``, ``_``, ``-``; no leading dot; at most ``MAX_FILENAME_STEM`` characters).
+    Stored ids are not only the server's own hex: an imported record keeps its id.
+
+    >>> notation_filename("4f2a"), notation_filename('../a b"c/d'), notation_filename("..")
+    ('4f2a.htttx', 'a_b_c_d.htttx', 'game.htttx')
+    """
+    stem = _UNSAFE_IN_FILENAME.sub("_", game_id).lstrip("._")[:MAX_FILENAME_STEM]
+    return f"{stem or 'game'}.htttx"
 
 
 async def hosted_bots(request: Request) -> Response:

@@ -9,8 +9,8 @@ from collections.abc import Awaitable, Callable, Mapping
 
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
-from game.frames import BINARY_FRAME_REFUSED, RefusedFrame
-from game.inbound_ws import refusal
+from game.frames import BINARY_FRAME_REFUSED, FrameWriter, RefusedFrame
+from game.inbound_ws import frame_writer, refusal
 from game.manager import TooManySpectators, UnknownGame, UnknownToken
 from game.seats import ConnectionClosed
 from game.server_state import _runtime
@@ -42,6 +42,10 @@ class _Inbound:
 
     async def send_text(self, data: str) -> None:
         await self.websocket.send_text(data)
+
+    def frame_writer(self) -> FrameWriter | None:
+        """``FramedConnection``: write a prebuilt frame at once (``game.inbound_ws``)."""
+        return frame_writer(self.websocket.scope)
 
     async def receive_text(self) -> str | bytes:
         try:

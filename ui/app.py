@@ -1,10 +1,13 @@
 """The desktop client's entry point: ``python -m ui.app`` (or ``htttx-ui``).
 
-    htttx-ui [--server URL] [--open FILE.htttx] [--spectate GAME_ID]
+    htttx-ui [--server URL] [--open FILE.htttx|URL] [--spectate GAME_ID]
 
 ``--server`` sets (and remembers) the game server's address; ``--open`` replays a saved
-game; ``--spectate`` watches a live game of that server. Without options the window
-opens on the "New game" form, connected to the last server used.
+game, from a file or from a game server by URL (``http://HOST/g/ID``,
+``http://HOST/games/ID`` or ``http://HOST/games/ID/notation``: fetched off the GUI
+thread, see ``ui.record_url``); ``--spectate`` watches a live game of that server.
+Without options the window opens on the "New game" form, connected to the last server
+used.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from PyQt5.QtWidgets import QApplication
 from ui.board_widget import paint_stone
 from ui.main_window import APP_TITLE, MainWindow
 from ui.net import ServerAddressError, normalize_server_url
+from ui.record_url import RecordUrlError, is_url, notation_url
 from ui.settings import APPLICATION, ORGANISATION, Settings
 
 
@@ -50,7 +54,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         metavar="URL",
         help="the game server's address (remembered), e.g. http://127.0.0.1:8001",
     )
-    parser.add_argument("--open", metavar="FILE", type=Path, help="replay a game saved as .htttx")
+    parser.add_argument(
+        "--open",
+        metavar="FILE|URL",
+        help="replay a game saved as .htttx, or one on a game server: http://HOST/g/GAME_ID "
+        "(or .../games/GAME_ID/notation)",
+    )
     parser.add_argument("--spectate", metavar="GAME_ID", help="watch a live game of the server")
     args = parser.parse_args(argv)
     if args.server is not None:
@@ -58,8 +67,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
             args.server = normalize_server_url(args.server)
         except ServerAddressError as error:
             parser.error(str(error))
-    if args.open is not None and not args.open.is_file():
-        parser.error(f"--open: no such file: {args.open}")
+    if args.open is not None and is_url(args.open):
+        try:
+            args.open = notation_url(args.open)
+        except RecordUrlError as error:
+            parser.error(f"--open: {error}")
+    elif args.open is not None:
+        args.open = Path(args.open)
+        if not args.open.is_file():
+            parser.error(f"--open: no such file: {args.open}")
     if args.open is not None and args.spectate is not None:
         parser.error("--open and --spectate cannot be used together: pick one game to show")
     return args
@@ -85,7 +101,9 @@ def main(argv: Sequence[str] | None = None, *, settings: Settings | None = None)
     window = MainWindow(settings)
     window.show()
     window.connect_server()
-    if args.open is not None:
+    if isinstance(args.open, str):
+        window.open_url(args.open)
+    elif args.open is not None:
         window.open_file(args.open)
     elif args.spectate is not None:
         QTimer.singleShot(0, lambda: window.spectate(args.spectate))

@@ -30,12 +30,13 @@ from PyQt5.QtWidgets import (
 
 from game import notation
 from game.hexgrid import Hex
-from models import HostedBot, NewGameRequest
+from models import GameRecord, HostedBot, NewGameRequest
 from ui.board_widget import BoardWidget
 from ui.controller import GameController
 from ui.games_browser import GamesBrowser
-from ui.net import ArenaClient, Network, ServerAddressError
+from ui.net import ArenaClient, Call, Network, ServerAddressError
 from ui.player_panel import PlayerPanel, player_name
+from ui.record_url import RecordUrlError, fetch_record, notation_url
 from ui.replay_bar import ReplayBar
 from ui.settings import Settings
 from ui.setup_panel import FormValues, SetupPanel
@@ -401,11 +402,38 @@ class MainWindow(QMainWindow):
             )
             self.tabs.setCurrentIndex(0)
             return False
-        self.controller.show_record(record)
-        self.panel.show_message(f"Replaying {path.name}.", "info")
+        self._replay(record, path.name)
         self.settings.last_directory = str(path.parent)
-        self.tabs.setCurrentIndex(0)
         return True
+
+    def open_url(self, url: str) -> Call | None:
+        """Replay the game at ``url`` (a game server's ``/g/ID``, ``/games/ID`` or
+        ``/games/ID/notation``, see ``ui.record_url``) as ``open_file`` replays a file.
+        The notation is fetched and read off the GUI thread; a failure is a message
+        saying why. None (and a message) if ``url`` names no game."""
+        if not self.leave_current_game():
+            return None
+        self.tabs.setCurrentIndex(0)
+        try:
+            source = notation_url(url)
+        except RecordUrlError as error:
+            self.panel.show_message(f"{error}.", "error")
+            return None
+        self.panel.show_message(f"Fetching {source}\u2026", "info")
+        call = fetch_record(self.network, source)
+
+        def loaded(record: object) -> None:
+            if isinstance(record, GameRecord):
+                self._replay(record, source)
+
+        call.finished.connect(loaded)
+        call.failed.connect(lambda text: self.panel.show_message(f"{text}.", "error"))
+        return call
+
+    def _replay(self, record: GameRecord, source: str) -> None:
+        self.controller.show_record(record)
+        self.panel.show_message(f"Replaying {source}.", "info")
+        self.tabs.setCurrentIndex(0)
 
     def export_file(self, path: str | Path) -> bool:
         """Save the shown game as HTTTX notation; False (and a message) if it cannot."""

@@ -40,10 +40,20 @@ so a change to these tables needs Alembic or a fresh database)::
            idx        integer                   0-based position in GameRecord.moves
            data       JSON text                 the RecordedMove
            latency_ms integer, nullable         measured round trip of the request
+    game_players                                primary key (seq, seat)
+           seq        integer, references games.seq
+           seat       'x' | 'o'
+           name_key   text, nullable            the seat's name case-folded (null: none,
+                                                or longer than MAX_PLAYER_FILTER);
+                                                indexed with seq
 
 Nested data is JSON *text* rather than a JSON column type: it is portable, keeps
 PositionEvaluation's extra fields and non-finite heuristics exactly, and PostgreSQL's
-``jsonb`` would reject both ``Infinity`` and ``\\u0000``. Nothing filters on it.
+``jsonb`` would reject both ``Infinity`` and ``\\u0000``. Nothing filters on it: the
+one filter on what it holds, by player name, reads ``game_players``, which
+``create_game`` writes in the same transaction as the game. ``game_players`` is a table
+of its own, not columns of ``games``, so ``create_all`` adds it to a database made
+before it; ``open`` then indexes the games stored before it (once).
 
 Concurrency: one store serves every game of a server, and a game writes up to once per
 move (the game manager groups the moves of fast games, see ``--commit-interval``), so
@@ -90,6 +100,7 @@ schema change, and older rows read back with the field's default.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -106,6 +117,7 @@ from game.store.errors import (
     InvalidCursorError,
     InvalidGameIdError,
     InvalidPageSizeError,
+    InvalidPlayerFilterError,
     MoveConflictError,
     MoveIndexError,
     RecordAlreadyFinishedError,
@@ -120,6 +132,7 @@ from game.store.queries import (
     _create_game,
     _fetch_and_build,
     _fetch_game,
+    _index_players,
     _list_games,
     _move_latencies,
     _record_json,
@@ -139,15 +152,18 @@ from game.store.schema import (
     LEFT_RUNNING_RESULT,
     MAX_GAME_ID_LENGTH,
     MAX_PAGE_SIZE,
+    MAX_PLAYER_FILTER,
     GamePage,
     GameSummary,
     RecordJson,
     RecordStatus,
+    _game_players,
     _games,
     _metadata,
     _move_json,
     _parse_cursor,
     _to_json,
+    player_key,
 )
 from game.store.tournaments import TournamentRecords
 from models import EndCause, GameRecord, GameResult, RecordedMove
@@ -158,6 +174,7 @@ __all__ = [
     "ABORTED_RESULT",
     "LEFT_RUNNING_RESULT",
     "MAX_PAGE_SIZE",
+    "MAX_PLAYER_FILTER",
     "DuplicateGameError",
     "GameNotRunningError",
     "GamePage",
@@ -166,6 +183,7 @@ __all__ = [
     "InvalidCursorError",
     "InvalidGameIdError",
     "InvalidPageSizeError",
+    "InvalidPlayerFilterError",
     "MoveConflictError",
     "MoveIndexError",
     "RecordAlreadyFinishedError",
@@ -215,10 +233,16 @@ class GameStore:
         store = cls(parsed, runner)
         try:
             await runner.write(_metadata.create_all)
+            await store._index_old_games()
         except BaseException:
             await store.close()
             raise
         return store
+
+    async def _index_old_games(self) -> None:
+        # IntegrityError: another server opening this database indexed them first.
+        with contextlib.suppress(IntegrityError):
+            await self._runner.write(_index_players)
 
     async def close(self) -> None:
         """Close every connection, once the writes under way have landed, and stop the
@@ -269,7 +293,8 @@ class GameStore:
             for i, move in enumerate(record.moves)
         ]
         try:
-            await self._runner.write(_create_game, game, moves)
+            names = (record.player_x.name, record.player_o.name)
+            await self._runner.write(_create_game, game, moves, names)
         except IntegrityError as exc:
             raise DuplicateGameError(f"a game with id {game_id!r} is already stored") from exc
 
@@ -360,18 +385,26 @@ class GameStore:
         self,
         *,
         status: RecordStatus | None = None,
+        player: str | None = None,
         limit: int = 50,
         before: str | None = None,
     ) -> GamePage:
-        """Games newest first (by creation), optionally only those with ``status``.
+        """Games newest first (by creation), optionally only those with ``status`` and
+        only those where either seat's name is ``player``, compared case-insensitively
+        (``str.casefold``; otherwise exact: no prefix, no trimming).
 
         Pagination is by cursor: pass a page's ``next_cursor`` as ``before`` to get
         the games created before the last one on it. Unlike an offset, this neither
         skips nor repeats games while new ones are being created.
-        Raises InvalidPageSizeError or InvalidCursorError.
+        Raises InvalidPageSizeError, InvalidCursorError or InvalidPlayerFilterError.
         """
         if not 1 <= limit <= MAX_PAGE_SIZE:
             raise InvalidPageSizeError(f"limit must be between 1 and {MAX_PAGE_SIZE}, got {limit}")
+        if player is not None and not 1 <= len(player) <= MAX_PLAYER_FILTER:
+            raise InvalidPlayerFilterError(
+                f"player must be a name of 1 to {MAX_PLAYER_FILTER} characters, "
+                f"got {len(player)} characters"
+            )
         query = select(
             _games.c.seq,
             _games.c.game_id,
@@ -386,6 +419,12 @@ class GameStore:
             query = query.where(_games.c.status == RecordStatus(status).value)
         if before is not None:
             query = query.where(_games.c.seq < _parse_cursor(before))
+        if player is not None:
+            key = player_key(player)
+            if key is None:  # a name that is never indexed (too long once case-folded)
+                return GamePage()
+            seats = select(_game_players.c.seq).where(_game_players.c.name_key == key)
+            query = query.where(_games.c.seq.in_(seats))
         # One row more than asked tells whether there is a next page.
         query = query.order_by(_games.c.seq.desc()).limit(limit + 1)
         return await self._runner.read(_list_games, query, limit)

@@ -45,3 +45,7 @@ class InvalidCursorError(StoreError, ValueError):
 
 class InvalidPageSizeError(StoreError, ValueError):
     """A ``limit`` outside 1..MAX_PAGE_SIZE."""
+
+
+class InvalidPlayerFilterError(StoreError, ValueError):
+    """A ``player`` filter that is empty or longer than MAX_PLAYER_FILTER characters."""

@@ -14,6 +14,7 @@ from typing import Any, Final, TypeVar, cast
 
 from sqlalchemy import (
     bindparam,
+    exists,
     select,
     update,
 )
@@ -32,9 +33,12 @@ from game.store.schema import (
     RecordJson,
     RecordStatus,
     _from_json,
+    _game_players,
     _games,
+    _header_names,
     _IsoDateTime,
     _moves,
+    _player_rows,
     _summary,
     _to_json,
 )
@@ -88,10 +92,36 @@ def _lock_game(conn: Connection, game_id: str, *columns: Any, missing: str) -> A
     return row
 
 
-def _create_game(conn: Connection, game: dict[str, Any], moves: list[dict[str, Any]]) -> None:
-    conn.execute(_games.insert(), game)
+def _create_game(
+    conn: Connection,
+    game: dict[str, Any],
+    moves: list[dict[str, Any]],
+    names: tuple[str | None, str | None],
+) -> None:
+    inserted = conn.execute(_games.insert(), game).inserted_primary_key
+    assert inserted is not None  # an INSERT of one row
+    conn.execute(_game_players.insert(), _player_rows(int(inserted[0]), names))
     if moves:
         conn.execute(_INSERT_MOVES, moves)
+
+
+def _index_players(conn: Connection) -> int:
+    """Index the players of games stored before ``game_players`` existed (they have no
+    rows in it); returns how many games it indexed. Run once per ``open``: after the
+    first, it only finds there is nothing to do."""
+    unindexed = conn.execute(
+        select(_games.c.seq, _games.c.header).where(
+            ~exists().where(_game_players.c.seq == _games.c.seq)
+        )
+    ).all()
+    rows = [
+        player
+        for game in unindexed
+        for player in _player_rows(int(game.seq), _header_names(_from_json(game.header)))
+    ]
+    if rows:
+        conn.execute(_game_players.insert(), rows)
+    return len(unindexed)
 
 
 def _add_moves(

@@ -166,6 +166,72 @@ _moves = Table(
     Column("latency_ms", Integer(), nullable=True),
 )
 
+#: Characters of a player filter at most (``list_games(player=...)``), and of a name's
+#: case-folded key in ``game_players``: a longer name is not indexed, and no filter of
+#: this length or less could match it.
+MAX_PLAYER_FILTER: Final = 200
+
+# Each seat's name, case-folded, beside the header blob that holds it: the list of games
+# filtered by player reads this index instead of parsing every header. Two rows per
+# game (seats "x" and "o"), ``name_key`` null for a seat without a name, so a game
+# without rows is one stored before the table existed (``_index_players`` fills it).
+_game_players = Table(
+    "game_players",
+    _metadata,
+    Column(
+        "seq",
+        BigInteger().with_variant(Integer, "sqlite"),
+        ForeignKey("games.seq", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("seat", String(1), primary_key=True),
+    Column("name_key", String(MAX_PLAYER_FILTER), nullable=True),
+    # A player's games, newest first.
+    Index("ix_game_players_name_seq", "name_key", "seq"),
+)
+
+
+def player_key(name: str | None) -> str | None:
+    """The key a name is indexed and filtered by: case-folded (``"Ada"``, ``"ADA"`` and
+    ``"ada"`` share one), None for no name or one that cannot be indexed: too long, or
+    holding what a database's text cannot (NUL for PostgreSQL, lone surrogates for
+    UTF-8). A record's names are not validated (a record may come from anywhere), so
+    such names are possible; such a name is simply not found by a filter.
+
+    >>> player_key("ThreatBot"), player_key("Straße"), player_key("a\\x00b")
+    ('threatbot', 'strasse', None)
+    """
+    if name is None:
+        return None
+    key = name.casefold()
+    if len(key) > MAX_PLAYER_FILTER or "\x00" in key:
+        return None
+    try:
+        key.encode()
+    except UnicodeEncodeError:
+        return None
+    return key
+
+
+def _player_rows(seq: int, names: tuple[str | None, str | None]) -> list[dict[str, Any]]:
+    """The ``game_players`` rows of a game whose seats X and O are called ``names``."""
+    return [
+        {"seq": seq, "seat": seat, "name_key": player_key(name)}
+        for seat, name in zip(("x", "o"), names, strict=True)
+    ]
+
+
+def _header_names(header: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The seats' names in a stored header's fields (``_to_json`` of a ``GameRecord``)."""
+    return _seat_name(header, "player_x"), _seat_name(header, "player_o")
+
+
+def _seat_name(header: dict[str, Any], field: str) -> str | None:
+    seat = header.get(field)
+    name = seat.get("name") if isinstance(seat, dict) else None
+    return name if isinstance(name, str) else None
+
+
 # Fields of GameRecord kept outside the header blob: in columns or in other rows.
 _NOT_IN_HEADER: Final = frozenset({"game_id", "started_at", "moves", "result"})
 

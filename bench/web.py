@@ -1,0 +1,415 @@
+"""Benchmark: what the web page costs the game server.
+
+Figures (``--only NAME`` runs one; all run by default):
+
+* ``spectators``: 500 browser-equivalent spectators (WebSocket clients on
+  ``/spectate/<id>``, reading every frame the page reads) on one game cost the game
+  server no more than 1.2x the per-move time of the same game with no spectator,
+  measured in one run. Printed: the server's CPU and the wall time per move with 0 and
+  with N spectators (medians of rounds, the two alternating), and their ratios.
+
+Processes: a bot server hosting ``GatedLatticeBot`` (``LatticeBot``, instant and never
+making a line, so every game lasts its turn limit; gated, see below), the game server
+(``python -m game.serve``, SQLite store in a temporary directory), the spectators (this
+file with ``--swarm``: one asyncio process holding every spectator socket), and this
+process, which creates the games and reads the clocks.
+
+The measured window is a stretch of moves with every spectator already watching: a
+game is created, its spectators connect (each has its ``setup``), and only then does
+the bot make the first move; at move ``PAUSE_AT`` the bot pauses, the server's CPU is
+read once it has written what it owed the spectators, and the game is let finish. So
+neither connecting 500 sockets nor closing them at the end is counted: only what each
+move costs. The server's CPU is the sum of its threads' run time
+(``/proc/<pid>/task/*/schedstat``, nanoseconds). With no spectator the server does not
+even build a ``board_update``: the ratio is the whole cost of being watched.
+
+Nothing is asserted; the script prints figures. Run: ``.venv/bin/python bench/web.py``
+(``--quick`` for fewer rounds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bot.bot import Deadline  # noqa: E402
+from bot.bots import LatticeBot  # noqa: E402
+from game.rules import Position  # noqa: E402
+from models import Match, Player  # noqa: E402
+
+#: Moves of each measured game, and the move the bot pauses at (the window's end).
+TURNS: Final = 300
+PAUSE_AT: Final = 240
+SPECTATORS: Final = 500
+#: How long a gate or the swarm may keep anyone waiting: only against hangs.
+WAIT_LIMIT: Final = 120.0
+
+_GATES_ENV: Final = "HTTTX_BENCH_GATES"
+
+
+# ------------------------------------------------------------------ the gated bot
+
+
+class GatedLatticeBot(LatticeBot):
+    """``LatticeBot`` that waits for the file ``start`` (in ``$HTTTX_BENCH_GATES``)
+    before a game's first move, and at move ``PAUSE_AT`` writes ``paused`` and waits for
+    ``resume``: the benchmark opens and closes its window on these. It runs in the bot
+    server's worker threads, so its waits hold no event loop."""
+
+    name = "GatedLatticeBot"
+
+    def play(self, position: Position, player: Player, match: Match, deadline: Deadline) -> Any:
+        gates = Path(os.environ[_GATES_ENV])
+        # Moves so far, from the stones: X's one stone, then two a move (the session may
+        # hand the bot its board as a setup, where moves_played would say 0).
+        played = (len(position) - 1) // 2
+        if played == 0:
+            _wait_for(gates / "start")
+        elif played == PAUSE_AT:
+            (gates / "paused").touch()
+            _wait_for(gates / "resume")
+        return super().play(position, player, match, deadline)
+
+
+def _wait_for(path: Path) -> None:
+    deadline = time.monotonic() + WAIT_LIMIT
+    while not path.exists():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{path} did not appear within {WAIT_LIMIT:g} s")
+        time.sleep(0.001)
+
+
+class Gates:
+    """This process's side of the bot's gates."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def reset(self) -> None:
+        for name in ("start", "paused", "resume"):
+            (self.directory / name).unlink(missing_ok=True)
+
+    def open(self, name: str) -> None:
+        (self.directory / name).touch()
+
+    async def reached(self, name: str) -> None:
+        async with asyncio.timeout(WAIT_LIMIT):
+            while not (self.directory / name).exists():
+                await asyncio.sleep(0.001)
+
+
+# -------------------------------------------------------------------- the swarm
+
+
+async def swarm() -> None:
+    """``--swarm``: spectators on command. Each stdin line ``URL N`` opens N spectator
+    sockets on URL; once every one has its first frame (``setup``) it prints ``ready``;
+    once every one has its ``end`` (or was closed) a JSON line of what they read."""
+    import aiohttp
+
+    connector = aiohttp.TCPConnector(limit=0)
+    async with aiohttp.ClientSession(connector=connector) as http:
+        while line := await asyncio.to_thread(sys.stdin.readline):
+            url, count = line.split()
+            await _watch(http, url, int(count))
+
+
+async def _watch(http: Any, url: str, count: int) -> None:
+    import aiohttp
+
+    ready = asyncio.Barrier(count + 1)
+    handshakes = asyncio.Semaphore(64)  # connecting, not reading: keep the burst bounded
+
+    async def spectator() -> tuple[int, bool]:
+        frames, ended = 0, False
+        async with handshakes:
+            ws = await http.ws_connect(url, max_msg_size=0)
+        try:
+            first = True
+            while True:
+                message = await ws.receive()
+                if message.type is not aiohttp.WSMsgType.TEXT:
+                    break
+                frames += 1
+                if first:
+                    first = False
+                    await ready.wait()
+                # Every frame is read whole, as the page reads it; only the end is looked
+                # at (dump_packet writes "type" first).
+                if message.data.startswith('{"type":"end"'):
+                    ended = True
+                    break
+        finally:
+            await ws.close()
+        return frames, ended
+
+    async with asyncio.timeout(WAIT_LIMIT):
+        tasks = [asyncio.create_task(spectator()) for _ in range(count)]
+        await ready.wait()
+        _say("ready")
+        results = await asyncio.gather(*tasks)
+    frames = [n for n, _ in results]
+    _say(
+        json.dumps(
+            {
+                "frames_min": min(frames),
+                "frames_max": max(frames),
+                "ended": sum(ended for _, ended in results),
+            }
+        )
+    )
+
+
+def _say(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+class Swarm:
+    """This process's side of ``--swarm``."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+
+    async def watch(self, url: str, count: int) -> Callable[[], Awaitable[dict[str, int]]]:
+        """Open ``count`` spectators on ``url``; returns once all have their setup, with
+        a function that waits for the report of what they read to the end."""
+        assert self.process.stdin is not None
+        self.process.stdin.write(f"{url} {count}\n".encode())
+        await self.process.stdin.drain()
+        assert await self._line() == "ready"
+
+        async def finished() -> dict[str, int]:
+            report: dict[str, int] = json.loads(await self._line())
+            return report
+
+        return finished
+
+    async def _line(self) -> str:
+        assert self.process.stdout is not None
+        async with asyncio.timeout(WAIT_LIMIT):
+            line = await self.process.stdout.readline()
+        if not line:
+            raise RuntimeError("the spectator swarm exited")
+        return line.decode().strip()
+
+
+@contextlib.asynccontextmanager
+async def swarm_process() -> AsyncIterator[Swarm]:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        __file__,
+        "--swarm",
+        cwd=ROOT,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    try:
+        yield Swarm(process)
+    finally:
+        if process.stdin is not None:
+            process.stdin.close()
+        try:
+            await asyncio.wait_for(process.wait(), 10)
+        except TimeoutError:
+            process.kill()
+            await process.wait()
+
+
+# ------------------------------------------------------------------ measuring
+
+
+def cpu_seconds(pid: int) -> float:
+    """Run time of every thread of process ``pid`` so far (``schedstat``: nanoseconds,
+    where ``/proc/<pid>/stat`` counts 10 ms ticks, too coarse for a window of moves)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(FileNotFoundError):  # a thread that just ended
+            total += int((task / "schedstat").read_text().split()[0])
+    return total / 1e9
+
+
+async def settled_cpu(pid: int) -> float:
+    """The server's CPU once it has stopped working (within ``WAIT_LIMIT``): paused at a
+    move, it may still be writing the frames it owes slow readers."""
+    last = cpu_seconds(pid)
+    async with asyncio.timeout(WAIT_LIMIT):
+        while True:
+            await asyncio.sleep(0.05)
+            now = cpu_seconds(pid)
+            if now - last < 0.0005:  # under 1% of a core: idle but for its timers
+                return now
+            last = now
+
+
+@dataclass(frozen=True)
+class PerMove:
+    cpu_us: float
+    wall_us: float
+
+
+@dataclass
+class Setting:
+    """Everything a figure needs: the processes and a client session."""
+
+    http: Any  # aiohttp.ClientSession
+    server: str
+    bot: str
+    server_pid: int
+    gates: Gates
+    swarm: Swarm
+    quick: bool
+
+    async def new_game(self, turns: int) -> str:
+        body = {
+            "player_x": {"type": "bot", "bot_url": self.bot},
+            "player_o": {"type": "bot", "bot_url": self.bot},
+            "match_config": {"turn_limit": turns, "heartbeat": 5000},
+        }
+        async with self.http.post(f"{self.server}/game/new", json=body) as response:
+            if response.status != 200:
+                raise RuntimeError(f"POST /game/new: {response.status} {await response.text()}")
+            return str((await response.json())["game_id"])
+
+    async def wait_idle(self) -> None:
+        """Until the server runs no game (its end is polled: nobody watches it)."""
+        async with asyncio.timeout(WAIT_LIMIT):
+            while True:
+                async with self.http.get(f"{self.server}/health") as response:
+                    if (await response.json()).get("live_games") == 0:
+                        return
+                await asyncio.sleep(0.05)
+
+
+async def watched_game(s: Setting, spectators: int) -> PerMove:
+    """One game with ``spectators`` watching from before its first move: the server's
+    CPU and the wall time per move over moves 1..PAUSE_AT."""
+    s.gates.reset()
+    game_id = await s.new_game(TURNS)
+    finished = None
+    if spectators:
+        url = s.server.replace("http", "ws", 1) + f"/spectate/{game_id}"
+        finished = await s.swarm.watch(url, spectators)
+    cpu_before, started_at = cpu_seconds(s.server_pid), time.perf_counter()
+    s.gates.open("start")
+    await s.gates.reached("paused")
+    wall = time.perf_counter() - started_at
+    cpu = await settled_cpu(s.server_pid) - cpu_before
+    s.gates.open("resume")
+    if finished is not None:
+        report = await finished()
+        if report["ended"] != spectators or report["frames_min"] != report["frames_max"]:
+            print(f"   (spectators did not all read the whole game: {report})")
+    await s.wait_idle()
+    return PerMove(cpu / PAUSE_AT * 1e6, wall / PAUSE_AT * 1e6)
+
+
+# -------------------------------------------------------------------- figures
+
+
+async def spectators_figure(s: Setting) -> None:
+    """Per move with 0 and with SPECTATORS spectators, rounds alternating, medians."""
+    rounds = 3 if s.quick else 7
+    alone: list[PerMove] = []
+    watched: list[PerMove] = []
+    for _ in range(rounds):
+        alone.append(await watched_game(s, 0))
+        watched.append(await watched_game(s, SPECTATORS))
+    cpu0 = statistics.median(m.cpu_us for m in alone)
+    cpu1 = statistics.median(m.cpu_us for m in watched)
+    wall0 = statistics.median(m.wall_us for m in alone)
+    wall1 = statistics.median(m.wall_us for m in watched)
+    verdict = "meets" if cpu1 <= 1.2 * cpu0 else "misses"
+    print(
+        f"spectators ({TURNS}-move games, moves 1-{PAUSE_AT}, medians of {rounds} rounds):\n"
+        f"  server CPU per move: {cpu0:.0f} us with 0 spectators, {cpu1:.0f} us with "
+        f"{SPECTATORS} -> {cpu1 / cpu0:.2f}x ({verdict} the 1.2x target); "
+        f"{(cpu1 - cpu0) / SPECTATORS * 1000:.0f} ns per spectator per move\n"
+        f"  wall time per move:  {wall0:.0f} us with 0 spectators, {wall1:.0f} us with "
+        f"{SPECTATORS} -> {wall1 / wall0:.2f}x"
+    )
+
+
+# ------------------------------------------------------------------------------
+# first_render(): the second figure, "first render of a 1000-stone finished game in
+# headless Chromium", belongs here. It is not written yet: add an async function of a
+# Setting and register it in FIGURES under "first-render".
+# ------------------------------------------------------------------------------
+
+#: The figures, in the order they run; ``--only NAME`` picks one.
+FIGURES: Final[dict[str, Callable[[Setting], Awaitable[None]]]] = {
+    "spectators": spectators_figure,
+}
+
+
+# ------------------------------------------------------------------------ run
+
+
+async def run(quick: bool, only: list[str]) -> None:
+    import aiohttp
+
+    # bench/ is this script's directory, so bench/server.py imports as ``server``.
+    from server import free_port, started
+
+    bot_port, server_port = free_port(), free_port()
+    with tempfile.TemporaryDirectory() as data:
+        gates = Path(data) / "gates"
+        gates.mkdir()
+        os.environ[_GATES_ENV] = str(gates)  # the bot server inherits it
+        db = f"sqlite+aiosqlite:///{data}/bench.sqlite"
+        bot_args = ["-m", "bot.serve", "--bot", "bench.web:GatedLatticeBot"]
+        bot_args += ["--port", str(bot_port), "--log-level", "warning"]
+        server_args = ["-m", "game.serve", "--port", str(server_port), "--db", db]
+        server_args += ["--no-example-bots", "--log-level", "warning"]
+        with started(bot_args, bot_port), started(server_args, server_port) as server_process:
+            connector = aiohttp.TCPConnector(limit=0)
+            async with (
+                aiohttp.ClientSession(connector=connector) as http,
+                swarm_process() as spectators,
+            ):
+                setting = Setting(
+                    http=http,
+                    server=f"http://127.0.0.1:{server_port}",
+                    bot=f"http://127.0.0.1:{bot_port}",
+                    server_pid=server_process.pid,
+                    gates=Gates(gates),
+                    swarm=spectators,
+                    quick=quick,
+                )
+                await watched_game(setting, 2)  # warm up both paths
+                for name in only:
+                    await FIGURES[name](setting)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer rounds, for a smoke run")
+    parser.add_argument(
+        "--only", choices=list(FIGURES), action="append", help="run this figure (repeatable)"
+    )
+    parser.add_argument("--swarm", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.swarm:
+        asyncio.run(swarm())
+        return
+    print((__doc__ or "").split("\n\n")[0])
+    print(f"(pid {os.getpid()}, {os.cpu_count()} CPUs)\n")
+    asyncio.run(run(args.quick, args.only or list(FIGURES)))
+
+
+if __name__ == "__main__":
+    main()

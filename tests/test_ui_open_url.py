@@ -1,0 +1,226 @@
+"""Opening a game by URL (``htttx-ui --open URL``, ``MainWindow.open_url``,
+``ui.record_url``): against a real game server on loopback, and a loopback server that
+answers with something other than notation. Run with ``QT_QPA_PLATFORM=offscreen``."""
+
+from __future__ import annotations
+
+import json
+import threading
+import urllib.request
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from PyQt5.QtCore import QSettings, QTimer
+from PyQt5.QtWidgets import QApplication
+from pytestqt.qtbot import QtBot
+
+from game import notation
+from models import GameRecord
+from tests.ui_server import game_server
+from ui.app import main, parse_args
+from ui.main_window import MainWindow
+from ui.record_url import RecordUrlError, notation_url
+from ui.settings import Settings
+
+WAIT_MS = 60_000  # only against hangs
+
+
+@pytest.fixture(scope="module")
+def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with game_server(tmp_path_factory.mktemp("server")) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def finished_game(server_url: str) -> GameRecord:
+    """A game of the hosted threat bot against the random bot, played to its end."""
+    body = {
+        "player_x": {"type": "bot", "bot_url": f"{server_url}/bots/threat", "name": "Tess"},
+        "player_o": {"type": "bot", "bot_url": f"{server_url}/bots/random", "name": "Rand"},
+    }
+    request = urllib.request.Request(
+        f"{server_url}/game/new",
+        data=json.dumps(body).encode(),
+        headers={"content-type": "application/json"},
+    )
+    # Blocking calls are fine here: the server runs in its own thread.
+    with urllib.request.urlopen(request, timeout=30) as response:
+        game_id = json.loads(response.read())["game_id"]
+    for _ in range(600):
+        with urllib.request.urlopen(f"{server_url}/games/{game_id}", timeout=30) as response:
+            record = GameRecord.model_validate(json.loads(response.read()))
+        if record.result is not None:
+            return record
+        threading.Event().wait(0.1)
+    raise AssertionError("the game did not end")
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(QSettings(str(tmp_path / "ui.ini"), QSettings.Format.IniFormat))
+
+
+@pytest.fixture
+def window(qtbot: QtBot, settings: Settings) -> Iterator[MainWindow]:
+    shown = MainWindow(settings)
+    shown.confirm_leaving = False
+    qtbot.addWidget(shown)
+    shown.show()
+    yield shown
+    shown.close()
+
+
+class _NotNotation(BaseHTTPRequestHandler):
+    """Answers every GET with a web page, or JSON under /json/."""
+
+    def do_GET(self) -> None:
+        if self.path.startswith("/json/"):
+            body, kind = b'{"detail": "hello"}', "application/json"
+        else:
+            body, kind = b"<html><body>a web page</body></html>", "text/html"
+        self.send_response(200)
+        self.send_header("content-type", kind)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def other_site() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _NotNotation)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10)
+
+
+def replayed(qtbot: QtBot, window: MainWindow) -> GameRecord:
+    qtbot.waitUntil(lambda: window.controller.model is not None, timeout=WAIT_MS)
+    model = window.controller.model
+    assert model is not None
+    return model.to_record()
+
+
+def failure(qtbot: QtBot, window: MainWindow) -> str:
+    qtbot.waitUntil(lambda: window.panel.message.property("level") == "error", timeout=WAIT_MS)
+    assert window.controller.model is None
+    return window.panel.message.text()
+
+
+# ------------------------------------------------------------------------ tests
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("http://127.0.0.1:8001/g/4f2a", "http://127.0.0.1:8001/games/4f2a/notation"),
+        ("http://h/games/4f2a/notation?download=1", "http://h/games/4f2a/notation"),
+        ("HTTPS://h/arena/games/4f2a/", "https://h/arena/games/4f2a/notation"),
+    ],
+)
+def test_a_game_url_maps_to_its_notation_on_the_same_host(url: str, expected: str) -> None:
+    assert notation_url(url) == expected
+
+
+@pytest.mark.parametrize(
+    "url", ["http://h/", "http://h/g/", "http://h/g/1/notation", "http:///g/1"]
+)
+def test_a_url_that_names_no_game_is_refused_saying_what_is_expected(url: str) -> None:
+    with pytest.raises(RecordUrlError, match="http"):
+        notation_url(url)
+
+
+def test_the_command_line_takes_a_url_or_a_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    assert parse_args(["--open", "http://h:1/g/ab"]).open == "http://h:1/games/ab/notation"
+    saved = tmp_path / "a.htttx"
+    saved.write_text("version[2];\n")
+    assert parse_args(["--open", str(saved)]).open == saved
+    with pytest.raises(SystemExit):
+        parse_args(["--open", "http://h:1/somewhere"])
+    assert "names no game: expected http://HOST/g/GAME_ID" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("form", ["/games/{id}/notation", "/g/{id}", "/games/{id}"])
+def test_a_game_opened_by_url_replays_like_its_file(
+    qtbot: QtBot,
+    window: MainWindow,
+    server_url: str,
+    finished_game: GameRecord,
+    form: str,
+    tmp_path: Path,
+) -> None:
+    assert finished_game.game_id is not None
+    url = server_url + form.format(id=finished_game.game_id)
+    assert window.open_url(url) is not None
+    by_url = replayed(qtbot, window)
+    assert "Replaying http://" in window.panel.message.text()
+
+    with urllib.request.urlopen(notation_url(url), timeout=30) as response:
+        text = response.read().decode()
+    saved = tmp_path / "game.htttx"
+    saved.write_text(text)
+    assert window.open_file(saved)
+    assert by_url == replayed(qtbot, window) == notation.loads(text)
+    assert [move.pieces for move in by_url.moves] == [m.pieces for m in finished_game.moves]
+    assert window.windowTitle().startswith("Tess vs Rand")
+
+
+def test_an_unknown_game_says_there_is_no_game_at_the_url(
+    qtbot: QtBot, window: MainWindow, server_url: str
+) -> None:
+    window.open_url(f"{server_url}/g/no-such-game")
+    text = failure(qtbot, window)
+    assert f"No game at {server_url}/games/no-such-game/notation (404)" in text
+
+
+@pytest.mark.parametrize(("path", "words"), [("/g/x", "line 1"), ("/json/g/x", "got JSON")])
+def test_an_answer_that_is_not_notation_is_reported(
+    qtbot: QtBot, window: MainWindow, other_site: str, path: str, words: str
+) -> None:
+    window.open_url(other_site + path)
+    text = failure(qtbot, window)
+    assert "is not what this client understands" in text and words in text
+
+
+def test_an_unreachable_server_is_reported(qtbot: QtBot, window: MainWindow) -> None:
+    # Port 9 on loopback: nothing listens there.
+    window.open_url("http://127.0.0.1:9/g/abc")
+    assert "Cannot reach the server at http://127.0.0.1:9" in failure(qtbot, window)
+
+
+def test_a_url_naming_no_game_is_a_message_at_once(window: MainWindow) -> None:
+    assert window.open_url("http://127.0.0.1:9/nothing") is None
+    assert "names no game" in window.panel.message.text()
+
+
+def test_main_opens_a_url_given_on_the_command_line(
+    qtbot: QtBot, settings: Settings, server_url: str, finished_game: GameRecord
+) -> None:
+    shown: list[GameRecord] = []
+    looks = iter(range(WAIT_MS // 20))  # only against hangs
+
+    def look_and_close() -> None:
+        window = next(w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow))
+        model = window.controller.model
+        if model is None and next(looks, None) is not None:  # still fetching
+            QTimer.singleShot(20, look_and_close)
+            return
+        if model is not None:
+            shown.append(model.to_record())
+        window.close()
+
+    QTimer.singleShot(0, look_and_close)
+    url = f"{server_url}/g/{finished_game.game_id}"
+    assert main(["--server", server_url, "--open", url], settings=settings) == 0
+    assert len(shown) == 1 and len(shown[0].moves) == len(finished_game.moves)

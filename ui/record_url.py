@@ -1,0 +1,88 @@
+"""Games opened by URL (``htttx-ui --open http://host/g/ID``): which URL the notation is
+fetched from, and the fetch itself, through ``ui.net.Network`` (off the GUI thread,
+with a deadline; the notation is read in the worker thread too).
+
+A game server shows a game at three addresses, and each opens the same notation::
+
+    http://host:8001/games/ID/notation    the notation itself
+    http://host:8001/games/ID             the record (JSON)
+    http://host:8001/g/ID                 the game's web page
+
+Whatever comes before ``/games`` or ``/g`` is kept, so a server behind a path prefix
+works too; a query or fragment is dropped.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+from urllib.parse import urlsplit, urlunsplit
+
+from game import notation
+from models import GameRecord, ProtocolError
+from ui.net import Call, Network
+
+__all__ = ["FETCH_TIMEOUT", "RecordUrlError", "fetch_record", "is_url", "notation_url"]
+
+#: How long fetching a game may take, at most (seconds).
+FETCH_TIMEOUT: Final = 30.0
+
+
+class RecordUrlError(ValueError):
+    """A URL that does not name a game on a game server."""
+
+
+def is_url(text: str) -> bool:
+    """Whether ``--open`` was given a URL rather than a file.
+
+    >>> is_url("HTTP://h/g/1"), is_url("game.htttx"), is_url("C:/games/x.htttx")
+    (True, False, False)
+    """
+    return text[:8].lower().startswith(("http://", "https://"))
+
+
+def notation_url(text: str) -> str:
+    """The URL of the notation of the game ``text`` names (see the module's doc).
+
+    >>> notation_url("http://127.0.0.1:8001/g/4f2a")
+    'http://127.0.0.1:8001/games/4f2a/notation'
+    >>> notation_url("https://example.org/arena/games/4f2a?x=1")
+    'https://example.org/arena/games/4f2a/notation'
+
+    Raises ``RecordUrlError`` for anything else, saying what is expected.
+    """
+    parts = urlsplit(text.strip())
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise RecordUrlError(f"{text!r} is not an http:// or https:// address")
+    segments = parts.path.rstrip("/").split("/")
+    kinds: tuple[str, ...] = ("games", "g")
+    if segments[-1] == "notation":
+        segments, kinds = segments[:-1], ("games",)
+    if len(segments) < 3 or segments[-2] not in kinds or not segments[-1]:
+        raise RecordUrlError(
+            f"{text!r} names no game: expected http://HOST/g/GAME_ID, "
+            "http://HOST/games/GAME_ID or http://HOST/games/GAME_ID/notation"
+        )
+    prefix, game_id = segments[:-2], segments[-1]
+    path = "/".join([*prefix, "games", game_id, "notation"])
+    return urlunsplit((parts.scheme.lower(), parts.netloc, path, "", ""))
+
+
+def fetch_record(network: Network, url: str, *, timeout: float = FETCH_TIMEOUT) -> Call:
+    """Fetch the notation at ``url`` and read it; the call's ``finished`` carries a
+    ``GameRecord``, its ``failed`` a sentence: no such game (404), not notation,
+    unreachable, timed out."""
+    return network.request(
+        "GET",
+        url,
+        timeout=timeout,
+        description=f"the game at {url}",
+        parse=_record,
+        refused=f"No game at {url}",
+    )
+
+
+def _record(value: object) -> GameRecord:
+    # Runs in the network's worker thread: a long game takes a while to read.
+    if not isinstance(value, str):
+        raise ProtocolError(f"expected HTTTX notation text, got JSON ({type(value).__name__})")
+    return notation.loads(value)
