@@ -55,6 +55,7 @@ from game.server import (
     create_app,
     server_config,
 )
+from game.server_state import hosted_bot_named
 from game.session import SEND_BOARD_POLICIES, SessionLimits, SessionLimitsError
 from game.store import GameStore, StoreError
 from models import GameRecord
@@ -193,11 +194,12 @@ def _arguments() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--analysis-bot",
-        metavar="URL",
-        help="a bot that declares basic_websocket 'evaluation' and 'free_setup': while a "
+        metavar="URL|NAME",
+        help="a bot that declares basic_websocket 'evaluation' and 'free_setup', by URL, or "
+        "a hosted example bot by name (threat), run in the server's process: while a "
         "game has spectators, the server asks it (eval_request) about each position and "
         "sends its answer to the spectators as an 'analysis' packet, so they see an "
-        "evaluation even between bots that give none. It must be reachable under the "
+        "evaluation even between bots that give none. A URL must be reachable under the "
         "address policy when the server starts",
     )
     parser.add_argument(
@@ -369,7 +371,9 @@ def _banner(
         f"  store       {_safe_url(db_url)}",
     ]
     if analysis_bot is not None:
-        lines.append(f"  analysis    {analysis_bot}   (evaluates watched games for spectators)")
+        hosted = hosted_bot_named(analysis_bot)
+        where = analysis_bot if hosted is None else f"{hosted.__name__}, in this process"
+        lines.append(f"  analysis    {where}   (evaluates watched games for spectators)")
     if example_bots:
         lines.append("  bots        " + "   ".join(f"{base}{path}" for path in HOSTED_BOTS))
         lines += ["", "Pair two hosted bots:", "  " + curl_command(base, with_token=with_token)]
@@ -491,7 +495,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         session_limits = _limits(args)
         policy = _policy(args)
         _open_store(args.db)
-        if args.analysis_bot is not None:
+        # A hosted bot by name runs inside the server: checked when the server starts.
+        if args.analysis_bot is not None and hosted_bot_named(args.analysis_bot) is None:
             _check_analysis_bot(args.analysis_bot, policy, args.analysis_time)
         listener = _listen(args.host, args.port)
     except UsageError as error:

@@ -46,6 +46,8 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 
 from bot.serve import BotPool, ListeningServer, mount_bot, read_body, uvicorn_config
+from bot.serve import create_app as create_bot_app
+from bot.serve import serving as serving_bot
 from game.access_log import TokenRedactingFilter, install_token_filter, redact_tokens
 from game.analysis import DEFAULT_ANALYSIS_TIME, MAX_ANALYSIS_TIME
 from game.analyst import open_analyst
@@ -68,6 +70,7 @@ from game.server_state import (
     _Settings,
     _settings,
     _without_token,
+    hosted_bot_named,
 )
 from game.session import SEND_BOARD_POLICIES, SendBoardPolicy, SessionLimits
 from game.sockets import human_socket, spectator_socket
@@ -113,6 +116,8 @@ DEFAULT_MAX_BODY_BYTES: Final = 64 * 1024
 #: The longest ``detail`` of a 422 from ``POST /game/new``: it may quote what the client
 #: sent (keys, a URL), so it is clipped like any echo.
 MAX_ERROR_DETAIL_CHARS: Final = 500
+#: The only addresses the analysis bot hosted in-process (--analysis-bot NAME) is dialled at.
+LOOPBACK_ONLY: Final = AddressPolicy.parse("allow=loopback;deny=")
 #: The longest game id kept in a notation file's name (``notation_filename``).
 MAX_FILENAME_STEM: Final = 100
 _UNSAFE_IN_FILENAME: Final = re.compile(r"[^A-Za-z0-9._-]")
@@ -321,14 +326,16 @@ def create_app(
     its spectators (``game.analysis``), ``analysis_time`` seconds per position. It is
     found and checked at startup, under ``policy`` like any game's bot: a bot that cannot
     be reached or cannot analyse (no ``evaluation``, no ``free_setup``) fails the startup
-    with a ``DiscoveryError`` naming it and why."""
+    with a ``DiscoveryError`` naming it and why. The name of a hosted example bot
+    (``"threat"``) instead of a URL runs that bot in this process on a loopback port of
+    its own, whatever ``host_example_bots`` and ``policy`` say."""
     if max_games_per_client < 1 or max_games < 1 or max_spectators < 1:
         raise ValueError("max_games, max_games_per_client and max_spectators must be at least 1")
     if send_board not in SEND_BOARD_POLICIES:
         # Here, not in the lifespan: a bad value must fail when the app is made.
         raise ValueError(f"send_board must be one of {SEND_BOARD_POLICIES}, got {send_board!r}")
     check_commit_interval(commit_interval)
-    if analysis_bot is not None:
+    if analysis_bot is not None and hosted_bot_named(analysis_bot) is None:
         capabilities_url(analysis_bot)  # a malformed URL fails here (BadBotUrl)
     if not 0 < analysis_time <= MAX_ANALYSIS_TIME:
         raise ValueError(
@@ -391,10 +398,22 @@ def create_app(
             stack.push_async_callback(http.close)
             analyst = None
             if settings.analysis_bot is not None:
+                bot_url, analysis_policy = settings.analysis_bot, settings.policy
+                analysis_http = http
+                if (hosted := hosted_bot_named(settings.analysis_bot)) is not None:
+                    # A hosted bot by name gets a loopback port of its own in this process:
+                    # this server does not listen yet, and its address policy is for
+                    # other people's bots (it may well refuse loopback).
+                    bot_server = await stack.enter_async_context(
+                        serving_bot(create_bot_app(hosted, pool=pool))
+                    )
+                    bot_url, analysis_policy = bot_server.url, LOOPBACK_ONLY
+                    analysis_http = LOOPBACK_ONLY.client_session()
+                    stack.push_async_callback(analysis_http.close)
                 analyst = await open_analyst(
-                    settings.analysis_bot,
-                    http,
-                    policy=settings.policy,
+                    bot_url,
+                    analysis_http,
+                    policy=analysis_policy,
                     discovery_timeout=settings.discovery_timeout,
                     time_limit=settings.analysis_time,
                 )

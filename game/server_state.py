@@ -24,7 +24,7 @@ from game.session import SendBoardPolicy, SessionLimits
 from game.store import GameStore
 from game.tournament_runner import TournamentDirector
 
-__all__ = ["HOSTED_BOTS"]
+__all__ = ["HOSTED_BOTS", "hosted_bot_named"]
 
 #: The example bots hosted on the server's own port, by path.
 HOSTED_BOTS: Final[dict[str, type[BaseBot]]] = {
@@ -32,6 +32,16 @@ HOSTED_BOTS: Final[dict[str, type[BaseBot]]] = {
     "/bots/center": CenterBot,
     "/bots/threat": ThreatBot,
 }
+
+
+def hosted_bot_named(name: str) -> type[BaseBot] | None:
+    """The hosted example bot called ``name`` (the last part of its path: ``threat``),
+    or None when ``name`` is not one (a URL, say).
+
+    >>> hosted_bot_named("threat").__name__, hosted_bot_named("http://host/bot")
+    ('ThreatBot', None)
+    """
+    return {path.rsplit("/", 1)[-1]: bot for path, bot in HOSTED_BOTS.items()}.get(name)
 
 
 @dataclass

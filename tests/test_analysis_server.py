@@ -225,6 +225,36 @@ async def test_threatbot_analyses_a_watched_game(tmp_path: Path) -> None:
     assert all({"heuristic", "win_in"} & set(p["evaluation"]) for p in analyses)
 
 
+async def test_a_hosted_bot_named_analyses_in_the_servers_own_process(tmp_path: Path) -> None:
+    async with (
+        players() as player,
+        game_server(tmp_path, analysis_bot="threat", analysis_time=0.5) as (base, http),
+    ):
+        game_id = (await new_game(http, base, bots_game(player)))["game_id"]
+        packets = await watch_to_the_end(http, base, game_id)
+    analyses = [p for p in packets if p["type"] == "analysis"]
+    assert analyses and all(p["bot"] == "ThreatBot" for p in analyses)
+    assert [p["ply"] for p in analyses] == sorted({p["ply"] for p in analyses})
+
+
+async def test_a_hosted_analysis_bot_is_not_held_to_the_policy_for_others_bots(
+    tmp_path: Path,
+) -> None:
+    # The policy refuses loopback, where the in-process analysis bot listens: it is the
+    # server's own, so the server starts all the same.
+    policy = AddressPolicy.parse("allow=public")
+    async with (
+        game_server(tmp_path, analysis_bot="threat", policy=policy) as (base, http),
+        http.get(base + "/health") as response,
+    ):
+        assert response.status == 200
+
+
+def test_a_name_that_is_no_hosted_bot_is_a_malformed_url() -> None:
+    with pytest.raises(BadBotUrl):
+        create_app(analysis_bot="thread")
+
+
 async def next_of(ws: aiohttp.ClientWebSocketResponse, kind: str, **fields: Any) -> Json:
     """The next packet of type ``kind`` (with those ``fields``), skipping the others."""
     while True:
