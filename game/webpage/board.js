@@ -2,13 +2,15 @@
 // a bot's considerations, coordinates on hover, and pan/zoom by viewBox.
 // It draws what it is given; the game's state lives in gamemodel.js.
 
-import { bounds, cellKey, gridCells, hexPath, hexToWorld, worldToHex } from "./hexgeom.js";
+import { bounds, cellKey, gridCells, hexPath, hexToWorld, round2, worldToHex } from "./hexgeom.js";
 
 const NS = "http://www.w3.org/2000/svg";
 const SIZE = 20; // hex radius in world units
 const GRID_RADIUS = 2; // empty cells drawn this close to a stone
 const MIN_WIDTH = SIZE * 4; // the most zoomed in: a few hexes across
 const MAX_WIDTH = SIZE * 2000;
+const STONE_RADIUS = SIZE * 0.72;
+const GRID_HEX = SIZE * 0.96;
 
 function svg(tag, attributes = {}) {
   const node = document.createElementNS(NS, tag);
@@ -40,7 +42,13 @@ export class BoardView {
     this.stones = [];
     this.pointers = new Map();
     this.bindInput();
-    this.resizeObserver = new ResizeObserver(() => this.applyView());
+    // The element's size, kept by the observer so drawing never forces a layout to read it.
+    this.size = null;
+    this.resizeObserver = new ResizeObserver((entries) => {
+      const box = entries[entries.length - 1].contentRect;
+      this.size = { width: box.width, height: box.height };
+      this.applyView();
+    });
     this.resizeObserver.observe(this.svg);
   }
 
@@ -62,9 +70,9 @@ export class BoardView {
       const [x, y] = hexToWorld(stone.q, stone.r, SIZE);
       const isLast = lastKeys.has(cellKey(stone.q, stone.r));
       const node = svg("circle", {
-        cx: x.toFixed(2),
-        cy: y.toFixed(2),
-        r: SIZE * 0.72,
+        cx: round2(x),
+        cy: round2(y),
+        r: STONE_RADIUS,
         class: `stone ${stone.p === "x" ? "x" : "o"}${isLast ? " last" : ""}${lineKeys.has(cellKey(stone.q, stone.r)) ? " win" : ""}`,
         "data-q": stone.q,
         "data-r": stone.r,
@@ -78,11 +86,11 @@ export class BoardView {
     let d = "";
     for (const [q, r] of gridCells(stones, GRID_RADIUS)) {
       const [x, y] = hexToWorld(q, r, SIZE);
-      d += hexPath(x, y, SIZE * 0.96);
+      d += hexPath(x, y, GRID_HEX);
     }
     for (const stone of stones) {
       const [x, y] = hexToWorld(stone.q, stone.r, SIZE);
-      d += hexPath(x, y, SIZE * 0.96);
+      d += hexPath(x, y, GRID_HEX);
     }
     this.gridLayer.setAttribute("d", d);
 
@@ -120,9 +128,16 @@ export class BoardView {
 
   // ------------------------------------------------------------------ the view
 
-  aspect() {
+  /** Read the element's size now (one layout): call once it is in the page. */
+  measure() {
     const box = this.svg.getBoundingClientRect();
-    return box.width > 0 && box.height > 0 ? box.height / box.width : 0.75;
+    this.size = { width: box.width, height: box.height };
+  }
+
+  aspect() {
+    if (!this.size) this.measure();
+    const { width, height } = this.size;
+    return width > 0 && height > 0 ? height / width : 0.75;
   }
 
   applyView() {

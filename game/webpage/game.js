@@ -81,6 +81,8 @@ class GamePage {
 
     clear(this.main, el("div", { class: "game-page" }, this.title, this.connection, el("div", { class: "game-layout" }, boardColumn, side)));
 
+    // Measured while the page is still empty: a cheap layout, not one of 1000 stones.
+    this.board.measure();
     this.onKey = (event) => this.key(event);
     document.addEventListener("keydown", this.onKey);
   }
@@ -298,11 +300,15 @@ class GamePage {
     if (node) {
       node.classList.add("current");
       node.setAttribute("aria-current", "step");
-      // Keep the current move in view inside the list, without scrolling the page.
-      const list = this.moveList;
-      if (node.offsetTop < list.scrollTop || node.offsetTop + node.offsetHeight > list.scrollTop + list.clientHeight) {
-        list.scrollTop = node.offsetTop - list.clientHeight / 2;
-      }
+      // Keep the current move in view inside the list, without scrolling the page; in
+      // the next frame, when the layout is done anyway, not forced in the middle of drawing.
+      cancelAnimationFrame(this.scrollFrame);
+      this.scrollFrame = requestAnimationFrame(() => {
+        const list = this.moveList;
+        if (node.offsetTop < list.scrollTop || node.offsetTop + node.offsetHeight > list.scrollTop + list.clientHeight) {
+          list.scrollTop = node.offsetTop - list.clientHeight / 2;
+        }
+      });
     }
     this.renderConsiderations(move);
     this.renderEval();

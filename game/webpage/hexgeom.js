@@ -42,14 +42,33 @@ export function hexDistance(aq, ar, bq, br) {
 
 /** The SVG path of one pointy-top hex around (cx, cy), radius `size`, as "M…Z". */
 export function hexPath(cx, cy, size) {
-  let d = "";
-  for (let i = 0; i < 6; i++) {
-    const angle = (Math.PI / 180) * (60 * i - 30);
-    const x = cx + size * Math.cos(angle);
-    const y = cy + size * Math.sin(angle);
-    d += `${i ? "L" : "M"}${x.toFixed(2)} ${y.toFixed(2)}`;
+  return `M${round2(cx + size * CORNERS[0][0])} ${round2(cy + size * CORNERS[0][1])}${relativeHex(size)}`;
+}
+
+// A hex's outline after its first corner, as relative moves: the same text for every
+// cell of one size, so a grid of thousands of cells is one cheap string.
+const CORNERS = Array.from({ length: 6 }, (_, i) => {
+  const angle = (Math.PI / 180) * (60 * i - 30);
+  return [Math.cos(angle), Math.sin(angle)];
+});
+const relativeCache = new Map();
+
+function relativeHex(size) {
+  let text = relativeCache.get(size);
+  if (text === undefined) {
+    text = "";
+    for (let i = 1; i < 6; i++) {
+      text += `l${round2(size * (CORNERS[i][0] - CORNERS[i - 1][0]))} ${round2(size * (CORNERS[i][1] - CORNERS[i - 1][1]))}`;
+    }
+    text += "z";
+    relativeCache.set(size, text);
   }
-  return d + "Z";
+  return text;
+}
+
+/** Rounded to 2 decimals: short path text, and no "-0". */
+export function round2(value) {
+  return Math.round(value * 100) / 100 + 0;
 }
 
 export function cellKey(q, r) {
