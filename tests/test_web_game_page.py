@@ -147,7 +147,16 @@ class PacedHuman(threading.Thread):
             q, r = self.random.choice(sorted(position.legal_cells()))
             position.place(q, r)
             pieces.append({"q": q, "r": r})
-        return {"type": "move_response", "move": {"pieces": pieces}}
+        # Like a searching bot: an evaluation and the alternatives weighed, best first.
+        others = sorted(position.legal_cells())[:2] if position.outcome is None else []
+        considerations = [{"pieces": pieces, "evaluation": {"heuristic": 0.25}}]
+        if len(others) == 2:
+            considerations.append({"pieces": [{"q": q, "r": r} for q, r in others]})
+        return {
+            "type": "move_response",
+            "move": {"pieces": pieces, "evaluation": {"heuristic": 0.25}},
+            "considerations": considerations,
+        }
 
 
 LIVE_MATCH: Json = {"turn_limit": 16, "clock_type": "match", "clock": 120}
@@ -233,6 +242,29 @@ def test_a_late_joiner_sees_the_whole_history(web_page: WebPage, server: str) ->
     wait_for_end(page)
     human.join(TIMEOUT)
     assert page_stones(page) == record_stones(finished_record(server, game_id))
+
+
+def test_considerations_are_drawn_for_the_move_viewed(web_page: WebPage, server: str) -> None:
+    game_id, human = live_game(server, pause=0.05)
+    human.join(TIMEOUT)
+    record = finished_record(server, game_id)
+    page = web_page.page
+    open_game(page, server, game_id)
+    first = record["moves"][1]  # X's first (O moves first), the test's human's
+    assert first["side"] == "x" and first["considerations"]
+    page.locator(".move-list .turn[data-ply='2']").click()
+    expected = {(p["q"], p["r"]) for c in first["considerations"] for p in c["pieces"]}
+    drawn = page.eval_on_selector_all(
+        "svg.board .consideration", "ns => ns.map(n => [+n.dataset.q, +n.dataset.r])"
+    )
+    assert {(q, r) for q, r in drawn} == expected
+    listed = page.locator(".consider-list li")
+    expect(listed).to_have_count(len(first["considerations"]))
+    expect(listed.first).to_have_class(re.compile("played"))
+    expect(page.locator(".eval-label")).to_have_text("tester: +0.25")
+    page.locator("button.next").click()  # O's move: the random bot weighed nothing
+    expect(page.locator("svg.board .consideration")).to_have_count(0)
+    expect(page.locator(".considerations-panel")).to_be_hidden()
 
 
 def test_stepping_back_in_a_live_game_stops_following_until_back_to_live(

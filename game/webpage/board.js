@@ -111,13 +111,16 @@ export class BoardView {
   }
 
   renderConsiderations(considerations) {
+    const taken = new Set(this.stones.map((s) => cellKey(s.q, s.r)));
     const fragment = document.createDocumentFragment();
     considerations.slice(0, 9).forEach((option, index) => {
       for (const p of option.pieces || []) {
         const [x, y] = hexToWorld(p.q, p.r, SIZE);
-        const group = svg("g", { class: "consideration", "data-q": p.q, "data-r": p.r, "data-rank": index + 1 });
-        group.append(svg("circle", { cx: x.toFixed(2), cy: y.toFixed(2), r: SIZE * 0.5 }));
-        const label = svg("text", { x: x.toFixed(2), y: (y + SIZE * 0.22).toFixed(2) });
+        // On a stone (the move played was one of them) only its number shows.
+        const onStone = taken.has(cellKey(p.q, p.r));
+        const group = svg("g", { class: `consideration${onStone ? " on-stone" : ""}`, "data-q": p.q, "data-r": p.r, "data-rank": index + 1 });
+        group.append(svg("circle", { cx: round2(x), cy: round2(y), r: SIZE * 0.62 }));
+        const label = svg("text", { x: round2(x), y: round2(y + SIZE * 0.3) });
         label.textContent = String(index + 1);
         group.append(label);
         fragment.append(group);
@@ -151,7 +154,7 @@ export class BoardView {
 
   /** Frame every stone (and its grid) in view. */
   fit() {
-    const [minX, minY, maxX, maxY] = bounds(this.stones, SIZE, SIZE * (GRID_RADIUS + 1.6));
+    const [minX, minY, maxX, maxY] = bounds(this.stones, SIZE, SIZE * (GRID_RADIUS + 2.2));
     const aspect = this.aspect();
     const width = Math.max(maxX - minX, (maxY - minY) / aspect, MIN_WIDTH * 2);
     this.view = { cx: (minX + maxX) / 2, cy: (minY + maxY) / 2, width: Math.min(width * 1.04, MAX_WIDTH) };
