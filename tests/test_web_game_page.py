@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Page, WebSocketRoute, expect
 from websockets.sync.client import connect
 
 from game.rules import Position
@@ -270,7 +270,7 @@ def test_considerations_are_drawn_for_the_move_viewed(web_page: WebPage, server:
 def test_stepping_back_in_a_live_game_stops_following_until_back_to_live(
     web_page: WebPage, server: str
 ) -> None:
-    game_id, human = live_game(server, pause=0.3)
+    game_id, human = live_game(server, pause=0.5)
     wait_until_moves(server, game_id, 3)
     page = web_page.page
     open_game(page, server, game_id)
@@ -296,7 +296,7 @@ def test_a_dropped_socket_reconnects_and_the_game_ends_right(
     assert port is not None
     with TcpProxy(port) as proxy:
         proxied = f"http://127.0.0.1:{proxy.port}"
-        game_id, human = live_game(server, pause=0.3)
+        game_id, human = live_game(server, pause=0.4)
         page = web_page.page
         open_game(page, proxied, game_id)
         wait_until_moves(server, game_id, 3)
@@ -386,6 +386,42 @@ def test_a_won_game_marks_its_line_and_evaluations_are_graphed(
     expect(page.locator(".eval-graph .point.mover")).to_have_count(evaluated)
     page.locator(".eval-graph").click(position={"x": 2, "y": 40})
     expect(page.locator("svg.board")).to_have_attribute("data-ply", "0")
+
+
+def test_analysis_packets_are_graphed_and_unknown_packets_ignored(
+    web_page: WebPage, server: str, finished: Json
+) -> None:
+    # The server does not send `analysis` yet: the test slips packets into the real
+    # socket after its setup, as an analysing server would, plus a type nobody knows.
+    def route(ws: WebSocketRoute) -> None:
+        upstream = ws.connect_to_server()
+
+        def relay(message: str | bytes) -> None:
+            ws.send(message)
+            if isinstance(message, str) and json.loads(message)["type"] == "setup":
+                ws.send(json.dumps({"type": "from_the_future", "ply": "x"}))
+                analysis = {"heuristic": 0.35}
+                ws.send(
+                    json.dumps(
+                        {"type": "analysis", "ply": 2, "evaluation": analysis, "bot": "deep"}
+                    )
+                )
+                ws.send(json.dumps({"type": "analysis", "ply": 3, "evaluation": {"win_in": -4}}))
+
+        upstream.on_message(relay)
+
+    page = web_page.page
+    page.route_web_socket(re.compile(r"/spectate/"), route)
+    open_game(page, server, finished["game_id"])
+    assert not any(m["evaluation"] for m in finished["moves"])  # random bots evaluate nothing
+    expect(page.locator(".eval-panel")).to_be_visible()
+    expect(page.locator(".eval-graph .point.analysis")).to_have_count(2)
+    page.locator(".move-list .turn[data-ply='2']").click()
+    expect(page.locator(".eval-label")).to_have_text("deep: +0.35")
+    page.keyboard.press("ArrowRight")
+    expect(page.locator(".eval-label")).to_have_text("analysis: O wins in 4")
+    page.keyboard.press("End")
+    assert page_stones(page) == record_stones(finished)  # the game itself is untouched
 
 
 # ------------------------------------------------------------------ view
