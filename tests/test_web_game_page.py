@@ -228,6 +228,8 @@ def test_a_live_game_is_followed_to_its_end_stone_by_stone(web_page: WebPage, se
     assert page.locator(".move-list .turn").count() == len(record["moves"])
     expect(page.locator(".seat.to-move")).to_have_count(0)
     expect(page.locator(".game-title .badge")).to_have_text("finished")
+    # Nobody panned: the view grew with the game, every stone stayed in sight.
+    assert all_stones_in_view(page)
 
 
 def test_a_late_joiner_sees_the_whole_history(web_page: WebPage, server: str) -> None:
@@ -431,6 +433,56 @@ def view_box(page: Page) -> list[float]:
     return [float(v) for v in (page.locator("svg.board").get_attribute("data-view") or "").split()]
 
 
+def all_stones_in_view(page: Page) -> bool:
+    x, y, w, h = view_box(page)
+    centres = page.eval_on_selector_all(
+        "svg.board .stone", "ns => ns.map(n => [+n.getAttribute('cx'), +n.getAttribute('cy')])"
+    )
+    return all(x <= sx <= x + w and y <= sy <= y + h for sx, sy in centres)
+
+
+def test_a_zoomed_live_board_is_not_refitted_until_asked(web_page: WebPage, server: str) -> None:
+    game_id, human = live_game(server, pause=0.4)
+    page = web_page.page
+    open_game(page, server, game_id)
+    box = page.locator("svg.board").bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.wheel(0, -600)  # close in on the first stones
+    zoomed = view_box(page)
+    wait_for_end(page)
+    human.join(TIMEOUT)
+    assert view_box(page) == zoomed  # the user's view is kept while the game grows
+    page.get_by_role("button", name="Fit board").click()
+    assert all_stones_in_view(page)
+
+
+def test_two_fingers_pinch_zoom(web_page: WebPage, server: str, finished: Json) -> None:
+    page = web_page.page
+    open_game(page, server, finished["game_id"])
+    before = view_box(page)
+    # Two touch pointers moving apart, as a phone's browser reports a pinch.
+    page.evaluate(
+        """() => {
+        const svg = document.querySelector("svg.board");
+        const box = svg.getBoundingClientRect();
+        const cx = box.left + box.width / 2, cy = box.top + box.height / 2;
+        const send = (type, id, x) => svg.dispatchEvent(new PointerEvent(type, {
+            pointerId: id, pointerType: "touch", clientX: x, clientY: cy, bubbles: true }));
+        send("pointerdown", 11, cx - 20);
+        send("pointerdown", 12, cx + 20);
+        for (let step = 1; step <= 5; step++) {
+            send("pointermove", 11, cx - 20 - step * 16);
+            send("pointermove", 12, cx + 20 + step * 16);
+        }
+        send("pointerup", 11, cx - 100);
+        send("pointerup", 12, cx + 100);
+    }"""
+    )
+    after = view_box(page)
+    assert after[2] < before[2] / 3  # fingers 5x further apart: a much narrower view
+
+
 def test_wheel_zooms_drag_pans_and_fit_restores(
     web_page: WebPage, server: str, finished: Json
 ) -> None:
@@ -454,12 +506,7 @@ def test_wheel_zooms_drag_pans_and_fit_restores(
     assert view_box(page)[2] > panned[2]
     page.get_by_role("button", name="Fit board").click()
     assert view_box(page) == fitted
-    # Fitted, every stone is inside the view.
-    x, y, w, h = fitted
-    centres = page.eval_on_selector_all(
-        "svg.board .stone", "ns => ns.map(n => [+n.getAttribute('cx'), +n.getAttribute('cy')])"
-    )
-    assert all(x <= sx <= x + w and y <= sy <= y + h for sx, sy in centres)
+    assert all_stones_in_view(page)
 
 
 def test_hovering_the_board_shows_coordinates(

@@ -214,7 +214,11 @@ export class BoardView {
 
     let last = null; // the previous single-pointer position, or the pinch distance
     target.addEventListener("pointerdown", (event) => {
-      target.setPointerCapture(event.pointerId);
+      try {
+        target.setPointerCapture(event.pointerId); // keep a drag that leaves the board
+      } catch {
+        // a pointer the browser no longer tracks: the drag still works inside the board
+      }
       this.pointers.set(event.pointerId, [event.clientX, event.clientY]);
       last = null;
     });
