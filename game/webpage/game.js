@@ -111,6 +111,7 @@ class GamePage {
   stop() {
     this.socket.stop();
     clearInterval(this.ticker);
+    cancelAnimationFrame(this.frame);
     clearTimeout(this.noticeTimer);
     document.removeEventListener("keydown", this.onKey);
     this.board.destroy();
@@ -120,20 +121,37 @@ class GamePage {
     const now = performance.now();
     const model = this.model;
     if (packet.type === "setup") {
+      // At once, not in the next frame: the first render is what a visitor waits for.
       const before = model.moves.length;
       model.applySetup(packet, now);
+      cancelAnimationFrame(this.frame);
+      this.frame = null;
+      this.pending = null;
       this.renderAll({ rebuildMoves: true, grew: model.moves.length > before });
     } else if (packet.type === "board_update") {
       if (!packet.move || !Array.isArray(packet.move.pieces)) return;
       model.applyBoardUpdate(packet, now);
-      this.renderAll({ grew: true });
+      this.scheduleRender({ grew: true });
     } else if (packet.type === "end") {
       model.applyEnd(packet, now);
-      this.renderAll({});
+      this.scheduleRender({});
     } else if (packet.type === "analysis") {
-      if (model.applyAnalysis(packet)) this.renderEval();
+      if (model.applyAnalysis(packet)) this.scheduleRender({});
     }
     // Any other type is an extension this page does not know: ignored.
+  }
+
+  /** Redraw once in the next frame however many packets arrive before it: fast bots
+   * send hundreds of moves a second, a long game's board costs milliseconds to draw. */
+  scheduleRender({ grew = false }) {
+    this.pending = { grew: Boolean(this.pending && this.pending.grew) || grew };
+    if (this.frame) return;
+    this.frame = requestAnimationFrame(() => {
+      const pending = this.pending;
+      this.frame = null;
+      this.pending = null;
+      this.renderAll(pending);
+    });
   }
 
   connectionState(state, detail) {
