@@ -7,8 +7,6 @@ export const SQRT3 = Math.sqrt(3);
 /** The three axes a line can run along (the other three are their opposites). */
 export const AXES = [[1, 0], [0, 1], [1, -1]];
 
-const NEIGHBOURS = [[1, 0], [-1, 0], [0, 1], [0, -1], [1, -1], [-1, 1]];
-
 export function hexToWorld(q, r, size) {
   return [size * SQRT3 * (q + r / 2), -size * 1.5 * r];
 }
@@ -139,5 +137,3 @@ export function winningLine(stones, through, length) {
   }
   return null;
 }
-
-export { NEIGHBOURS };
