@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from playwright.sync_api import expect
+from playwright.sync_api import Page, expect
 
 from tests.browser import WebPage
 from tests.http_json import get_json, post_json, wait_for
@@ -18,6 +18,12 @@ HUMANS_WITH_CLOCKS = {
     "player_o": {"type": "human", "name": "bob"},
     "match_config": {"clock_type": "match", "clock": 300.0},
 }
+
+
+def leave(page: Page) -> None:
+    """Leave a game page before its server stops: it would try to reconnect (and the
+    browser logs each refused attempt as a console error)."""
+    page.goto("about:blank")
 
 
 def bots_game(url: str, x: str = "center", o: str = "random") -> dict[str, Any]:
@@ -51,6 +57,7 @@ def test_live_lists_running_games_by_itself_and_opens_one(
         expect(card.locator(".clock").first).to_have_text("5:00")
         card.click()
         expect(page).to_have_url(f"{url}/g/{created['game_id']}")
+        leave(page)
 
 
 def test_live_shows_the_games_that_just_finished(web_page: WebPage, tmp_path: Path) -> None:
@@ -103,6 +110,7 @@ def test_the_bots_page_lists_hosted_bots_and_pairs_two_of_them(
         page.get_by_role("button", name="Start the game").click()
         page.wait_for_url(re.compile(r"/g/[^/]+$"))
         game_id = page.url.rsplit("/", 1)[-1]
+        leave(page)
         status, record = get_json(f"{url}/games/{game_id}")
     assert status == 200 and record["name"] == "from the page"
     assert record["player_x"]["bot_url"] == f"{url}/bots/threat"
@@ -121,6 +129,7 @@ def test_the_pair_form_asks_for_the_api_token_when_the_server_has_one(
         page.get_by_label("API token").fill("s3cret")
         page.get_by_role("button", name="Start the game").click()
         page.wait_for_url(re.compile(r"/g/[^/]+$"))
+        leave(page)
 
 
 def test_a_bot_url_that_cannot_be_seated_is_refused_with_the_servers_reason(
@@ -177,3 +186,4 @@ def test_tournaments_show_standings_sprt_and_a_link_to_every_game(
         first = games.first.get_attribute("data-game-id")
         games.first.locator("a").click()
         expect(page).to_have_url(f"{url}/g/{first}")
+        leave(page)
