@@ -62,7 +62,8 @@ export class GameSocket {
         this.onState("closed");
         return;
       }
-      if (event.code === CLOSE_POLICY_VIOLATION) {
+      // 1008 also drops a spectator who fell too far behind: that one reconnects.
+      if (event.code === CLOSE_POLICY_VIOLATION && /no such game/.test(event.reason)) {
         this.stopped = true;
         this.onState("gone", event.reason || "no such game");
         return;
