@@ -55,7 +55,8 @@ from game.discovery import (
     DiscoveryError,
     discover,
 )
-from game.outboxes import CLOSE_WAIT, FramedConnection, Outbox, SpectatorQueue
+from game.fanout import Spectator
+from game.outboxes import CLOSE_WAIT, FramedConnection, Outbox
 from game.reads import DEFAULT_CACHE_BYTES, RecordReader
 from game.recorder import DEFAULT_COMMIT_INTERVAL, check_commit_interval
 from game.running import Attach, Detach, Frame, RunningGame, Slot
@@ -380,13 +381,17 @@ class GameManager:
 
     # ----------------------------------------------------------- spectators
 
-    async def spectate(self, game_id: str, connection: InboundConnection) -> None:
+    async def spectate(
+        self, game_id: str, connection: InboundConnection, *, compact: bool = False
+    ) -> None:
         """Show a game on ``connection``: ``setup`` with everything so far, a
         ``board_update`` per move, ``end``, close. With an analysis bot, the ``analysis``
         packets so far follow the setup, and one more comes per position evaluated. A
         finished game: its snapshot, then ``end``. Raises ``UnknownGame`` if there is no
         such game and ``TooManySpectators`` if a running game already has
-        ``max_spectators``.
+        ``max_spectators``. ``compact``: the ``board_update`` packets leave out ``board``
+        (``?board=0``). Each write carries every packet since the last one
+        (``game.fanout``).
         """
         game = self._games.get(game_id)
         if game is None:
@@ -398,7 +403,7 @@ class GameManager:
                 f"this server allows; try again later"
             )
         writer = connection.frame_writer() if isinstance(connection, FramedConnection) else None
-        spectator = SpectatorQueue(self.spectator_queue, writer)
+        spectator = Spectator(self.spectator_queue, writer, compact=compact)
         loop = asyncio.get_running_loop()
         setup = game.spectator_setup()
         # Right after the setup, the analysis of the positions so far (game.analysis).
@@ -409,10 +414,10 @@ class GameManager:
             spectator.setup = setup
             spectator.backlog = analysis
         if game.end_text is not None:  # the end went out already: a latecomer gets it too
-            spectator.offer(game.end_text)
-            spectator.offer(None)
+            spectator.backlog = [*spectator.backlog, game.end_text]  # shared: not appended
+            spectator.close()
         elif not game.add_spectator(spectator):  # ending without an `end` for spectators
-            spectator.offer(None)
+            spectator.close()
 
         async def pump() -> None:
             watchdog = SendWatchdog(DEFAULT_SEND_TIMEOUT)
@@ -423,11 +428,13 @@ class GameManager:
                 for packet in backlog:
                     await watchdog.send(connection.send_text(packet))
                 del backlog  # up to thousands of packets: not held for the whole game
-                while True:
-                    text = await spectator.next()
-                    if text is None:
-                        return
-                    await watchdog.send(connection.send_text(text))
+                # From here on the game writes to the socket itself while this task is
+                # idle; it is woken for what cannot be written so (game.fanout).
+                while (texts := spectator.take()) is not None:
+                    if not texts:
+                        await spectator.idle()
+                    for text in texts:
+                        await watchdog.send(connection.send_text(text))
             finally:
                 watchdog.close()
 
