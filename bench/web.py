@@ -29,7 +29,8 @@ move costs. The server's CPU is the sum of its threads' run time
 even build a ``board_update``: the ratio is the whole cost of being watched.
 
 Nothing is asserted; the script prints figures. Run: ``.venv/bin/python bench/web.py``
-(``--quick`` for fewer rounds).
+(``--quick`` for fewer rounds; ``--spectator-flush MS`` passes the server its flush
+interval, default the server's).
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ sys.path.insert(0, str(ROOT))
 
 from bot.bot import Deadline  # noqa: E402
 from bot.bots import LatticeBot  # noqa: E402
+from game.fanout import SPECTATOR_FLUSH_S  # noqa: E402
 from game.rules import Position  # noqa: E402
 from models import Match, Player  # noqa: E402
 
@@ -278,6 +280,8 @@ class Setting:
     gates: Gates
     swarm: Swarm
     quick: bool
+    #: The server's flush interval: the window closes once the last flush is written.
+    flush_s: float
 
     async def new_game(self, turns: int) -> str:
         body = {
@@ -315,6 +319,8 @@ async def watched_game(s: Setting, spectators: int, *, compact: bool = True) -> 
     s.gates.open("start")
     await s.gates.reached("paused")
     wall = time.perf_counter() - started_at
+    if spectators:
+        await asyncio.sleep(s.flush_s)  # the last flush of the window is due by then
     cpu = await settled_cpu(s.server_pid) - cpu_before
     s.gates.open("resume")
     if finished is not None:
@@ -374,7 +380,7 @@ FIGURES: Final[dict[str, Callable[[Setting], Awaitable[None]]]] = {
 # ------------------------------------------------------------------------ run
 
 
-async def run(quick: bool, only: list[str]) -> None:
+async def run(quick: bool, only: list[str], flush_ms: float | None) -> None:
     import aiohttp
 
     # bench/ is this script's directory, so bench/server.py imports as ``server``.
@@ -390,6 +396,8 @@ async def run(quick: bool, only: list[str]) -> None:
         bot_args += ["--port", str(bot_port), "--log-level", "warning"]
         server_args = ["-m", "game.serve", "--port", str(server_port), "--db", db]
         server_args += ["--no-example-bots", "--log-level", "warning"]
+        if flush_ms is not None:
+            server_args += ["--spectator-flush", f"{flush_ms:g}"]
         with started(bot_args, bot_port), started(server_args, server_port) as server_process:
             connector = aiohttp.TCPConnector(limit=0)
             async with (
@@ -404,8 +412,10 @@ async def run(quick: bool, only: list[str]) -> None:
                     gates=Gates(gates),
                     swarm=spectators,
                     quick=quick,
+                    flush_s=SPECTATOR_FLUSH_S if flush_ms is None else flush_ms / 1000,
                 )
-                await watched_game(setting, 2)  # warm up both paths
+                await watched_game(setting, 2)  # warm up every path
+                await watched_game(setting, 2, compact=False)
                 for name in only:
                     await FIGURES[name](setting)
 
@@ -416,6 +426,9 @@ def main() -> None:
     parser.add_argument(
         "--only", choices=list(FIGURES), action="append", help="run this figure (repeatable)"
     )
+    parser.add_argument(
+        "--spectator-flush", type=float, metavar="MS", help="the server's flush interval"
+    )
     parser.add_argument("--swarm", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.swarm:
@@ -423,7 +436,9 @@ def main() -> None:
         return
     print((__doc__ or "").split("\n\n")[0])
     print(f"(pid {os.getpid()}, {os.cpu_count()} CPUs)\n")
-    asyncio.run(run(args.quick, args.only or list(FIGURES)))
+    flush_ms = SPECTATOR_FLUSH_S * 1000 if args.spectator_flush is None else args.spectator_flush
+    print(f"spectator flush interval: {flush_ms:g} ms")
+    asyncio.run(run(args.quick, args.only or list(FIGURES), args.spectator_flush))
 
 
 if __name__ == "__main__":

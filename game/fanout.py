@@ -31,12 +31,20 @@ from collections.abc import Callable, Iterator
 
 from game.frames import FrameWriter, text_frame
 
-__all__ = ["SPECTATOR_FLUSH_S", "Fanout", "Spectator", "Update"]
+__all__ = ["MAX_SPECTATOR_FLUSH_S", "SPECTATOR_FLUSH_S", "Fanout", "Spectator", "Update"]
 
 #: A spectator gets at most one socket write per this many seconds (all the frames
-#: since its last write, joined). 50 ms: below what a viewer notices, and a game of
-#: instant bots makes dozens of moves in it.
-SPECTATOR_FLUSH_S = 0.05
+#: since its last write, joined). A write costs about 20 us of server CPU whatever it
+#: carries (on loopback, most of it the kernel's), so under a burst the interval sets
+#: what a spectator costs: ``bench/web.py``, 500 compact spectators of a game of
+#: instant bots (a move every 0.7 ms): 2.3x the CPU per move at 50 ms, 1.6x at 100 ms,
+#: 1.2x (issue 13's target) at 250 ms. A normal-paced game (a move every quarter of a
+#: second or slower) gets each move written at once all the same; a fast one is shown
+#: four times a second, which a viewer follows well.
+SPECTATOR_FLUSH_S = 0.25
+#: The most a server may set it to (``--spectator-flush``): past a second, a viewer
+#: sees a fast game jerk along.
+MAX_SPECTATOR_FLUSH_S = 1.0
 
 _Encoding = bytes | Callable[[], bytes]
 

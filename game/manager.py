@@ -55,7 +55,7 @@ from game.discovery import (
     DiscoveryError,
     discover,
 )
-from game.fanout import Spectator
+from game.fanout import MAX_SPECTATOR_FLUSH_S, SPECTATOR_FLUSH_S, Spectator
 from game.outboxes import CLOSE_WAIT, FramedConnection, Outbox
 from game.reads import DEFAULT_CACHE_BYTES, RecordReader
 from game.recorder import DEFAULT_COMMIT_INTERVAL, check_commit_interval
@@ -105,10 +105,9 @@ log = logging.getLogger("game.manager")
 
 #: How long ``shutdown`` gives the games to end properly before cancelling them.
 SHUTDOWN_WAIT = 10.0
-#: Spectators of one game at most. Each costs a write per move (the text and its frame
-#: are encoded once for all; ``bench/web.py``: about 9 us of server CPU per spectator
-#: per move on a 300-move game), so this bounds what one popular game can take from
-#: the others.
+#: Spectators of one game at most. Each costs a socket write per flush interval (the
+#: frames are encoded once for all and written joined, ``game.fanout``), so this bounds
+#: what one popular game can take from the others.
 DEFAULT_MAX_SPECTATORS = 2000
 
 
@@ -152,6 +151,7 @@ class GameManager:
         max_games: int = 1000,
         max_spectators: int = DEFAULT_MAX_SPECTATORS,
         spectator_queue: int = 256,
+        spectator_flush: float = SPECTATOR_FLUSH_S,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         ping_interval: float = DEFAULT_PING_INTERVAL,
         pong_timeout: float = DEFAULT_PONG_TIMEOUT,
@@ -173,6 +173,13 @@ class GameManager:
         self.max_games = max_games
         self.max_spectators = max_spectators
         self.spectator_queue = spectator_queue
+        if not 0 <= spectator_flush <= MAX_SPECTATOR_FLUSH_S:
+            raise ValueError(
+                f"spectator_flush must be from 0 to {MAX_SPECTATOR_FLUSH_S} s, "
+                f"got {spectator_flush}"
+            )
+        #: Seconds between two writes to one spectator (``game.fanout``).
+        self.spectator_flush = spectator_flush
         self.connect_timeout = connect_timeout
         self.ping_interval = ping_interval
         self.pong_timeout = pong_timeout

@@ -161,7 +161,7 @@ class RunningGame:
         self.name = name
         self.game_id = session.game_id
         self.slots = slots
-        self.fanout = Fanout(self.drop)
+        self.fanout = Fanout(self.drop, flush_s=manager.spectator_flush)
         self.spectators = self.fanout.spectators  # the same set, closed with it
         #: The analysis bot's view of this game, made when it is first watched.
         self.analysis: GameAnalysis | None = None
