@@ -16,9 +16,11 @@ interval is up (one timer per game). The `end` is flushed at once.
 
 A spectator that is not idle (its setup is still going out, a write had to wait on a
 full socket buffer, its connection offers no ``FrameWriter``) is woken instead, and its
-own writer task sends the pending packets one by one under the send timeout. A
-spectator more than ``size`` packets behind at a flush is dropped (1008 "too slow"),
-never the game. The log keeps only what some spectator has not taken yet.
+own writer task sends the pending packets one by one under the send timeout. Such a
+spectator still more than ``size`` packets short of what the previous flush woke it
+for is dropped (1008 "too slow"), never the game; one that keeps up takes all it is
+woken for, so never is. A flush comes at least every ``size`` packets, so the log, which
+keeps only what some spectator has not taken yet, holds at most about ``3 * size``.
 """
 
 from __future__ import annotations
@@ -38,9 +40,10 @@ __all__ = ["MAX_SPECTATOR_FLUSH_S", "SPECTATOR_FLUSH_S", "Fanout", "Spectator", 
 #: carries (on loopback, most of it the kernel's), so under a burst the interval sets
 #: what a spectator costs: ``bench/web.py``, 500 compact spectators of a game of
 #: instant bots (a move every 0.7 ms): 2.3x the CPU per move at 50 ms, 1.6x at 100 ms,
-#: 1.2x (issue 13's target) at 250 ms. A normal-paced game (a move every quarter of a
-#: second or slower) gets each move written at once all the same; a fast one is shown
-#: four times a second, which a viewer follows well.
+#: 1.2x to 1.4x at 250 ms (there its 240-move window takes two writes per spectator,
+#: the first move's at once and the rest's: the floor, at any interval). A normal-paced
+#: game (a move every quarter of a second or slower) gets each move written at once all
+#: the same; a fast one is shown four times a second, which a viewer follows well.
 SPECTATOR_FLUSH_S = 0.25
 #: The most a server may set it to (``--spectator-flush``): past a second, a viewer
 #: sees a fast game jerk along.
@@ -158,7 +161,8 @@ class Fanout:
         self._loop = asyncio.get_running_loop()
         self._timer: asyncio.TimerHandle | None = None
         self._flushed_at = -math.inf
-        self._bound = 1  # the largest spectator's size: more in the log flushes at once
+        self._flushed_end = 0  # the log's end at the last flush
+        self._bound = 1  # the largest spectator's size: more since a flush, flush
         #: Socket writes made by flushes (for tests and benchmarks: a structural count).
         self.writes = 0
         self.flushes = 0
@@ -202,8 +206,8 @@ class Fanout:
                     spectator.excluded.add(index)
                 if not spectator.skip:
                     self._skipping.discard(spectator)
-        if urgent or len(self._log) > self._bound:
-            self.flush()  # the bound: laggards are dropped, the log trimmed
+        if urgent or self.end - self._flushed_end > self._bound:
+            self.flush()  # bounded: laggards are dropped, the log is trimmed
         elif self._timer is None:
             due = self._flushed_at + self._flush_s
             if self._loop.time() >= due:
@@ -218,18 +222,23 @@ class Fanout:
             self._timer = None
         self._flushed_at = self._loop.time()
         self.flushes += 1
-        end = self.end
+        woken, end = self._flushed_end, self.end  # woken: what the last flush asked for
+        self._flushed_end = end
         shared: dict[tuple[int, bool], bytes] = {}
         behind: list[Spectator] = []
         for spectator in self.spectators:
             cursor = spectator.cursor
             if cursor >= end:
                 continue
-            if end - cursor > spectator.size:
-                behind.append(spectator)
-                continue
             if spectator.busy or spectator.write_frame is None:
-                spectator.wake.set()  # its writer task takes the slice
+                # Its writer task takes the slice, unless it is still more than its
+                # size behind what the last flush woke it for (a writer task keeping up
+                # takes all it is woken for; an idle spectator is written all it has
+                # pending, however much: it is behind only by the flush interval).
+                if woken - cursor > spectator.size:
+                    behind.append(spectator)
+                else:
+                    spectator.wake.set()
                 continue
             if spectator.excluded:
                 data = self._join(spectator, end)

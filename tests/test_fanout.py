@@ -162,9 +162,32 @@ async def test_a_spectator_too_far_behind_is_dropped_and_the_log_trimmed() -> No
     for n in range(5):
         out.publish(Update(b"%d" % n))
     out.flush()
+    assert dropped == []  # woken for 5: not yet behind what it was woken for
+    out.flush()
     assert dropped == [slow] and slow.dropped.is_set()
     assert b"".join(writer.writes) == frames(b"0", b"1", b"2", b"3", b"4")
     assert out.end == 5 and len(out._log) == 0  # everyone still here has passed it all
+
+
+async def test_a_spectator_that_keeps_up_is_never_dropped_however_long_the_burst() -> None:
+    dropped: list[Spectator] = []
+    out = fanout(dropped)
+    idle_one, writer = idle(size=4)
+    tasked = Spectator(4, None)  # its writer task takes what it is woken for
+    out.add(idle_one)
+    out.add(tasked)
+    taken: list[str] = []
+    for n in range(30):
+        out.publish(Update(b"%d" % n))
+        if tasked.wake.is_set():
+            tasked.wake.clear()
+            taken += tasked.take() or []
+    out.flush()
+    taken += tasked.take() or []
+    assert dropped == []
+    assert b"".join(writer.writes) == frames(*(b"%d" % n for n in range(30)))
+    assert taken == [str(n) for n in range(30)]
+    assert out.flushes < 30 and len(out._log) <= 8
 
 
 async def test_the_log_is_bounded_by_the_spectators_queue_size() -> None:
@@ -174,7 +197,7 @@ async def test_the_log_is_bounded_by_the_spectators_queue_size() -> None:
     out.add(slow)
     for n in range(20):
         out.publish(Update(b"%d" % n))
-    assert dropped == [slow] and len(out._log) <= 5
+    assert dropped == [slow] and len(out._log) <= 12
 
 
 async def test_a_spectator_without_a_frame_writer_gets_everything_through_its_task() -> None:
