@@ -15,7 +15,7 @@ deadline on every wait and a bound on every queue:
 * ``game.analyst``: with an analysis bot (``analyst``), a watched game hands it each new
   position (``RunningGame._feed_analysis``, after every input) and its answers go to
   that game's spectators only (``RunningGame._publish_analysis``, one encode each); a
-  late spectator gets them right after its ``setup`` (``SpectatorQueue.backlog``).
+  late spectator gets them right after its ``setup`` (``game.fanout.Spectator.backlog``).
 
 Decisions:
 
