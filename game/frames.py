@@ -61,8 +61,9 @@ class RefusedFrame(bytes):
         return frame
 
 
-#: Writes a whole frame built by ``text_frame`` on a connection at once, if nothing
-#: stands in the way (True); False: nothing was written, send the text the usual way.
+#: Writes whole frames built by ``text_frame`` (one, or several joined: one write for
+#: them all) on a connection at once, if nothing stands in the way (True); False:
+#: nothing was written, send the texts the usual way.
 #: ``GuardedWebSocketProtocol`` offers one per connection (``game.inbound_ws``).
 FrameWriter: TypeAlias = Callable[[bytes], bool]
 

@@ -16,7 +16,7 @@ It also offers the app a ``FrameWriter`` (``game.frames``), under
 ``extensions[FRAME_WRITER_EXTENSION]`` (``frame_writer``): a frame built once is written
 to the socket at once, where a send through ASGI would frame the same text again per
 connection and await its turn in a task. The spectators' fan-out uses it
-(``game.outboxes.SpectatorQueue``): with 500 spectators, per move, that work was most
+(``game.fanout.Fanout``): with 500 spectators, per move, that work was most
 of what a spectator cost besides the write itself.
 """
 

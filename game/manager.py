@@ -15,7 +15,7 @@ deadline on every wait and a bound on every queue:
 * ``game.analyst``: with an analysis bot (``analyst``), a watched game hands it each new
   position (``RunningGame._feed_analysis``, after every input) and its answers go to
   that game's spectators only (``RunningGame._publish_analysis``, one encode each); a
-  late spectator gets them right after its ``setup`` (``SpectatorQueue.backlog``).
+  late spectator gets them right after its ``setup`` (``game.fanout.Spectator.backlog``).
 
 Decisions:
 
@@ -55,7 +55,8 @@ from game.discovery import (
     DiscoveryError,
     discover,
 )
-from game.outboxes import CLOSE_WAIT, FramedConnection, Outbox, SpectatorQueue
+from game.fanout import MAX_SPECTATOR_FLUSH_S, SPECTATOR_FLUSH_S, Spectator
+from game.outboxes import CLOSE_WAIT, FramedConnection, Outbox
 from game.reads import DEFAULT_CACHE_BYTES, RecordReader
 from game.recorder import DEFAULT_COMMIT_INTERVAL, check_commit_interval
 from game.running import Attach, Detach, Frame, RunningGame, Slot
@@ -104,10 +105,9 @@ log = logging.getLogger("game.manager")
 
 #: How long ``shutdown`` gives the games to end properly before cancelling them.
 SHUTDOWN_WAIT = 10.0
-#: Spectators of one game at most. Each costs a write per move (the text and its frame
-#: are encoded once for all; ``bench/web.py``: about 9 us of server CPU per spectator
-#: per move on a 300-move game), so this bounds what one popular game can take from
-#: the others.
+#: Spectators of one game at most. Each costs a socket write per flush interval (the
+#: frames are encoded once for all and written joined, ``game.fanout``), so this bounds
+#: what one popular game can take from the others.
 DEFAULT_MAX_SPECTATORS = 2000
 
 
@@ -151,6 +151,7 @@ class GameManager:
         max_games: int = 1000,
         max_spectators: int = DEFAULT_MAX_SPECTATORS,
         spectator_queue: int = 256,
+        spectator_flush: float = SPECTATOR_FLUSH_S,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         ping_interval: float = DEFAULT_PING_INTERVAL,
         pong_timeout: float = DEFAULT_PONG_TIMEOUT,
@@ -172,6 +173,13 @@ class GameManager:
         self.max_games = max_games
         self.max_spectators = max_spectators
         self.spectator_queue = spectator_queue
+        if not 0 <= spectator_flush <= MAX_SPECTATOR_FLUSH_S:
+            raise ValueError(
+                f"spectator_flush must be from 0 to {MAX_SPECTATOR_FLUSH_S} s, "
+                f"got {spectator_flush}"
+            )
+        #: Seconds between two writes to one spectator (``game.fanout``).
+        self.spectator_flush = spectator_flush
         self.connect_timeout = connect_timeout
         self.ping_interval = ping_interval
         self.pong_timeout = pong_timeout
@@ -380,13 +388,17 @@ class GameManager:
 
     # ----------------------------------------------------------- spectators
 
-    async def spectate(self, game_id: str, connection: InboundConnection) -> None:
+    async def spectate(
+        self, game_id: str, connection: InboundConnection, *, compact: bool = False
+    ) -> None:
         """Show a game on ``connection``: ``setup`` with everything so far, a
         ``board_update`` per move, ``end``, close. With an analysis bot, the ``analysis``
         packets so far follow the setup, and one more comes per position evaluated. A
         finished game: its snapshot, then ``end``. Raises ``UnknownGame`` if there is no
         such game and ``TooManySpectators`` if a running game already has
-        ``max_spectators``.
+        ``max_spectators``. ``compact``: the ``board_update`` packets leave out ``board``
+        (``?board=0``). Each write carries every packet since the last one
+        (``game.fanout``).
         """
         game = self._games.get(game_id)
         if game is None:
@@ -398,7 +410,7 @@ class GameManager:
                 f"this server allows; try again later"
             )
         writer = connection.frame_writer() if isinstance(connection, FramedConnection) else None
-        spectator = SpectatorQueue(self.spectator_queue, writer)
+        spectator = Spectator(self.spectator_queue, writer, compact=compact)
         loop = asyncio.get_running_loop()
         setup = game.spectator_setup()
         # Right after the setup, the analysis of the positions so far (game.analysis).
@@ -409,10 +421,10 @@ class GameManager:
             spectator.setup = setup
             spectator.backlog = analysis
         if game.end_text is not None:  # the end went out already: a latecomer gets it too
-            spectator.offer(game.end_text)
-            spectator.offer(None)
+            spectator.backlog = [*spectator.backlog, game.end_text]  # shared: not appended
+            spectator.close()
         elif not game.add_spectator(spectator):  # ending without an `end` for spectators
-            spectator.offer(None)
+            spectator.close()
 
         async def pump() -> None:
             watchdog = SendWatchdog(DEFAULT_SEND_TIMEOUT)
@@ -423,11 +435,13 @@ class GameManager:
                 for packet in backlog:
                     await watchdog.send(connection.send_text(packet))
                 del backlog  # up to thousands of packets: not held for the whole game
-                while True:
-                    text = await spectator.next()
-                    if text is None:
-                        return
-                    await watchdog.send(connection.send_text(text))
+                # From here on the game writes to the socket itself while this task is
+                # idle; it is woken for what cannot be written so (game.fanout).
+                while (texts := spectator.take()) is not None:
+                    if not texts:
+                        await spectator.idle()
+                    for text in texts:
+                        await watchdog.send(connection.send_text(text))
             finally:
                 watchdog.close()
 

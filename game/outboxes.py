@@ -1,5 +1,5 @@
-"""What a game sends never waits on a peer: an ``Outbox`` per seat connection, a
-``SpectatorQueue`` per spectator.
+"""What a game sends to a seat never waits on a peer: an ``Outbox`` per seat connection
+(the spectators have ``game.fanout``).
 
 An outbox is a bounded queue written to its connection by a task of its own and closed
 in order, after the packets before the close; a peer that does not read fills it, and
@@ -7,14 +7,7 @@ its owner learns of it. When nothing is waiting, a packet is written at once by 
 caller (``send`` runs the send up to its first wait: a write into the socket's buffer,
 which never waits on the peer), without a hop through the writer task; a send that has
 to wait (a full socket buffer, a slow peer) is finished by the writer task, under its
-time limit, and the packets after it queue behind it. A spectator's queue is bounded
-too: a full one drops that spectator (1008 "too slow"), never the game.
-
-A move goes to every spectator as one ``Update``: its text, and its WebSocket frame
-built once, on first use. A spectator whose connection offers a ``FrameWriter`` and has
-nothing waiting gets the frame written at once by the game (no queue, no task woken,
-no framing of its own); the others, and anything behind a wait, go through the queue
-and the spectator's writer task as before. Either way the bytes on the wire are the same.
+time limit, and the packets after it queue behind it.
 """
 
 from __future__ import annotations
@@ -26,7 +19,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Generator
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from game.frames import FrameWriter, text_frame
+from game.frames import FrameWriter
 from game.seats import DEFAULT_SEND_TIMEOUT, TextSink
 from game.watchdog import SendWatchdog
 from models import CLOSE_GOING_AWAY
@@ -36,8 +29,6 @@ __all__ = [
     "OUTBOX_SIZE",
     "FramedConnection",
     "Outbox",
-    "SpectatorQueue",
-    "Update",
 ]
 
 log = logging.getLogger("game.manager")
@@ -217,67 +208,3 @@ class FramedConnection(Protocol):
     """A connection that can take a prebuilt frame (``game.sockets._Inbound``)."""
 
     def frame_writer(self) -> FrameWriter | None: ...
-
-
-class Update:
-    """A packet for every spectator of a game: its text, and its frame built once."""
-
-    __slots__ = ("_frame", "data", "text")
-
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-        self.text = data.decode()
-        self._frame: bytes | None = None
-
-    @property
-    def frame(self) -> bytes:
-        if self._frame is None:
-            self._frame = text_frame(self.data)
-        return self._frame
-
-
-class SpectatorQueue:
-    """A spectator's bounded queue of encoded packets; ``None`` means close.
-
-    ``write_frame`` (the connection's ``FrameWriter``, if it has one) lets ``offer``
-    write an ``Update`` at once while the writer task is idle and nothing waits; the
-    writer task keeps ``busy`` set from its start (the setup) to each idle wait, so
-    nothing overtakes what it is sending."""
-
-    def __init__(self, size: int, write_frame: FrameWriter | None = None) -> None:
-        self.queue: asyncio.Queue[str | None] = asyncio.Queue(size)
-        self.dropped = asyncio.Event()
-        #: The setup of a big game, being encoded off the loop: sent before the queue.
-        self.setup: asyncio.Future[bytes] | None = None
-        #: Updates to leave out: their moves were already in this spectator's setup.
-        self.skip = 0
-        #: Sent after the setup and before the queue: a setup already encoded and the
-        #: game's ``analysis`` packets so far (already encoded: shared, not copied).
-        #: Not in the queue, whose bound is for the updates a slow reader falls behind on.
-        self.backlog: list[str] = []
-        self.write_frame = write_frame
-        self.busy = True
-
-    def offer(self, packet: Update | str | None) -> bool:
-        if isinstance(packet, Update):
-            if (
-                self.write_frame is not None
-                and not self.busy
-                and self.queue.empty()
-                and self.write_frame(packet.frame)
-            ):
-                return True
-            packet = packet.text
-        try:
-            self.queue.put_nowait(packet)
-        except asyncio.QueueFull:
-            return False
-        return True
-
-    async def next(self) -> str | None:
-        """The next packet for the writer task to send (it is idle while it waits)."""
-        if self.queue.empty():
-            self.busy = False
-        packet = await self.queue.get()
-        self.busy = True
-        return packet

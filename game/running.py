@@ -8,8 +8,8 @@
   at once, the next heartbeat is the deadline for seconds: no timer is made or
   cancelled per move). An alarm that rings early only wakes the task to look again.
 * Outputs never make the game task wait on a peer (``game.outboxes``). A ``Broadcast``
-  is encoded once for all spectators, text and WebSocket frame (``Update``); an idle
-  spectator gets the frame written at once, the others have it queued.
+  goes once into the spectators' log (``game.fanout``): each variant (full, compact)
+  encoded and framed at most once, written to the spectators in coalesced writes.
 * The record is written in order by the game's ``Recorder`` (``game.recorder``). The
   end of a game is committed before ``end`` goes to anyone (a bounded wait,
   ``END_COMMIT_WAIT``), so whoever gets ``end`` can read the finished record at once.
@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from game.analyst import GameAnalysis
 from game.discovery import BotEndpoint
-from game.outboxes import CLOSE_WAIT, Outbox, SpectatorQueue, Update
+from game.fanout import Fanout, Spectator, Update
+from game.outboxes import CLOSE_WAIT, Outbox
 from game.reads import INLINE_ENCODE_MOVES, encode_setup
 from game.recorder import Recorder, WriteMove, WriteResult
 from game.seats import BotSocketSeat, SeatConnectError, StatelessSeat
@@ -160,7 +161,8 @@ class RunningGame:
         self.name = name
         self.game_id = session.game_id
         self.slots = slots
-        self.spectators: set[SpectatorQueue] = set()
+        self.fanout = Fanout(self.drop, flush_s=manager.spectator_flush)
+        self.spectators = self.fanout.spectators  # the same set, closed with it
         #: The analysis bot's view of this game, made when it is first watched.
         self.analysis: GameAnalysis | None = None
         self._analysed_ply = -1  # the last position handed to it
@@ -368,9 +370,7 @@ class RunningGame:
         """One evaluation to every spectator (not an update: no spectator skips it)."""
         if self.end_text is not None or self._ending:
             return  # nothing may follow a spectator's `end`
-        for spectator in list(self.spectators):
-            if not spectator.offer(text):
-                self.drop(spectator)
+        self.fanout.publish(Update(text.encode()))
 
     def _pending(self, side: Player) -> bool:
         outbox = self.slots[side].outbox
@@ -417,7 +417,7 @@ class RunningGame:
                 if not is_end and self._unsent_updates:
                     self._unsent_updates -= 1
                 if self.spectators or is_end:  # an unwatched move is not even built
-                    self._broadcast(Update(dump_packet(action.packet)), is_end)
+                    self._broadcast(action, is_end)
             case RequestStatelessTurn(side, request, time_limit):
                 self._post_turn(side, request, time_limit)
             case CloseSeat(side, code, reason):
@@ -432,18 +432,19 @@ class RunningGame:
                 return WriteResult(result)
         return None
 
-    def _broadcast(self, update: Update, is_end: bool) -> None:
-        # Encoded once (text and frame) for every spectator: each only gets it queued
-        # or written (SpectatorQueue.offer).
+    def _broadcast(self, action: Broadcast, is_end: bool) -> None:
+        # Into the log once; each variant is encoded (and framed) on first use, so only
+        # if some spectator wants it. The `end` goes out at once and is kept for
+        # latecomers; a move's update is left out by those whose setup has the move.
         if is_end:
-            self.end_text = update.text
-        for spectator in list(self.spectators):
-            if spectator.skip and not is_end:
-                spectator.skip -= 1  # its setup already showed this move
-            elif not spectator.offer(update):
-                self.drop(spectator)
+            update = Update(dump_packet(action.packet))
+            self.end_text = update.text()
+            self.fanout.publish(update, urgent=True)
+            return
+        compact = (lambda: dump_packet(action.compact_packet())) if action.has_compact else None
+        self.fanout.publish(Update(lambda: dump_packet(action.packet), compact), skippable=True)
 
-    def add_spectator(self, spectator: SpectatorQueue) -> bool:
+    def add_spectator(self, spectator: Spectator) -> bool:
         """Send ``spectator`` every update from now on and the `end`, right after a setup
         of the session as it is now (no await in between). False once the game is
         closing: then nothing more is broadcast.
@@ -454,13 +455,12 @@ class RunningGame:
         setup already has, so the spectator skips them. The `end` is never skipped."""
         if self._ending:
             return False
-        spectator.skip = self._unsent_updates
-        self.spectators.add(spectator)
+        self.fanout.add(spectator, skip=self._unsent_updates)
         self._watch()
         return True
 
-    def drop(self, spectator: SpectatorQueue) -> None:
-        self.spectators.discard(spectator)
+    def drop(self, spectator: Spectator) -> None:
+        self.fanout.remove(spectator)
         spectator.dropped.set()
         if not self.spectators and self.analysis is not None:
             self.analysis.unwatch()  # only watched games are analysed
@@ -588,10 +588,7 @@ class RunningGame:
             slot.conn = slot.outbox = None
             if slot.socket is not None:
                 await slot.socket.close(CLOSE_GOING_AWAY, "the game is over")
-        for spectator in list(self.spectators):
-            if not spectator.offer(None):
-                self.drop(spectator)
-        self.spectators.clear()
+        self.fanout.close()  # what is pending goes out, then each spectator closes
         if self._recorder is not None:
             await self._recorder.close()
 

@@ -38,6 +38,7 @@ from game.analyst import open_analyst
 from game.ascii import render
 from game.clock import DEFAULT_STALL_LIMIT
 from game.discovery import DEFAULT_POLICY, AddressPolicy, DiscoveryError, PolicySyntaxError
+from game.fanout import MAX_SPECTATOR_FLUSH_S, SPECTATOR_FLUSH_S
 from game.limits import (
     DEFAULT_KEEP_ALIVE_TIMEOUT,
     DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
@@ -144,6 +145,15 @@ def _arguments() -> argparse.ArgumentParser:
         help="spectators of one game at once; more are closed with 1013 (default %(default)s)",
     )
     parser.add_argument(
+        "--spectator-flush",
+        type=float,
+        default=SPECTATOR_FLUSH_S * 1000,
+        metavar="MS",
+        help="a spectator gets at most one write per this many milliseconds, carrying "
+        "every packet since its last one; the first after a quiet spell goes at once "
+        "(default %(default)g)",
+    )
+    parser.add_argument(
         "--max-connections-per-client",
         type=int,
         default=DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
@@ -241,6 +251,11 @@ def _check_numbers(args: argparse.Namespace) -> None:
     if args.max_games < 1 or args.max_games_per_client < 1 or args.max_spectators < 1:
         raise UsageError(
             "--max-games, --max-games-per-client and --max-spectators must be at least 1"
+        )
+    if not 0 <= args.spectator_flush <= MAX_SPECTATOR_FLUSH_S * 1000:
+        raise UsageError(
+            f"--spectator-flush must be from 0 to {MAX_SPECTATOR_FLUSH_S * 1000:g} ms, "
+            f"got {args.spectator_flush:g}"
         )
     if not 0 <= args.commit_interval <= MAX_COMMIT_INTERVAL_MS:
         raise UsageError(
@@ -511,6 +526,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         max_games=args.max_games,
         max_games_per_client=args.max_games_per_client,
         max_spectators=args.max_spectators,
+        spectator_flush=args.spectator_flush / 1000,
         commit_interval=args.commit_interval / 1000,
         limits=session_limits,
         send_board=args.send_board,

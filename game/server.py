@@ -52,6 +52,7 @@ from game.access_log import TokenRedactingFilter, install_token_filter, redact_t
 from game.analysis import DEFAULT_ANALYSIS_TIME, MAX_ANALYSIS_TIME
 from game.analyst import open_analyst
 from game.discovery import DEFAULT_POLICY, AddressPolicy, DiscoveryError, capabilities_url
+from game.fanout import SPECTATOR_FLUSH_S
 from game.limits import ConnectionLimits, uvicorn_protocols
 from game.local_bot_spec import BotLimits
 from game.manager import (
@@ -304,6 +305,7 @@ def create_app(
     max_games: int = DEFAULT_MAX_GAMES,
     max_games_per_client: int = DEFAULT_MAX_GAMES_PER_CLIENT,
     max_spectators: int = DEFAULT_MAX_SPECTATORS,
+    spectator_flush: float = SPECTATOR_FLUSH_S,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     limits: SessionLimits | None = None,
     discovery_timeout: float = 5.0,
@@ -350,6 +352,7 @@ def create_app(
         max_games=max_games,
         max_games_per_client=max_games_per_client,
         max_spectators=max_spectators,
+        spectator_flush=spectator_flush,
         max_body_bytes=max_body_bytes,
         limits=limits,
         discovery_timeout=discovery_timeout,
@@ -428,6 +431,7 @@ def create_app(
                 discovery_timeout=settings.discovery_timeout,
                 max_games=settings.max_games,
                 max_spectators=settings.max_spectators,
+                spectator_flush=settings.spectator_flush,
                 commit_interval=settings.commit_interval,
                 send_board=settings.send_board,
                 analyst=analyst,

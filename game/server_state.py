@@ -53,6 +53,7 @@ class _Settings:
     max_games: int
     max_games_per_client: int
     max_spectators: int
+    spectator_flush: float
     max_body_bytes: int
     limits: SessionLimits | None
     discovery_timeout: float

@@ -550,7 +550,12 @@ class GameSession(SessionView):
                 board, side, new, to_move, clocks, evaluation, considerations, status
             )
 
-        return Broadcast.later(build)
+        def compact() -> BoardUpdatePacket:  # O(1): no board
+            return board_update(
+                None, side, new, to_move, clocks, evaluation, considerations, status
+            )
+
+        return Broadcast.later(build, compact)
 
     def _heartbeats(self) -> list[Action]:
         awaiting = self.awaiting

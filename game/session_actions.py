@@ -48,21 +48,36 @@ class Broadcast:
     ('r', True, [1])
     """
 
-    __slots__ = ("_build", "_packet", "ends")
+    __slots__ = ("_build", "_build_compact", "_packet", "ends")
     __match_args__ = ("packet",)
 
     def __init__(self, packet: BaseModel, *, ends: bool | None = None) -> None:
         self._packet: BaseModel | None = packet
         self._build: Callable[[], BaseModel] | None = None
+        self._build_compact: Callable[[], BaseModel] | None = None
         #: Whether this is the `end` (never skipped, always kept for latecomers).
         self.ends = getattr(packet, "type", None) == "end" if ends is None else ends
 
     @classmethod
-    def later(cls, build: Callable[[], BaseModel]) -> Broadcast:
-        """An update (not the `end`) whose packet ``build`` makes when first read."""
+    def later(
+        cls, build: Callable[[], BaseModel], compact: Callable[[], BaseModel] | None = None
+    ) -> Broadcast:
+        """An update (not the `end`) whose packet ``build`` makes when first read;
+        ``compact`` makes the compact stream's variant (``compact_packet``)."""
         action = cls.__new__(cls)
         action._packet, action._build, action.ends = None, build, False
+        action._build_compact = compact
         return action
+
+    @property
+    def has_compact(self) -> bool:
+        """Whether the compact stream gets a packet of its own (else ``packet``)."""
+        return self._build_compact is not None
+
+    def compact_packet(self) -> BaseModel:
+        """The compact stream's packet (a ``board_update`` without ``board``), built
+        anew on each call: the adapter encodes it once."""
+        return self.packet if self._build_compact is None else self._build_compact()
 
     @property
     def packet(self) -> BaseModel:

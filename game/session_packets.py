@@ -122,7 +122,7 @@ def stateless_turn(
 
 
 def board_update(
-    board: Board,
+    board: Board | None,
     mover: Player,
     new: list[Coord],
     to_move: Player | None,
@@ -131,7 +131,8 @@ def board_update(
     considerations: list[MoveOption],
     status: GameStatus = GameStatus.IN_PROGRESS,
 ) -> BoardUpdatePacket:
-    """The spectators' ``board_update`` for the stones ``new`` of ``mover``."""
+    """The spectators' ``board_update`` for the stones ``new`` of ``mover`` (without
+    ``board``: the compact stream's)."""
     return BoardUpdatePacket(
         board=board,
         move=Move(side=mover, pieces=new),

@@ -22,7 +22,12 @@ from models import (
     clip_close_reason,
 )
 
-__all__ = ["human_socket", "spectator_socket"]
+__all__ = ["COMPACT_BOARD_VALUES", "human_socket", "spectator_socket"]
+
+#: ``/spectate/<id>?board=...`` values asking for the compact stream (no ``board`` in
+#: ``board_update``); without ``board`` the stream is protocol.md's; anything else is
+#: refused (1008 with the reason).
+COMPACT_BOARD_VALUES = ("0", "false")
 
 
 class _Inbound:
@@ -121,16 +126,24 @@ async def human_socket(websocket: WebSocket) -> None:
 
 
 async def spectator_socket(websocket: WebSocket) -> None:
-    """A spectator: the game so far, then every move, then the end."""
+    """A spectator: the game so far, then every move, then the end; ``?board=0`` (or
+    ``false``): the compact stream, whose ``board_update`` packets have no ``board``."""
     game_id = websocket.path_params["game_id"]
     if _runtime(websocket).closing:
         await websocket.accept()
         await _close(websocket, 1001, "the game server is shutting down")
         return
+    board = websocket.query_params.get("board")
+    if board is not None and board not in COMPACT_BOARD_VALUES:
+        await websocket.accept()
+        why = f"board={board!r}: use board=0 (or false) for the compact stream, or leave it out"
+        await _close(websocket, CLOSE_POLICY_VIOLATION, why)
+        return
+    compact = board is not None
     manager = _runtime(websocket).manager
     await _serve_socket(
         websocket,
-        lambda c: manager.spectate(game_id, c),
+        lambda c: manager.spectate(game_id, c, compact=compact),
         {UnknownGame: CLOSE_POLICY_VIOLATION, TooManySpectators: CLOSE_TRY_AGAIN_LATER},
         spectator=True,
     )

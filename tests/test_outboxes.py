@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from game.frames import text_frame
-from game.outboxes import Outbox, SpectatorQueue, Update
+from game.outboxes import Outbox
 
 TIMEOUT = 30.0  # only against hangs
 
@@ -111,57 +110,3 @@ async def test_a_full_outbox_refuses_packets() -> None:
 
     outbox.close(1000, "done")
     await outbox.wait_closed(0.1)
-
-
-# ------------------------------------------------------------------ spectators
-
-
-class Writer:
-    """A ``FrameWriter`` that takes frames while ``open``."""
-
-    def __init__(self) -> None:
-        self.frames: list[bytes] = []
-        self.open = True
-
-    def __call__(self, frame: bytes) -> bool:
-        if self.open:
-            self.frames.append(frame)
-        return self.open
-
-
-async def test_an_update_to_an_idle_spectator_is_written_as_a_frame_at_once() -> None:
-    writer = Writer()
-    spectator = SpectatorQueue(8, writer)
-    assert spectator.offer("setup")  # the writer task has not started: queued
-    assert spectator.offer(Update(b'{"n":1}'))  # behind the setup: queued too
-    assert writer.frames == []
-    assert await spectator.next() == "setup"
-    assert await spectator.next() == '{"n":1}'
-    # The writer task now waits for more: the next update skips the queue.
-    task = asyncio.create_task(spectator.next())
-    await asyncio.sleep(0)
-    update = Update(b'{"n":2}')
-    assert spectator.offer(update)
-    assert writer.frames == [text_frame(b'{"n":2}')] and spectator.queue.empty()
-    # A connection that cannot take it now (paused, closing): the queue, in order.
-    writer.open = False
-    assert spectator.offer(Update(b'{"n":3}'))
-    writer.open = True
-    assert spectator.offer(Update(b'{"n":4}'))  # behind n=3: queued, not written
-    assert await asyncio.wait_for(task, TIMEOUT) == '{"n":3}'
-    assert await spectator.next() == '{"n":4}'
-    assert len(writer.frames) == 1
-
-
-async def test_one_update_is_framed_once_for_every_spectator() -> None:
-    writers = [Writer() for _ in range(3)]
-    spectators = [SpectatorQueue(8, writer) for writer in writers]
-    waiting = [asyncio.create_task(spectator.next()) for spectator in spectators]
-    await asyncio.sleep(0)
-    update = Update(b'{"type":"board_update"}')
-    assert all(spectator.offer(update) for spectator in spectators)
-    frames = [writer.frames[0] for writer in writers]
-    assert frames[0] is frames[1] is frames[2]  # the same bytes object: built once
-    for task in waiting:
-        task.cancel()
-    await asyncio.gather(*waiting, return_exceptions=True)

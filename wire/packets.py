@@ -254,13 +254,16 @@ class BoardUpdatePacket(BaseModel):
 
     ``to_move`` is ``None`` once the game is over and is always written. Clocks are the
     remaining milliseconds, absent without a clock; ``evaluation`` and
-    ``considerations`` are present when the mover gave them.
+    ``considerations`` are present when the mover gave them. ``board`` is absent in the
+    compact stream (``/spectate/<id>?board=0``, our extension to protocol.md's
+    Spectators section): a client rebuilds the board from the ``setup`` and the moves,
+    and each update stays O(1) in the game's length. protocol.md's stream always has it.
     """
 
     model_config = ConfigDict(frozen=True)
 
     type: Literal["board_update"] = "board_update"
-    board: Board
+    board: Board | None = None
     move: Move
     to_move: Player | None
     status: GameStatus
