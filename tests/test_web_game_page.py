@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from playwright.sync_api import Browser, Page, WebSocketRoute, expect
+from playwright.sync_api import Browser, Page, WebSocket, WebSocketRoute, expect
 from websockets.sync.client import connect
 
 from game.rules import Position
@@ -393,8 +393,8 @@ def test_a_won_game_marks_its_line_and_evaluations_are_graphed(
 def test_analysis_packets_are_graphed_and_unknown_packets_ignored(
     web_page: WebPage, server: str, finished: Json
 ) -> None:
-    # The server does not send `analysis` yet: the test slips packets into the real
-    # socket after its setup, as an analysing server would, plus a type nobody knows.
+    # Packets the test chooses, slipped into the real socket after its setup as an
+    # analysing server would send them, plus a type nobody knows.
     def route(ws: WebSocketRoute) -> None:
         upstream = ws.connect_to_server()
 
@@ -424,6 +424,35 @@ def test_analysis_packets_are_graphed_and_unknown_packets_ignored(
     expect(page.locator(".eval-label")).to_have_text("analysis: O wins in 4")
     page.keyboard.press("End")
     assert page_stones(page) == record_stones(finished)  # the game itself is untouched
+
+
+def test_the_page_reads_the_compact_stream_and_graphs_the_servers_analysis(
+    web_page: WebPage, tmp_path: Path
+) -> None:
+    page = web_page.page
+    sockets: list[str] = []
+    frames: list[str] = []
+
+    def on_socket(socket: WebSocket) -> None:
+        sockets.append(socket.url)
+        socket.on("framereceived", lambda payload: frames.append(str(payload)))
+
+    page.on("websocket", on_socket)
+    with game_server(tmp_path, analysis_bot="threat", analysis_time=0.5) as url:
+        game_id, human = live_game(url)
+        open_game(page, url, game_id)
+        wait_for_end(page)
+        human.join(TIMEOUT)
+        record = finished_record(url, game_id)
+    assert page_stones(page) == record_stones(record)
+    # The server's own analysis bot (ThreatBot) evaluated the positions the page watched.
+    assert page.locator(".eval-graph .point.analysis").count() > 0
+    packets = [json.loads(frame) for frame in frames]
+    assert any(p["type"] == "analysis" and p["bot"] == "ThreatBot" for p in packets)
+    # Updates without the board: a few hundred bytes each, however long the game.
+    assert sockets and all(socket.endswith("?board=0") for socket in sockets)
+    updates = [p for p in packets if p["type"] == "board_update"]
+    assert updates and not any("board" in update for update in updates)
 
 
 # ------------------------------------------------------------------ view

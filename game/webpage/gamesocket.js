@@ -13,7 +13,9 @@ export class GameSocket {
   /** Callbacks: onPacket(packet), onState(state, detail) with state one of
    * "connecting", "open", "lost", "reconnected", "gone" (no such game), "closed". */
   constructor(gameId, { onPacket, onState }) {
-    this.url = socketURL("/spectate/" + encodeURIComponent(gameId));
+    // The compact stream: updates without the board (the model rebuilds it from the
+    // setup and the moves), a few hundred bytes however long the game.
+    this.url = socketURL("/spectate/" + encodeURIComponent(gameId) + "?board=0");
     this.onPacket = onPacket;
     this.onState = onState;
     this.delay = FIRST_DELAY_MS;
