@@ -12,12 +12,16 @@ Figures (``--only NAME`` runs one; all run by default):
   information, it is O(stones) per frame). The server coalesces each spectator's writes
   (``game.fanout.SPECTATOR_FLUSH_S``), so with instant bots a spectator gets one write
   per flush interval carrying dozens of moves.
+* ``first-render``: the game page's first render of a finished ~1000-stone game in
+  headless Chromium (the system's), from navigation start to the page's own
+  ``board-rendered`` mark, under 300 ms; the baseline is the empty shell
+  (``/web/nothing``) in the same run. It runs a game server of its own.
 
-Processes: a bot server hosting ``GatedLatticeBot`` (``LatticeBot``, instant and never
-making a line, so every game lasts its turn limit; gated, see below), the game server
-(``python -m game.serve``, SQLite store in a temporary directory), the spectators (this
-file with ``--swarm``: one asyncio process holding every spectator socket), and this
-process, which creates the games and reads the clocks.
+Processes (``spectators``): a bot server hosting ``GatedLatticeBot`` (``LatticeBot``,
+instant and never making a line, so every game lasts its turn limit; gated, see below),
+the game server (``python -m game.serve``, SQLite store in a temporary directory), the
+spectators (this file with ``--swarm``: one asyncio process holding every spectator
+socket), and this process, which creates the games and reads the clocks.
 
 The measured window is a stretch of moves with every spectator already watching: a
 game is created, its spectators connect (each has its ``setup``), and only then does
@@ -44,6 +48,7 @@ import statistics
 import sys
 import tempfile
 import time
+import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,11 +57,14 @@ from typing import Any, Final
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from playwright.sync_api import Page, sync_playwright  # noqa: E402
+
 from bot.bot import Deadline  # noqa: E402
 from bot.bots import LatticeBot  # noqa: E402
 from game.fanout import SPECTATOR_FLUSH_S  # noqa: E402
 from game.rules import Position  # noqa: E402
 from models import Match, Player  # noqa: E402
+from tests.browser import CHROMIUM_FLAGS, DESKTOP, chromium_executable  # noqa: E402
 
 #: Moves of each measured game, and the move the bot pauses at (the window's end).
 TURNS: Final = 300
@@ -365,15 +373,131 @@ async def spectators_figure(s: Setting) -> None:
         )
 
 
-# ------------------------------------------------------------------------------
-# first_render(): the second figure, "first render of a 1000-stone finished game in
-# headless Chromium", belongs here. It is not written yet: add an async function of a
-# Setting and register it in FIGURES under "first-render".
-# ------------------------------------------------------------------------------
+# --------------------------------------------------------------- first render
+#
+# A game server of its own (tests.ui_server.game_server, SQLite in a temporary
+# directory) plays one game between two hosted RandomBots that cannot end early (win
+# distance 20, turn limit 500: about 1000 stones). Headless Chromium (the system's, as in
+# tests.browser) then opens /g/<id> several times and measures, from navigation start,
+# the time until the page marks its first full board render
+# (performance.mark("board-rendered"), document.body.dataset.rendered). The baseline,
+# measured in the same run, is the empty shell (/web/nothing, the page's "not found"
+# view: the same HTML, CSS and router, no game).
+
+#: The game page's first render of a 1000-stone game must take less (issue 13).
+RENDER_TARGET_MS: Final = 300.0
+
+# From navigation start: the game page's own mark, or the shell's view being shown.
+_GAME_RENDERED = """() => {
+  const mark = performance.getEntriesByName("board-rendered")[0];
+  return mark ? mark.startTime : null;
+}"""
+_SHELL_RENDERED = "() => performance.now()"
+
+
+@dataclass(frozen=True)
+class FirstRender:
+    game_ms: float
+    shell_ms: float
+    stones: int
+
+    @property
+    def ratio(self) -> float:
+        return self.game_ms / self.shell_ms if self.shell_ms else float("inf")
+
+
+def _post_json(url: str, body: dict[str, Any]) -> dict[str, Any]:
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"content-type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:
+        answer: dict[str, Any] = json.load(response)
+    return answer
+
+
+def long_game(url: str, moves: int) -> tuple[str, int]:
+    """Play a game of exactly ``moves`` moves between hosted RandomBots; its id and
+    number of stones."""
+    match = {"win_distance": 20, "turn_limit": moves}
+    bot = {"type": "bot", "bot_url": f"{url}/bots/random"}
+    body = {"player_x": bot, "player_o": bot, "match_config": match}
+    created = _post_json(f"{url}/game/new", body)
+    game_id = str(created["game_id"])
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        with urllib.request.urlopen(f"{url}/games/{game_id}", timeout=60) as response:
+            record = json.load(response)
+        if record["result"] is not None:
+            stones = len(record["setup"]) + sum(len(m["pieces"]) for m in record["moves"])
+            return game_id, stones
+        time.sleep(0.2)
+    raise RuntimeError(f"the benchmark game {game_id} did not finish")
+
+
+def _timed(page: Page, url: str, ready: str, script: str) -> float:
+    page.goto(url)
+    page.wait_for_selector(ready)
+    value = page.evaluate(script)
+    if value is None:
+        raise RuntimeError(f"{url} rendered without marking it")
+    return float(value)
+
+
+def first_render(url: str, game_id: str, stones: int, runs: int = 7) -> FirstRender:
+    """Median first-render times of ``/g/<game_id>`` and of the empty shell, each page
+    opened ``runs`` times in a fresh tab (alternating, after one warm-up of each)."""
+    game_times: list[float] = []
+    shell_times: list[float] = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=chromium_executable(), args=list(CHROMIUM_FLAGS), headless=True
+        )
+        try:
+            context = browser.new_context(viewport=DESKTOP)  # type: ignore[arg-type]
+            for run in range(runs + 1):
+                for is_game, times in ((True, game_times), (False, shell_times)):
+                    page = context.new_page()
+                    if is_game:
+                        took = _timed(
+                            page, f"{url}/g/{game_id}", "body[data-rendered='1']", _GAME_RENDERED
+                        )
+                    else:
+                        took = _timed(page, f"{url}/web/nothing", "main h1", _SHELL_RENDERED)
+                    page.close()
+                    if run:  # the first of each warms the caches
+                        times.append(took)
+            context.close()
+        finally:
+            browser.close()
+    return FirstRender(statistics.median(game_times), statistics.median(shell_times), stones)
+
+
+
+async def first_render_figure(setting: Setting) -> None:
+    """The game page's first render of a ~1000-stone finished game (Playwright's sync
+    API has a loop of its own: it runs in a worker thread)."""
+    moves, runs = 500, 3 if setting.quick else 7
+    result = await asyncio.to_thread(_first_render_run, moves, runs)
+    verdict = "meets" if result.game_ms < RENDER_TARGET_MS else "misses"
+    print(f"first render of /g/<id>, {result.stones} stones, median of {runs} runs:")
+    target = f"{verdict} the {RENDER_TARGET_MS:.0f} ms target"
+    print(f"  game page   {result.game_ms:7.1f} ms  ({target})")
+    print(f"  empty shell {result.shell_ms:7.1f} ms  (baseline: /web/nothing)")
+    print(f"  ratio       {result.ratio:7.2f}x")
+
+
+def _first_render_run(moves: int, runs: int) -> FirstRender:
+    from tests.ui_server import game_server
+
+    with tempfile.TemporaryDirectory() as directory, game_server(Path(directory)) as url:
+        game_id, stones = long_game(url, moves)
+        return first_render(url, game_id, stones, runs=runs)
+
 
 #: The figures, in the order they run; ``--only NAME`` picks one.
 FIGURES: Final[dict[str, Callable[[Setting], Awaitable[None]]]] = {
     "spectators": spectators_figure,
+    "first-render": first_render_figure,
 }
 
 
