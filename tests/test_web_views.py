@@ -187,3 +187,26 @@ def test_tournaments_show_standings_sprt_and_a_link_to_every_game(
         games.first.locator("a").click()
         expect(page).to_have_url(f"{url}/g/{first}")
         leave(page)
+
+
+def test_the_games_list_filters_by_player(web_page: WebPage, tmp_path: Path) -> None:
+    page = web_page.page
+    with game_server(tmp_path) as url:
+        _, alices = post_json(url + "/game/new", HUMANS_WITH_CLOCKS)
+        others = finished_game(url, bots_game(url))
+        page.goto(url + "/web/games")
+        rows = page.locator("#games tbody tr")
+        expect(rows).to_have_count(2)
+        page.get_by_label("Player").fill("Alice")  # names match whatever their case
+        page.get_by_role("button", name="Filter").click()
+        expect(page).to_have_url(re.compile(r"player=Alice"))
+        expect(rows).to_have_count(1)
+        expect(rows.first).to_have_attribute("data-game-id", alices["game_id"])
+        page.get_by_label("Player").fill("CenterBot")
+        page.get_by_label("Player").press("Enter")
+        expect(rows).to_have_count(1)
+        expect(rows.first).to_have_attribute("data-game-id", others)
+        page.get_by_label("Player").fill("nobody")
+        page.get_by_label("Player").press("Enter")
+        expect(rows).to_have_count(0)
+        expect(page.get_by_role("status")).to_contain_text("No game matches")
