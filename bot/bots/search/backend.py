@@ -119,7 +119,7 @@ def _build() -> Backend | None:
         sys.modules[spec.name] = module
         spec.loader.exec_module(module)
         for name in KERNEL_NAMES:
-            setattr(module, name, numba.njit(cache=_CACHE)(getattr(module, name)))
+            setattr(module, name, numba.njit(cache=_CACHE, nogil=True)(getattr(module, name)))
         built = Backend("numba", module)
         _warm_up(built)
     except Exception:  # a broken numba install: play on with the pure kernels

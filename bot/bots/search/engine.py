@@ -73,8 +73,7 @@ def win_distance_of(score: int) -> int | None:
 
 class Engine:
     """Searches positions with one set of kernels; keeps its transposition table from
-    move to move (the keys do not depend on where the board's frame sits? They do: a new
-    frame clears it)."""
+    move to move while the stones fit the board's frame (a new frame clears it)."""
 
     def __init__(self, *, pure: bool = False, wait_for_compiler: bool = False) -> None:
         self.pure = pure
@@ -106,9 +105,13 @@ class Engine:
         if not self.supports(position):
             return None
         cells = [(q, r) for q, r, _ in position.stones]
-        frame = L.Frame.around(cells)
-        if not all(frame.fits(q, r) for q, r in cells):
-            return None
+        frame = self._frame
+        if frame is None or not all(frame.fits(q, r) for q, r in cells):
+            # A new frame only when the stones outgrow the last: the table's keys and
+            # moves are cell indices in the frame, so it would be lost.
+            frame = L.Frame.around(cells)
+            if not all(frame.fits(q, r) for q, r in cells):
+                return None
         kernels = self.kernels()
         mem = self._load(kernels, position, frame)
         tt = self._table(kernels, frame)
