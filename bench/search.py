@@ -137,6 +137,10 @@ def bench_ladder(quick: bool) -> None:
         "center": "bot.bots:CenterBot",
         "random": "bot.bots:RandomBot",
     }
+    # Compiled once per machine into numba's disk cache, as a deployed bot is: the bot
+    # programs then load it at their start instead of playing their first moves with
+    # the pure-Python kernels while it compiles.
+    compiled_backend()
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "report.json"
         argv = [sys.executable, "-m", "game.tournament_cli", "--format", "gauntlet"]

@@ -37,6 +37,7 @@ from typing import ClassVar
 
 from bot.bot import BaseBot, Deadline, MoveDecision
 from bot.bots._features import position_bot_capabilities
+from bot.bots.search.backend import compiled_backend
 from bot.bots.search.engine import Engine, SearchResult
 from bot.bots.threat_bot import ThreatBot, WindowCensus, _winning_move
 from bot.capabilities import Capabilities, Meta
@@ -81,6 +82,8 @@ class SearchBot(BaseBot):
     ) -> None:
         super().__init__()
         self.engine = Engine(pure=pure, wait_for_compiler=wait_for_compiler)
+        if not pure:
+            compiled_backend(wait=False)  # compiles in the background from now on
         self.seconds = seconds
         self.max_depth = max_depth
         self.max_nodes = max_nodes

@@ -7,6 +7,10 @@ import of a server module. ``compiled_backend(wait=False)`` starts that work in 
 background thread and answers None until it is done, so a bot can play its first moves
 with the pure kernels instead of overrunning its clock.
 
+When numba can cache (``cache=True``: next to the source, or in its user cache where
+site-packages is read-only), the compiling itself happens in a child process that fills
+the cache, and this process only loads the result.
+
 The pure fallback is the same source run by CPython on lists (faster to index than numpy
 arrays there). ``HTTTX_SEARCH_PURE=1`` in the environment forces it.
 """
@@ -16,6 +20,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
+import subprocess
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -102,12 +107,27 @@ def pure_forced() -> bool:
     return os.environ.get("HTTTX_SEARCH_PURE", "") not in ("", "0")
 
 
+def _compile_elsewhere() -> None:
+    """Compile into numba's on-disk cache in a child process, so that the compiler (C++
+    that holds the GIL for long stretches) never stalls this process's event loop; the
+    caller then loads the machine code from the cache in a fraction of a second."""
+    if not _CACHE or os.environ.get("HTTTX_SEARCH_CHILD"):
+        return
+    env = {**os.environ, "HTTTX_SEARCH_CHILD": "1", "PYTHONPATH": os.pathsep.join(sys.path)}
+    code = "from bot.bots.search.backend import _build; _build()"
+    try:
+        subprocess.run([sys.executable, "-c", code], env=env, timeout=300, check=False)
+    except (OSError, subprocess.SubprocessError):
+        log.warning("compiling the search kernels in a child process failed", exc_info=True)
+
+
 def _build() -> Backend | None:
     """Load a second copy of the kernels module, jit its functions in place and compile
     them with a first call on a tiny board (cache=True: numba keeps the machine code on
     disk, next to the source or in its user cache if that is read-only)."""
     global _compiled, _failed
     try:
+        _compile_elsewhere()
         import numba
 
         spec = importlib.util.spec_from_file_location(

@@ -165,7 +165,7 @@ class Engine:
                     return result(mem[L.BEST], L.WIN_SCORE - plies, depth, [])
         best: SearchResult | None = None
         for depth in range(1, max_depth + 1):
-            nodes = budget(1.0) if best is not None else max(budget(1.0), 2000)
+            nodes = budget(1.0) if best is not None else max(budget(1.0), 200)
             if nodes <= 0 or (best is not None and expired()):
                 break
             score, aborted = run(_bind(kernels.search_root, mem, tt, mv, ms, depth), nodes)
