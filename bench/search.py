@@ -81,7 +81,10 @@ def bench_speed(quick: bool) -> None:
     else:
         nodes, seconds = speed(positions, 3, pure=False)
         compiled = nodes / seconds
-        print(f"compiled (numba), depth 3: {nodes} nodes in {seconds:.2f}s = {compiled:,.0f} nodes/s")
+        print(
+            f"compiled (numba), depth 3: {nodes} nodes in {seconds:.2f}s "
+            f"= {compiled:,.0f} nodes/s"
+        )
     few = positions[:: 4 if quick else 2]
     nodes, seconds = speed(few, 2, pure=True)
     pure = nodes / seconds
