@@ -24,6 +24,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import subprocess
@@ -35,7 +36,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.search_games import match  # noqa: E402
+from search_games import match  # noqa: E402 (bench/, next to this script)
+
 from bot.bot import Deadline, MoveDecision  # noqa: E402
 from bot.bots.search import layout as L  # noqa: E402
 from bot.bots.search.backend import compiled_backend  # noqa: E402
@@ -179,8 +181,8 @@ def bench_doubling(quick: bool) -> None:
     print("   t      2t     score of 2t (W-D-L)")
     for t in (0.1, 0.2, 0.4):
         wins, draws, losses = match(
-            lambda t=t: SearchBot(seconds=2 * t, wait_for_compiler=True),
-            lambda t=t: SearchBot(seconds=t, wait_for_compiler=True),
+            functools.partial(SearchBot, seconds=2 * t, wait_for_compiler=True),
+            functools.partial(SearchBot, seconds=t, wait_for_compiler=True),
             games,
             10.0,
             log=lambda line: None,
