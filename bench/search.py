@@ -167,9 +167,16 @@ def bench_ladder(quick: bool) -> None:
 
 def summarise(report: dict[str, object]) -> None:
     """SearchBot's score against each opponent, from the runner's JSON report."""
-    pairs = report.get("pairs") or report.get("matchups") or []
+    pairs = report.get("pairs")
+    targets = {"threat": 0.95, "center": 1.0, "random": 1.0}
     for pair in pairs if isinstance(pairs, list) else []:
-        print("pair:", json.dumps(pair)[:300])
+        target = targets.get(pair["opponent"], 0.0)
+        verdict = "met" if pair["score"] >= target else "NOT met"
+        print(
+            f"{pair['bot']} vs {pair['opponent']}: +{pair['wins']} ={pair['draws']} "
+            f"-{pair['losses']}, {100 * pair['score']:.1f}% (target {100 * target:.0f}%: "
+            f"{verdict})"
+        )
 
 
 # --------------------------------------------------------------------- doubling
