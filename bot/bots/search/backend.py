@@ -139,7 +139,12 @@ def _build() -> Backend | None:
         sys.modules[spec.name] = module
         spec.loader.exec_module(module)
         for name in KERNEL_NAMES:
-            setattr(module, name, numba.njit(cache=_CACHE, nogil=True)(getattr(module, name)))
+            function = getattr(module, name)
+            try:
+                jitted = numba.njit(cache=_CACHE, nogil=True)(function)
+            except RuntimeError:  # "no locator available": nowhere to write a cache
+                jitted = numba.njit(cache=False, nogil=True)(function)
+            setattr(module, name, jitted)
         built = Backend("numba", module)
         _warm_up(built)
     except Exception:  # a broken numba install: play on with the pure kernels
