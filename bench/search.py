@@ -6,7 +6,7 @@
    compiled (20x BeeHex's 10k positions/s). A node is a position the search made and
    looked at: an alpha-beta node, or a pair move evaluated to order the moves.
 2. Tactics: the suite (``bot/bots/search/tactics.json``, built by
-   ``bench/make_tactics.py`` from games and checked by the exhaustive solver) solved at
+   ``tools/make_tactics.py`` from games and checked by the exhaustive solver) solved at
    1 s a move: a win in 1 must win, a win in 2 must leave threats no defence blocks, a
    win in 3 must threaten so that every defence leaves a win in 2 (checked by the
    solver). Target: 100% for wins in 1 and 2.

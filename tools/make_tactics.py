@@ -1,7 +1,7 @@
 """Build the tactics suite (bot/bots/search/tactics.json): positions before the winner's
 last, second-to-last and third-to-last moves of games between SearchBot and ThreatBot,
 kept when the exhaustive solver (bot.bots.search.solver) says the side to move forces a
-win in exactly that many moves. Run: .venv/bin/python bench/make_tactics.py [games]."""
+win in exactly that many moves. Run: .venv/bin/python tools/make_tactics.py [games]."""
 
 from __future__ import annotations
 
