@@ -62,6 +62,8 @@ MATE_BOUND = WIN_SCORE - 1000
 EXACT, LOWER, UPPER = 0, 1, 2
 #: Cells besides the blocking ones paired with a stone that blocks every threat alone.
 SPARE = 6
+#: The same in the threat-space search, whose wins are played without a second look.
+SPARE_THREATS = 24
 #: Below the nominal depth only forced blocks are searched: this many plies of them at
 #: most, the best ``QMOVES`` blocks of each.
 QDEPTH = 4
@@ -219,10 +221,10 @@ def top_cells(mem: Mem, side: int, k: int, defence: int, out: int, skip: int, ns
     return n
 
 
-def gen_blocks(mem: Mem, mv: Mem, base: int, side: int) -> int:
+def gen_blocks(mem: Mem, mv: Mem, base: int, side: int, spare_cells: int) -> int:
     """Every pair of ``side``'s stones that spoils all the opponent's threat windows (a
     stone that spoils them all alone is paired with the other blocking cells and the
-    ``SPARE`` best cells); 0 when no pair does (the opponent wins next move)."""
+    ``spare_cells`` best cells); 0 when no pair does (the opponent wins next move)."""
     other = 1 - side
     nt = mem[TN + other]
     if nt > 60:
@@ -262,7 +264,7 @@ def gen_blocks(mem: Mem, mv: Mem, base: int, side: int) -> int:
     for i in range(nc):
         if mem[cells + 128 + i] == full:
             spare = SCR + 256
-            ns = top_cells(mem, side, SPARE, 3, spare, cells, nc)
+            ns = top_cells(mem, side, spare_cells, 3, spare, cells, nc)
             for j in range(ns):
                 if n < MAXM:
                     mv[base + n] = mem[cells + i] * NN + mem[spare + j]
@@ -352,7 +354,7 @@ def negamax(
                 return s
     base = ply * MAXM
     if forced:
-        n = gen_blocks(mem, mv, base, stm)
+        n = gen_blocks(mem, mv, base, stm, SPARE)
         if n == 0:
             return -(WIN_SCORE - ply - 1)
     else:
@@ -459,7 +461,7 @@ def threat_move(mem: Mem, mv: Mem, ms: Mem, ply: int, depth: int) -> int:
         won = 0
         if mem[TN + stm] > 0 and mem[TN + opp] == 0:
             mem[STM] = opp
-            nb = gen_blocks(mem, mv, base + MAXM, opp)
+            nb = gen_blocks(mem, mv, base + MAXM, opp, SPARE_THREATS)
             if nb == 0:
                 won = 1
             elif depth > 0:
