@@ -15,6 +15,7 @@ from starlette.websockets import WebSocket
 
 from bot.bot import BaseBot
 from bot.bots import CenterBot, RandomBot, ThreatBot
+from bot.bots.search_bot import SearchBot
 from bot.serve import BotPool
 from game.analysis import DEFAULT_ANALYSIS_TIME
 from game.discovery import AddressPolicy
@@ -31,6 +32,7 @@ HOSTED_BOTS: Final[dict[str, type[BaseBot]]] = {
     "/bots/random": RandomBot,
     "/bots/center": CenterBot,
     "/bots/threat": ThreatBot,
+    "/bots/search": SearchBot,
 }
 
 

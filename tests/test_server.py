@@ -422,7 +422,7 @@ async def test_hosted_bots_are_listed_with_urls_that_seat_them(tmp_path: Path) -
         status, answer = await a.get_json("/bots")
         assert status == 200
         bots = {bot["name"]: bot for bot in answer["bots"]}
-        assert list(bots) == ["random", "center", "threat"]
+        assert list(bots) == ["random", "center", "threat", "search"]
         assert bots["threat"]["url"] == f"{a.base}/bots/threat"
         assert bots["threat"]["meta"]["name"] == "ThreatBot"
         body = {

@@ -150,7 +150,7 @@ def test_answers_reach_their_slots_in_the_gui_thread(qtbot: QtBot, client: Arena
 def test_the_hosted_bots(qtbot: QtBot, client: ArenaClient) -> None:
     bots = result_of(qtbot, client.bots())
     assert isinstance(bots, list) and all(isinstance(b, HostedBot) for b in bots)
-    assert {b.name for b in bots} == {"random", "center", "threat"}
+    assert {b.name for b in bots} == {"random", "center", "threat", "search"}
     assert all(b.url == f"{client.base_url}/bots/{b.name}" for b in bots)
     assert all(b.meta is not None and b.meta.name for b in bots)
 

@@ -101,8 +101,8 @@ def test_the_bots_page_lists_hosted_bots_and_pairs_two_of_them(
     with game_server(tmp_path) as url:
         page.goto(url + "/web/bots")
         rows = page.locator("#bots tbody tr")
-        expect(rows).to_have_count(3)
-        for name in ("random", "center", "threat"):
+        expect(rows).to_have_count(4)
+        for name in ("random", "center", "threat", "search"):
             expect(page.locator(f'#bots tr[data-url="{url}/bots/{name}"]')).to_have_count(1)
         page.get_by_label("X bot", exact=True).select_option(f"{url}/bots/threat")
         page.get_by_label("O bot", exact=True).select_option(f"{url}/bots/center")

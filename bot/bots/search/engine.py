@@ -1,0 +1,232 @@
+"""The search driver: loads a ``Position`` into the kernels' memory, looks for a forced
+win by threats, then deepens an alpha-beta search until its share of the time is spent.
+
+Time is kept in nodes: the kernels cannot read a clock (numba compiles no ``time``), so
+each call gets a node budget, the time left times the speed measured so far in this
+move (a first estimate before that). An iteration cut by its budget still counts for
+the root moves it finished (the previous best is searched first, so the best move is
+never worse than the last complete iteration's).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.bots.search import layout as L
+from bot.bots.search.backend import Backend, backend
+from game.rules import Position
+
+Cell = tuple[int, int]
+Move = tuple[Cell, Cell]
+
+#: Nodes per second assumed before a move has measured any.
+FIRST_SPEED = {"numba": 400_000, "python": 4_000}
+MAX_DEPTH = 12
+#: The heuristic reported is tanh(score / HEURISTIC_SCALE).
+HEURISTIC_SCALE = 600.0
+
+
+@dataclass
+class Line:
+    """A root move and what the search thinks of it (for the side to move)."""
+
+    move: Move
+    score: int
+
+
+@dataclass
+class SearchResult:
+    """What one search found: the move, its score for the side to move, the distance to
+    a forced result if it knows one (``win_in`` > 0: the side to move wins, counting its
+    move as the first; < 0: loses), and the other root moves it weighed, best first."""
+
+    move: Move
+    score: int
+    win_in: int | None
+    depth: int
+    nodes: int
+    seconds: float
+    backend: str
+    alternatives: list[Line] = field(default_factory=list)
+
+    @property
+    def nodes_per_second(self) -> float:
+        return self.nodes / self.seconds if self.seconds > 0 else 0.0
+
+    def heuristic(self) -> float:
+        """The score as a number in -1..1 for the side to move."""
+        return math.tanh(self.score / HEURISTIC_SCALE)
+
+
+def win_distance_of(score: int) -> int | None:
+    """Moves to the end (counting the side to move's as the first), signed: positive when
+    the side to move wins. None for a heuristic score."""
+    if abs(score) <= L.WIN_SCORE - 1000:
+        return None
+    plies = L.WIN_SCORE - abs(score)
+    return plies + 1 if score > 0 else -(plies + 1)
+
+
+class Engine:
+    """Searches positions with one set of kernels; keeps its transposition table from
+    move to move while the stones fit the board's frame (a new frame clears it)."""
+
+    def __init__(self, *, pure: bool = False, wait_for_compiler: bool = False) -> None:
+        self.pure = pure
+        self.wait_for_compiler = wait_for_compiler
+        self._tables: dict[str, Any] = {}
+        self._frame: L.Frame | None = None
+
+    def kernels(self) -> Backend:
+        return backend(pure=self.pure, wait=self.wait_for_compiler)
+
+    def supports(self, position: Position) -> bool:
+        return 4 <= position.win_distance <= L.MAX_WIN and position.stones_left == 2
+
+    def search(
+        self,
+        position: Position,
+        seconds: float,
+        *,
+        max_depth: int = MAX_DEPTH,
+        max_nodes: int | None = None,
+        threats: bool = True,
+        expired: Callable[[], bool] = lambda: False,
+        report: Callable[[SearchResult], None] = lambda result: None,
+    ) -> SearchResult | None:
+        """The best move for the side to move, searched for about ``seconds`` (or
+        ``max_nodes`` nodes, or ``max_depth`` plies); None if this position is outside
+        what the kernels handle (a huge board, a ``win_distance`` past ``MAX_WIN``)."""
+        started = time.monotonic()
+        if not self.supports(position):
+            return None
+        cells = [(q, r) for q, r, _ in position.stones]
+        frame = self._frame
+        if frame is None or not all(frame.fits(q, r) for q, r in cells):
+            # A new frame only when the stones outgrow the last: the table's keys and
+            # moves are cell indices in the frame, so it would be lost.
+            frame = L.Frame.around(cells)
+            if not all(frame.fits(q, r) for q, r in cells):
+                return None
+        kernels = self.kernels()
+        mem = self._load(kernels, position, frame)
+        tt = self._table(kernels, frame)
+        mv, ms = kernels.move_buffers()
+        stm = mem[L.STM]
+        if mem[L.TN + stm] > 0:  # a win on the board: the caller plays it
+            return None
+        speed = float(FIRST_SPEED[kernels.name])
+        total_nodes = 0
+        limit = max_nodes if max_nodes is not None else 1 << 62
+
+        def budget(fraction: float) -> int:
+            left_time = seconds * fraction - (time.monotonic() - started)
+            return int(min(max(left_time, 0.0) * speed, limit - total_nodes))
+
+        def run(call: Callable[[], int], nodes: int) -> tuple[int, bool]:
+            nonlocal total_nodes, speed
+            mem[L.NODES] = 0
+            mem[L.BUDGET] = max(nodes, 1)
+            mem[L.ABORT] = 0
+            t0 = time.monotonic()
+            value = call()
+            spent = time.monotonic() - t0
+            done = int(mem[L.NODES])
+            total_nodes += done
+            if spent > 0.01 and done > 1000:
+                speed = done / spent
+            return int(value), bool(mem[L.ABORT])
+
+        def result(move_code: int, score: int, depth: int, lines: list[Line]) -> SearchResult:
+            a, b = divmod(int(move_code), L.NN)
+            return SearchResult(
+                move=(frame.cell(a), frame.cell(b)),
+                score=score,
+                win_in=win_distance_of(score),
+                depth=depth,
+                nodes=total_nodes,
+                seconds=time.monotonic() - started,
+                backend=kernels.name,
+                alternatives=lines,
+            )
+
+        # A forced win by threats (each of our moves threatens, every defence answered).
+        if threats:
+            for depth in (0, 1):
+                found, aborted = run(_bind(kernels.threat_move, mem, mv, ms, 0, depth), budget(0.3))
+                if aborted:
+                    break
+                if found:
+                    plies = 2 * depth + 2
+                    return result(mem[L.BEST], L.WIN_SCORE - plies, depth, [])
+        best: SearchResult | None = None
+        for depth in range(1, max_depth + 1):
+            nodes = budget(1.0) if best is not None else max(budget(1.0), 200)
+            if nodes <= 0 or (best is not None and expired()):
+                break
+            score, aborted = run(_bind(kernels.search_root, mem, tt, mv, ms, depth), nodes)
+            if aborted:
+                if best is not None and int(mem[L.BEST]) != _code(best.move, frame):
+                    # A better move found in the unfinished iteration: play it, with its
+                    # last known score as the evaluation.
+                    best = result(mem[L.BEST], best.score, depth - 1, best.alternatives)
+                elif best is None:
+                    best = result(mem[L.BEST], 0, 0, [])
+                break
+            best = result(mem[L.BEST], score, depth, _root_lines(mv, ms, int(mem[L.ROOTN]), frame))
+            report(best)
+            if best.win_in is not None:
+                break
+            elapsed = time.monotonic() - started
+            if elapsed > seconds * 0.4:  # the next iteration would not finish
+                break
+        if best is not None:
+            best.nodes = total_nodes
+            best.seconds = time.monotonic() - started
+        return best
+
+    def _load(self, kernels: Backend, position: Position, frame: L.Frame) -> Any:
+        mem = L.empty_mem(position.win_distance, min(2, position.view_distance))
+        L.load(mem, frame, position.stones, position.to_move, _pure_place)
+        return kernels.array(mem) if kernels.compiled else mem
+
+    def _table(self, kernels: Backend, frame: L.Frame) -> Any:
+        if frame != self._frame:  # cell indices changed: the old entries mean nothing
+            self._tables.clear()
+            self._frame = frame
+        table = self._tables.get(kernels.name)
+        if table is None:
+            table = self._tables[kernels.name] = kernels.table()
+        return table
+
+
+def _bind(function: Callable[..., Any], *args: Any) -> Callable[[], int]:
+    return lambda: int(function(*args))
+
+
+def _pure_place(mem: list[int], idx: int, side: int) -> None:
+    from bot.bots.search.kernels import place
+
+    place(mem, idx, side)
+
+
+def _code(move: Move, frame: L.Frame) -> int:
+    return frame.index(*move[0]) * L.NN + frame.index(*move[1])
+
+
+def _root_lines(mv: Any, ms: Any, count: int, frame: L.Frame) -> list[Line]:
+    """The root moves the last iteration scored, best first."""
+    lines: list[Line] = []
+    for i in range(count):
+        code = int(mv[i])
+        score = int(ms[i])
+        if score <= -L.INF:
+            continue
+        a, b = divmod(code, L.NN)
+        lines.append(Line((frame.cell(a), frame.cell(b)), score))
+    lines.sort(key=lambda line: -line.score)
+    return lines

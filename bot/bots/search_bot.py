@@ -1,0 +1,199 @@
+"""``SearchBot``: the strongest example bot, a game-tree search over pairs of stones.
+
+Each move:
+
+1. a win on the board (a window of ours lacking at most two stones) is played at once;
+2. a threat-space search looks for a forced win by threats alone (every move of ours
+   makes threats, every pair of blocks answered);
+3. iterative deepening PVS alpha-beta over pair moves (forced blocks only when the
+   opponent threatens; else pairs of the best cells, ordered by the transposition
+   table's move, then by the position each leads to), with a Zobrist-keyed table and an
+   evaluation from the windows' stone counts kept incrementally, and forced blocks
+   searched on past the nominal depth.
+
+The core (``bot.bots.search``) is compiled with numba when it is installed, in a
+background thread on first use (the first moves are searched by the pure-Python kernels
+meanwhile); without numba, or with ``HTTTX_SEARCH_PURE=1`` or ``SearchBot(pure=True)``,
+it runs as plain Python, about a hundred times slower.
+
+It uses part of the time it is given (``Deadline``, from the game's move time limit and
+clock), reports its best move after every iteration, and falls back to ``ThreatBot`` for
+what the search does not handle (``win_distance`` outside 4..8, a board spread wider
+than the search's square).
+
+>>> from game.rules import Position, Side
+>>> position = Position(setup=[(0, 0, "x"), *((q, 0, "o") for q in range(1, 5))],
+...                     to_move="o")
+>>> decision = SearchBot(pure=True).play(position.copy(), Player.O, Match(), Deadline(0.2))
+>>> position.place_move(*(stone.as_tuple() for stone in decision.pieces))
+>>> position.outcome.winner, decision.evaluation.win_in
+('o', -1)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+from bot.bot import BaseBot, Deadline, MoveDecision
+from bot.bots._features import position_bot_capabilities
+from bot.bots.search.backend import compiled_backend
+from bot.bots.search.engine import Engine, SearchResult
+from bot.bots.threat_bot import ThreatBot, WindowCensus, _winning_move
+from bot.capabilities import Capabilities, Meta
+from game.rules import Position, Side
+from models import Coord, Match, MoveOption, Player, PositionEvaluation
+
+#: Considerations reported with a move.
+CONSIDERATIONS = 4
+
+
+def think_time(remaining: float) -> float:
+    """Seconds to search when ``remaining`` are left for this answer: a bit under half
+    of a short limit (the rest is the network's and the framework's margin), a twelfth
+    of a long one (a game clock), never more than 30 s.
+
+    >>> think_time(1.0), think_time(60.0), think_time(math.inf)
+    (0.45, 5.0, 5.0)
+    """
+    if math.isinf(remaining):
+        return 5.0
+    if remaining <= 3.0:
+        return 0.45 * remaining
+    return min(30.0, max(1.35, remaining / 12))
+
+
+class SearchBot(BaseBot):
+    """Alpha-beta (PVS) with a transposition table and threat-space search; see the
+    module's docstring."""
+
+    name = "SearchBot"
+    #: Without a time limit (``Deadline(None)``), seconds per move.
+    default_seconds: ClassVar[float] = 5.0
+
+    def __init__(
+        self,
+        *,
+        pure: bool = False,
+        seconds: float | None = None,
+        max_depth: int | None = None,
+        max_nodes: int | None = None,
+        wait_for_compiler: bool = False,
+    ) -> None:
+        super().__init__()
+        self.engine = Engine(pure=pure, wait_for_compiler=wait_for_compiler)
+        if not pure:
+            compiled_backend(wait=False)  # compiles in the background from now on
+        self.seconds = seconds
+        self.max_depth = max_depth
+        self.max_nodes = max_nodes
+        self.last: SearchResult | None = None
+
+    @classmethod
+    def capabilities(cls) -> Capabilities:
+        return position_bot_capabilities(
+            Meta(
+                name="SearchBot",
+                description="Iterative deepening alpha-beta over stone pairs with a "
+                "transposition table and threat-space search (numba-compiled when "
+                "available).",
+                tags=["search", "alpha-beta", "threat-search"],
+            ),
+            evaluation=True,
+            evaluation_time_limit=True,
+        )
+
+    def play(
+        self, position: Position, player: Player, match: Match, deadline: Deadline
+    ) -> MoveDecision:
+        self.deadline = deadline
+        me: Side = player.value
+        census = WindowCensus(position, me)
+        winning = _winning_move(position, census)
+        if winning is not None:
+            return _decision(winning, PositionEvaluation(win_in=_signed(1, me)))
+        seconds = self._seconds(deadline)
+
+        def report(found: SearchResult) -> None:
+            if _is_legal(position, found.move):
+                deadline.report(self._decision(found, me))
+
+        found = self.engine.search(
+            position,
+            seconds,
+            max_depth=self.max_depth or 12,
+            max_nodes=self.max_nodes,
+            expired=lambda: deadline.expired,
+            report=report,
+        )
+        self.last = found
+        if found is None or not _is_legal(position, found.move):
+            return ThreatBot().play(position, player, match, deadline)
+        return self._decision(found, me)
+
+    def evaluate_position(
+        self, position: Position, player: Player, match: Match, deadline: Deadline
+    ) -> PositionEvaluation:
+        """The search's opinion of the position with ``player`` to move."""
+        decision = self.play(position.copy(), player, match, deadline)
+        return decision.evaluation or PositionEvaluation()
+
+    def _seconds(self, deadline: Deadline) -> float:
+        remaining = deadline.remaining()
+        if self.seconds is not None:
+            return min(self.seconds, think_time(remaining))
+        if math.isinf(remaining):
+            return self.default_seconds
+        return think_time(remaining)
+
+    def _decision(self, found: SearchResult, me: str) -> MoveDecision:
+        considerations = [
+            MoveOption(
+                pieces=[_coord(line.move[0]), _coord(line.move[1])],
+                evaluation=_evaluation(line.score, me),
+            )
+            for line in found.alternatives
+            if line.move != found.move
+        ][:CONSIDERATIONS]
+        return MoveDecision(
+            pieces=(_coord(found.move[0]), _coord(found.move[1])),
+            evaluation=_evaluation(found.score, me),
+            considerations=considerations,
+        )
+
+
+def _evaluation(score: int, me: str) -> PositionEvaluation:
+    """A score for ``me`` (the mover) as an evaluation from X's point of view."""
+    from bot.bots.search.engine import HEURISTIC_SCALE, win_distance_of
+
+    sign = 1 if me == "x" else -1
+    win_in = win_distance_of(score)
+    if win_in is not None:
+        return PositionEvaluation(win_in=sign * win_in)
+    return PositionEvaluation(heuristic=sign * math.tanh(score / HEURISTIC_SCALE))
+
+
+def _is_legal(position: Position, move: tuple[tuple[int, int], tuple[int, int]]) -> bool:
+    first, second = move
+    if first == second or not position.is_legal(*first):
+        return False
+    position.place(*first)
+    try:
+        return not position.is_game_over() and position.is_legal(*second)
+    finally:
+        position.undo()
+
+
+def _signed(moves: int, side: str) -> int:
+    return moves if side == "x" else -moves
+
+
+def _coord(cell: tuple[int, int]) -> Coord:
+    return Coord(q=int(cell[0]), r=int(cell[1]))
+
+
+def _decision(
+    move: tuple[tuple[int, int], tuple[int, int]], evaluation: PositionEvaluation
+) -> MoveDecision:
+    first, second = move
+    return MoveDecision(pieces=(_coord(first), _coord(second)), evaluation=evaluation)

@@ -1,0 +1,155 @@
+"""SearchBot: wins, blocks, the tactics suite, its budget, the pure fallback, what it
+reports, and a real game through the game server against ThreatBot."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bot.bot import Deadline, MoveDecision
+from bot.bots import RandomBot, ThreatBot
+from bot.bots.search import layout as L
+from bot.bots.search.backend import PURE, backend, compiled_backend
+from bot.bots.search.engine import Engine
+from bot.bots.search.solver import Board, forced_win_length, win_in_1
+from bot.bots.search_bot import SearchBot
+from game.rules import Position
+from models import EndCause, Match, Player
+from tests.test_server import arena
+from wire.match import TimeControl
+
+TACTICS = json.loads((Path(L.__file__).parent / "tactics.json").read_text())
+
+
+def suite(k: int) -> list[Position]:
+    return [
+        Position(setup=[tuple(stone) for stone in entry["stones"]], to_move=entry["to_move"])
+        for entry in TACTICS[str(k)]
+    ]
+
+
+def play(bot: SearchBot, position: Position, seconds: float | None = 5.0) -> MoveDecision:
+    answer = bot.play(position.copy(), Player(position.to_move), Match(), Deadline(seconds))
+    return MoveDecision.of(answer)
+
+
+def after(position: Position, decision: MoveDecision) -> Position:
+    moved = position.copy()
+    for stone in decision.pieces:
+        if not moved.is_game_over():
+            moved.place(stone.q, stone.r)
+    return moved
+
+
+def test_it_wins_in_one_when_it_can() -> None:
+    position = Position(setup=[(0, 0, "x"), (5, 5, "o"), *((q, 2, "x") for q in range(4))])
+    position = Position(setup=position.stones, to_move="x")
+    decision = play(SearchBot(pure=True), position)
+    assert after(position, decision).outcome.winner == "x"  # type: ignore[union-attr]
+    assert decision.evaluation is not None and decision.evaluation.win_in == 1
+
+
+def test_it_blocks_an_open_four() -> None:
+    stones = [(0, 0, "x"), (0, 3, "x"), *((q, 0, "o") for q in range(1, 5))]
+    position = Position(setup=stones, to_move="x")
+    decision = play(SearchBot(pure=True, max_nodes=20_000), position)
+    board = Board(after(position, decision))
+    assert not win_in_1(board, 1)  # O can no longer complete a window
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_the_tactics_suite_is_what_the_solver_says(k: int) -> None:
+    positions = suite(k)
+    assert len(positions) >= 5
+    assert all(forced_win_length(position, k) == k for position in positions)
+
+
+def test_a_win_in_three_of_the_suite_is_checked_exhaustively() -> None:
+    position = suite(3)[0]
+    assert forced_win_length(position, 3) == 3
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_it_solves_every_win_in_one_and_two_of_the_suite(k: int) -> None:
+    compiled_backend()  # compiled (or loaded) before the clock of a search starts
+    bot = SearchBot(wait_for_compiler=True, max_nodes=2_000_000)
+    for position in suite(k):
+        decision = play(bot, position)
+        moved = after(position, decision)
+        if k == 1:
+            assert moved.outcome is not None and moved.outcome.winner == position.to_move
+            continue
+        board = Board(moved)
+        mover = L.side_index(position.to_move)
+        assert not win_in_1(board, 1 - mover) and not board.blockable(mover)
+        assert decision.evaluation is not None and decision.evaluation.win_in is not None
+
+
+def test_the_search_stops_at_its_node_budget() -> None:
+    position = suite(2)[0]
+    engine = Engine(pure=True)
+    budget = 3_000
+    found = engine.search(position, seconds=1e9, max_nodes=budget, threats=False)
+    assert found is not None
+    # The budget is checked at every node; a node's ordering evaluates at most MAXM moves.
+    assert found.nodes <= budget + 2 * L.MAXM
+    assert found.depth < 6
+
+
+def test_the_pure_fallback_plays_legal_moves(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HTTTX_SEARCH_PURE", "1")
+    assert backend() is PURE
+    position = Position()
+    bots = {"o": SearchBot(max_nodes=4_000), "x": RandomBot(seed=3)}
+    for _ in range(8):
+        if position.is_game_over():
+            break
+        side = position.to_move
+        answer = bots[side].play(position.copy(), Player(side), Match(), Deadline(None))
+        for stone in MoveDecision.of(answer).pieces:
+            if not position.is_game_over():
+                position.place(stone.q, stone.r)  # raises on an illegal stone
+    assert bots["o"].last is not None and bots["o"].last.backend == "python"  # type: ignore[attr-defined]
+
+
+def test_it_reports_an_evaluation_and_considerations() -> None:
+    position = Position(setup=[(0, 0, "x"), (1, 0, "o"), (1, 1, "o")], to_move="x")
+    decision = play(SearchBot(pure=True, max_nodes=30_000), position)
+    assert decision.evaluation is not None
+    assert decision.evaluation.heuristic is not None or decision.evaluation.win_in is not None
+    assert decision.considerations
+    assert all(option.evaluation is not None for option in decision.considerations)
+    assert decision.pieces not in [tuple(option.pieces) for option in decision.considerations]
+
+
+def test_it_reports_its_best_move_so_far_to_the_deadline() -> None:
+    deadline = Deadline(None)
+    position = Position(setup=[(0, 0, "x"), (1, 0, "o"), (1, 1, "o")], to_move="x")
+    SearchBot(pure=True, max_nodes=20_000).play(position.copy(), Player.X, Match(), deadline)
+    assert deadline.best is not None
+
+
+async def test_it_beats_threatbot_through_the_game_server(tmp_path: Path) -> None:
+    turn = TimeControl.parse("turn=0.5").model_dump()
+    async with arena(tmp_path) as a:
+        created = await a.new_game(
+            {
+                "player_x": {**a.bot("search"), "time_control": turn},
+                "player_o": {**a.bot("threat"), "time_control": turn},
+            }
+        )
+        record = await a.finished_record(created["game_id"])
+    assert record.result is not None and record.result.cause is not EndCause.ILLEGAL_MOVE
+    assert record.result.winner is Player.X
+    ours = [move for move in record.moves if move.side is Player.X]
+    assert all(move.evaluation is not None for move in ours)
+    assert any(move.considerations for move in ours)
+
+
+def test_threatbot_is_the_fallback_for_rules_it_does_not_search() -> None:
+    position = Position(win_distance=10)
+    decision = play(SearchBot(pure=True), position)
+    assert after(position, decision).moves_played == 1
+    assert ThreatBot.name == "ThreatBot"
