@@ -24,11 +24,11 @@ $(STAMP_DEV): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e ".[dev,ui]"
 	touch $@ $(STAMP_RUN) $(STAMP_UI)
 
-# The game server with the example bots on 127.0.0.1:8001 (web page at /; ThreatBot
+# The game server with the example bots on 127.0.0.1:8001 (web page at /; SearchBot
 # evaluates the games someone watches); plays one demo game at start and runs until
 # Ctrl-C. (python -m game.demo still plays an offline game.)
 run: $(STAMP_RUN)
-	$(PY) -m game.serve --demo --analysis-bot threat
+	$(PY) -m game.serve --demo --analysis-bot search
 
 # The desktop client (PyQt5); connects to http://127.0.0.1:8001 (make run) by default.
 ui: $(STAMP_UI)
