@@ -39,7 +39,7 @@ from bot.bot import BaseBot, Deadline, MoveDecision
 from bot.bots._features import position_bot_capabilities
 from bot.bots.search.backend import compiled_backend
 from bot.bots.search.engine import Engine, SearchResult
-from bot.bots.threat_bot import ThreatBot, WindowCensus, _winning_move
+from bot.bots.threat_bot import ThreatBot, WindowCensus, _decision, _signed, _winning_move
 from bot.capabilities import Capabilities, Meta
 from game.rules import Position, Side
 from models import Coord, Match, MoveOption, Player, PositionEvaluation
@@ -184,16 +184,6 @@ def _is_legal(position: Position, move: tuple[tuple[int, int], tuple[int, int]])
         position.undo()
 
 
-def _signed(moves: int, side: str) -> int:
-    return moves if side == "x" else -moves
-
-
 def _coord(cell: tuple[int, int]) -> Coord:
     return Coord(q=int(cell[0]), r=int(cell[1]))
 
-
-def _decision(
-    move: tuple[tuple[int, int], tuple[int, int]], evaluation: PositionEvaluation
-) -> MoveDecision:
-    first, second = move
-    return MoveDecision(pieces=(_coord(first), _coord(second)), evaluation=evaluation)
