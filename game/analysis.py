@@ -74,6 +74,7 @@ __all__ = [
     "NoFreeSetup",
     "NoWebSocket",
     "check_analysis_bot",
+    "check_analysis_time",
 ]
 
 #: Seconds the bot is given per position (``evaluation_time_limit`` when it declares it).
@@ -255,6 +256,22 @@ class AnalysisLog:
 
     def __len__(self) -> int:
         return len(self._texts)
+
+
+def check_analysis_time(seconds: float) -> None:
+    """``ValueError`` unless ``seconds`` per position is more than 0 and at most
+    ``MAX_ANALYSIS_TIME``.
+
+    >>> check_analysis_time(0.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: the analysis time must be more than 0 and at most 60 seconds, got 0.0
+    """
+    if not 0 < seconds <= MAX_ANALYSIS_TIME:
+        raise ValueError(
+            f"the analysis time must be more than 0 and at most {MAX_ANALYSIS_TIME:g} seconds, "
+            f"got {seconds!r}"
+        )
 
 
 def check_analysis_bot(endpoint: BotEndpoint) -> BwsV1Alpha:

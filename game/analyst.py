@@ -27,7 +27,6 @@ from game.analysis import (
     IDLE_HEARTBEAT,
     LOG_BURST,
     LOG_RATE,
-    MAX_ANALYSIS_TIME,
     MAX_ANSWER_BYTES,
     AnalysisBadAnswer,
     AnalysisBotClosed,
@@ -39,6 +38,7 @@ from game.analysis import (
     AnalysisTimedOut,
     EvalConversation,
     check_analysis_bot,
+    check_analysis_time,
 )
 from game.discovery import DEFAULT_POLICY, AddressPolicy, BotEndpoint, discover
 from game.ratelimit import TokenBucket
@@ -87,7 +87,7 @@ async def open_analyst(
     Raises a ``DiscoveryError``: unreachable, a bad document, ``AnalysisBotUnfit``.
     """
     endpoint = await discover(bot_url, http, policy=policy, timeout=discovery_timeout)
-    check_analysis_bot(endpoint)
+    # Analyst checks the bot's capabilities (check_analysis_bot) as it is made.
     return Analyst(endpoint, http, time_limit=time_limit, max_results=max_results)
 
 
@@ -107,11 +107,7 @@ class Analyst:
         pong_timeout: float = DEFAULT_PONG_TIMEOUT,
         first_retry: float = FIRST_RETRY,
     ) -> None:
-        if not 0 < time_limit <= MAX_ANALYSIS_TIME:
-            raise ValueError(
-                f"time_limit must be more than 0 and at most {MAX_ANALYSIS_TIME:g} seconds, "
-                f"got {time_limit!r}"
-            )
+        check_analysis_time(time_limit)
         self.declares = check_analysis_bot(endpoint)
         self.endpoint = endpoint
         #: How spectators see the bot named: its ``meta.name``, else its URL.

@@ -49,7 +49,7 @@ from bot.serve import BotPool, ListeningServer, mount_bot, read_body, uvicorn_co
 from bot.serve import create_app as create_bot_app
 from bot.serve import serving as serving_bot
 from game.access_log import TokenRedactingFilter, install_token_filter, redact_tokens
-from game.analysis import DEFAULT_ANALYSIS_TIME, MAX_ANALYSIS_TIME
+from game.analysis import DEFAULT_ANALYSIS_TIME, check_analysis_time
 from game.analyst import open_analyst
 from game.discovery import DEFAULT_POLICY, AddressPolicy, DiscoveryError, capabilities_url
 from game.fanout import SPECTATOR_FLUSH_S
@@ -339,11 +339,7 @@ def create_app(
     check_commit_interval(commit_interval)
     if analysis_bot is not None and hosted_bot_named(analysis_bot) is None:
         capabilities_url(analysis_bot)  # a malformed URL fails here (BadBotUrl)
-    if not 0 < analysis_time <= MAX_ANALYSIS_TIME:
-        raise ValueError(
-            f"analysis_time must be more than 0 and at most {MAX_ANALYSIS_TIME:g} seconds, "
-            f"got {analysis_time!r}"
-        )
+    check_analysis_time(analysis_time)
     settings = _Settings(
         db_url=db_url,
         policy=policy,
