@@ -48,7 +48,6 @@ import statistics
 import sys
 import tempfile
 import time
-import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,6 +64,7 @@ from game.fanout import SPECTATOR_FLUSH_S  # noqa: E402
 from game.rules import Position  # noqa: E402
 from models import Match, Player  # noqa: E402
 from tests.browser import CHROMIUM_FLAGS, DESKTOP, chromium_executable  # noqa: E402
+from tests.http_json import finished_record, post_ok  # noqa: E402
 
 #: Moves of each measured game, and the move the bot pauses at (the window's end).
 TURNS: Final = 300
@@ -406,32 +406,16 @@ class FirstRender:
         return self.game_ms / self.shell_ms if self.shell_ms else float("inf")
 
 
-def _post_json(url: str, body: dict[str, Any]) -> dict[str, Any]:
-    request = urllib.request.Request(
-        url, data=json.dumps(body).encode(), headers={"content-type": "application/json"}
-    )
-    with urllib.request.urlopen(request, timeout=60) as response:
-        answer: dict[str, Any] = json.load(response)
-    return answer
-
-
 def long_game(url: str, moves: int) -> tuple[str, int]:
     """Play a game of exactly ``moves`` moves between hosted RandomBots; its id and
     number of stones."""
     match = {"win_distance": 20, "turn_limit": moves}
     bot = {"type": "bot", "bot_url": f"{url}/bots/random"}
     body = {"player_x": bot, "player_o": bot, "match_config": match}
-    created = _post_json(f"{url}/game/new", body)
-    game_id = str(created["game_id"])
-    deadline = time.monotonic() + 600
-    while time.monotonic() < deadline:
-        with urllib.request.urlopen(f"{url}/games/{game_id}", timeout=60) as response:
-            record = json.load(response)
-        if record["result"] is not None:
-            stones = len(record["setup"]) + sum(len(m["pieces"]) for m in record["moves"])
-            return game_id, stones
-        time.sleep(0.2)
-    raise RuntimeError(f"the benchmark game {game_id} did not finish")
+    game_id = str(post_ok(f"{url}/game/new", body)["game_id"])
+    record = finished_record(url, game_id, timeout=600)
+    stones = len(record["setup"]) + sum(len(m["pieces"]) for m in record["moves"])
+    return game_id, stones
 
 
 def _timed(page: Page, url: str, ready: str, script: str) -> float:

@@ -13,7 +13,6 @@ import random
 import re
 import threading
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from websockets.sync.client import connect
 
 from game.rules import Position
 from tests.browser import PHONE, WebPage, chromium, web_page
+from tests.http_json import finished_record, get_ok, get_text, post_ok
 from tests.tcp_proxy import TcpProxy
 from tests.ui_server import game_server
 
@@ -40,42 +40,12 @@ RECONNECT_ERRORS = [re.compile(r"WebSocket connection to .* failed")]
 # ------------------------------------------------------------------ helpers
 
 
-def post_json(url: str, body: Json) -> Json:
-    request = urllib.request.Request(
-        url, data=json.dumps(body).encode(), headers={"content-type": "application/json"}
-    )
-    with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
-        answer: Json = json.load(response)
-    return answer
-
-
-def get_json(url: str) -> Json:
-    with urllib.request.urlopen(url, timeout=TIMEOUT) as response:
-        answer: Json = json.load(response)
-    return answer
-
-
-def get_text(url: str) -> str:
-    with urllib.request.urlopen(url, timeout=TIMEOUT) as response:
-        return str(response.read().decode())
-
-
 def bot(url: str, name: str) -> Json:
     return {"type": "bot", "bot_url": f"{url}/bots/{name}"}
 
 
-def finished_record(url: str, game_id: str) -> Json:
-    deadline = time.monotonic() + TIMEOUT
-    while time.monotonic() < deadline:
-        record = get_json(f"{url}/games/{game_id}")
-        if record["result"] is not None:
-            return record
-        time.sleep(0.1)
-    raise AssertionError(f"game {game_id} did not finish")
-
-
 def finished_game(url: str, x: str = "random", o: str = "random", turn_limit: int = 20) -> Json:
-    created = post_json(
+    created = post_ok(
         f"{url}/game/new",
         {
             "player_x": bot(url, x),
@@ -164,7 +134,7 @@ LIVE_MATCH: Json = {"turn_limit": 16, "clock_type": "match", "clock": 120}
 
 def live_game(url: str, pause: float = 0.25) -> tuple[str, PacedHuman]:
     """A game between the test's paced human (X) and the random bot, started now."""
-    created = post_json(
+    created = post_ok(
         f"{url}/game/new",
         {
             "player_x": {"type": "human", "name": "tester"},
@@ -181,7 +151,7 @@ def live_game(url: str, pause: float = 0.25) -> tuple[str, PacedHuman]:
 def wait_until_moves(url: str, game_id: str, count: int) -> Json:
     deadline = time.monotonic() + TIMEOUT
     while time.monotonic() < deadline:
-        record = get_json(f"{url}/games/{game_id}")
+        record = get_ok(f"{url}/games/{game_id}")
         if len(record["moves"]) >= count:
             return record
         time.sleep(0.05)

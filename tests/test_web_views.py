@@ -10,7 +10,7 @@ from typing import Any
 from playwright.sync_api import Page, expect
 
 from tests.browser import WebPage
-from tests.http_json import get_json, post_json, wait_for
+from tests.http_json import finished_record, get_json, post_json, post_ok, wait_for
 from tests.ui_server import game_server
 
 HUMANS_WITH_CLOCKS = {
@@ -34,10 +34,8 @@ def bots_game(url: str, x: str = "center", o: str = "random") -> dict[str, Any]:
 
 
 def finished_game(url: str, body: dict[str, Any]) -> str:
-    status, created = post_json(url + "/game/new", body)
-    assert status == 200, created
-    game_id = str(created["game_id"])
-    wait_for(lambda: get_json(f"{url}/games/{game_id}")[1]["result"] is not None)
+    game_id = str(post_ok(url + "/game/new", body)["game_id"])
+    finished_record(url, game_id)
     return game_id
 
 
