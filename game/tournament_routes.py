@@ -77,11 +77,19 @@ async def create_tournament(request: Request) -> Response:
     return Response(body_out, status_code=201, media_type="application/json")
 
 
+def _count(text: str, name: str, low: int, high: int) -> int | Response:
+    """A query parameter that must be an integer from ``low`` to ``high``, or its 422."""
+    # ASCII digits, and few: int() refuses strings of over 4300 digits with a ValueError.
+    if text.isascii() and text.isdecimal() and len(text) <= 9 and low <= int(text) <= high:
+        return int(text)
+    return _error(422, f"{name}: expected an integer from {low} to {high}, got {text[:20]!r}")
+
+
 async def list_tournaments(request: Request) -> Response:
-    text = request.query_params.get("limit", "100")
-    if not (text.isascii() and text.isdecimal() and len(text) <= 4 and 1 <= int(text) <= MAX_LIST):
-        return _error(422, f"limit: expected an integer from 1 to {MAX_LIST}, got {text[:20]!r}")
-    page = await _runtime(request).tournaments.page(int(text))
+    limit = _count(request.query_params.get("limit", "100"), "limit", 1, MAX_LIST)
+    if isinstance(limit, Response):
+        return limit
+    page = await _runtime(request).tournaments.page(limit)
     return Response(page.model_dump_json(), media_type="application/json")
 
 
@@ -91,14 +99,6 @@ async def get_tournament(request: Request) -> Response:
     if view is None:
         return _error(404, f"no tournament {tournament_id[:80]!r}")
     return Response(view.model_dump_json(), media_type="application/json")
-
-
-def _count(text: str, name: str, low: int, high: int) -> int | Response:
-    """A query parameter that must be an integer from ``low`` to ``high``, or its 422."""
-    # ASCII digits, and few: int() refuses strings of over 4300 digits with a ValueError.
-    if text.isascii() and text.isdecimal() and len(text) <= 9 and low <= int(text) <= high:
-        return int(text)
-    return _error(422, f"{name}: expected an integer from {low} to {high}, got {text[:20]!r}")
 
 
 async def tournament_games(request: Request) -> Response:
