@@ -43,6 +43,7 @@ import secrets
 import uuid
 from collections.abc import Awaitable
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 import aiohttp
 
@@ -93,6 +94,7 @@ __all__ = [
     "DEFAULT_COMMIT_INTERVAL",
     "DEFAULT_MAX_SPECTATORS",
     "GameManager",
+    "LiveProgress",
     "ManagerClosed",
     "TooManyGames",
     "TooManySpectators",
@@ -124,6 +126,16 @@ class ManagerClosed(Exception):
 
 class UnknownToken(LookupError):
     """``play_human`` with a token no running game gave out (or whose game is over)."""
+
+
+class LiveProgress(NamedTuple):
+    """Where a running game stands (``GameManager.live_progress``)."""
+
+    moves: int
+    result: GameResult | None
+    to_move: Player | None
+    clock_x_ms: int | None
+    clock_o_ms: int | None
 
 
 class UnknownGame(LookupError):
@@ -201,17 +213,16 @@ class GameManager:
         """The ids of the games running now, oldest first."""
         return list(self._games)
 
-    def live_progress(self, game_id: str) -> tuple[int, GameResult | None] | None:
-        """How far a game this manager runs has got: moves played and the result once
-        decided (cheaper than ``live_record``); None if it does not run it."""
+    def live_progress(self, game_id: str) -> LiveProgress | None:
+        """How far a game this manager runs has got: moves played, the result once
+        decided, who is to move and both clocks now (cheaper than ``live_record``); None
+        if it does not run it."""
         game = self._games.get(game_id)
-        return None if game is None else (len(game.session.moves), game.session.result)
-
-    def live_standing(self, game_id: str) -> tuple[Player | None, int | None, int | None] | None:
-        """Who is to move and both clocks (ms) now in a game this manager runs; None if
-        it does not run it."""
-        game = self._games.get(game_id)
-        return None if game is None else game.session.standing(asyncio.get_running_loop().time())
+        if game is None:
+            return None
+        session = game.session
+        to_move, clock_x_ms, clock_o_ms = session.standing(asyncio.get_running_loop().time())
+        return LiveProgress(len(session.moves), session.result, to_move, clock_x_ms, clock_o_ms)
 
     def live_record(self, game_id: str) -> GameRecord | None:
         """The record of a game this manager runs, from memory: every move broadcast so

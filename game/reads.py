@@ -314,15 +314,18 @@ class RecordReader:
         progress = self.manager.live_progress(summary.game_id)
         if progress is None:
             return summary
-        played, result = progress
-        status = summary.status
+        status, result = summary.status, progress.result
         if result is not None:
             aborted = result.cause is EndCause.ABORTED
             status = RecordStatus.ABORTED if aborted else RecordStatus.FINISHED
-        moves = max(summary.moves, played)
-        update: dict[str, Any] = {"moves": moves, "result": result, "status": status}
-        if (standing := self.manager.live_standing(summary.game_id)) is not None:
-            update["to_move"], update["clock_x_ms"], update["clock_o_ms"] = standing
+        update = {
+            "moves": max(summary.moves, progress.moves),
+            "result": result,
+            "status": status,
+            "to_move": progress.to_move,
+            "clock_x_ms": progress.clock_x_ms,
+            "clock_o_ms": progress.clock_o_ms,
+        }
         return summary.model_copy(update=update)
 
     async def _encoded(

@@ -125,7 +125,7 @@ async def tournament_games(request: Request) -> Response:
         status, result = row.game_status, row.game_result
         # A game being played is read from memory, ahead of the store's group commit.
         if (live := runtime.manager.live_progress(row.game_id)) is not None:
-            status, result = "running", None if live[1] is None else live[1].model_dump()
+            status, result = "running", None if live.result is None else live.result.model_dump()
         items.append(
             TournamentGame(
                 number=row.idx + 1,
