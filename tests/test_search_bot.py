@@ -153,3 +153,14 @@ def test_threatbot_is_the_fallback_for_rules_it_does_not_search() -> None:
     decision = play(SearchBot(pure=True), position)
     assert after(position, decision).moves_played == 1
     assert ThreatBot.name == "ThreatBot"
+
+
+def test_a_game_clock_is_spent_a_twelfth_at_a_time_not_at_a_fixed_floor() -> None:
+    # A frozen clock: remaining() is exactly what was given.
+    now = 100.0
+    bot = SearchBot(pure=True)
+    ten_second_clock = Match(clock_type="incremental", clock=10.0, increment=0.1)
+    game_clock = bot._seconds(Deadline(10.0, clock=lambda: now), ten_second_clock)
+    move_limit = bot._seconds(Deadline(5.0, clock=lambda: now), Match(clock_type="turn", clock=5.0))
+    assert game_clock == pytest.approx(10.0 / 12 + 0.08)
+    assert move_limit == pytest.approx(1.35)

@@ -48,16 +48,25 @@ from models import Coord, Match, MoveOption, Player, PositionEvaluation
 CONSIDERATIONS = 4
 
 
-def think_time(remaining: float) -> float:
+def think_time(remaining: float, clock: str = "none", increment: float = 0.0) -> float:
     """Seconds to search when ``remaining`` are left for this answer: a bit under half
     of a short limit (the rest is the network's and the framework's margin), a twelfth
-    of a long one (a game clock), never more than 30 s.
+    of a long one, never more than 30 s.
 
     >>> think_time(1.0), think_time(60.0), think_time(math.inf)
     (0.45, 5.0, 5.0)
+
+    When the game's settings say ``remaining`` is a clock for the whole game
+    (``clock`` ``"match"`` or ``"incremental"``), a twelfth of it plus most of the
+    increment, whatever it holds: a fixed floor would spend a short clock in a few moves.
+
+    >>> round(think_time(10.0, "incremental", 0.1), 3), think_time(2.0, "match")
+    (0.913, 0.16666666666666666)
     """
     if math.isinf(remaining):
         return 5.0
+    if clock in ("match", "incremental"):
+        return min(30.0, 0.45 * remaining, remaining / 12 + 0.8 * increment)
     if remaining <= 3.0:
         return 0.45 * remaining
     return min(30.0, max(1.35, remaining / 12))
@@ -112,7 +121,7 @@ class SearchBot(BaseBot):
         winning = _winning_move(position, census)
         if winning is not None:
             return _decision(winning, PositionEvaluation(win_in=_signed(1, me)))
-        seconds = self._seconds(deadline)
+        seconds = self._seconds(deadline, match)
 
         def report(found: SearchResult) -> None:
             if _is_legal(position, found.move):
@@ -138,13 +147,14 @@ class SearchBot(BaseBot):
         decision = self.play(position.copy(), player, match, deadline)
         return decision.evaluation or PositionEvaluation()
 
-    def _seconds(self, deadline: Deadline) -> float:
+    def _seconds(self, deadline: Deadline, match: Match) -> float:
         remaining = deadline.remaining()
+        budget = think_time(remaining, match.clock_type, match.increment)
         if self.seconds is not None:
-            return min(self.seconds, think_time(remaining))
+            return min(self.seconds, budget)
         if math.isinf(remaining):
             return self.default_seconds
-        return think_time(remaining)
+        return budget
 
     def _decision(self, found: SearchResult, me: str) -> MoveDecision:
         considerations = [
