@@ -55,6 +55,11 @@ async def everything(ws: Any) -> list[Json]:
     return packets
 
 
+def human_against_random(a: Arena, match: Any) -> dict[str, Any]:
+    """A game of the test's human (X, token_x) against the hosted RandomBot."""
+    return {"player_x": {"type": "human"}, "player_o": a.bot("random"), "match_config": match}
+
+
 def running(a: Arena, game_id: str) -> RunningGame:
     runtime: _Runtime = a.server.app.state.arena
     game = runtime.manager._games[game_id]
@@ -65,13 +70,7 @@ async def test_the_compact_stream_omits_the_board_and_rebuilds_the_same_game(
     tmp_path: Any,
 ) -> None:
     async with arena(tmp_path) as a:
-        created = await a.new_game(
-            {
-                "player_x": {"type": "human"},
-                "player_o": a.bot("random"),
-                "match_config": HUMAN_MATCH,
-            }
-        )
+        created = await a.new_game(human_against_random(a, HUMAN_MATCH))
         game_id = created["game_id"]
         base = f"{a.ws_base}/spectate/{game_id}"
         async with (
@@ -112,13 +111,7 @@ async def test_the_compact_stream_omits_the_board_and_rebuilds_the_same_game(
 @pytest.mark.parametrize("value", ["1", "true", "", "no"])
 async def test_any_other_board_value_is_refused_with_1008(tmp_path: Any, value: str) -> None:
     async with arena(tmp_path) as a:
-        created = await a.new_game(
-            {
-                "player_x": {"type": "human"},
-                "player_o": a.bot("random"),
-                "match_config": HUMAN_MATCH,
-            }
-        )
+        created = await a.new_game(human_against_random(a, HUMAN_MATCH))
         url = f"{a.ws_base}/spectate/{created['game_id']}?board={value}"
         async with a.http.ws_connect(url) as ws:
             code, reason = await closed(ws)
@@ -129,13 +122,7 @@ async def test_a_burst_of_moves_reaches_spectators_in_fewer_writes_than_moves(
     tmp_path: Any,
 ) -> None:
     async with arena(tmp_path) as a:
-        created = await a.new_game(
-            {
-                "player_x": {"type": "human"},
-                "player_o": a.bot("random"),
-                "match_config": HUMAN_MATCH,
-            }
-        )
+        created = await a.new_game(human_against_random(a, HUMAN_MATCH))
         game_id = created["game_id"]
         url = f"{a.ws_base}/spectate/{game_id}?board=0"
         async with (
@@ -195,9 +182,7 @@ def _handshake(host: str, port: int, path: str) -> socket.socket:
 async def test_a_slow_spectator_is_dropped_and_the_game_goes_on(tmp_path: Any) -> None:
     match = {"win_distance": 6, "turn_limit": 400}
     async with arena(tmp_path) as a:
-        created = await a.new_game(
-            {"player_x": {"type": "human"}, "player_o": a.bot("random"), "match_config": match}
-        )
+        created = await a.new_game(human_against_random(a, match))
         game_id = created["game_id"]
         host, port = a.base[len("http://") :].split(":")
         game = running(a, game_id)
