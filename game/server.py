@@ -82,8 +82,8 @@ from game.store import (
     InvalidCursorError,
     RecordStatus,
 )
+from game.tournament_director import TournamentDirector
 from game.tournament_routes import tournament_routes
-from game.tournament_runner import TournamentDirector
 from game.web_routes import web_routes
 from models import (
     MAX_ECHO_CHARS,

@@ -23,7 +23,7 @@ from game.local_bot_spec import BotLimits
 from game.manager import GameManager
 from game.session import SendBoardPolicy, SessionLimits
 from game.store import GameStore
-from game.tournament_runner import TournamentDirector
+from game.tournament_director import TournamentDirector
 
 __all__ = ["HOSTED_BOTS", "hosted_bot_named"]
 

@@ -40,8 +40,9 @@ from game.openings import OpeningError
 from game.server import create_app, serving
 from game.store import GameStore, StoreError
 from game.tournament_args import TournamentOptions, UsageError, parse_arguments
+from game.tournament_director import TournamentDirector
 from game.tournament_report import failures_text, pair_lines, progress_line, report, sprt_line
-from game.tournament_runner import TournamentDirector, TournamentError, TournamentRun
+from game.tournament_runner import TournamentError, TournamentRun
 from wire.tournaments import TournamentView
 
 __all__ = ["export_games", "main", "run_tournament"]

@@ -1,12 +1,13 @@
 """The tournament runner: plays a schedule through the game server's ``GameManager``.
 
-``TournamentDirector`` is owned by the game server (``app.state.arena.tournaments``);
-the REST routes (``game.tournament_routes``) and the command line
-(``game.tournament_cli``) both drive it: one runner, two clients. Each tournament it
-runs is a ``TournamentRun``: a task that keeps ``concurrency`` games of the schedule in
-flight, each created with ``GameManager.create_game`` like any ``POST /game/new`` game
-(so it is recorded, listed in ``GET /games``, and can be spectated), and counts each
-result in ``game.tournament_standings.Standings`` as it ends.
+``game.tournament_director.TournamentDirector`` is owned by the game server
+(``app.state.arena.tournaments``); the REST routes (``game.tournament_routes``) and the
+command line (``game.tournament_cli``) both drive it: one runner, two clients. Each
+tournament it runs is a ``TournamentRun`` (this module): a task that keeps
+``concurrency`` games of the schedule in flight, each created with
+``GameManager.create_game`` like any ``POST /game/new`` game (so it is recorded,
+listed in ``GET /games``, and can be spectated), and counts each result in
+``game.tournament_standings.Standings`` as it ends.
 
 Durability: the tournament's settings are stored when it is created, each game's
 number and id when it starts, and its outcome when it ends (``game.store.tournaments``).
@@ -27,28 +28,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
-from pydantic import ValidationError
-
-from game.discovery import DiscoveryError, discover
-from game.elo import StatsError
-from game.local_bot_spec import BotLimits, LocalBotSpec
+from game.discovery import DiscoveryError
+from game.local_bot_spec import LocalBotSpec
 from game.local_bots import LocalBot, LocalBotError, stop_all
-from game.manager import GameManager, ManagerClosed, TooManyGames
+from game.manager import ManagerClosed, TooManyGames
 from game.openings import (
-    NonStandardOpeningError,
     Opening,
     OpeningBook,
     OpeningError,
     default_book,
 )
 from game.sprt import Sprt
-from game.store import GameStore
 from game.store.tournaments import StoredTournament
 from game.tournament_schedule import Schedule
 from game.tournament_standings import Failure, GameOutcome, Standings, outcome_of
@@ -60,20 +54,20 @@ from models import (
     PlayerConfig,
     PlayerType,
 )
-from wire.errors import _problems
 from wire.tournaments import (
     TournamentBot,
-    TournamentPage,
     TournamentRequest,
     TournamentStatus,
     TournamentSummary,
     TournamentView,
 )
 
+if TYPE_CHECKING:
+    from game.tournament_director import TournamentDirector
+
 __all__ = [
     "CREATE_ATTEMPTS",
     "CommandsNotAllowedError",
-    "TournamentDirector",
     "TournamentError",
     "TournamentFinishedError",
     "TournamentRun",
@@ -92,8 +86,6 @@ FULL_SERVER_WAIT: Final = 0.5
 #: How long a local program that dropped its game may take to be seen exiting, so that
 #: a crash is counted as one and not as a disconnect.
 CRASH_GRACE: Final = 2.0
-#: Views of finished tournaments kept (they no longer change), oldest dropped first.
-FINISHED_VIEWS: Final = 64
 
 
 class TournamentError(Exception):
@@ -558,216 +550,3 @@ class TournamentRun:
             self.games_done += 1
             self.standings.add(index, outcome)
             await self._notify()
-
-
-class TournamentDirector:
-    """Every tournament of one game server. See the module docstring.
-
-    ``allow_commands``: whether ``cmd=`` bots may be started (the command line: yes;
-    the REST API: no, a server does not run programs on request). Local programs get
-    ``limits`` and write their logs to ``log_dir``.
-    """
-
-    def __init__(
-        self,
-        manager: GameManager,
-        store: GameStore,
-        *,
-        allow_commands: bool = False,
-        limits: BotLimits | None = None,
-        log_dir: Path | str = Path("data") / "bot-logs",
-        id_factory: Callable[[], str] = lambda: uuid.uuid4().hex,
-    ) -> None:
-        self.manager = manager
-        self.store = store
-        self.allow_commands = allow_commands
-        self.limits = limits if limits is not None else BotLimits()
-        self.log_dir = Path(log_dir)
-        self._new_id = id_factory
-        self.runs: dict[str, TournamentRun] = {}
-        #: The status a run stopped on request gets ("interrupted" while shutting down).
-        self.stop_status: TournamentStatus = "stopped"
-        self._finished_views: dict[str, TournamentView] = {}
-
-    async def recover(self) -> list[str]:
-        """At startup: mark tournaments a previous run left running as interrupted."""
-        ids = await self.store.tournaments.interrupt_running("the server stopped while it ran")
-        for tournament_id in ids:
-            log.warning("tournament %s was interrupted: resume it to go on", tournament_id)
-        return ids
-
-    def check(self, request: TournamentRequest) -> list[Opening]:
-        """Refuse what this server cannot run, before anything is stored."""
-        if not self.allow_commands:
-            commands = [bot.name for bot in request.bots if bot.cmd is not None]
-            if commands:
-                raise CommandsNotAllowedError(
-                    f"bot {commands[0]!r}: 'cmd' bots are started by htttx-tournament on "
-                    "the command line; the server does not run programs on request"
-                )
-        for bot in request.bots:
-            if bot.cmd is not None:
-                try:
-                    LocalBotSpec(bot.name, bot.cmd, self.limits)
-                except LocalBotError as error:
-                    raise TournamentError(f"bot {bot.name!r}: {error}") from None
-        openings = _book_for(request)  # OpeningError names the bad opening
-        # Every game must be one the server hosts: try each bot's seat once, and each
-        # opening once (the turn limit, say, may leave it no room).
-        first = request.bots[0]
-        urls = ("http://127.0.0.1:1", "http://127.0.0.1:1")
-        for bot in request.bots:
-            try:
-                game_request(request, bot, first, urls=urls, name="check")
-            except ValidationError as error:
-                problems = "; ".join(_problems(error))
-                raise TournamentError(f"bot {bot.name!r}: {problems}") from None
-        for opening in openings:
-            try:
-                game_request(request, first, first, urls=urls, name="check", opening=opening)
-            except ValidationError as error:
-                problems = "; ".join(_problems(error))
-                raise TournamentError(f"opening {opening.name!r}: {problems}") from None
-            except NonStandardOpeningError as error:
-                raise TournamentError(f"opening {opening.name!r}: {error}") from None
-        if request.sprt is not None:
-            try:
-                Sprt(request.sprt.elo0, request.sprt.elo1, request.sprt.alpha, request.sprt.beta)
-            except StatsError as error:
-                raise TournamentError(f"sprt: {error}") from None
-        return openings
-
-    async def check_bots(self, request: TournamentRequest) -> None:
-        """Fetch the capabilities of every bot given by URL, all at once, so that a bot
-        the server cannot seat is refused now (``DiscoveryError`` naming the first in
-        entry order), not after games."""
-        manager = self.manager
-
-        async def check(bot: TournamentBot) -> None:
-            assert bot.url is not None
-            try:
-                await discover(
-                    bot.url, manager.http, policy=manager.policy, timeout=manager.discovery_timeout
-                )
-            except DiscoveryError as error:
-                raise type(error)(f"bot {bot.name!r}: {error}") from None
-
-        outcomes = await asyncio.gather(
-            *(check(bot) for bot in request.bots if bot.url is not None), return_exceptions=True
-        )
-        for outcome in outcomes:
-            if isinstance(outcome, BaseException):
-                raise outcome
-
-    async def create(self, request: TournamentRequest) -> TournamentRun:
-        """Store a new tournament and start it. Raises a ``TournamentError``, an
-        ``OpeningError`` or a ``DiscoveryError`` (each one line for the user) for what
-        cannot be run."""
-        openings = await asyncio.to_thread(self.check, request)  # a book can be big
-        await self.check_bots(request)
-        tournament_id = self._new_id()
-        created_at = datetime.now(UTC)
-        await self.store.tournaments.create(
-            tournament_id,
-            name=request.name,
-            request_json=request.model_dump_json(),
-            games_total=request.games,
-            created_at=created_at,
-        )
-        stored = await self.store.tournaments.get(tournament_id)
-        assert stored is not None
-        return self._start(tournament_id, request, stored, openings)
-
-    def _start(
-        self,
-        tournament_id: str,
-        request: TournamentRequest,
-        stored: StoredTournament,
-        openings: list[Opening],
-    ) -> TournamentRun:
-        run = TournamentRun(self, tournament_id, request, stored, openings)
-        # Runs that are over are read from the store from now on (a finished one's view
-        # is cached): the server keeps no object per tournament it ever ran.
-        self.runs = {key: old for key, old in self.runs.items() if not old.over}
-        self.runs[tournament_id] = run
-        run.task = asyncio.get_running_loop().create_task(
-            run.run(), name=f"htttx: tournament {tournament_id}"
-        )
-        return run
-
-    async def resume(self, tournament_id: str) -> TournamentRun:
-        """Go on with a stopped or interrupted tournament from what the store holds."""
-        run = self.runs.get(tournament_id)
-        if run is not None and not run.over:
-            raise TournamentRunningError(f"tournament {tournament_id} is running already")
-        if run is not None and run.task is not None:
-            await asyncio.gather(run.task, return_exceptions=True)
-        stored = await self.store.tournaments.get(tournament_id)
-        if stored is None:
-            raise UnknownTournamentError(f"no tournament {tournament_id!r}")
-        if stored.status == "finished":
-            raise TournamentFinishedError(f"tournament {tournament_id} has finished")
-        request = TournamentRequest.model_validate(stored.request)
-        openings = await asyncio.to_thread(self.check, request)
-        await self.check_bots(request)
-        await self.store.tournaments.set_status(tournament_id, "running")
-        stored = await self.store.tournaments.get(tournament_id)
-        assert stored is not None
-        self._finished_views.pop(tournament_id, None)
-        return self._start(tournament_id, request, stored, openings)
-
-    async def stop(self, tournament_id: str, reason: str = "stopped on request") -> TournamentRun:
-        """Stop a running tournament; it can be resumed later."""
-        run = self.runs.get(tournament_id)
-        if run is None or run.over:
-            if await self.store.tournaments.get(tournament_id) is None:
-                raise UnknownTournamentError(f"no tournament {tournament_id!r}")
-            raise TournamentFinishedError(f"tournament {tournament_id} is not running")
-        run.stop(reason)
-        if run.task is not None:
-            await asyncio.gather(run.task, return_exceptions=True)
-        return run
-
-    async def view(self, tournament_id: str) -> TournamentView | None:
-        """The tournament with its standings; None if there is none with that id."""
-        run = self.runs.get(tournament_id)
-        if run is not None:
-            return run.view()
-        if tournament_id in self._finished_views:
-            return self._finished_views[tournament_id]
-        stored = await self.store.tournaments.get(tournament_id)
-        if stored is None:
-            return None
-        request = TournamentRequest.model_validate(stored.request)
-        # Standings from the stored outcomes: no book to read, nothing is played.
-        standings = _standings_for(request, 0)
-        for row in await self.store.tournaments.games(tournament_id):
-            if row.status == "done" and row.outcome is not None:
-                standings.add(row.idx, _outcome_from_json(row.outcome))
-        view = _view(_stored_summary(stored, request), request, standings, {})
-        if stored.status in ("finished", "failed"):
-            if len(self._finished_views) >= FINISHED_VIEWS:
-                self._finished_views.pop(next(iter(self._finished_views)))
-            self._finished_views[tournament_id] = view
-        return view
-
-    async def page(self, limit: int = 100) -> TournamentPage:
-        """The newest tournaments, running ones as they stand now."""
-        summaries = []
-        for stored in await self.store.tournaments.recent(limit):
-            run = self.runs.get(stored.tournament_id)
-            if run is not None:
-                summaries.append(run.summary())
-                continue
-            request = TournamentRequest.model_validate(stored.request)
-            summaries.append(_stored_summary(stored, request))
-        return TournamentPage(tournaments=summaries)
-
-    async def shutdown(self) -> None:
-        """Stop every run (each ends ``interrupted``, to be resumed)."""
-        self.stop_status = "interrupted"
-        runs = [run for run in self.runs.values() if not run.over]
-        for run in runs:
-            run.stop("the server is shutting down")
-        tasks = [run.task for run in runs if run.task is not None]
-        await asyncio.gather(*tasks, return_exceptions=True)

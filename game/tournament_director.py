@@ -1,0 +1,271 @@
+"""Every tournament of one game server: ``TournamentDirector`` creates, checks, stops,
+resumes and shows them; each one runs as a ``game.tournament_runner.TournamentRun``.
+See ``game.tournament_runner`` for how a run plays its schedule and survives a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Final
+
+from pydantic import ValidationError
+
+from game.discovery import DiscoveryError, discover
+from game.elo import StatsError
+from game.local_bot_spec import BotLimits, LocalBotSpec
+from game.local_bots import LocalBotError
+from game.manager import GameManager
+from game.openings import (
+    NonStandardOpeningError,
+    Opening,
+)
+from game.sprt import Sprt
+from game.store import GameStore
+from game.store.tournaments import StoredTournament
+from game.tournament_runner import (
+    CommandsNotAllowedError,
+    TournamentError,
+    TournamentFinishedError,
+    TournamentRun,
+    TournamentRunningError,
+    UnknownTournamentError,
+    _book_for,
+    _outcome_from_json,
+    _standings_for,
+    _stored_summary,
+    _view,
+    game_request,
+)
+from wire.errors import _problems
+from wire.tournaments import (
+    TournamentBot,
+    TournamentPage,
+    TournamentRequest,
+    TournamentStatus,
+    TournamentView,
+)
+
+__all__ = ["FINISHED_VIEWS", "TournamentDirector"]
+
+log = logging.getLogger("game.tournament")
+
+#: Views of finished tournaments kept (they no longer change), oldest dropped first.
+FINISHED_VIEWS: Final = 64
+
+
+class TournamentDirector:
+    """Every tournament of one game server. See the module docstring.
+
+    ``allow_commands``: whether ``cmd=`` bots may be started (the command line: yes;
+    the REST API: no, a server does not run programs on request). Local programs get
+    ``limits`` and write their logs to ``log_dir``.
+    """
+
+    def __init__(
+        self,
+        manager: GameManager,
+        store: GameStore,
+        *,
+        allow_commands: bool = False,
+        limits: BotLimits | None = None,
+        log_dir: Path | str = Path("data") / "bot-logs",
+        id_factory: Callable[[], str] = lambda: uuid.uuid4().hex,
+    ) -> None:
+        self.manager = manager
+        self.store = store
+        self.allow_commands = allow_commands
+        self.limits = limits if limits is not None else BotLimits()
+        self.log_dir = Path(log_dir)
+        self._new_id = id_factory
+        self.runs: dict[str, TournamentRun] = {}
+        #: The status a run stopped on request gets ("interrupted" while shutting down).
+        self.stop_status: TournamentStatus = "stopped"
+        self._finished_views: dict[str, TournamentView] = {}
+
+    async def recover(self) -> list[str]:
+        """At startup: mark tournaments a previous run left running as interrupted."""
+        ids = await self.store.tournaments.interrupt_running("the server stopped while it ran")
+        for tournament_id in ids:
+            log.warning("tournament %s was interrupted: resume it to go on", tournament_id)
+        return ids
+
+    def check(self, request: TournamentRequest) -> list[Opening]:
+        """Refuse what this server cannot run, before anything is stored."""
+        if not self.allow_commands:
+            commands = [bot.name for bot in request.bots if bot.cmd is not None]
+            if commands:
+                raise CommandsNotAllowedError(
+                    f"bot {commands[0]!r}: 'cmd' bots are started by htttx-tournament on "
+                    "the command line; the server does not run programs on request"
+                )
+        for bot in request.bots:
+            if bot.cmd is not None:
+                try:
+                    LocalBotSpec(bot.name, bot.cmd, self.limits)
+                except LocalBotError as error:
+                    raise TournamentError(f"bot {bot.name!r}: {error}") from None
+        openings = _book_for(request)  # OpeningError names the bad opening
+        # Every game must be one the server hosts: try each bot's seat once, and each
+        # opening once (the turn limit, say, may leave it no room).
+        first = request.bots[0]
+        urls = ("http://127.0.0.1:1", "http://127.0.0.1:1")
+        for bot in request.bots:
+            try:
+                game_request(request, bot, first, urls=urls, name="check")
+            except ValidationError as error:
+                problems = "; ".join(_problems(error))
+                raise TournamentError(f"bot {bot.name!r}: {problems}") from None
+        for opening in openings:
+            try:
+                game_request(request, first, first, urls=urls, name="check", opening=opening)
+            except ValidationError as error:
+                problems = "; ".join(_problems(error))
+                raise TournamentError(f"opening {opening.name!r}: {problems}") from None
+            except NonStandardOpeningError as error:
+                raise TournamentError(f"opening {opening.name!r}: {error}") from None
+        if request.sprt is not None:
+            try:
+                Sprt(request.sprt.elo0, request.sprt.elo1, request.sprt.alpha, request.sprt.beta)
+            except StatsError as error:
+                raise TournamentError(f"sprt: {error}") from None
+        return openings
+
+    async def check_bots(self, request: TournamentRequest) -> None:
+        """Fetch the capabilities of every bot given by URL, all at once, so that a bot
+        the server cannot seat is refused now (``DiscoveryError`` naming the first in
+        entry order), not after games."""
+        manager = self.manager
+
+        async def check(bot: TournamentBot) -> None:
+            assert bot.url is not None
+            try:
+                await discover(
+                    bot.url, manager.http, policy=manager.policy, timeout=manager.discovery_timeout
+                )
+            except DiscoveryError as error:
+                raise type(error)(f"bot {bot.name!r}: {error}") from None
+
+        outcomes = await asyncio.gather(
+            *(check(bot) for bot in request.bots if bot.url is not None), return_exceptions=True
+        )
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome
+
+    async def create(self, request: TournamentRequest) -> TournamentRun:
+        """Store a new tournament and start it. Raises a ``TournamentError``, an
+        ``OpeningError`` or a ``DiscoveryError`` (each one line for the user) for what
+        cannot be run."""
+        openings = await asyncio.to_thread(self.check, request)  # a book can be big
+        await self.check_bots(request)
+        tournament_id = self._new_id()
+        created_at = datetime.now(UTC)
+        await self.store.tournaments.create(
+            tournament_id,
+            name=request.name,
+            request_json=request.model_dump_json(),
+            games_total=request.games,
+            created_at=created_at,
+        )
+        stored = await self.store.tournaments.get(tournament_id)
+        assert stored is not None
+        return self._start(tournament_id, request, stored, openings)
+
+    def _start(
+        self,
+        tournament_id: str,
+        request: TournamentRequest,
+        stored: StoredTournament,
+        openings: list[Opening],
+    ) -> TournamentRun:
+        run = TournamentRun(self, tournament_id, request, stored, openings)
+        # Runs that are over are read from the store from now on (a finished one's view
+        # is cached): the server keeps no object per tournament it ever ran.
+        self.runs = {key: old for key, old in self.runs.items() if not old.over}
+        self.runs[tournament_id] = run
+        run.task = asyncio.get_running_loop().create_task(
+            run.run(), name=f"htttx: tournament {tournament_id}"
+        )
+        return run
+
+    async def resume(self, tournament_id: str) -> TournamentRun:
+        """Go on with a stopped or interrupted tournament from what the store holds."""
+        run = self.runs.get(tournament_id)
+        if run is not None and not run.over:
+            raise TournamentRunningError(f"tournament {tournament_id} is running already")
+        if run is not None and run.task is not None:
+            await asyncio.gather(run.task, return_exceptions=True)
+        stored = await self.store.tournaments.get(tournament_id)
+        if stored is None:
+            raise UnknownTournamentError(f"no tournament {tournament_id!r}")
+        if stored.status == "finished":
+            raise TournamentFinishedError(f"tournament {tournament_id} has finished")
+        request = TournamentRequest.model_validate(stored.request)
+        openings = await asyncio.to_thread(self.check, request)
+        await self.check_bots(request)
+        await self.store.tournaments.set_status(tournament_id, "running")
+        stored = await self.store.tournaments.get(tournament_id)
+        assert stored is not None
+        self._finished_views.pop(tournament_id, None)
+        return self._start(tournament_id, request, stored, openings)
+
+    async def stop(self, tournament_id: str, reason: str = "stopped on request") -> TournamentRun:
+        """Stop a running tournament; it can be resumed later."""
+        run = self.runs.get(tournament_id)
+        if run is None or run.over:
+            if await self.store.tournaments.get(tournament_id) is None:
+                raise UnknownTournamentError(f"no tournament {tournament_id!r}")
+            raise TournamentFinishedError(f"tournament {tournament_id} is not running")
+        run.stop(reason)
+        if run.task is not None:
+            await asyncio.gather(run.task, return_exceptions=True)
+        return run
+
+    async def view(self, tournament_id: str) -> TournamentView | None:
+        """The tournament with its standings; None if there is none with that id."""
+        run = self.runs.get(tournament_id)
+        if run is not None:
+            return run.view()
+        if tournament_id in self._finished_views:
+            return self._finished_views[tournament_id]
+        stored = await self.store.tournaments.get(tournament_id)
+        if stored is None:
+            return None
+        request = TournamentRequest.model_validate(stored.request)
+        # Standings from the stored outcomes: no book to read, nothing is played.
+        standings = _standings_for(request, 0)
+        for row in await self.store.tournaments.games(tournament_id):
+            if row.status == "done" and row.outcome is not None:
+                standings.add(row.idx, _outcome_from_json(row.outcome))
+        view = _view(_stored_summary(stored, request), request, standings, {})
+        if stored.status in ("finished", "failed"):
+            if len(self._finished_views) >= FINISHED_VIEWS:
+                self._finished_views.pop(next(iter(self._finished_views)))
+            self._finished_views[tournament_id] = view
+        return view
+
+    async def page(self, limit: int = 100) -> TournamentPage:
+        """The newest tournaments, running ones as they stand now."""
+        summaries = []
+        for stored in await self.store.tournaments.recent(limit):
+            run = self.runs.get(stored.tournament_id)
+            if run is not None:
+                summaries.append(run.summary())
+                continue
+            request = TournamentRequest.model_validate(stored.request)
+            summaries.append(_stored_summary(stored, request))
+        return TournamentPage(tournaments=summaries)
+
+    async def shutdown(self) -> None:
+        """Stop every run (each ends ``interrupted``, to be resumed)."""
+        self.stop_status = "interrupted"
+        runs = [run for run in self.runs.values() if not run.over]
+        for run in runs:
+            run.stop("the server is shutting down")
+        tasks = [run.task for run in runs if run.task is not None]
+        await asyncio.gather(*tasks, return_exceptions=True)
