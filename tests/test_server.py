@@ -457,6 +457,9 @@ async def test_the_openapi_document_describes_the_rest_routes(tmp_path: Path) ->
         "/tournaments/{tournament_id}/games",
         "/tournaments/{tournament_id}/stop",
         "/tournaments/{tournament_id}/resume",
+        "/challenges",
+        "/challenges/{challenge_id}",
+        "/challenges/{challenge_id}/accept",
     }
     assert set(document["paths"]["/tournaments"]) == {"get", "post"}
     schemas = document["components"]["schemas"]
