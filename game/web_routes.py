@@ -7,7 +7,9 @@ Every page path answers the same shell; ``app.js`` picks the view from the path:
 
 * ``/`` — live games; ``/g/{game_id}`` — one game, live or replayed;
 * ``/web/games`` — the record list; ``/web/bots`` — bots and the pair form;
-* ``/web/tournaments`` and ``/t/{tournament_id}`` — tournaments and standings.
+* ``/web/tournaments`` and ``/t/{tournament_id}`` — tournaments and standings;
+* ``/c/{challenge_id}`` — an open challenge: the ``htttx-ui --open`` command that plays
+  it, and a form that accepts it (``challenge.js``).
 
 The JSON routes (``/games``, ``/bots``, ``/tournaments``) keep their paths and answers:
 a page never shadows an API route. Static files are revalidated by ETag
@@ -60,6 +62,7 @@ def web_routes() -> list[BaseRoute]:
         Route("/", page, methods=["GET"], include_in_schema=False),
         Route("/g/{game_id}", page, methods=["GET"], include_in_schema=False),
         Route("/t/{tournament_id}", page, methods=["GET"], include_in_schema=False),
+        Route("/c/{challenge_id}", page, methods=["GET"], include_in_schema=False),
         Route("/web/{view}", page, methods=["GET"], include_in_schema=False),
         Mount("/static", app=static, name="static"),
     ]

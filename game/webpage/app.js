@@ -11,6 +11,7 @@ const ROUTES = [
   [/^\/web\/bots$/, "bots", () => import("./bots.js"), () => ({})],
   [/^\/web\/tournaments$/, "tournaments", () => import("./tournaments.js"), () => ({})],
   [/^\/t\/([^/]+)$/, "tournaments", () => import("./tournament.js"), (m) => ({ tournamentId: decodeURIComponent(m[1]) })],
+  [/^\/c\/([^/]+)$/, "challenge", () => import("./challenge.js"), (m) => ({ challengeId: decodeURIComponent(m[1]) })],
 ];
 
 function notFound(main) {
