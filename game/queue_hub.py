@@ -169,9 +169,10 @@ class QueueHub:
             raise QueueClosing("the game server is shutting down")
         if client.waiting_key is not None or client.challenge_id is not None:
             raise QueueRefusal("this socket already waits: send queue_leave first")
+        # Checked before the name is claimed: a new name's token must not be lost.
+        check_time_control(packet.time_control)
         claim = await self.arena.claim(packet.name, packet.player_token)
         key = player_key(claim.name) or claim.name
-        check_time_control(packet.time_control)
         rating = await self.arena.rating(claim.name)
         if key in self._people:
             raise QueueRefusal(f"{claim.name!r} is already waiting in the queue")
