@@ -281,7 +281,10 @@ class QueueHub:
         if self._present(entry) is None or self._closing:
             return
         if bot_retry:
-            self._maker.rejoin(entry, asyncio.get_running_loop().time())
+            again = self._maker.rejoin(entry, asyncio.get_running_loop().time())
+            person = self._people[entry.key]
+            # Told again: when the next bot is looked for (bot_in_ms) has changed.
+            person.entry, person.client.told = again, None
         else:
             self._maker.join(entry)
         self._changed()

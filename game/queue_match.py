@@ -151,10 +151,13 @@ class Matchmaker:
             raise AlreadyWaiting(f"{person.name!r} is already waiting in the queue")
         self._waiting[person.key] = person
 
-    def rejoin(self, person: Waiting, now: float) -> None:
+    def rejoin(self, person: Waiting, now: float) -> Waiting:
         """A person handed to a bot for whom no bot was free waits again (their time
-        in the queue kept), with another try for a bot ``BOT_RETRY_S`` from ``now``."""
-        self._waiting[person.key] = replace(person, bot_at=now + BOT_RETRY_S)
+        in the queue kept), with another try for a bot ``BOT_RETRY_S`` from ``now``;
+        the person as they now wait."""
+        again = replace(person, bot_at=now + BOT_RETRY_S)
+        self._waiting[person.key] = again
+        return again
 
     def leave(self, key: str) -> Waiting | None:
         """The person of ``key`` stops waiting; who it was, or None if not waiting."""

@@ -187,6 +187,19 @@ async def test_a_person_plays_a_registered_ladder_bot_after_their_wait(tmp_path:
         assert bot_side.name == "Randy" and bot_side.bot_url == f"{bot_server.url}/random"
 
 
+async def test_without_a_free_bot_the_person_waits_on_and_is_told_when_the_next_try_is(
+    tmp_path: Path,
+) -> None:
+    async with arena(tmp_path) as a, queue(a) as ws:
+        await join(ws, "ann", bot_after_s=0)
+        first = await until(ws, "queue_waiting")
+        assert first["bot_in_ms"] == 0
+        again = await until(ws, "queue_waiting")  # no bot is registered: a later try
+        assert 0 < again["bot_in_ms"] <= 10_000 and again["players_waiting"] == 1
+        await join(ws, "bo")  # still waiting on this socket
+        assert "queue_leave first" in (await until(ws, "nope"))["reason"]
+
+
 async def test_a_bot_name_cannot_be_taken_by_a_person(tmp_path: Path) -> None:
     async with (
         serving_bot(create_bot_app({"/random": RandomBot})) as bot_server,
