@@ -399,6 +399,7 @@ def _banner(
         f"  docs        {base}/docs   (OpenAPI 3.1: {base}/openapi.json)",
         f"  humans      {ws}/ws?token=<token_x or token_o>",
         f"  spectators  {ws}/spectate/<game_id>",
+        f"  people      {ws}/queue   (matchmaking)   POST {base}/challenges   {base}/c/<id>",
         f"  store       {_safe_url(db_url)}",
     ]
     if analysis_bot is not None:

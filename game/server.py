@@ -19,6 +19,8 @@ Routes (``create_app``):
   bots and the registered ones with ratings), ``GET|PATCH|DELETE /bots/{name}`` (the
   changes with ``Authorization: Bearer <owner_token>``), ``GET /bots/{name}/ratings``,
   ``GET /leaderboard?kind=bot|human|all&limit=`` (``game.registry_routes``).
+* WebSocket ``/queue`` (matchmaking for people), ``POST /challenges``,
+  ``GET /challenges/{id}``, ``POST /challenges/{id}/accept`` (``game.queue_routes``).
 * WebSocket ``/ws?token=...`` (a human seat) and ``/spectate/{game_id}``.
 * The example bots under ``/bots/random``, ``/bots/center``, ``/bots/threat``.
 * The web page: ``/``, ``/g/{id}``, ``/t/{id}``, ``/web/...`` and ``/static/...``
@@ -56,6 +58,7 @@ from bot.serve import serving as serving_bot
 from game.access_log import TokenRedactingFilter, install_token_filter, redact_tokens
 from game.analysis import DEFAULT_ANALYSIS_TIME, check_analysis_time
 from game.analyst import open_analyst
+from game.challenges import Challenges
 from game.discovery import DEFAULT_POLICY, AddressPolicy, DiscoveryError, capabilities_url
 from game.fanout import SPECTATOR_FLUSH_S
 from game.limits import ConnectionLimits, uvicorn_protocols
@@ -69,6 +72,9 @@ from game.manager import (
     check_commit_interval,
 )
 from game.openapi import _docs_page, _openapi
+from game.queue_arena import ArenaForQueue
+from game.queue_hub import QueueHub
+from game.queue_routes import queue_routes
 from game.rating_book import RatingBook
 from game.registry import DEFAULT_RECHECK_S, BotRegistry
 from game.registry_routes import arena_routes
@@ -377,6 +383,7 @@ def create_app(
         WebSocketRoute("/spectate/{game_id}", spectator_socket),
         *tournament_routes(),
         *arena_routes(),
+        *queue_routes(),
         # Last: the page's paths never shadow an API route.
         *web_routes(),
     ]
@@ -455,15 +462,21 @@ def create_app(
                 log_dir=settings.bot_log_dir,
             )
             await tournaments.recover()
+            # Matchmaking for people: the /queue and open challenges.
+            arena = ArenaForQueue(registry, ratings)
+            queue = QueueHub(manager, arena)
             runtime = _Runtime(
                 store=store,
                 http=http,
                 pool=pool,
                 manager=manager,
                 tournaments=tournaments,
-                ratings=ratings,
                 registry=registry,
+                ratings=ratings,
+                queue=queue,
+                challenges=Challenges(store, manager, arena),
             )
+            queue.start()
             stack.push_async_callback(runtime.drain)
             app.state.arena = runtime
             yield

@@ -9,6 +9,8 @@ Every page path answers the same shell; ``app.js`` picks the view from the path:
 * ``/web/games`` — the record list; ``/web/bots`` — bots and the pair form;
 * ``/web/tournaments`` and ``/t/{tournament_id}`` — tournaments and standings;
 * ``/web/leaderboard`` — the arena's ratings (``GET /leaderboard``).
+* ``/c/{challenge_id}`` — an open challenge: the ``htttx-ui --open`` command that plays
+  it, and a form that accepts it (``challenge.js``).
 
 The JSON routes (``/games``, ``/bots``, ``/tournaments``, ``/leaderboard``) keep their
 paths and answers: a page never shadows an API route. Static files are revalidated by ETag
@@ -61,6 +63,7 @@ def web_routes() -> list[BaseRoute]:
         Route("/", page, methods=["GET"], include_in_schema=False),
         Route("/g/{game_id}", page, methods=["GET"], include_in_schema=False),
         Route("/t/{tournament_id}", page, methods=["GET"], include_in_schema=False),
+        Route("/c/{challenge_id}", page, methods=["GET"], include_in_schema=False),
         Route("/web/{view}", page, methods=["GET"], include_in_schema=False),
         Mount("/static", app=static, name="static"),
     ]

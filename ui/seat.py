@@ -88,6 +88,7 @@ from models import (
     MoveRequestPacket,
     MoveResponsePacket,
     NopePacket,
+    OpponentStatusPacket,
     Player,
     ProtocolError,
     SetupPacket,
@@ -341,6 +342,8 @@ class HumanSeat:
                 self.awaiting = False
                 self._request = None
                 return [Refused(packet.reason)]
+            case OpponentStatusPacket():
+                return []  # the opponent dropped or came back: nothing changes here
             case EvalRequestPacket() | InterruptPacket():
                 raise _OutOfOrder(
                     f"{packet.type}: the server sent a packet only bots that declare "

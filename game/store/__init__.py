@@ -117,6 +117,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from game.store.arena import ArenaRecords
+from game.store.challenges import ChallengeRecords
 from game.store.errors import (
     DuplicateGameError,
     GameNotRunningError,
@@ -222,6 +223,8 @@ class GameStore:
         self._closing: asyncio.Future[None] | None = None
         #: The tournaments in this store (``game.store.tournaments``).
         self.tournaments = TournamentRecords(runner)
+        #: Open challenges (``game.store.challenges``).
+        self.challenges = ChallengeRecords(runner)
         #: The arena's players and registered bots (``game.store.arena``).
         self.arena = ArenaRecords(runner)
         #: The arena's ratings, their history and the rated games (``game.store.ratings``).

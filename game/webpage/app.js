@@ -12,6 +12,7 @@ const ROUTES = [
   [/^\/web\/tournaments$/, "tournaments", () => import("./tournaments.js"), () => ({})],
   [/^\/web\/leaderboard$/, "leaderboard", () => import("./leaderboard.js"), () => ({})],
   [/^\/t\/([^/]+)$/, "tournaments", () => import("./tournament.js"), (m) => ({ tournamentId: decodeURIComponent(m[1]) })],
+  [/^\/c\/([^/]+)$/, "challenge", () => import("./challenge.js"), (m) => ({ challengeId: decodeURIComponent(m[1]) })],
 ];
 
 function notFound(main) {
