@@ -166,9 +166,10 @@ def test_tournaments_show_standings_sprt_and_a_link_to_every_game(
         assert status == 201, created
         tournament_id = created["tournament_id"]
         view = wait_for(
-            lambda: (v := get_json(f"{url}/tournaments/{tournament_id}")[1])["status"]
-            != "running"
-            and v
+            lambda: (
+                (v := get_json(f"{url}/tournaments/{tournament_id}")[1])["status"] != "running"
+                and v
+            )
         )
         page.goto(url + "/web/tournaments")
         listed = page.locator(f'#tournaments tr[data-tournament-id="{tournament_id}"]')

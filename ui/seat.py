@@ -50,13 +50,27 @@ order, or malformed, is a ``Violation``: the client should close the socket with
 (``models.CLOSE_PROTOCOL_ERROR``) and the reason. ``nope`` is a ``Refused`` (the server
 closes the socket after it; the ``end`` that may follow is still reported); ``end`` is
 ``GameEnded``. After the game is over or a violation, frames are ignored.
+
+*People against people* (the queue's games, ``docs/extensions.md``): ``resign`` gives
+the ``{"type": "resign"}`` frame that ends the game at once (the ``end`` follows, cause
+``resign``), and an ``opponent_status`` packet — the opponent dropped
+(``connected: false``, with ``reconnect_by_ms``, the milliseconds they have to come back)
+or came back — is an ``OpponentStatus`` event, whatever the turn.
+
+>>> seat = HumanSeat("x")
+>>> seat.receive('{"type":"opponent_status","side":"o","connected":false,'
+...              '"reconnect_by_ms":60000}')
+[OpponentStatus(side='o', connected=False, reconnect_ms=60000)]
+>>> seat.resign()
+'{"type":"resign"}'
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TypeAlias
+from typing import Final, TypeAlias
 
+import msgspec
 from pydantic import BaseModel, ValidationError
 
 # The bot's state machine already reads boards and moves into stone maps, refusing
@@ -105,6 +119,7 @@ __all__ = [
     "IllegalStoneError",
     "MoveRequested",
     "NotYourTurnError",
+    "OpponentStatus",
     "Refused",
     "SeatError",
     "SeatEvent",
@@ -206,7 +221,41 @@ class Violation:
     reason: str
 
 
-SeatEvent: TypeAlias = SeatStarted | MoveRequested | HeartbeatSeen | GameEnded | Refused | Violation
+@dataclass(frozen=True)
+class OpponentStatus:
+    """The opponent (a person) dropped (``connected`` False: ``reconnect_ms`` is how
+    long they have to come back, None if the server did not say) or came back."""
+
+    side: str
+    connected: bool
+    reconnect_ms: int | None
+
+
+SeatEvent: TypeAlias = (
+    SeatStarted | MoveRequested | HeartbeatSeen | GameEnded | Refused | Violation | OpponentStatus
+)
+
+
+class _OpponentStatusPacket(msgspec.Struct, tag_field="type", tag="opponent_status"):
+    """``opponent_status`` as the queue's games send it to a human seat."""
+
+    side: str
+    connected: bool
+    reconnect_by_ms: int | None = None
+
+
+_opponent_status: Final = msgspec.json.Decoder(_OpponentStatusPacket)
+
+
+def _read_opponent_status(text: str | bytes) -> OpponentStatus | None:
+    """The ``opponent_status`` in ``text``, or None if it is not one."""
+    try:
+        packet = _opponent_status.decode(text)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    if packet.side not in ("x", "o"):
+        return None
+    return OpponentStatus(packet.side, packet.connected, packet.reconnect_by_ms)
 
 
 class _OutOfOrder(Exception):
@@ -238,6 +287,8 @@ class HumanSeat:
         self.over = False
         self.heartbeats = 0
         self.last_heartbeat_waiting: bool | None = None
+        #: The person resigned: the game ends as soon as the server reads it.
+        self.resigned = False
         self._token_side = self.side
         self._stones: dict[Hex, Side] | None = None  # the board as the server last told it
         self._request: MoveRequestPacket | None = None
@@ -256,6 +307,10 @@ class HumanSeat:
         try:
             packet = parse_packet(text, allowed=SERVER_PACKETS)
         except ProtocolError as exc:
+            # Not one of the bot protocol's packets: the people's own news, or an error.
+            status = _read_opponent_status(text)
+            if status is not None:
+                return [] if self._refused else [status]
             return self._violation(f"bad packet from the server: {exc}")
         except Exception as exc:  # not a frame at all
             return self._violation(f"unreadable frame from the server: {exc!r}")
@@ -276,7 +331,7 @@ class HumanSeat:
         completes a line, ``second`` may be None: the game ends on the first stone, and
         any other legal cell is sent as the second, which the server ignores.
         """
-        if self.over:
+        if self.over or self.resigned:
             raise GameFinishedError("the game is over: no more moves")
         if not self.awaiting or self.position is None:
             raise NotYourTurnError("it is not your turn: wait for the server to ask for a move")
@@ -304,6 +359,17 @@ class HumanSeat:
         self._request = None
         self._answer_in_flight = True
         return dump_packet(packet).decode()
+
+    def resign(self) -> str:
+        """The ``resign`` frame: the person gives the game up. Raises
+        ``GameFinishedError`` once the game is over or resigned; no move can be made
+        afterwards, and the server's ``end`` is reported as usual."""
+        if self.over or self.resigned:
+            raise GameFinishedError("the game is over: there is nothing to resign")
+        self.resigned = True
+        self.awaiting = False
+        self._request = None
+        return '{"type":"resign"}'
 
     def winning_first_stone(self, cell: Hex) -> bool:
         """Whether ``cell`` as the first stone of the pending move completes a line."""
@@ -341,6 +407,12 @@ class HumanSeat:
                 self.awaiting = False
                 self._request = None
                 return [Refused(packet.reason)]
+            case _ if getattr(packet, "type", None) == "opponent_status":
+                # A server whose wire models know the packet: read it the same way.
+                status = _read_opponent_status(dump_packet(packet))
+                if status is None:
+                    raise _OutOfOrder("opponent_status without a side x or o")
+                return [status]
             case EvalRequestPacket() | InterruptPacket():
                 raise _OutOfOrder(
                     f"{packet.type}: the server sent a packet only bots that declare "
@@ -382,6 +454,8 @@ class HumanSeat:
         self.side = side
         self._stones = stones
         self.position = position
+        if self.resigned:  # crossed the resignation on the wire: nothing to answer
+            return []
         self._request = packet
         self.awaiting = True
         self._answer_in_flight = False
@@ -398,7 +472,12 @@ class HumanSeat:
         ]
 
     def _on_heartbeat(self, packet: HeartbeatPacket) -> list[SeatEvent]:
-        if packet.waiting and not self.awaiting and not self._answer_in_flight:
+        if (
+            packet.waiting
+            and not self.awaiting
+            and not self._answer_in_flight
+            and not self.resigned
+        ):
             raise _OutOfOrder(
                 "heartbeat: the server says it is waiting for a move, but it asked for none "
                 "(an error state: per the spec, the seat closes the connection)"
