@@ -65,7 +65,9 @@ No method raises: a bug inside the session ends the game as ``aborted`` (close c
 1011) instead of escaping into the adapter's task.
 
 The parts, one concept each: ``game.session_view`` (the state and every read of it,
-the base class), ``game.session_board`` (the stones), ``game.session_packets`` (the
+the base class), ``game.session_ending`` (forfeits, the end, the guard of every input),
+``game.session_humans`` (what only people do: the reconnect window, ``opponent_status``,
+``resign``), ``game.session_board`` (the stones), ``game.session_packets`` (the
 packets read and built), ``game.session_end`` (the shape of an end),
 ``game.session_timing`` (clocks, stall limit, heartbeats), ``game.session_config`` and
 ``game.session_state`` (what a session is given and tracks per seat). This module
@@ -178,8 +180,6 @@ exception the adapter caught: ``TimeoutError`` is ``timeout``, ``ConnectionError
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from functools import partial
 
 from game.seat_errors import (
     SeatDisconnectError,
@@ -212,12 +212,10 @@ from game.session_config import (
 )
 from game.session_end import (
     aborted,
-    end_actions,
-    end_packet,
-    explained,
     result_of_outcome,
     status_of,
 )
+from game.session_humans import HumanSeats
 from game.session_packets import (
     board_update,
     config_packet,
@@ -226,7 +224,6 @@ from game.session_packets import (
     stateless_turn,
 )
 from game.session_state import PendingRequest, SeatState
-from game.session_view import SessionView
 from models import (
     CLOSE_GOING_AWAY,
     CLOSE_INTERNAL_ERROR,
@@ -236,17 +233,16 @@ from models import (
     Coord,
     EndCause,
     EvalResponsePacket,
-    GameRecord,
     GameResult,
     GameStatus,
     HeartbeatPacket,
     HumanMoveResponsePacket,
     MoveOption,
     MoveResponsePacket,
-    NopePacket,
     Player,
     PositionEvaluation,
     RecordedMove,
+    ResignPacket,
     ResultReason,
     SetupPacket,
     StatelessBoard,
@@ -283,9 +279,10 @@ __all__ = [
 ]
 
 
-class GameSession(SessionView):
+class GameSession(HumanSeats):
     """One game between two seats, refereed without I/O (its state and reads are
-    ``SessionView``'s)."""
+    ``SessionView``'s, its ends ``SessionEnding``'s, what only people do
+    ``HumanSeats``')."""
 
     # ------------------------------------------------------------------ inputs
 
@@ -346,7 +343,7 @@ class GameSession(SessionView):
         seat.told = self._board.stone_count
         if self._request is not None and self._request.side is side:
             actions.extend(self._ask(now))
-        return actions
+        return actions + self._human_back(side, now)
 
     def _on_disconnected(self, side: Player, now: float, why: str | None) -> list[Action]:
         seat = self._seats[side]
@@ -355,8 +352,7 @@ class GameSession(SessionView):
         seat.connected = False
         seat.dropped_because = f" ({why})" if why else ""
         if seat.info.kind == "human" and self.limits.reconnect_s > 0:
-            seat.reconnect_by = now + self.limits.reconnect_s
-            return []
+            return self._human_dropped(side, now)
         raise SeatDisconnectError(side, f"{side.value}'s connection dropped{seat.dropped_because}")
 
     def _on_frame(self, side: Player, data: str | bytes, now: float) -> list[Action]:
@@ -376,6 +372,8 @@ class GameSession(SessionView):
                 )
             case EvalResponsePacket():
                 raise SeatProtocolError(side, "eval_response, but no eval_request was sent")
+            case ResignPacket():
+                return self._resign(side, now)
         raise SeatProtocolError(side, f"{type(packet).__name__} is not a packet a seat sends")
 
     def _on_stateless_answer(
@@ -397,13 +395,7 @@ class GameSession(SessionView):
                 return self._begin(now)
             if self._someone_never_came() and now >= self._started_at + self.limits.no_show_s:
                 return self._no_show(now)
-        for side, seat in self._seats.items():
-            if seat.reconnect_by is not None and now >= seat.reconnect_by:
-                raise SeatDisconnectError(
-                    side,
-                    f"{side.value} dropped{seat.dropped_because} and did not reconnect "
-                    f"within {self.limits.reconnect_s:g} s",
-                )
+        self._check_reconnect_windows(now)
         self._timer.check(now)
         return self._heartbeats() if self._heartbeat.due(now) else []
 
@@ -570,54 +562,3 @@ class GameSession(SessionView):
             raise SeatNoShowError(absent[0], f"{absent[0].value} did not connect within {limit}")
         result = GameResult(winner=None, reason=ResultReason.DRAW, cause=EndCause.NO_SHOW)
         return self._finish(result, f"neither seat connected within {limit}", now)
-
-    # ----------------------------------------------------------------- the end
-
-    def _forfeit(self, error: SeatError, now: float) -> list[Action]:
-        loser = error.side
-        seat = self._seats[loser]
-        actions: list[Action] = []
-        if error.tells_seat and seat.connected and seat.info.speaks_websocket:
-            actions.append(SendTo(loser, NopePacket(reason=str(error))))
-        result = GameResult(winner=loser.other, reason=ResultReason.FORFEIT, cause=error.cause)
-        return actions + self._finish(result, f"{loser.value} forfeits: {error}", now)
-
-    def _finish(
-        self, result: GameResult, detail: str, now: float, code: int = CLOSE_NORMAL
-    ) -> list[Action]:
-        if self._timer.running is not None:
-            self._timer.stop(now)  # the time used until the end counts
-        self._request = None
-        result = explained(result, detail)
-        self._result = result
-        self._end = end = end_packet(result, self.board)
-        for seat in self._seats.values():
-            seat.reconnect_by = None
-        return end_actions(result, detail, end, self._listening(), code, self.record())
-
-    # ---------------------------------------------------------------- helpers
-
-    def _guarded(self, now: float, handle: Callable[[float], list[Action]]) -> list[Action]:
-        now = self._advance(now)
-        if self._result is not None:
-            return []  # nothing changes a finished game
-        try:
-            return handle(now)
-        except SeatError as error:
-            return self._safely(partial(self._forfeit, error, now))
-        except Exception as exc:  # a bug here must cost one game, never the server
-            return self._safely(partial(self._internal_error, exc, now))
-
-    def _internal_error(self, exc: Exception, now: float) -> list[Action]:
-        detail = f"internal error in the game session: {exc!r}"
-        return self._finish(aborted(), detail, now, CLOSE_INTERNAL_ERROR)
-
-    def _safely(self, finish: Callable[[], list[Action]]) -> list[Action]:
-        try:
-            return finish()
-        except Exception as exc:  # the end itself failed: still end, with the bare facts
-            detail = f"internal error while ending the game: {exc!r}"
-            result = explained(self._result or aborted(), detail)
-            self._result = result
-            self._request = None
-            return [GameOver(result, GameRecord(game_id=self.game_id, result=result), detail)]

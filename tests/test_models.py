@@ -50,11 +50,13 @@ from models import (
     NewGameRequest,
     NewGameResponse,
     NopePacket,
+    OpponentStatusPacket,
     Player,
     PlayerConfig,
     PositionEvaluation,
     ProtocolError,
     RecordPlayer,
+    ResignPacket,
     ResultReason,
     SetupPacket,
     StatelessBoard,
@@ -103,6 +105,11 @@ SAMPLES: dict[str, tuple[str, type[Any]]] = {
     ),
     "end in a draw": ('{"type":"end","winner":null,"reason":"draw"}', EndPacket),
     "nope": ('{"type":"nope","reason":"move_response without a move_request"}', NopePacket),
+    "opponent_status": (
+        '{"type":"opponent_status","side":"o","connected":false,"reconnect_by_ms":60000}',
+        OpponentStatusPacket,
+    ),
+    "resign": ('{"type":"resign"}', ResignPacket),
     "move_response": (
         '{"type":"move_response","move":{"pieces":[{"q":1,"r":1},{"q":2,"r":1}],'
         '"evaluation":{"heuristic":0.25,"win_in":3}},'

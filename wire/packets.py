@@ -201,6 +201,27 @@ class EndPacket(BaseModel):
         return self.detail.partition(": ")[2] or None
 
 
+class OpponentStatusPacket(BaseModel):
+    """Our extension for human seats: the opponent, a person, dropped or came back.
+
+    Sent only to a connected human seat whose opponent is a human seat too (bots never
+    get it): ``connected`` false when the opponent's connection dropped, with
+    ``reconnect_by_ms``, the milliseconds left before it forfeits with ``disconnect``
+    unless it is back; ``connected`` true (and no ``reconnect_by_ms``) when it is back.
+
+    >>> from models import dump_packet
+    >>> dump_packet(OpponentStatusPacket(side=Player.O, connected=False, reconnect_by_ms=60000))
+    b'{"type":"opponent_status","side":"o","connected":false,"reconnect_by_ms":60000}'
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    type: Literal["opponent_status"] = "opponent_status"
+    side: Player
+    connected: StrictBool
+    reconnect_by_ms: Milliseconds | None = None
+
+
 class NopePacket(BaseModel):
     """Sent to a seat that broke the protocol, just before its socket closes."""
 
@@ -244,6 +265,16 @@ class EvalResponsePacket(BaseModel):
 
     type: Literal["eval_response"] = "eval_response"
     evaluation: PositionEvaluation
+
+
+class ResignPacket(BaseModel):
+    """Our extension for human seats: the person gives the game up. The game ends at
+    once: the opponent wins by forfeit, cause ``resign``. A bot may not send it (its
+    seat reads ``CLIENT_PACKETS``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    type: Literal["resign"] = "resign"
 
 
 # ------------------------------------------------------------ packets: spectators
@@ -308,8 +339,10 @@ Packet: TypeAlias = Annotated[
     | InterruptPacket
     | EndPacket
     | NopePacket
+    | OpponentStatusPacket
     | MoveResponsePacket
     | EvalResponsePacket
+    | ResignPacket
     | BoardUpdatePacket
     | AnalysisPacket,
     Field(discriminator="type"),
@@ -324,10 +357,12 @@ ServerPacket: TypeAlias = Annotated[
     | EvalRequestPacket
     | InterruptPacket
     | EndPacket
-    | NopePacket,
+    | NopePacket
+    | OpponentStatusPacket,
     Field(discriminator="type"),
 ]
-"""What a seat (bot or human client) may receive from the server."""
+"""What a seat (bot or human client) may receive from the server (``opponent_status``
+only ever goes to a human seat)."""
 
 ClientPacket: TypeAlias = Annotated[
     MoveResponsePacket | EvalResponsePacket, Field(discriminator="type")
@@ -335,9 +370,9 @@ ClientPacket: TypeAlias = Annotated[
 """What the server may receive from a bot."""
 
 HumanClientPacket: TypeAlias = Annotated[
-    HumanMoveResponsePacket | EvalResponsePacket, Field(discriminator="type")
+    HumanMoveResponsePacket | EvalResponsePacket | ResignPacket, Field(discriminator="type")
 ]
-"""What the server may receive from a human seat: a move may have 1 stone."""
+"""What the server may receive from a human seat: a move may have 1 stone; ``resign``."""
 
 SpectatorPacket: TypeAlias = Annotated[
     SetupPacket | BoardUpdatePacket | AnalysisPacket | EndPacket | NopePacket,

@@ -111,6 +111,7 @@ from sqlalchemy.engine import URL
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import create_async_engine
 
+from game.store.challenges import ChallengeRecords
 from game.store.errors import (
     DuplicateGameError,
     GameNotRunningError,
@@ -215,6 +216,8 @@ class GameStore:
         self._closing: asyncio.Future[None] | None = None
         #: The tournaments in this store (``game.store.tournaments``).
         self.tournaments = TournamentRecords(runner)
+        #: Open challenges (``game.store.challenges``).
+        self.challenges = ChallengeRecords(runner)
 
     @classmethod
     async def open(cls, url: str = DEFAULT_URL) -> GameStore:

@@ -1,0 +1,84 @@
+"""How a game session ends, as methods: a seat's forfeit, the end of the game, and the
+guard that turns a seat's failure (or a bug) into an end instead of an exception.
+
+``SessionEnding`` sits between ``game.session_view.SessionView`` (the state) and the
+inputs of ``game.session.GameSession``; ``game.session_end`` holds the pure shapes of an
+end (result, ``end`` packet, actions) that these methods put together. Every input of
+the session runs inside ``_guarded``, so no method of the session raises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+
+from game.seat_errors import SeatError
+from game.session_actions import Action, GameOver, SendTo
+from game.session_end import aborted, end_actions, end_packet, explained
+from game.session_view import SessionView
+from models import (
+    CLOSE_INTERNAL_ERROR,
+    CLOSE_NORMAL,
+    GameRecord,
+    GameResult,
+    NopePacket,
+    ResultReason,
+)
+
+__all__ = ["SessionEnding"]
+
+
+class SessionEnding(SessionView):
+    """A game's state (``SessionView``) and the ways it ends."""
+
+    def _forfeit(self, error: SeatError, now: float) -> list[Action]:
+        """``error.side`` loses by forfeit with ``error.cause``; ``nope`` first to a
+        connected seat that the error tells (``SeatError.tells_seat``)."""
+        loser = error.side
+        seat = self._seats[loser]
+        actions: list[Action] = []
+        if error.tells_seat and seat.connected and seat.info.speaks_websocket:
+            actions.append(SendTo(loser, NopePacket(reason=str(error))))
+        result = GameResult(winner=loser.other, reason=ResultReason.FORFEIT, cause=error.cause)
+        return actions + self._finish(result, f"{loser.value} forfeits: {error}", now)
+
+    def _finish(
+        self, result: GameResult, detail: str, now: float, code: int = CLOSE_NORMAL
+    ) -> list[Action]:
+        """End the game with ``result`` (``detail``: its reason in words)."""
+        if self._timer.running is not None:
+            self._timer.stop(now)  # the time used until the end counts
+        self._request = None
+        result = explained(result, detail)
+        self._result = result
+        self._end = end = end_packet(result, self.board)
+        for seat in self._seats.values():
+            seat.reconnect_by = None
+        return end_actions(result, detail, end, self._listening(), code, self.record())
+
+    def _guarded(self, now: float, handle: Callable[[float], list[Action]]) -> list[Action]:
+        """Run one input: a ``SeatError`` is that seat's forfeit, any other exception
+        ends the game as aborted; a finished game takes no input."""
+        now = self._advance(now)
+        if self._result is not None:
+            return []  # nothing changes a finished game
+        try:
+            return handle(now)
+        except SeatError as error:
+            return self._safely(partial(self._forfeit, error, now))
+        except Exception as exc:  # a bug here must cost one game, never the server
+            return self._safely(partial(self._internal_error, exc, now))
+
+    def _internal_error(self, exc: Exception, now: float) -> list[Action]:
+        detail = f"internal error in the game session: {exc!r}"
+        return self._finish(aborted(), detail, now, CLOSE_INTERNAL_ERROR)
+
+    def _safely(self, finish: Callable[[], list[Action]]) -> list[Action]:
+        try:
+            return finish()
+        except Exception as exc:  # the end itself failed: still end, with the bare facts
+            detail = f"internal error while ending the game: {exc!r}"
+            result = explained(self._result or aborted(), detail)
+            self._result = result
+            self._request = None
+            return [GameOver(result, GameRecord(game_id=self.game_id, result=result), detail)]

@@ -1,0 +1,98 @@
+"""Open challenges in the store (``game.store.challenges``), on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from game.store import GameStore
+from game.store.challenges import StoredChallenge
+from tests.postgres import PostgresCluster
+
+T0 = datetime(2026, 11, 24, 20, 0, tzinfo=UTC)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite+aiosqlite:///{tmp_path / 'data' / 'htttx.sqlite'}"
+    cluster: PostgresCluster = request.getfixturevalue("postgres_cluster")
+    return cluster.new_database()
+
+
+@pytest.fixture
+async def store(db_url: str) -> AsyncIterator[GameStore]:
+    opened = await GameStore.open(db_url)
+    try:
+        yield opened
+    finally:
+        await opened.close()
+
+
+def challenge(challenge_id: str = "c1", creator: str = "Ann") -> StoredChallenge:
+    return StoredChallenge(
+        challenge_id=challenge_id,
+        creator=creator,
+        creator_key=creator.casefold(),
+        time_control="300+5",
+        side="random",
+        status="open",
+        created_at=T0,
+        expires_at=T0 + timedelta(hours=1),
+        accepted_by=None,
+        game_id=None,
+    )
+
+
+async def test_a_challenge_reads_back_as_written(store: GameStore) -> None:
+    await store.challenges.create(challenge())
+    assert await store.challenges.get("c1") == challenge()
+    assert await store.challenges.get("nope") is None
+
+
+async def test_a_challenge_is_taken_once(store: GameStore) -> None:
+    await store.challenges.create(challenge())
+    assert await store.challenges.take("c1", "Bo", T0) is True
+    assert await store.challenges.take("c1", "Cy", T0) is False
+    await store.challenges.set_game("c1", "g1")
+    stored = await store.challenges.get("c1")
+    assert stored is not None
+    assert (stored.status, stored.accepted_by, stored.game_id) == ("accepted", "Bo", "g1")
+
+
+async def test_an_expired_challenge_cannot_be_taken_and_is_marked(store: GameStore) -> None:
+    await store.challenges.create(challenge())
+    late = T0 + timedelta(hours=2)
+    assert await store.challenges.take("c1", "Bo", late) is False
+    assert await store.challenges.expire(late) == 1
+    stored = await store.challenges.get("c1")
+    assert stored is not None and stored.status == "expired"
+
+
+async def test_a_taken_challenge_can_be_reopened(store: GameStore) -> None:
+    await store.challenges.create(challenge())
+    await store.challenges.take("c1", "Bo", T0)
+    await store.challenges.reopen("c1")
+    assert await store.challenges.take("c1", "Cy", T0) is True
+
+
+async def test_open_challenges_are_counted_per_person(store: GameStore) -> None:
+    await store.challenges.create(challenge("c1", "Ann"))
+    await store.challenges.create(challenge("c2", "ANN"))
+    await store.challenges.create(challenge("c3", "Bo"))
+    await store.challenges.take("c2", "Bo", T0)
+    assert await store.challenges.open_count("ann", T0) == 1
+
+
+async def test_challenges_survive_reopening_the_store(db_url: str) -> None:
+    first = await GameStore.open(db_url)
+    await first.challenges.create(challenge())
+    await first.close()
+    second = await GameStore.open(db_url)
+    try:
+        assert await second.challenges.get("c1") == challenge()
+    finally:
+        await second.close()
