@@ -24,13 +24,15 @@ from dataclasses import dataclass
 from typing import Final
 from urllib.parse import quote, urlsplit, urlunsplit
 
+import msgspec
 from PyQt5.QtCore import QObject, pyqtSignal
 
-from models import ProtocolError
+from models import ChallengeAccepted, parse_body
 from ui.net import Call, Network, SocketLink, normalize_server_url
 from ui.queue_client import (
     ChallengeCreated,
     Matched,
+    Opponent,
     QueueClient,
     QueueRefused,
     QueueViolation,
@@ -213,12 +215,10 @@ expected http://HOST/c/CHALLENGE_ID
 
 @dataclass(frozen=True)
 class ChallengeSeat:
-    """The seat a person took by accepting a challenge; ``player_token`` is set when
-    the server claimed a new name for them."""
+    """The seat a person took by accepting a challenge, as the queue's ``Matched``;
+    ``player_token`` is set when the server claimed a new name for them."""
 
-    game_id: str
-    side: str
-    token: str
+    matched: Matched
     player_token: str | None = None
 
 
@@ -242,13 +242,16 @@ def accept_challenge(
 
 
 def _challenge_seat(value: object) -> ChallengeSeat:
-    if not isinstance(value, dict):
-        raise ProtocolError(f"expected a JSON object, got {type(value).__name__}")
-    game_id, side, token = value.get("game_id"), value.get("side"), value.get("token")
-    player_token = value.get("player_token")
-    if not isinstance(game_id, str) or not isinstance(token, str) or side not in ("x", "o"):
-        raise ProtocolError("expected game_id, side (x or o) and token")
-    assert isinstance(side, str)
-    return ChallengeSeat(
-        game_id, side, token, player_token if isinstance(player_token, str) else None
+    # Runs in the network's worker thread.
+    accepted = parse_body(ChallengeAccepted, msgspec.json.encode(value))
+    who = accepted.opponent
+    matched = Matched(
+        game_id=accepted.game_id,
+        side=accepted.side.value,
+        token=accepted.token,
+        ws_url=accepted.ws_url,
+        opponent=Opponent(who.name, who.kind, who.rating),
+        time_control=accepted.time_control,
+        rated=accepted.rated,
     )
+    return ChallengeSeat(matched, accepted.player_token)

@@ -86,6 +86,7 @@ class OnlinePlay(QObject):
             matched.token,
             match=match_of(matched.time_control),
         )
+        self.window.setup.set_server_url(base_url)
         kind = "a bot" if matched.opponent.kind == "bot" else "a person"
         rating = (
             f", rated {matched.opponent.rating:.0f}" if matched.opponent.rating is not None else ""
@@ -134,16 +135,10 @@ class OnlinePlay(QObject):
         def accepted(seat: object) -> None:
             if not isinstance(seat, ChallengeSeat):
                 return
-            if seat.player_token is not None:
+            if seat.player_token is not None or token is None:
                 settings.set_online_player(base, name, seat.player_token)
-            elif token is None:
-                settings.set_online_player(base, name, None)
-            client = self.window.client(base)
-            self.window.controller.take_seat(client, seat.game_id, seat.side, seat.token)
-            self.window.panel.show_message(
-                f"Challenge accepted: you play {seat.side.upper()}.", "info"
-            )
-            self._shown_game()
+                settings.sync()
+            self.play_matched(base, seat.matched)
 
         call.finished.connect(accepted)
         call.failed.connect(lambda text: panel.show_message(f"{text}.", "error"))

@@ -14,7 +14,7 @@ WebSocket. The protocol (``docs/extensions.md``, "The queue protocol"):
 
 >>> client = QueueClient()
 >>> client.join("alice", None, "5+2", 30)
-'{"type":"queue_join","name":"alice","time_control":"5+2","bot_after_s":30}'
+'{"type":"queue_join","name":"alice","time_control":"5+2","bot_after_s":30.0}'
 >>> client.receive('{"type":"player_token","name":"alice","token":"s3cret"}')
 [TokenIssued(name='alice', token='s3cret')]
 >>> [waiting] = client.receive('{"type":"queue_waiting","players_waiting":2,"rating":1500,'
@@ -27,8 +27,10 @@ WebSocket. The protocol (``docs/extensions.md``, "The queue protocol"):
 >>> matched.side, matched.opponent.name, client.state
 ('o', 'bob', 'matched')
 
-Anything the server sends that breaks the protocol (unreadable, unknown, out of order)
-is a ``QueueViolation``; a ``nope`` is a ``QueueRefused`` carrying the server's reason.
+Frames are read and written with the server's own wire types (``wire.queue``,
+re-exported by ``models``), so the client reads exactly what the server writes. Anything
+the server sends that breaks the protocol (unreadable, unknown, out of order) is a
+``QueueViolation``; a ``nope`` is a ``QueueRefused`` carrying the server's reason.
 Unknown fields are ignored, so a newer server's additions do not break the client.
 """
 
@@ -37,9 +39,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal, TypeAlias
 
-import msgspec
+from pydantic import BaseModel
 
-from models import TimeControl, TimeControlError
+from models import (
+    MAX_BOT_AFTER_S,
+    MAX_NAME_LENGTH,
+    QUEUE_SERVER_PACKETS,
+    ChallengeCreatedPacket,
+    ChallengeCreatePacket,
+    MatchedPacket,
+    NopePacket,
+    PlayerTokenPacket,
+    ProtocolError,
+    QueueJoinPacket,
+    QueueWaitingPacket,
+    TimeControl,
+    TimeControlError,
+    dump_packet,
+    parse_packet,
+)
 
 __all__ = [
     "ChallengeCreated",
@@ -57,8 +75,8 @@ __all__ = [
     "check_time_control",
 ]
 
-#: The longest name a person may choose (the server checks it too).
-MAX_NAME_CHARS: Final = 40
+#: The longest name a person may choose (the server's limit for names).
+MAX_NAME_CHARS: Final = MAX_NAME_LENGTH
 
 State: TypeAlias = Literal["idle", "joining", "waiting", "matched", "refused", "closed"]
 
@@ -147,53 +165,6 @@ QueueEvent: TypeAlias = (
 )
 
 
-# ------------------------------------------------------------------- wire shapes
-
-
-class _Packet(msgspec.Struct, tag_field="type"):
-    pass
-
-
-class _PlayerToken(_Packet, tag="player_token"):
-    name: str
-    token: str
-
-
-class _Waiting(_Packet, tag="queue_waiting"):
-    players_waiting: int
-    rating: float | None = None
-    since_ms: int = 0
-
-
-class _ChallengeCreated(_Packet, tag="challenge_created"):
-    challenge_id: str
-    url: str
-
-
-class _Opponent(msgspec.Struct):
-    name: str
-    kind: str = "human"
-    rating: float | None = None
-
-
-class _Matched(_Packet, tag="matched"):
-    game_id: str
-    side: Literal["x", "o"]
-    token: str
-    opponent: _Opponent
-    ws_url: str | None = None
-    time_control: str | None = None
-    rated: bool = False
-
-
-class _Nope(_Packet, tag="nope"):
-    reason: str = "no reason given"
-
-
-_Incoming: TypeAlias = _PlayerToken | _Waiting | _ChallengeCreated | _Matched | _Nope
-_decoder: Final = msgspec.json.Decoder(_Incoming)
-
-
 # ------------------------------------------------------------------- input checks
 
 
@@ -254,13 +225,14 @@ class QueueClient:
 
     def join(self, name: str, token: str | None, time_control: str, bot_after_s: int | None) -> str:
         """The ``queue_join`` frame; ``bot_after_s`` None: never a bot, people only."""
-        body: dict[str, object] = {"type": "queue_join", **self._who(name, token)}
-        body["time_control"] = check_time_control(time_control)
-        if bot_after_s is not None and bot_after_s < 0:
-            raise QueueInputError("The wait before a bot cannot be negative")
-        body["bot_after_s"] = bot_after_s
-        self._start()
-        return msgspec.json.encode(body).decode()
+        who = self._who(name, token)
+        tc = check_time_control(time_control)
+        if bot_after_s is not None and not 0 <= bot_after_s <= MAX_BOT_AFTER_S:
+            raise QueueInputError(
+                f"The wait before a bot is from 0 to {MAX_BOT_AFTER_S:.0f} s, not {bot_after_s}"
+            )
+        wait = None if bot_after_s is None else float(bot_after_s)
+        return self._start(QueueJoinPacket(**who, time_control=tc, bot_after_s=wait))
 
     def create_challenge(
         self, name: str, token: str | None, time_control: str, side: str = "random"
@@ -268,11 +240,9 @@ class QueueClient:
         """The ``challenge_create`` frame: an open seat anyone with the link can take."""
         if side not in ("x", "o", "random"):
             raise QueueInputError(f"side must be x, o or random, not {side!r}")
-        body: dict[str, object] = {"type": "challenge_create", **self._who(name, token)}
-        body["time_control"] = check_time_control(time_control)
-        body["side"] = side
-        self._start()
-        return msgspec.json.encode(body).decode()
+        who = self._who(name, token)
+        tc = check_time_control(time_control)
+        return self._start(ChallengeCreatePacket(**who, time_control=tc, side=side))
 
     def leave(self) -> str:
         """The ``queue_leave`` frame; the client is ``closed`` afterwards."""
@@ -286,31 +256,33 @@ class QueueClient:
         if self.state in ("refused", "closed", "matched"):
             return []
         try:
-            packet = _decoder.decode(text)
-        except (msgspec.DecodeError, msgspec.ValidationError) as error:
+            packet = parse_packet(text, allowed=QUEUE_SERVER_PACKETS)
+        except ProtocolError as error:
             return self._violation(f"bad packet from the queue: {error}")
+        except Exception as error:  # not a frame at all
+            return self._violation(f"unreadable frame from the queue: {error!r}")
         match packet:
-            case _Nope(reason=reason):
+            case NopePacket(reason=reason):
                 self.state = "refused"
                 return [QueueRefused(reason)]
             case _ if self.state == "idle":
-                return self._violation(f"{_tag(packet)} before the client joined")
-            case _PlayerToken(name=name, token=token):
+                return self._violation(f"{packet.type} before the client joined")
+            case PlayerTokenPacket(name=name, token=token):
                 self.token = token
                 return [TokenIssued(name, token)]
-            case _Waiting():
+            case QueueWaitingPacket():
                 self.state = "waiting"
                 return [QueueWaiting(packet.players_waiting, packet.rating, packet.since_ms)]
-            case _ChallengeCreated(challenge_id=challenge_id, url=url):
+            case ChallengeCreatedPacket(challenge_id=challenge_id, url=url):
                 self.state = "waiting"
                 self.challenge = ChallengeCreated(challenge_id, url)
                 return [self.challenge]
-            case _Matched():
+            case MatchedPacket():
                 self.state = "matched"
                 who = packet.opponent
                 self.match = Matched(
                     game_id=packet.game_id,
-                    side=packet.side,
+                    side=packet.side.value,
                     token=packet.token,
                     ws_url=packet.ws_url,
                     opponent=Opponent(who.name, who.kind, who.rating),
@@ -322,23 +294,17 @@ class QueueClient:
 
     # ---------------------------------------------------------------- helpers
 
-    def _who(self, name: str, token: str | None) -> dict[str, object]:
+    def _who(self, name: str, token: str | None) -> dict[str, str | None]:
         if self.state != "idle":
             raise QueueStateError(f"this queue client already joined (state {self.state})")
-        self.name = check_name(name)
-        self.token = token or None
-        who: dict[str, object] = {"name": self.name}
-        if self.token is not None:
-            who["player_token"] = self.token
-        return who
+        return {"name": check_name(name), "player_token": token or None}
 
-    def _start(self) -> None:
+    def _start(self, packet: BaseModel) -> str:
+        self.name = getattr(packet, "name", None)
+        self.token = getattr(packet, "player_token", None)
         self.state = "joining"
+        return dump_packet(packet).decode()
 
     def _violation(self, reason: str) -> list[QueueEvent]:
         self.state = "closed"
         return [QueueViolation(reason)]
-
-
-def _tag(packet: _Packet) -> str:
-    return str(type(packet).__struct_config__.tag)

@@ -68,9 +68,8 @@ or came back — is an ``OpponentStatus`` event, whatever the turn.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final, TypeAlias
+from typing import TypeAlias
 
-import msgspec
 from pydantic import BaseModel, ValidationError
 
 # The bot's state machine already reads boards and moves into stone maps, refusing
@@ -102,6 +101,7 @@ from models import (
     MoveRequestPacket,
     MoveResponsePacket,
     NopePacket,
+    OpponentStatusPacket,
     Player,
     ProtocolError,
     SetupPacket,
@@ -236,28 +236,6 @@ SeatEvent: TypeAlias = (
 )
 
 
-class _OpponentStatusPacket(msgspec.Struct, tag_field="type", tag="opponent_status"):
-    """``opponent_status`` as the queue's games send it to a human seat."""
-
-    side: str
-    connected: bool
-    reconnect_by_ms: int | None = None
-
-
-_opponent_status: Final = msgspec.json.Decoder(_OpponentStatusPacket)
-
-
-def _read_opponent_status(text: str | bytes) -> OpponentStatus | None:
-    """The ``opponent_status`` in ``text``, or None if it is not one."""
-    try:
-        packet = _opponent_status.decode(text)
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return None
-    if packet.side not in ("x", "o"):
-        return None
-    return OpponentStatus(packet.side, packet.connected, packet.reconnect_by_ms)
-
-
 class _OutOfOrder(Exception):
     """A packet the protocol does not allow now; becomes a ``Violation``."""
 
@@ -307,10 +285,6 @@ class HumanSeat:
         try:
             packet = parse_packet(text, allowed=SERVER_PACKETS)
         except ProtocolError as exc:
-            # Not one of the bot protocol's packets: the people's own news, or an error.
-            status = _read_opponent_status(text)
-            if status is not None:
-                return [] if self._refused else [status]
             return self._violation(f"bad packet from the server: {exc}")
         except Exception as exc:  # not a frame at all
             return self._violation(f"unreadable frame from the server: {exc!r}")
@@ -407,12 +381,8 @@ class HumanSeat:
                 self.awaiting = False
                 self._request = None
                 return [Refused(packet.reason)]
-            case _ if getattr(packet, "type", None) == "opponent_status":
-                # A server whose wire models know the packet: read it the same way.
-                status = _read_opponent_status(dump_packet(packet))
-                if status is None:
-                    raise _OutOfOrder("opponent_status without a side x or o")
-                return [status]
+            case OpponentStatusPacket():
+                return [OpponentStatus(packet.side.value, packet.connected, packet.reconnect_by_ms)]
             case EvalRequestPacket() | InterruptPacket():
                 raise _OutOfOrder(
                     f"{packet.type}: the server sent a packet only bots that declare "
