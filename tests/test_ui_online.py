@@ -103,13 +103,13 @@ def test_two_people_hear_of_each_others_drop_and_return(
     )
     seen: list[str] = []
     banners: list[str] = []
-    # Connected after the window's own slot: the banner already shows the news.
-    controller.opponentStatus.connect(
-        lambda side, connected, ms: (
-            seen.append(f"{side} {connected} {ms > 0}"),
-            banners.append(window.seat_bar.banner.text()),
-        )
-    )
+
+    def news(side: str, connected: bool, ms: int) -> None:
+        # Connected after the window's own slot: the banner already shows the news.
+        seen.append(f"{side} {connected} {ms > 0}")
+        banners.append(window.seat_bar.banner.text())
+
+    controller.opponentStatus.connect(news)
     bob = next(entry for entry in controller.seats if entry.side == "o")
     assert bob.link is not None
     bob.link.close()  # Bob's connection drops; the client takes the seat back
