@@ -84,8 +84,7 @@ def bench_speed(quick: bool) -> None:
         nodes, seconds = speed(positions, 3, pure=False)
         compiled = nodes / seconds
         print(
-            f"compiled (numba), depth 3: {nodes} nodes in {seconds:.2f}s "
-            f"= {compiled:,.0f} nodes/s"
+            f"compiled (numba), depth 3: {nodes} nodes in {seconds:.2f}s = {compiled:,.0f} nodes/s"
         )
     few = positions[:: 4 if quick else 2]
     nodes, seconds = speed(few, 2, pure=True)

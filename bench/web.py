@@ -456,7 +456,6 @@ def first_render(url: str, game_id: str, stones: int, runs: int = 7) -> FirstRen
     return FirstRender(statistics.median(game_times), statistics.median(shell_times), stones)
 
 
-
 async def first_render_figure(setting: Setting) -> None:
     """The game page's first render of a ~1000-stone finished game (Playwright's sync
     API has a loop of its own: it runs in a worker thread)."""

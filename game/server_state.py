@@ -18,9 +18,11 @@ from bot.bots import CenterBot, RandomBot, ThreatBot
 from bot.bots.search_bot import SearchBot
 from bot.serve import BotPool
 from game.analysis import DEFAULT_ANALYSIS_TIME
+from game.challenges import Challenges
 from game.discovery import AddressPolicy
 from game.local_bot_spec import BotLimits
 from game.manager import GameManager
+from game.queue_hub import QueueHub
 from game.session import SendBoardPolicy, SessionLimits
 from game.store import GameStore
 from game.tournament_director import TournamentDirector
@@ -77,6 +79,9 @@ class _Runtime:
     pool: BotPool
     manager: GameManager
     tournaments: TournamentDirector
+    # The /queue and open challenges (game.queue_hub, game.challenges).
+    queue: QueueHub | None = None
+    challenges: Challenges | None = None
     closing: bool = False
     drained: bool = False
     # Live games created per client address, and creations under way (discovery takes
@@ -94,8 +99,13 @@ class _Runtime:
         if self.drained:
             return
         self.drained = True
-        # Tournaments first: they would start new games as the old ones are aborted.
+        # Tournaments and the queue first: they would start new games as the old ones
+        # are aborted.
         await self.tournaments.shutdown()
+        if self.queue is not None:
+            await self.queue.close()
+        if self.challenges is not None:
+            await self.challenges.close()
         await self.manager.shutdown()
         await self.pool.close_sessions(1001, "the game server is shutting down")
 

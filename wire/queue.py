@@ -32,6 +32,7 @@ from pydantic import (
     StrictStr,
 )
 
+from wire.arena import PlayerKind
 from wire.basics import Player
 from wire.match import TimeControl
 from wire.names import Name
@@ -54,7 +55,6 @@ __all__ = [
     "ChallengeView",
     "MatchedOpponent",
     "MatchedPacket",
-    "PlayerKind",
     "PlayerTokenPacket",
     "QueueClientPacket",
     "QueueJoinPacket",
@@ -73,7 +73,6 @@ MAX_PLAYER_TOKEN_LENGTH: Final = 200
 ChallengeSide: TypeAlias = Literal["x", "o", "random"]
 ChallengeStatus: TypeAlias = Literal["open", "accepted", "expired"]
 CHALLENGE_STATUSES: Final[tuple[ChallengeStatus, ...]] = ("open", "accepted", "expired")
-PlayerKind: TypeAlias = Literal["human", "bot"]
 
 
 def _canonical_time_control(text: str) -> str:

@@ -196,4 +196,3 @@ def _is_legal(position: Position, move: tuple[tuple[int, int], tuple[int, int]])
 
 def _coord(cell: tuple[int, int]) -> Coord:
     return Coord(q=int(cell[0]), r=int(cell[1]))
-

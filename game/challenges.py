@@ -1,0 +1,271 @@
+"""Open challenges: a person opens a game with a seat for whoever follows its link.
+
+``Challenges`` is the service behind ``POST /challenges``, ``GET /challenges/{id}``,
+``POST /challenges/{id}/accept`` (``game.queue_routes``) and the queue socket's
+``challenge_create`` (``game.queue_socket``). The challenges are rows of the store
+(``game.store.challenges``): an open challenge survives a restart of the server.
+
+* *Create.* The creator's name is claimed like the queue's (a new name gets a person
+  token, returned once); at most ``MAX_OPEN_CHALLENGES`` open at once per person. The
+  challenge stays open for ``CHALLENGE_TTL``, then expires.
+* *Accept.* Someone else (not the creator's name) accepts by name (and token, for a
+  known person). The row is taken in one conditional update, so a challenge makes one
+  game however many accept at once; the others get ``ChallengeClosed``. The game is
+  rated and started like a queue game (``game.queue_games``): tag ``Challenge`` = the id.
+  Sides: the creator's choice (``random``: a coin). The accepter gets its seat in the
+  answer; the creator gets ``matched`` on the queue socket that created it, if still
+  open, and from ``GET /challenges/{id}?token=<creator's person token>`` while the game
+  runs (the seat token is kept in memory only: after a restart the game is over anyway).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Final
+
+from game.manager import GameManager
+from game.queue_games import Contender, QueueArena, check_time_control, start_game
+from game.queue_hub import QueueClient
+from game.store import GameStore
+from game.store.challenges import StoredChallenge
+from game.store.schema import player_key
+from models import (
+    CLOSE_NORMAL,
+    ChallengeAccept,
+    ChallengeAccepted,
+    ChallengeRequest,
+    ChallengeView,
+    MatchedPacket,
+    Player,
+)
+
+__all__ = [
+    "CHALLENGE_TTL",
+    "MAX_OPEN_CHALLENGES",
+    "ChallengeClosed",
+    "ChallengeError",
+    "Challenges",
+    "NoSuchChallenge",
+    "OwnChallenge",
+    "TooManyChallenges",
+    "challenge_url",
+]
+
+#: How long a challenge stays open.
+CHALLENGE_TTL: Final = timedelta(hours=1)
+#: Open challenges one person may have at once.
+MAX_OPEN_CHALLENGES: Final = 5
+
+
+class ChallengeError(Exception):
+    """A challenge request that cannot be done; ``status`` is the HTTP answer."""
+
+    status = 409
+
+
+class NoSuchChallenge(ChallengeError, LookupError):
+    status = 404
+
+
+class ChallengeClosed(ChallengeError):
+    """Accepted already, or expired."""
+
+    status = 409
+
+
+class OwnChallenge(ChallengeError):
+    """The creator tried to accept their own challenge."""
+
+    status = 409
+
+
+class TooManyChallenges(ChallengeError):
+    status = 429
+
+
+def challenge_url(base_url: str, challenge_id: str) -> str:
+    """The page of a challenge: ``<server>/c/<id>`` (a ``ws://`` base reads as ``http://``).
+
+    >>> challenge_url("ws://127.0.0.1:8001/", "ab12")
+    'http://127.0.0.1:8001/c/ab12'
+    """
+    base = base_url.rstrip("/")
+    if base.startswith("ws"):
+        base = "http" + base[2:]
+    return f"{base}/c/{challenge_id}"
+
+
+@dataclass
+class _Seat:
+    creator_key: str
+    matched: MatchedPacket
+
+
+class Challenges:
+    """The open challenges of one server (see the module docstring)."""
+
+    def __init__(
+        self,
+        store: GameStore,
+        manager: GameManager,
+        arena: QueueArena,
+        *,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.store = store
+        self.manager = manager
+        self.arena = arena
+        self._rng = rng or random.Random()
+        self._watchers: dict[str, QueueClient] = {}
+        self._seats: dict[str, _Seat] = {}  # the creators' seats while their games run
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def create(self, request: ChallengeRequest, base_url: str) -> ChallengeView:
+        """Open a challenge; its view (``player_token`` when the name is new)."""
+        check_time_control(request.time_control)
+        claim = await self.arena.claim(request.name, request.player_token)
+        key = player_key(claim.name) or claim.name
+        now = datetime.now(UTC)
+        if await self.store.challenges.open_count(key, now) >= MAX_OPEN_CHALLENGES:
+            raise TooManyChallenges(
+                f"{claim.name!r} has {MAX_OPEN_CHALLENGES} open challenges, the most allowed"
+            )
+        stored = StoredChallenge(
+            challenge_id=secrets.token_hex(8),
+            creator=claim.name,
+            creator_key=key,
+            time_control=request.time_control,
+            side=request.side,
+            status="open",
+            created_at=now,
+            expires_at=now + CHALLENGE_TTL,
+            accepted_by=None,
+            game_id=None,
+        )
+        await self.store.challenges.create(stored)
+        view = await self._view(stored, base_url)
+        return view.model_copy(update={"player_token": claim.new_token})
+
+    async def view(
+        self, challenge_id: str, base_url: str, token: str | None = None
+    ) -> ChallengeView:
+        """A challenge as it stands; with the creator's person ``token``, their seat
+        (``matched``) once accepted and while the game runs."""
+        stored = await self._get(challenge_id)
+        view = await self._view(stored, base_url)
+        if token is None:
+            return view
+        await self.arena.claim(stored.creator, token)  # QueueRefusal: not the creator's
+        seat = self._seats.get(challenge_id)
+        return view if seat is None else view.model_copy(update={"matched": seat.matched})
+
+    def watch(self, challenge_id: str, client: QueueClient) -> None:
+        """``client`` (the creator's queue socket) gets ``matched`` on acceptance."""
+        client.challenge_id = challenge_id
+        self._watchers[challenge_id] = client
+
+    def unwatch(self, client: QueueClient) -> None:
+        if client.challenge_id is not None:
+            if self._watchers.get(client.challenge_id) is client:
+                del self._watchers[client.challenge_id]
+            client.challenge_id = None
+
+    async def accept(self, challenge_id: str, request: ChallengeAccept) -> ChallengeAccepted:
+        """Take the challenge and start its game: the accepter's seat."""
+        stored = await self._get(challenge_id)
+        claim = await self.arena.claim(request.name, request.player_token)
+        if (player_key(claim.name) or claim.name) == stored.creator_key:
+            raise OwnChallenge("that is your own challenge: share its link with someone else")
+        now = datetime.now(UTC)
+        if not await self.store.challenges.take(challenge_id, claim.name, now):
+            raise ChallengeClosed(f"challenge {challenge_id} is {await self._status(challenge_id)}")
+        try:
+            creator_rating = await self.arena.rating(stored.creator)
+            creator = Contender(stored.creator, "human", creator_rating)
+            accepter = Contender(claim.name, "human", await self.arena.rating(claim.name))
+            creator_side = self._creator_side(stored.side)
+            x, o = (creator, accepter) if creator_side is Player.X else (accepter, creator)
+            started = await start_game(
+                self.manager, self.arena, x, o, stored.time_control, challenge_id=challenge_id
+            )
+        except BaseException:
+            await self.store.challenges.reopen(challenge_id)
+            raise
+        await self.store.challenges.set_game(challenge_id, started.game_id)
+        mine = started.matched[creator_side]
+        self._seats[challenge_id] = _Seat(stored.creator_key, mine)
+        self._forget_seat_after(challenge_id, started.game_id)
+        watcher = self._watchers.pop(challenge_id, None)
+        if watcher is not None:
+            watcher.challenge_id = None
+            watcher.finish(CLOSE_NORMAL, "matched", mine)
+        theirs = started.matched[creator_side.other]
+        return ChallengeAccepted(
+            game_id=started.game_id,
+            side=theirs.side,
+            token=theirs.token,
+            ws_url=theirs.ws_url,
+            opponent=theirs.opponent,
+            time_control=theirs.time_control,
+            rated=theirs.rated,
+            player_token=claim.new_token,
+        )
+
+    # ---------------------------------------------------------------- helpers
+
+    async def _get(self, challenge_id: str) -> StoredChallenge:
+        stored = await self.store.challenges.get(challenge_id)
+        if stored is None:
+            raise NoSuchChallenge(f"no challenge {challenge_id!r}")
+        return stored
+
+    async def _status(self, challenge_id: str) -> str:
+        stored = await self._get(challenge_id)
+        return _status_now(stored)
+
+    async def _view(self, stored: StoredChallenge, base_url: str) -> ChallengeView:
+        rating = await self.arena.rating(stored.creator)
+        return ChallengeView(
+            challenge_id=stored.challenge_id,
+            url=challenge_url(base_url, stored.challenge_id),
+            creator=stored.creator,
+            creator_rating=round(rating),
+            time_control=stored.time_control,
+            side=stored.side,
+            status=_status_now(stored),
+            created_at=stored.created_at.isoformat(),
+            expires_at=stored.expires_at.isoformat(),
+            accepted_by=stored.accepted_by,
+            game_id=stored.game_id,
+        )
+
+    def _creator_side(self, side: str) -> Player:
+        if side in ("x", "o"):
+            return Player(side)
+        return Player.X if self._rng.random() < 0.5 else Player.O
+
+    def _forget_seat_after(self, challenge_id: str, game_id: str) -> None:
+        async def forget() -> None:
+            try:
+                await self.manager.end_of(game_id)
+            finally:
+                self._seats.pop(challenge_id, None)
+
+        task = asyncio.get_running_loop().create_task(forget(), name="htttx: challenge seat")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+
+def _status_now(stored: StoredChallenge) -> str:
+    if stored.status == "open" and stored.expires_at <= datetime.now(UTC):
+        return "expired"
+    return stored.status

@@ -1,0 +1,370 @@
+"""The ``/queue``'s asyncio side: the people connected, the matchmaker
+(``game.queue_match``) run on time, and the games started for the pairs it makes.
+
+``QueueHub`` is owned by the server (created and closed in its lifespan, like the
+``TournamentDirector``). Each ``/queue`` socket is a ``QueueClient`` (``game.queue_socket``
+moves its bytes): the hub never waits on a socket; what it sends goes to the client's
+bounded outbox, and a client too slow to take it is dropped.
+
+* ``join``: the name is claimed (``QueueArena.claim``: a new name gets a person token,
+  sent once in ``player_token``; a known person's name needs its token; a bot's name is
+  refused), the person's rating read, and they wait. Every waiting person gets
+  ``queue_waiting`` on joining and whenever the number of people waiting for their time
+  control (them included) changes.
+* The hub's task polls the matchmaker whenever someone joins or leaves and when its
+  ``next_deadline`` comes. A pair becomes a game (``game.queue_games.start_game``:
+  rated, ``Event: htttx-arena queue``); each person gets ``matched`` and their socket is
+  closed. A person whose chosen wait is over gets the nearest free ladder bot
+  (``game.queue_bots.bot_for``); with none free (or one that cannot be seated) they wait
+  on and are tried again ``BOT_RETRY_S`` later.
+* A person who leaves (``queue_leave``, or the socket closes) before their game exists
+  is no longer paired; if they left while it was being created, the game is aborted
+  (nobody is rated for it) and the other person waits again where they were.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+from collections import Counter
+from collections.abc import Coroutine
+from dataclasses import dataclass
+from typing import Any, Final
+
+from pydantic import BaseModel
+
+from game.discovery import DiscoveryError
+from game.manager import GameManager, ManagerClosed, TooManyGames
+from game.queue_bots import bot_for
+from game.queue_games import Contender, QueueArena, QueueRefusal, check_time_control, start_game
+from game.queue_match import BotDue, Matchmaker, Paired, RatingWindow, Waiting
+from game.store.schema import player_key
+from models import (
+    CLOSE_GOING_AWAY,
+    CLOSE_NORMAL,
+    CLOSE_TRY_AGAIN_LATER,
+    NopePacket,
+    Player,
+    PlayerTokenPacket,
+    QueueJoinPacket,
+    QueueWaitingPacket,
+)
+
+__all__ = ["CLIENT_OUTBOX", "QueueClient", "QueueClosing", "QueueHub"]
+
+log = logging.getLogger("game.queue")
+
+#: Packets waiting for one queue socket at most; a client that lets more pile up is
+#: dropped (it is not reading).
+CLIENT_OUTBOX: Final = 64
+#: Why a game is aborted when a person left while it was being created.
+LEFT_BEFORE_START: Final = "a player left the queue before the game began"
+
+
+class QueueClosing(Exception):
+    """The server is shutting down: the queue takes nobody."""
+
+
+@dataclass(frozen=True)
+class _Close:
+    code: int
+    reason: str
+
+
+class QueueClient:
+    """One ``/queue`` socket as the hub sees it: an outbox of packets, then a close."""
+
+    def __init__(self) -> None:
+        self._outbox: asyncio.Queue[BaseModel | _Close] = asyncio.Queue(CLIENT_OUTBOX + 1)
+        #: The key of the name it waits with (``player_key``), while it waits.
+        self.waiting_key: str | None = None
+        #: The open challenge it waits on (``game.challenges``), if any.
+        self.challenge_id: str | None = None
+        #: The ``players_waiting`` it was last told.
+        self.told: int | None = None
+        #: It is closing or closed: nothing more is sent.
+        self.done = False
+
+    def send(self, packet: BaseModel) -> None:
+        """Queue ``packet``; a client that has ``CLIENT_OUTBOX`` unread is dropped."""
+        if self.done:
+            return
+        if self._outbox.qsize() >= CLIENT_OUTBOX:
+            self.finish(CLOSE_TRY_AGAIN_LATER, "too many packets unread: the client is too slow")
+            return
+        self._outbox.put_nowait(packet)
+
+    def finish(self, code: int, reason: str, last: BaseModel | None = None) -> None:
+        """Send ``last`` (if any), then close with ``code`` and ``reason``."""
+        if self.done:
+            return
+        self.done = True
+        if last is not None:
+            self._outbox.put_nowait(last)
+        self._outbox.put_nowait(_Close(code, reason))
+
+    def refuse(self, reason: str, code: int) -> None:
+        """``nope`` with ``reason``, then close."""
+        self.finish(code, reason, NopePacket(reason=reason))
+
+    async def next(self) -> BaseModel | tuple[int, str]:
+        """The next packet to write, or ``(code, reason)`` to close with."""
+        item = await self._outbox.get()
+        return (item.code, item.reason) if isinstance(item, _Close) else item
+
+
+@dataclass
+class _Person:
+    client: QueueClient
+    entry: Waiting
+
+
+class QueueHub:
+    """The queue of one server (see the module docstring)."""
+
+    def __init__(
+        self,
+        manager: GameManager,
+        arena: QueueArena,
+        *,
+        window: RatingWindow | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.manager = manager
+        self.arena = arena
+        self._rng = rng or random.Random()
+        self._maker = Matchmaker(window=window or RatingWindow(), rng=self._rng)
+        self._people: dict[str, _Person] = {}  # waiting, or being seated
+        self._wake = asyncio.Event()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._runner: asyncio.Task[None] | None = None
+        self._busy_bots: Counter[str] = Counter()
+        self._closing = False
+
+    # -------------------------------------------------------------- lifecycle
+
+    def start(self) -> None:
+        """Start the hub's task (in the server's lifespan)."""
+        if self._runner is None:
+            self._runner = asyncio.get_running_loop().create_task(self._run(), name="htttx: queue")
+
+    async def close(self) -> None:
+        """Stop pairing; every waiting client is closed with 1001."""
+        self._closing = True
+        tasks = [*self._tasks, *([self._runner] if self._runner else [])]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for person in self._people.values():
+            person.client.finish(CLOSE_GOING_AWAY, "the game server is shutting down")
+        self._people.clear()
+
+    # ----------------------------------------------------------------- inputs
+
+    async def join(self, client: QueueClient, packet: QueueJoinPacket) -> None:
+        """``client`` waits for a game; ``QueueRefusal`` says why it may not."""
+        if self._closing:
+            raise QueueClosing("the game server is shutting down")
+        if client.waiting_key is not None or client.challenge_id is not None:
+            raise QueueRefusal("this socket already waits: send queue_leave first")
+        claim = await self.arena.claim(packet.name, packet.player_token)
+        key = player_key(claim.name) or claim.name
+        check_time_control(packet.time_control)
+        rating = await self.arena.rating(claim.name)
+        if key in self._people:
+            raise QueueRefusal(f"{claim.name!r} is already waiting in the queue")
+        if client.done or self._closing:
+            return
+        if claim.new_token is not None:
+            client.send(PlayerTokenPacket(name=claim.name, token=claim.new_token))
+        now = asyncio.get_running_loop().time()
+        bot_at = None if packet.bot_after_s is None else now + packet.bot_after_s
+        entry = Waiting(key, claim.name, rating, packet.time_control, now, bot_at)
+        self._maker.join(entry)
+        self._people[key] = _Person(client, entry)
+        client.waiting_key, client.told = key, None
+        self._changed()
+
+    def leave(self, client: QueueClient) -> None:
+        """``client`` stops waiting (``queue_leave``, or its socket closed)."""
+        key = client.waiting_key
+        if key is None:
+            return
+        client.waiting_key = None
+        self._maker.leave(key)
+        person = self._people.get(key)
+        if person is not None and person.client is client:
+            del self._people[key]
+        self._changed()
+
+    # ---------------------------------------------------------------- reads
+
+    def waiting_count(self) -> int:
+        return self._maker.waiting_count()
+
+    # ------------------------------------------------------------- the task
+
+    def _changed(self) -> None:
+        self._tell_waiting()
+        self._wake.set()
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            self._wake.clear()
+            now = loop.time()
+            for event in self._maker.poll(now):
+                if isinstance(event, Paired):
+                    self._spawn(self._seat_pair(event), "pair")
+                else:
+                    self._spawn(self._seat_with_bot(event), "bot")
+            self._tell_waiting()
+            deadline = self._maker.next_deadline(now)
+            timeout = None if deadline is None else max(deadline - loop.time(), 0.0)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout)
+
+    def _spawn(self, work: Coroutine[Any, Any, None], what: str) -> None:
+        async def guarded() -> None:
+            try:
+                await work
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # a bug costs one pairing, never the queue
+                log.exception("queue: seating a %s failed", what)
+
+        task = asyncio.get_running_loop().create_task(guarded(), name=f"htttx: queue {what}")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _tell_waiting(self) -> None:
+        now = asyncio.get_running_loop().time()
+        for person in list(self._people.values()):
+            entry, client = person.entry, person.client
+            if not self._maker.is_waiting(entry.key):
+                continue  # being seated
+            count = self._maker.waiting_count(entry.time_control)
+            if client.told == count:
+                continue
+            client.told = count
+            bot_in = None if entry.bot_at is None else max(round((entry.bot_at - now) * 1000), 0)
+            client.send(
+                QueueWaitingPacket(
+                    players_waiting=count,
+                    rating=round(entry.rating),
+                    since_ms=round(entry.waited(now) * 1000),
+                    time_control=entry.time_control,
+                    bot_in_ms=bot_in,
+                )
+            )
+
+    # ------------------------------------------------------------ seating
+
+    def _present(self, entry: Waiting) -> QueueClient | None:
+        person = self._people.get(entry.key)
+        if person is None or person.client.done or person.client.waiting_key != entry.key:
+            return None
+        return person.client
+
+    def _wait_again(self, entry: Waiting, *, bot_retry: bool = False) -> None:
+        """Someone whose game did not come about waits again where they were."""
+        if self._present(entry) is None or self._closing:
+            return
+        if bot_retry:
+            self._maker.rejoin(entry, asyncio.get_running_loop().time())
+        else:
+            self._maker.join(entry)
+        self._changed()
+
+    async def _seat_pair(self, pair: Paired) -> None:
+        x_client, o_client = self._present(pair.x), self._present(pair.o)
+        if x_client is None or o_client is None:
+            for entry in (pair.x, pair.o):
+                self._wait_again(entry)
+            return
+        x = Contender(pair.x.name, "human", pair.x.rating)
+        o = Contender(pair.o.name, "human", pair.o.rating)
+        try:
+            started = await start_game(self.manager, self.arena, x, o, pair.x.time_control)
+        except (TooManyGames, ManagerClosed) as error:
+            for client in (x_client, o_client):
+                self._forget(client)
+                client.refuse(str(error), CLOSE_TRY_AGAIN_LATER)
+            return
+        clients = {Player.X: (x_client, pair.x), Player.O: (o_client, pair.o)}
+        if any(self._present(entry) is None for _client, entry in clients.values()):
+            self.manager.abort_game(
+                started.game_id, "a player left the queue before the game began"
+            )
+            for _client, entry in clients.values():
+                self._wait_again(entry)
+            return
+        for side, (client, _entry) in clients.items():
+            self._forget(client)
+            client.finish(CLOSE_NORMAL, "matched", started.matched[side])
+        log.info("queue: %s and %s play game %s", x.name, o.name, started.game_id)
+
+    async def _seat_with_bot(self, due: BotDue) -> None:
+        entry = due.person
+        client = self._present(entry)
+        if client is None:
+            return
+        try:
+            bots = await self.arena.bots()
+        except Exception:
+            log.exception("queue: the ladder's bots could not be read")
+            bots = []
+        choice = bot_for(bots, entry.rating, busy=set(self._busy_bots))
+        if choice is None:
+            self._wait_again(entry, bot_retry=True)
+            return
+        person = Contender(entry.name, "human", entry.rating)
+        bot = Contender.of_bot(choice)
+        x, o = (person, bot) if self._rng.random() < 0.5 else (bot, person)
+        self._busy_bots[choice.name] += 1
+        try:
+            started = await start_game(self.manager, self.arena, x, o, entry.time_control)
+        except DiscoveryError as error:
+            self._unbusy(choice.name)
+            log.warning("queue: bot %s could not be seated: %s", choice.name, error)
+            self._wait_again(entry, bot_retry=True)
+            return
+        except (TooManyGames, ManagerClosed) as error:
+            self._unbusy(choice.name)
+            self._forget(client)
+            client.refuse(str(error), CLOSE_TRY_AGAIN_LATER)
+            return
+        except BaseException:
+            self._unbusy(choice.name)
+            raise
+        self._spawn(self._free_bot_after(started.game_id, choice.name), "bot game")
+        if self._present(entry) is None:
+            self.manager.abort_game(
+                started.game_id, "the player left the queue before the game began"
+            )
+            return
+        self._forget(client)
+        [matched] = started.matched.values()
+        client.finish(CLOSE_NORMAL, "matched", matched)
+        log.info("queue: %s plays bot %s in game %s", entry.name, choice.name, started.game_id)
+
+    async def _free_bot_after(self, game_id: str, bot: str) -> None:
+        try:
+            await self.manager.end_of(game_id)
+        finally:
+            self._unbusy(bot)
+
+    def _unbusy(self, bot: str) -> None:
+        self._busy_bots[bot] -= 1
+        if self._busy_bots[bot] <= 0:
+            del self._busy_bots[bot]
+
+    def _forget(self, client: QueueClient) -> None:
+        key = client.waiting_key
+        client.waiting_key = None
+        if key is not None:
+            self._maker.leave(key)
+            if (person := self._people.get(key)) is not None and person.client is client:
+                del self._people[key]
