@@ -8,8 +8,8 @@ people or everyone, and refreshed on demand. The request runs on the network thr
 and the answer is read there too; failures are shown in the window, never raised.
 
 The texts come from pure functions (``entry_row`` and the ones it uses), tested
-without Qt; ``read_leaderboard`` reads the server's JSON and ignores fields it does not
-know, so a newer server's additions do not break the client.
+without Qt; ``read_leaderboard`` reads the server's JSON with the server's own wire
+type (``wire.arena.Leaderboard``), ignoring fields it does not know.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from PyQt5.QtWidgets import (
     QWidget,
 )
 
-from models import ProtocolError
+from models import Leaderboard, LeaderboardEntry, ProtocolError, parse_body
 from ui.net import Call, Network
 
 __all__ = [
@@ -69,50 +69,30 @@ LIMIT: Final = 200
 _NUMERIC: Final = frozenset({0, 2, 3, 4, 6})
 
 
-class LeaderboardEntry(msgspec.Struct, frozen=True):
-    """One row of ``GET /leaderboard``."""
-
-    rank: int
-    name: str
-    rating: float
-    uncertainty: float = 0
-    kind: str = "bot"
-    provisional: bool = False
-    games: int = 0
-    wins: int = 0
-    losses: int = 0
-    draws: int = 0
-    failures: dict[str, int] = msgspec.field(default_factory=dict)
-    avg_think_ms: float | None = None
-    last_seen: datetime | None = None
-    status: str | None = None
-
-
-class _Leaderboard(msgspec.Struct):
-    entries: list[LeaderboardEntry]
-
-
 def read_leaderboard(value: object) -> list[LeaderboardEntry]:
-    """The entries of a ``GET /leaderboard`` answer (decoded JSON); ``ProtocolError``
-    saying what is wrong otherwise.
+    """The entries of a ``GET /leaderboard`` answer (decoded JSON), read with the
+    server's own wire type; ``ProtocolError`` saying what is wrong otherwise.
 
     >>> [e.name for e in read_leaderboard({"entries": [{"rank": 1, "name": "threat",
-    ...                                                 "rating": 1712}]})]
+    ...     "kind": "bot", "rating": 1712, "uncertainty": 90, "provisional": False,
+    ...     "games": 30, "wins": 20, "losses": 9, "draws": 1}]})]
     ['threat']
     """
-    try:
-        return msgspec.convert(value, _Leaderboard).entries
-    except msgspec.ValidationError as error:
-        raise ProtocolError(f"not a leaderboard: {error}") from None
+    if not isinstance(value, dict):
+        raise ProtocolError(
+            f"not a leaderboard: expected a JSON object, got {type(value).__name__}"
+        )
+    return parse_body(Leaderboard, msgspec.json.encode(value)).entries
 
 
 def format_rating(entry: LeaderboardEntry) -> str:
     """Rating ± uncertainty, with ``?`` while provisional.
 
-    >>> format_rating(LeaderboardEntry(1, "a", 1712.4, 88, provisional=True))
+    >>> format_rating(LeaderboardEntry(rank=1, name="a", kind="bot", rating=1712,
+    ...     uncertainty=88, provisional=True, games=3, wins=2, losses=1, draws=0))
     '1712 ± 88 ?'
     """
-    text = f"{entry.rating:.0f} \u00b1 {entry.uncertainty:.0f}"
+    text = f"{entry.rating} \u00b1 {entry.uncertainty}"
     return f"{text} ?" if entry.provisional else text
 
 
@@ -126,7 +106,7 @@ def format_failures(failures: dict[str, int]) -> str:
     return ", ".join(f"{cause.replace('_', ' ')} {n}" for n, cause in counted)
 
 
-def format_think(avg_think_ms: float | None) -> str:
+def format_think(avg_think_ms: int | float | None) -> str:
     """Average thinking time a move.
 
     >>> format_think(42.4), format_think(1530), format_think(None)
