@@ -4,7 +4,9 @@ the person chose, a ladder bot of similar rating).
 Two pages. The form: the server, the name to play under, the time control, and "play a
 bot if nobody comes after N s" (off: people only). "Find a game" joins the server's
 queue (``ui.online.QueueLink``); the waiting page then shows how many people wait, how
-long this person has waited, their rating, and Cancel. On ``matched`` the dialog emits
+long this person has waited, their rating, and Cancel. "Challenge link" opens a
+challenge instead: the waiting page shows its link to send to a friend (who opens it
+with ``htttx-ui --open LINK`` or in the browser). On ``matched`` the dialog emits
 ``matched(base_url, Matched)`` and closes; the main window seats the person in the
 game. Problems — an unreachable server, a name taken by someone else, a wrong token —
 bring the form back with the reason.
@@ -21,6 +23,7 @@ from typing import Any
 
 from PyQt5.QtCore import Qt, QTimer, pyqtSignal
 from PyQt5.QtWidgets import (
+    QApplication,
     QCheckBox,
     QComboBox,
     QDialog,
@@ -38,7 +41,13 @@ from PyQt5.QtWidgets import (
 
 from ui.net import Network, ServerAddressError, normalize_server_url
 from ui.online import QueueLink
-from ui.queue_client import Matched, QueueInputError, QueueWaiting, check_time_control
+from ui.queue_client import (
+    ChallengeCreated,
+    Matched,
+    QueueInputError,
+    QueueWaiting,
+    check_time_control,
+)
 from ui.settings import Settings
 
 #: Time controls offered (any other can be typed): (text, label).
@@ -148,6 +157,12 @@ class PlayOnlineDialog(QDialog):
         self.find_button.setObjectName("find_game")
         self.find_button.setDefault(True)
         self.find_button.clicked.connect(self.find_game)
+        self.challenge_button = QPushButton("Challenge link")
+        self.challenge_button.setObjectName("create_challenge")
+        self.challenge_button.setToolTip(
+            "Open a game with a free seat and get its link to send to a friend"
+        )
+        self.challenge_button.clicked.connect(self.create_challenge)
         close_button = QPushButton("Close")
         close_button.clicked.connect(self.hide)
 
@@ -159,6 +174,7 @@ class PlayOnlineDialog(QDialog):
         form.addRow("Time control", self.time_control)
         form.addRow("", bot_row)
         buttons = QHBoxLayout()
+        buttons.addWidget(self.challenge_button)
         buttons.addStretch(1)
         buttons.addWidget(close_button)
         buttons.addWidget(self.find_button)
@@ -190,6 +206,17 @@ class PlayOnlineDialog(QDialog):
         self.bot_note = QLabel("")
         self.bot_note.setWordWrap(True)
         self.bot_note.setStyleSheet("color: palette(dark);")
+        self.challenge_link = QLineEdit()
+        self.challenge_link.setObjectName("challenge_link")
+        self.challenge_link.setReadOnly(True)
+        self.copy_button = QPushButton("Copy")
+        self.copy_button.clicked.connect(self._copy_link)
+        self.link_row = QWidget()
+        link_layout = QHBoxLayout(self.link_row)
+        link_layout.setContentsMargins(0, 0, 0, 0)
+        link_layout.addWidget(self.challenge_link, 1)
+        link_layout.addWidget(self.copy_button)
+        self.link_row.hide()
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setObjectName("cancel_queue")
         self.cancel_button.clicked.connect(self.cancel)
@@ -203,6 +230,7 @@ class PlayOnlineDialog(QDialog):
         wait_layout.addWidget(self.waited)
         wait_layout.addWidget(self.rating)
         wait_layout.addWidget(self.bot_note)
+        wait_layout.addWidget(self.link_row)
         wait_layout.addStretch(1)
         cancel_row = QHBoxLayout()
         cancel_row.addStretch(1)
@@ -275,6 +303,14 @@ class PlayOnlineDialog(QDialog):
 
     def find_game(self) -> None:
         """Join the queue with the form's values, or say what is wrong with them."""
+        self._start(challenge=False)
+
+    def create_challenge(self) -> None:
+        """Open a challenge with the form's name and time control; its link is shown
+        on the waiting page until someone accepts it."""
+        self._start(challenge=True)
+
+    def _start(self, *, challenge: bool) -> None:
         if self.link is not None and self.link.active:
             return
         form = self.values()
@@ -288,7 +324,10 @@ class PlayOnlineDialog(QDialog):
         token = saved_token if saved_name.casefold() == form.name.casefold() else None
         link = QueueLink(self.network, base, self)
         try:
-            link.join(form.name, token, time_control, form.bot_after_s)
+            if challenge:
+                link.create_challenge(form.name, token, time_control)
+            else:
+                link.join(form.name, token, time_control, form.bot_after_s)
         except QueueInputError as error:
             self.show_error(str(error))
             link.deleteLater()
@@ -297,6 +336,7 @@ class PlayOnlineDialog(QDialog):
         self.link = link
         link.tokenIssued.connect(lambda name, token: self._token(base, name, token))
         link.waiting.connect(self._waiting)
+        link.challengeCreated.connect(self._challenge_created)
         link.matched.connect(lambda matched: self._matched(base, form.name, token, matched))
         link.failed.connect(self._failed)
         self.show_error("")
@@ -310,7 +350,13 @@ class PlayOnlineDialog(QDialog):
             if form.bot_after_s is None
             else f"If nobody comes within {form.bot_after_s} s, you play a bot of your strength."
         )
+        self.link_row.hide()
+        self.challenge_link.clear()
         self.headline.setText("Looking for an opponent\u2026")
+        if challenge:
+            self.headline.setText("Opening a challenge\u2026")
+            self.queue_state.setText(f"Asking {base} for a challenge link\u2026")
+            self.bot_note.setText("")
         self.pages.setCurrentIndex(1)
         self.timer.start()
         self._tick()
@@ -339,6 +385,21 @@ class PlayOnlineDialog(QDialog):
         if waiting.rating is not None:
             self.rating.setText(f"Your rating: {waiting.rating:.0f}")
         self._tick()
+
+    def _challenge_created(self, created: ChallengeCreated) -> None:
+        self.headline.setText("Waiting for someone to accept")
+        self.queue_state.setText(
+            "Send this link to your opponent: they open it in the browser or with "
+            "htttx-ui --open LINK. The game starts when they accept."
+        )
+        self.queue_state.setWordWrap(True)
+        self.challenge_link.setText(created.url)
+        self.link_row.show()
+
+    def _copy_link(self) -> None:
+        clipboard = QApplication.clipboard()
+        if clipboard is not None:
+            clipboard.setText(self.challenge_link.text())
 
     def _tick(self) -> None:
         if self._waiting_since is not None:
