@@ -35,12 +35,14 @@ from game.store.challenges import StoredChallenge
 from game.store.schema import player_key
 from models import (
     CLOSE_NORMAL,
+    MAX_ECHO_CHARS,
     ChallengeAccept,
     ChallengeAccepted,
     ChallengeRequest,
     ChallengeView,
     MatchedPacket,
     Player,
+    clip_text,
 )
 
 __all__ = [
@@ -225,7 +227,7 @@ class Challenges:
     async def _get(self, challenge_id: str) -> StoredChallenge:
         stored = await self.store.challenges.get(challenge_id)
         if stored is None:
-            raise NoSuchChallenge(f"no challenge {challenge_id!r}")
+            raise NoSuchChallenge(f"no challenge {clip_text(repr(challenge_id), MAX_ECHO_CHARS)}")
         return stored
 
     async def _status(self, challenge_id: str) -> str:

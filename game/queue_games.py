@@ -56,8 +56,13 @@ QUEUE_EVENT: Final = "htttx-arena queue"
 
 class QueueRefusal(Exception):
     """The arena refused a person: a name taken by a bot, a known person's name without
-    its token, a wrong token, a name that cannot be a player's. The message says which,
-    fit to show the client."""
+    its token, a wrong token, a name that cannot be a player's; or a time control the
+    server does not host. The message says which, fit to show the client; ``status`` is
+    the HTTP answer (422 a bad name or setting, 409 a name taken, 403 a wrong token)."""
+
+    def __init__(self, message: str, status: int = 422) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,8 @@ Routes (``create_app``):
 * ``GET /health``, ``GET /openapi.json``, ``GET /docs``.
 * ``POST /tournaments``, ``GET /tournaments``, ``GET /tournaments/{id}``,
   ``POST /tournaments/{id}/stop|resume`` (``game.tournament_routes``).
+* WebSocket ``/queue`` (matchmaking for people), ``POST /challenges``,
+  ``GET /challenges/{id}``, ``POST /challenges/{id}/accept`` (``game.queue_routes``).
 * WebSocket ``/ws?token=...`` (a human seat) and ``/spectate/{game_id}``.
 * The example bots under ``/bots/random``, ``/bots/center``, ``/bots/threat``.
 * The web page: ``/``, ``/g/{id}``, ``/t/{id}``, ``/web/...`` and ``/static/...``
@@ -51,6 +53,7 @@ from bot.serve import serving as serving_bot
 from game.access_log import TokenRedactingFilter, install_token_filter, redact_tokens
 from game.analysis import DEFAULT_ANALYSIS_TIME, check_analysis_time
 from game.analyst import open_analyst
+from game.challenges import Challenges
 from game.discovery import DEFAULT_POLICY, AddressPolicy, DiscoveryError, capabilities_url
 from game.fanout import SPECTATOR_FLUSH_S
 from game.limits import ConnectionLimits, uvicorn_protocols
@@ -64,6 +67,11 @@ from game.manager import (
     check_commit_interval,
 )
 from game.openapi import _docs_page, _openapi
+from game.queue_arena import ArenaForQueue
+from game.queue_hub import QueueHub
+from game.queue_routes import queue_routes
+from game.rating_book import RatingBook
+from game.registry import BotRegistry
 from game.server_state import (
     HOSTED_BOTS,
     _Runtime,
@@ -375,6 +383,7 @@ def create_app(
         WebSocketRoute("/ws", human_socket),
         WebSocketRoute("/spectate/{game_id}", spectator_socket),
         *tournament_routes(),
+        *queue_routes(),
         # Last: the page's paths never shadow an API route.
         *web_routes(),
     ]
@@ -440,9 +449,28 @@ def create_app(
                 log_dir=settings.bot_log_dir,
             )
             await tournaments.recover()
-            runtime = _Runtime(
-                store=store, http=http, pool=pool, manager=manager, tournaments=tournaments
+            # The arena: ratings settled in the manager's end hook, the registry.
+            ratings = RatingBook(store)
+            manager.add_end_hook(ratings.on_game_end)
+            await ratings.settle_pending()
+            registry = BotRegistry(
+                store, http, policy=settings.policy, discovery_timeout=settings.discovery_timeout
             )
+            stack.push_async_callback(registry.close)
+            arena = ArenaForQueue(registry, ratings)
+            queue = QueueHub(manager, arena)
+            runtime = _Runtime(
+                store=store,
+                http=http,
+                pool=pool,
+                manager=manager,
+                tournaments=tournaments,
+                registry=registry,
+                ratings=ratings,
+                queue=queue,
+                challenges=Challenges(store, manager, arena),
+            )
+            queue.start()
             stack.push_async_callback(runtime.drain)
             app.state.arena = runtime
             yield

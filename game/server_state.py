@@ -23,6 +23,8 @@ from game.discovery import AddressPolicy
 from game.local_bot_spec import BotLimits
 from game.manager import GameManager
 from game.queue_hub import QueueHub
+from game.rating_book import RatingBook
+from game.registry import BotRegistry
 from game.session import SendBoardPolicy, SessionLimits
 from game.store import GameStore
 from game.tournament_director import TournamentDirector
@@ -79,6 +81,8 @@ class _Runtime:
     pool: BotPool
     manager: GameManager
     tournaments: TournamentDirector
+    registry: BotRegistry
+    ratings: RatingBook
     # The /queue and open challenges (game.queue_hub, game.challenges).
     queue: QueueHub | None = None
     challenges: Challenges | None = None

@@ -32,10 +32,9 @@ from pydantic import (
     StrictStr,
 )
 
-from wire.arena import PlayerKind
+from wire.arena import PlayerKind, PlayerName
 from wire.basics import Player
 from wire.match import TimeControl
-from wire.names import Name
 from wire.packets import NopePacket, PacketSet
 
 __all__ = [
@@ -102,7 +101,7 @@ class QueueJoinPacket(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     type: Literal["queue_join"] = "queue_join"
-    name: Annotated[Name, Field(min_length=1)]
+    name: PlayerName
     player_token: PlayerToken | None = None
     time_control: TimeControlText = DEFAULT_QUEUE_TIME_CONTROL
     bot_after_s: (
@@ -126,7 +125,7 @@ class ChallengeCreatePacket(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     type: Literal["challenge_create"] = "challenge_create"
-    name: Annotated[Name, Field(min_length=1)]
+    name: PlayerName
     player_token: PlayerToken | None = None
     time_control: TimeControlText = DEFAULT_QUEUE_TIME_CONTROL
     side: ChallengeSide = "random"
@@ -221,7 +220,7 @@ class ChallengeRequest(BaseModel):
     """``POST /challenges``: like ``challenge_create``, for a person with a name (and its
     token once it has one)."""
 
-    name: Annotated[Name, Field(min_length=1)]
+    name: PlayerName
     player_token: PlayerToken | None = None
     time_control: TimeControlText = DEFAULT_QUEUE_TIME_CONTROL
     side: ChallengeSide = "random"
@@ -252,7 +251,7 @@ class ChallengeAccept(BaseModel):
     """``POST /challenges/{id}/accept``: who accepts (a person's name and token, as for
     the queue)."""
 
-    name: Annotated[Name, Field(min_length=1)]
+    name: PlayerName
     player_token: PlayerToken | None = None
 
 
