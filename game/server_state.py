@@ -24,7 +24,7 @@ from game.local_bot_spec import BotLimits
 from game.manager import GameManager
 from game.queue_hub import QueueHub
 from game.rating_book import RatingBook
-from game.registry import BotRegistry
+from game.registry import DEFAULT_RECHECK_S, BotRegistry
 from game.session import SendBoardPolicy, SessionLimits
 from game.store import GameStore
 from game.tournament_director import TournamentDirector
@@ -70,6 +70,8 @@ class _Settings:
     send_board: SendBoardPolicy = "auto"
     analysis_bot: str | None = None
     analysis_time: float = DEFAULT_ANALYSIS_TIME
+    #: Seconds between two checks of every registered bot (``BotRegistry``); 0: never.
+    bot_recheck: float = DEFAULT_RECHECK_S
 
 
 @dataclass
@@ -81,8 +83,10 @@ class _Runtime:
     pool: BotPool
     manager: GameManager
     tournaments: TournamentDirector
-    registry: BotRegistry
+    #: The arena's ratings (``game.rating_book``) and registered bots and names
+    #: (``game.registry``).
     ratings: RatingBook
+    registry: BotRegistry
     # The /queue and open challenges (game.queue_hub, game.challenges).
     queue: QueueHub | None = None
     challenges: Challenges | None = None
