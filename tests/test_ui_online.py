@@ -5,6 +5,8 @@ leaderboard lists the rated games. Run with ``QT_QPA_PLATFORM=offscreen``."""
 
 from __future__ import annotations
 
+import json
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,9 +16,17 @@ from PyQt5.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
 from models import EndCause, Player, ResultReason
-from tests.test_ui_app import WAIT_MS, connect, start_human_against_threat
+from tests.test_ui_app import (
+    WAIT_MS,
+    click,
+    connect,
+    pick_far_cells,
+    start_human_against_threat,
+)
 from tests.ui_server import game_server
+from ui.game_session import SeatLink
 from ui.main_window import MainWindow
+from ui.play_online import PlayOnlineDialog
 from ui.settings import Settings
 from ui.setup_panel import FormValues, SeatChoice
 
@@ -58,6 +68,18 @@ def answer_questions(
 
     monkeypatch.setattr(QMessageBox, "question", question)
     return asked
+
+
+def register_bot(url: str, name: str, bot_url: str) -> None:
+    """``POST /bots``: a ladder bot the queue may pair a person with."""
+    request = urllib.request.Request(
+        f"{url}/bots",
+        data=json.dumps({"name": name, "url": bot_url, "ladder": True}).encode(),
+        headers={"content-type": "application/json"},
+    )
+    # A plain blocking call is fine in a test: the server runs in its own thread.
+    with urllib.request.urlopen(request, timeout=60) as response:
+        assert response.status == 201
 
 
 # ------------------------------------------------------------------ resign
@@ -119,3 +141,179 @@ def test_two_people_hear_of_each_others_drop_and_return(
     assert banners[0] == "Bob disconnected \u2014 60 s to come back"
     assert window.seat_bar.banner.text() == "Bob is back"
     assert window.seat_bar.banner.isVisible()
+
+
+# ------------------------------------------------------------------ the queue
+
+
+def join_queue(
+    qtbot: QtBot,
+    window: MainWindow,
+    url: str,
+    name: str,
+    *,
+    bot_after_s: int | None = None,
+    time_control: str = "none",
+) -> PlayOnlineDialog:
+    """Fill in Play online and press Find a game, as a person would."""
+    dialog = window.online.show_play_online()
+    qtbot.waitExposed(dialog)
+    dialog.set_server(url)
+    dialog.name.setText(name)
+    dialog.time_control.setCurrentText(time_control)
+    dialog.bot_after.setChecked(bot_after_s is not None)
+    if bot_after_s is not None:
+        dialog.bot_wait.setValue(bot_after_s)
+    dialog.find_button.click()
+    assert dialog.waiting_page, dialog.error.text()
+    return dialog
+
+
+def seated(qtbot: QtBot, window: MainWindow) -> SeatLink:
+    """The window's one human seat, once its game has started."""
+    controller = window.controller
+    qtbot.waitUntil(
+        lambda: len(controller.seats) == 1 and controller.seats[0].connected, timeout=WAIT_MS
+    )
+    return controller.seats[0]
+
+
+def click_far_move(qtbot: QtBot, window: MainWindow) -> None:
+    """Wait for the window's turn and play two stones far from the others."""
+    controller = window.controller
+    qtbot.waitUntil(lambda: controller.active_seat() is not None, timeout=WAIT_MS)
+    entry = controller.active_seat()
+    assert entry is not None and entry.request is not None
+    first, second = pick_far_cells(window, entry.request.legal)
+    click(qtbot, window, first)
+    click(qtbot, window, second)
+
+
+def test_two_people_are_paired_by_the_queue_play_and_are_rated(
+    qtbot: QtBot, tmp_path: Path, server_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ann = make_window(qtbot, tmp_path / "ann")
+    bob = make_window(qtbot, tmp_path / "bob")
+    waiting = join_queue(qtbot, ann, server_url, "Ann")
+    qtbot.waitUntil(lambda: waiting.last_waiting is not None, timeout=WAIT_MS)
+    assert waiting.queue_state.text() == "You are the only one waiting."
+    assert waiting.rating.text() == "Your rating: 1500"
+    assert waiting.waited.text().startswith("Waited 0:0")
+    assert waiting.bot_note.text() == "People only: you wait until someone comes."
+    join_queue(qtbot, bob, server_url, "Bob")
+    ann_seat, bob_seat = seated(qtbot, ann), seated(qtbot, bob)
+    assert {ann_seat.side, bob_seat.side} == {"x", "o"}
+    assert not waiting.isVisible()
+    message = bob.panel.message.text()
+    assert message.startswith(f"You play {bob_seat.side.upper()} against Ann (a person")
+    assert message.endswith("a rated game.")
+    # The person tokens are kept per server, each in its own window's settings.
+    assert ann.settings.online_player(server_url)[0] == "Ann"
+    assert ann.settings.online_player(server_url)[1] is not None
+    assert bob.settings.online_player(server_url)[1] is not None
+    # O moves first; then X resigns.
+    o_window, x_window = (ann, bob) if ann_seat.side == "o" else (bob, ann)
+    click_far_move(qtbot, o_window)
+    qtbot.waitUntil(lambda: x_window.controller.active_seat() is not None, timeout=WAIT_MS)
+    x_window.online.confirm_resign = False
+    x_window.seat_bar.resign_button.click()
+    model = o_window.controller.model
+    assert model is not None
+    qtbot.waitUntil(lambda: model.result is not None, timeout=WAIT_MS)
+    assert model.result is not None and model.result.winner is Player.O
+    assert model.result.cause is EndCause.RESIGN
+    # The game was rated: the leaderboard lists both, the winner first.
+    o_name = "Ann" if o_window is ann else "Bob"
+    x_name = "Bob" if o_name == "Ann" else "Ann"
+    board = ann.online.show_leaderboard()
+    assert board is not None
+    board.kind.setCurrentIndex(2)  # People
+    qtbot.waitUntil(lambda: not board.loading and len(board.entries) >= 2, timeout=WAIT_MS)
+    names = [entry.name for entry in board.entries]
+    assert names.index(o_name) < names.index(x_name)
+    row = board.entries[names.index(o_name)]
+    assert (row.games, row.wins, row.losses, row.kind) == (1, 1, 0, "human")
+    assert board.table.item(names.index(o_name), 1).text() == f"{o_name} (person)"  # type: ignore[union-attr]
+    bob.close()
+    ann.close()
+
+
+def test_a_name_someone_else_holds_is_refused_with_the_servers_reason(
+    qtbot: QtBot, tmp_path: Path, server_url: str
+) -> None:
+    cleo = make_window(qtbot, tmp_path / "cleo")
+    dialog = join_queue(qtbot, cleo, server_url, "Cleo", time_control="600")
+    qtbot.waitUntil(lambda: dialog.last_waiting is not None, timeout=WAIT_MS)
+    assert cleo.settings.online_player(server_url)[1] is not None
+    dialog.cancel_button.click()  # leaves the queue
+    assert not dialog.waiting_page
+    # Someone else, without Cleo's token, cannot take her name.
+    other = make_window(qtbot, tmp_path / "other")
+    refused = join_queue(qtbot, other, server_url, "cleo", time_control="600")
+    qtbot.waitUntil(lambda: not refused.waiting_page, timeout=WAIT_MS)
+    assert refused.error.text().startswith("The server refused: ")
+    assert "cleo" in refused.error.text().lower()
+    assert other.controller.model is None
+    # Cleo comes back with her saved token and is queued again.
+    again = join_queue(qtbot, cleo, server_url, "Cleo", time_control="600")
+    qtbot.waitUntil(lambda: again.last_waiting is not None, timeout=WAIT_MS)
+    again.cancel()
+    other.close()
+    cleo.close()
+
+
+def test_a_person_who_waited_plays_a_ladder_bot(
+    qtbot: QtBot, window: MainWindow, server_url: str
+) -> None:
+    register_bot(server_url, "Randy", f"{server_url}/bots/random")
+    dialog = join_queue(qtbot, window, server_url, "Dora", bot_after_s=0, time_control="turn=60")
+    assert dialog.bot_note.text() == "If nobody comes within 0 s, you play a bot of your strength."
+    entry = seated(qtbot, window)
+    assert "against Randy (a bot" in window.panel.message.text()
+    if entry.side == "o":  # O moves first
+        click_far_move(qtbot, window)
+    model = window.controller.model
+    assert model is not None and model.result is None
+    assert window.seat_bar.resign_button.isVisible()
+
+
+# ------------------------------------------------------------ open challenges
+
+
+def test_a_challenge_link_is_made_in_one_window_and_accepted_in_another(
+    qtbot: QtBot, tmp_path: Path, server_url: str
+) -> None:
+    eve = make_window(qtbot, tmp_path / "eve")
+    dialog = eve.online.show_play_online()
+    dialog.set_server(server_url)
+    dialog.name.setText("Eve")
+    dialog.time_control.setCurrentText("none")
+    dialog.challenge_button.click()
+    qtbot.waitUntil(lambda: dialog.challenge_link.text() != "", timeout=WAIT_MS)
+    link = dialog.challenge_link.text()
+    assert "/c/" in link
+    assert dialog.headline.text() == "Waiting for someone to accept"
+    # Fay opens the link (htttx-ui --open LINK does this) under her saved name.
+    fay = make_window(qtbot, tmp_path / "fay")
+    fay.settings.set_online_player(server_url, "Fay", None)
+    assert fay.open_url(link) is not None
+    fay_seat, eve_seat = seated(qtbot, fay), seated(qtbot, eve)
+    assert {fay_seat.side, eve_seat.side} == {"x", "o"}
+    assert fay.settings.online_player(server_url)[1] is not None  # her new token
+    model = fay.controller.model
+    assert model is not None
+    qtbot.waitUntil(
+        lambda: {model.player_x.name, model.player_o.name} == {"Eve", "Fay"}, timeout=WAIT_MS
+    )
+    fay.close()
+    eve.close()
+
+
+def test_a_challenge_that_does_not_exist_says_so(
+    qtbot: QtBot, window: MainWindow, server_url: str
+) -> None:
+    window.settings.set_online_player(server_url, "Gus", None)
+    window.open_url(f"{server_url}/c/no-such-challenge")
+    qtbot.waitUntil(lambda: window.panel.message.property("level") == "error", timeout=WAIT_MS)
+    assert window.panel.message.text().startswith("The server refused the challenge (404)")
+    assert window.controller.model is None
