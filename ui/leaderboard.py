@@ -66,7 +66,10 @@ COLUMNS: Final = (
 RATING_COLUMN: Final = 2
 #: Rows asked for (the server may cap it).
 LIMIT: Final = 200
-_NUMERIC: Final = frozenset({0, 2, 3, 4, 6})
+#: The rank is right-aligned, the name left-aligned, the rest centred.
+_RANK, _NAME = 0, 1
+#: Pixels added to a fitted column, so right-aligned numbers keep apart from the next.
+_GAP: Final = 24
 
 
 def read_leaderboard(value: object) -> list[LeaderboardEntry]:
@@ -206,8 +209,8 @@ class LeaderboardWindow(QDialog):
         assert rows is not None and header is not None
         rows.hide()
         rows.setDefaultSectionSize(28)
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(_NAME, QHeaderView.ResizeMode.Stretch)
 
         self.message = QLabel()
         self.message.setObjectName("leaderboard_message")
@@ -265,6 +268,10 @@ class LeaderboardWindow(QDialog):
         now = datetime.now(UTC)
         for entry in self.entries:
             self._add_row(entry, now)
+        for column in range(len(COLUMNS)):
+            if column != _NAME:  # the name stretches; the others fit, with room to breathe
+                self.table.resizeColumnToContents(column)
+                self.table.setColumnWidth(column, self.table.columnWidth(column) + _GAP)
         count = len(self.entries)
         self.message.setText(
             "Nobody has played a rated game yet."
@@ -285,10 +292,12 @@ class LeaderboardWindow(QDialog):
         self.table.insertRow(row)
         for column, text in enumerate(entry_row(entry, now)):
             item = QTableWidgetItem(text)
-            if column in _NUMERIC:
+            if column == _RANK:
                 item.setTextAlignment(
                     Qt.Alignment(Qt.AlignmentFlag.AlignRight) | Qt.AlignmentFlag.AlignVCenter
                 )
+            elif column != _NAME:
+                item.setTextAlignment(Qt.Alignment(Qt.AlignmentFlag.AlignCenter))
             if column == RATING_COLUMN:
                 font = QFont(item.font())
                 font.setBold(not entry.provisional)

@@ -39,6 +39,7 @@ from PyQt5.QtWidgets import (
     QWidget,
 )
 
+from models import TimeControl, TimeControlError
 from ui.net import Network, ServerAddressError, normalize_server_url
 from ui.online import QueueLink
 from ui.queue_client import (
@@ -53,7 +54,7 @@ from ui.settings import Settings
 #: Time controls offered (any other can be typed): (text, label).
 TIME_CONTROLS: tuple[tuple[str, str], ...] = (
     ("180+2", "3 min + 2 s"),
-    ("300", "5 min"),
+    ("300", "5 min a side"),
     ("600+5", "10 min + 5 s"),
     ("turn=30", "30 s a move"),
     ("none", "no clock"),
@@ -82,6 +83,31 @@ def describe_waiting(waiting: QueueWaiting) -> str:
     if waiting.players_waiting <= 1:
         return "You are the only one waiting."
     return f"{waiting.players_waiting} players waiting (you included)."
+
+
+def describe_time_control(text: str) -> str:
+    """A time control in words, for the waiting page.
+
+    >>> describe_time_control("180+2"), describe_time_control("turn=30")
+    ('3 min + 2 s', '30 s a move')
+    >>> describe_time_control("45"), describe_time_control("none")
+    ('45 s a side', 'no clock')
+    """
+    for known, label in TIME_CONTROLS:
+        if known == text:
+            return label
+    try:
+        control = TimeControl.parse(text)
+    except TimeControlError:
+        return text
+    if control.clock_type == "none" or control.clock is None:
+        return "no clock" if control.stall_limit is None else text
+    clock = f"{control.clock:g} s"
+    if control.clock_type == "turn":
+        return f"{clock} a move"
+    if control.clock_type == "incremental":
+        return f"{clock} + {control.increment:g} s"
+    return f"{clock} a side"
 
 
 @dataclass(frozen=True)
@@ -115,7 +141,7 @@ class PlayOnlineDialog(QDialog):
         self.last_waiting: QueueWaiting | None = None
         self._waiting_since: float | None = None
         self.setWindowTitle("Play online")
-        self.setMinimumWidth(460)
+        self.setMinimumSize(520, 300)
 
         # ---- the form
         self.server = QLineEdit()
@@ -198,6 +224,10 @@ class PlayOnlineDialog(QDialog):
         self.busy.setMaximumHeight(8)
         self.queue_state = QLabel("Joining the queue\u2026")
         self.queue_state.setObjectName("online_queue_state")
+        self.queue_state.setWordWrap(True)
+        self.details = QLabel("")
+        self.details.setObjectName("online_details")
+        self.details.setStyleSheet("color: palette(dark);")
         self.waited = QLabel("")
         self.waited.setObjectName("online_waited")
         self.rating = QLabel("")
@@ -225,6 +255,7 @@ class PlayOnlineDialog(QDialog):
         wait_layout.setContentsMargins(0, 0, 0, 0)
         wait_layout.setSpacing(8)
         wait_layout.addWidget(self.headline)
+        wait_layout.addWidget(self.details)
         wait_layout.addWidget(self.busy)
         wait_layout.addWidget(self.queue_state)
         wait_layout.addWidget(self.waited)
@@ -352,6 +383,9 @@ class PlayOnlineDialog(QDialog):
         )
         self.link_row.hide()
         self.challenge_link.clear()
+        self.details.setText(
+            f"{form.name} \u00b7 {describe_time_control(time_control)} \u00b7 {base}"
+        )
         self.headline.setText("Looking for an opponent\u2026")
         if challenge:
             self.headline.setText("Opening a challenge\u2026")
@@ -392,7 +426,6 @@ class PlayOnlineDialog(QDialog):
             "Send this link to your opponent: they open it in the browser or with "
             "htttx-ui --open LINK. The game starts when they accept."
         )
-        self.queue_state.setWordWrap(True)
         self.challenge_link.setText(created.url)
         self.link_row.show()
 
