@@ -526,23 +526,7 @@ class GameController(QObject):
         session = self.session
         if session is None or session.client is None:
             return
-        over = session.model.result is not None
-        if reconnecting:
-            text, ok = "Reconnecting\u2026", False
-        elif lost:
-            text, ok = "Disconnected", False
-        elif over:
-            text, ok = "Game over \u00b7 connection closed", True
-        elif session.seats:
-            connected = [e.side.upper() for e in session.seats if e.connected]
-            if connected:
-                text, ok = f"Connected as {' and '.join(connected)}", True
-            else:
-                text, ok = "Connecting\u2026", True
-        elif session.spectator_connected:
-            text, ok = "Watching live", True
-        else:
-            text, ok = "Connecting\u2026", True
+        text, ok = session.connection_state(reconnecting=reconnecting, lost=lost)
         self.panel.set_connection(text, ok=ok)
         self.connectionChanged.emit(text)
 
@@ -554,21 +538,8 @@ class GameController(QObject):
 
     def _position(self) -> tuple[dict[Hex, str], tuple[Hex, ...]]:
         """The stones to show and the last move's stones."""
-        model = self.model
-        if model is None:
-            return {}, ()
-        latest = len(model.moves)
-        index = min(self.replay.index, latest)
-        stones = model.stones_at(index)
-        last = model.last_move_at(index)
-        if index == latest and model.result is None:
-            for entry in self.seats:
-                seat_stones = entry.seat.stones
-                if not entry.seat.over and len(seat_stones) > len(stones):
-                    # The seat's board (move_request, or our own answer) is ahead.
-                    new = tuple(cell for cell in seat_stones if cell not in stones)
-                    stones, last = seat_stones, new or last
-        return stones, last
+        session = self.session
+        return session.position_at(self.replay.index) if session is not None else ({}, ())
 
     def _render(self) -> None:
         model = self.model
