@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from PyQt5.QtCore import QSettings
-from PyQt5.QtWidgets import QMessageBox
+from PyQt5.QtWidgets import QInputDialog, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from models import EndCause, Player, ResultReason
@@ -277,11 +277,25 @@ def test_a_person_who_waited_plays_a_ladder_bot(
     assert window.seat_bar.resign_button.isVisible()
 
 
+def test_the_wait_for_a_bot_counts_down_and_esc_leaves_the_queue(
+    qtbot: QtBot, window: MainWindow, server_url: str
+) -> None:
+    dialog = join_queue(qtbot, window, server_url, "Hal", bot_after_s=600, time_control="900")
+    qtbot.waitUntil(lambda: dialog.last_waiting is not None, timeout=WAIT_MS)
+    assert dialog.last_waiting is not None and dialog.last_waiting.bot_in_ms is not None
+    assert dialog.bot_note.text().startswith("If nobody comes, you play a bot of your strength in ")
+    assert dialog.bot_note.text()[-6:] in ("10:00.", " 9:59.", " 9:58.")
+    assert dialog.details.text() == f"Hal \u00b7 900 s a side \u00b7 {server_url}"
+    dialog.reject()  # Esc
+    assert not dialog.isVisible() and dialog.link is None
+    assert not dialog.waiting_page
+
+
 # ------------------------------------------------------------ open challenges
 
 
 def test_a_challenge_link_is_made_in_one_window_and_accepted_in_another(
-    qtbot: QtBot, tmp_path: Path, server_url: str
+    qtbot: QtBot, tmp_path: Path, server_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     eve = make_window(qtbot, tmp_path / "eve")
     dialog = eve.online.show_play_online()
@@ -293,12 +307,20 @@ def test_a_challenge_link_is_made_in_one_window_and_accepted_in_another(
     link = dialog.challenge_link.text()
     assert "/c/" in link
     assert dialog.headline.text() == "Waiting for someone to accept"
-    # Fay opens the link (htttx-ui --open LINK does this) under her saved name.
+    # Fay opens the link (htttx-ui --open LINK does this); asked for a name first.
     fay = make_window(qtbot, tmp_path / "fay")
-    fay.settings.set_online_player(server_url, "Fay", None)
+    asked: list[str] = []
+
+    def get_text(*args: object, **kwargs: object) -> tuple[str, bool]:
+        asked.append(str(args[2]))
+        return " Fay ", True
+
+    monkeypatch.setattr(QInputDialog, "getText", get_text)
     assert fay.open_url(link) is not None
+    assert asked == [f"The name to play under on {server_url}:"]
     fay_seat, eve_seat = seated(qtbot, fay), seated(qtbot, eve)
     assert {fay_seat.side, eve_seat.side} == {"x", "o"}
+    assert fay.settings.online_player(server_url)[0] == "Fay"
     assert fay.settings.online_player(server_url)[1] is not None  # her new token
     model = fay.controller.model
     assert model is not None

@@ -14,6 +14,7 @@ from PyQt5.QtCore import QSettings
 from pytestqt.qtbot import QtBot
 
 from models import LeaderboardEntry, ProtocolError
+from ui.app import parse_args
 from ui.leaderboard import LeaderboardWindow, entry_row, read_leaderboard
 from ui.net import Network
 from ui.online import ChallengeAddressError, challenge_address
@@ -115,6 +116,12 @@ def test_damaged_online_settings_fall_back_to_nothing(settings: Settings) -> Non
     assert settings.online_player("http://b") == ("", None)
     settings.store.setValue("online/players", "not json")
     assert settings.online_player("http://a") == ("", None)
+
+
+def test_htttx_ui_open_takes_a_challenge_link() -> None:
+    assert parse_args(["--open", "http://127.0.0.1:8001/c/ab12"]).open == (
+        "http://127.0.0.1:8001/c/ab12"
+    )
 
 
 def test_challenge_links_name_the_server_and_the_challenge() -> None:

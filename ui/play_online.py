@@ -140,6 +140,7 @@ class PlayOnlineDialog(QDialog):
         self.link: QueueLink | None = None
         self.last_waiting: QueueWaiting | None = None
         self._waiting_since: float | None = None
+        self._bot_at: float | None = None
         self.setWindowTitle("Play online")
         self.setMinimumSize(520, 300)
 
@@ -373,6 +374,7 @@ class PlayOnlineDialog(QDialog):
         self.show_error("")
         self.last_waiting = None
         self._waiting_since = time.monotonic()
+        self._bot_at = None
         self.queue_state.setText(f"Joining the queue of {base}\u2026")
         self.waited.setText("")
         self.rating.setText("")
@@ -414,7 +416,9 @@ class PlayOnlineDialog(QDialog):
 
     def _waiting(self, waiting: QueueWaiting) -> None:
         self.last_waiting = waiting
-        self._waiting_since = time.monotonic() - waiting.since_ms / 1000
+        now = time.monotonic()
+        self._waiting_since = now - waiting.since_ms / 1000
+        self._bot_at = None if waiting.bot_in_ms is None else now + waiting.bot_in_ms / 1000
         self.queue_state.setText(describe_waiting(waiting))
         if waiting.rating is not None:
             self.rating.setText(f"Your rating: {waiting.rating:.0f}")
@@ -435,9 +439,13 @@ class PlayOnlineDialog(QDialog):
             clipboard.setText(self.challenge_link.text())
 
     def _tick(self) -> None:
+        now = time.monotonic()
         if self._waiting_since is not None:
-            waited = format_waited(time.monotonic() - self._waiting_since)
+            waited = format_waited(now - self._waiting_since)
             self.waited.setText(f"Waited {waited}")
+        if self._bot_at is not None:
+            left = format_waited(max(self._bot_at - now, 0) + 0.999)
+            self.bot_note.setText(f"If nobody comes, you play a bot of your strength in {left}.")
 
     def _matched(self, base: str, name: str, token: str | None, matched: Matched) -> None:
         self.timer.stop()
@@ -455,6 +463,11 @@ class PlayOnlineDialog(QDialog):
         self.link = None
         self.pages.setCurrentIndex(0)
         self.show_error(text)
+
+    def reject(self) -> None:
+        """Esc (or the window's close button): leave the queue too."""
+        self.cancel()
+        super().reject()
 
     def closeEvent(self, event: Any) -> None:
         self.cancel()

@@ -108,11 +108,13 @@ class TokenIssued:
 @dataclass(frozen=True)
 class QueueWaiting:
     """In the queue: ``players_waiting`` people queue (this one included), the person's
-    rating, and how long they have waited (milliseconds, by the server's count)."""
+    rating, how long they have waited (milliseconds, by the server's count) and, when
+    they chose to play a bot after a wait, in how long one will be found."""
 
     players_waiting: int
     rating: float | None
     since_ms: int
+    bot_in_ms: int | None = None
 
 
 @dataclass(frozen=True)
@@ -272,7 +274,11 @@ class QueueClient:
                 return [TokenIssued(name, token)]
             case QueueWaitingPacket():
                 self.state = "waiting"
-                return [QueueWaiting(packet.players_waiting, packet.rating, packet.since_ms)]
+                return [
+                    QueueWaiting(
+                        packet.players_waiting, packet.rating, packet.since_ms, packet.bot_in_ms
+                    )
+                ]
             case ChallengeCreatedPacket(challenge_id=challenge_id, url=url):
                 self.state = "waiting"
                 self.challenge = ChallengeCreated(challenge_id, url)
