@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from PyQt5.QtCore import QSettings
-from PyQt5.QtWidgets import QInputDialog, QMessageBox
+from PyQt5.QtCore import QSettings, QTimer
+from PyQt5.QtWidgets import QApplication, QInputDialog, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from models import EndCause, Player, ResultReason
@@ -24,6 +24,7 @@ from tests.test_ui_app import (
     start_human_against_threat,
 )
 from tests.ui_server import game_server
+from ui.app import main
 from ui.game_session import SeatLink
 from ui.main_window import MainWindow
 from ui.play_online import PlayOnlineDialog
@@ -329,6 +330,46 @@ def test_a_challenge_link_is_made_in_one_window_and_accepted_in_another(
     )
     fay.close()
     eve.close()
+
+
+def post_json(url: str, body: dict[str, object]) -> dict[str, object]:
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"content-type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:
+        answer: dict[str, object] = json.loads(response.read())
+    return answer
+
+
+def test_htttx_ui_open_a_challenge_link_plays_it(
+    qtbot: QtBot, tmp_path: Path, server_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Ivy opened a challenge over REST (the web page's way); Jo runs htttx-ui --open LINK.
+    created = post_json(f"{server_url}/challenges", {"name": "Ivy", "time_control": "none"})
+    link = created["url"]
+    assert isinstance(link, str)
+    settings = Settings(QSettings(str(tmp_path / "jo.ini"), QSettings.Format.IniFormat))
+    settings.set_online_player(server_url, "Jo", None)
+    monkeypatch.setattr(  # leaving the game at the end: yes
+        QMessageBox, "question", lambda *args, **kwargs: QMessageBox.StandardButton.Yes
+    )
+    seen: list[str] = []
+
+    def look() -> None:
+        window = next(
+            w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible()
+        )
+        seats = window.controller.seats
+        if len(seats) == 1 and seats[0].connected:
+            seen.append(window.panel.message.text())
+            window.close()
+        else:
+            QTimer.singleShot(50, look)
+
+    QTimer.singleShot(0, look)
+    assert main(["--open", link], settings=settings) == 0
+    assert seen and seen[0].startswith("You play ") and "against Ivy (a person" in seen[0]
+    assert settings.online_player(server_url)[1] is not None  # Jo's new token
 
 
 def test_a_challenge_that_does_not_exist_says_so(
