@@ -99,7 +99,7 @@ def describe_time_control(text: str) -> str:
     try:
         control = TimeControl.parse(text)
     except TimeControlError:
-        return text
+        return "not a time control"
     if control.clock_type == "none" or control.clock is None:
         return "no clock" if control.stall_limit is None else text
     clock = f"{control.clock:g} s"
@@ -142,7 +142,7 @@ class PlayOnlineDialog(QDialog):
         self._waiting_since: float | None = None
         self._bot_at: float | None = None
         self.setWindowTitle("Play online")
-        self.setMinimumSize(520, 300)
+        self.setMinimumSize(580, 300)
 
         # ---- the form
         self.server = QLineEdit()
@@ -166,7 +166,19 @@ class PlayOnlineDialog(QDialog):
         self.bot_wait.setSuffix(" s")
         self.bot_wait.setValue(DEFAULT_BOT_AFTER_S)
         self.bot_after.toggled.connect(self.bot_wait.setEnabled)
+        self.time_hint = QLabel("")
+        self.time_hint.setObjectName("online_time_hint")
+        self.time_hint.setStyleSheet("color: palette(dark);")
+        self.time_hint.setMinimumWidth(120)
+        self.time_control.currentTextChanged.connect(
+            lambda text: self.time_hint.setText(describe_time_control(text.strip()))
+        )
+        time_row = QHBoxLayout()
+        time_row.setSpacing(10)
+        time_row.addWidget(self.time_control, 1)
+        time_row.addWidget(self.time_hint)
         bot_row = QHBoxLayout()
+        bot_row.setSpacing(10)
         bot_row.addWidget(self.bot_after)
         bot_row.addWidget(self.bot_wait)
         bot_row.addStretch(1)
@@ -198,7 +210,7 @@ class PlayOnlineDialog(QDialog):
         form.addRow("Server", self.server)
         form.addRow("Your name", self.name)
         form.addRow("", self.identity)
-        form.addRow("Time control", self.time_control)
+        form.addRow("Time control", time_row)
         form.addRow("", bot_row)
         buttons = QHBoxLayout()
         buttons.addWidget(self.challenge_button)
@@ -279,6 +291,7 @@ class PlayOnlineDialog(QDialog):
         self.timer.setInterval(500)
         self.timer.timeout.connect(self._tick)
         self._restore()
+        self.time_hint.setText(describe_time_control(self.time_control.currentText().strip()))
 
     # ------------------------------------------------------------------ form
 
