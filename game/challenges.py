@@ -184,6 +184,10 @@ class Challenges:
     async def accept(self, challenge_id: str, request: ChallengeAccept) -> ChallengeAccepted:
         """Take the challenge and start its game: the accepter's seat."""
         stored = await self._get(challenge_id)
+        # Refused before the name is claimed, so a new name's token is not lost (two
+        # accepting at once: the loser's new name is claimed, its token not returned).
+        if (status := _status_now(stored)) != "open":
+            raise ChallengeClosed(f"challenge {challenge_id} is {status}")
         claim = await self.arena.claim(request.name, request.player_token)
         if (player_key(claim.name) or claim.name) == stored.creator_key:
             raise OwnChallenge("that is your own challenge: share its link with someone else")

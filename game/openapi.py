@@ -10,9 +10,19 @@ from typing import Any
 from pydantic.json_schema import models_json_schema
 
 from game.openapi_arena import ARENA_MODELS, arena_paths
+from game.queue_routes import challenge_paths
 from game.server_state import HOSTED_BOTS
 from game.store import MAX_PAGE_SIZE, MAX_PLAYER_FILTER, GamePage, RecordStatus
-from models import GameRecord, HostedBots, NewGameRequest, NewGameResponse
+from models import (
+    ChallengeAccept,
+    ChallengeAccepted,
+    ChallengeRequest,
+    ChallengeView,
+    GameRecord,
+    HostedBots,
+    NewGameRequest,
+    NewGameResponse,
+)
 from wire.tournaments import (
     TournamentCreated,
     TournamentGames,
@@ -39,6 +49,10 @@ def _openapi(hosted: bool) -> dict[str, Any]:
             (TournamentPage, "serialization"),
             (TournamentView, "serialization"),
             (TournamentGames, "serialization"),
+            (ChallengeRequest, "validation"),
+            (ChallengeView, "serialization"),
+            (ChallengeAccept, "validation"),
+            (ChallengeAccepted, "serialization"),
             *ARENA_MODELS,
         ],
         ref_template=ref,
@@ -177,10 +191,12 @@ def _openapi(hosted: bool) -> dict[str, Any]:
         },
     }
     paths.update(_tournament_paths(body, error))
+    paths.update(challenge_paths(body, error))
     paths.update(arena_paths(body, error))
     description = (
         "HTTTX game server. WebSockets (not described by OpenAPI): /ws?token=<token> plays "
-        "a human seat with the bot protocol; /spectate/{game_id} follows a live game."
+        "a human seat with the bot protocol; /spectate/{game_id} follows a live game; "
+        "/queue pairs people (docs/extensions.md, 'The queue protocol')."
     )
     if hosted:
         description += " Example bots: " + ", ".join(HOSTED_BOTS) + "."

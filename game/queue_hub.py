@@ -169,9 +169,10 @@ class QueueHub:
             raise QueueClosing("the game server is shutting down")
         if client.waiting_key is not None or client.challenge_id is not None:
             raise QueueRefusal("this socket already waits: send queue_leave first")
+        # Checked before the name is claimed: a new name's token must not be lost.
+        check_time_control(packet.time_control)
         claim = await self.arena.claim(packet.name, packet.player_token)
         key = player_key(claim.name) or claim.name
-        check_time_control(packet.time_control)
         rating = await self.arena.rating(claim.name)
         if key in self._people:
             raise QueueRefusal(f"{claim.name!r} is already waiting in the queue")
@@ -214,17 +215,24 @@ class QueueHub:
         loop = asyncio.get_running_loop()
         while True:
             self._wake.clear()
-            now = loop.time()
-            for event in self._maker.poll(now):
-                if isinstance(event, Paired):
-                    self._spawn(self._seat_pair(event), "pair")
-                else:
-                    self._spawn(self._seat_with_bot(event), "bot")
-            self._tell_waiting()
-            deadline = self._maker.next_deadline(now)
-            timeout = None if deadline is None else max(deadline - loop.time(), 0.0)
+            try:
+                timeout = self._step(loop.time())
+            except Exception:  # a bug must not stop the queue: log it, go on
+                log.exception("queue: pairing failed")
+                timeout = 1.0
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout)
+
+    def _step(self, now: float) -> float | None:
+        """Pair and hand over whoever can be at ``now``; seconds until the next try."""
+        for event in self._maker.poll(now):
+            if isinstance(event, Paired):
+                self._spawn(self._seat_pair(event), "pair")
+            else:
+                self._spawn(self._seat_with_bot(event), "bot")
+        self._tell_waiting()
+        deadline = self._maker.next_deadline(now)
+        return None if deadline is None else max(deadline - now, 0.0)
 
     def _spawn(self, work: Coroutine[Any, Any, None], what: str) -> None:
         async def guarded() -> None:

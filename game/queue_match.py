@@ -29,7 +29,7 @@ How it decides:
 >>> maker.join(Waiting("bo", "bo", 2100.0, "300+5", joined_at=1.0))
 >>> maker.poll(now=2.0)  # 600 points apart: too far for now
 []
->>> maker.next_deadline(now=2.0)  # when ann's window reaches bo (or her bot is due)
+>>> round(maker.next_deadline(now=2.0), 3)  # when ann's window reaches bo (or her bot is due)
 15.0
 >>> [sorted((p.x.name, p.o.name)) for p in maker.poll(now=15.0)]
 [['ann', 'bo']]
@@ -53,6 +53,8 @@ __all__ = [
     "RatingWindow",
     "Waiting",
 ]
+
+_EPSILON_S: Final = 1e-6
 
 #: How long a person handed to a bot waits again when no bot is free (seconds).
 BOT_RETRY_S: Final = 10.0
@@ -206,7 +208,8 @@ class Matchmaker:
                 older = min(a, b, key=_by_wait)
                 after = self.window.seconds_to_reach(abs(a.rating - b.rating))
                 if after is not None:
-                    times.append(older.joined_at + after)
+                    # A hair later: the window is computed, and must cover the gap then.
+                    times.append(older.joined_at + after + _EPSILON_S)
         return max(min(times), now) if times else None
 
     # ---------------------------------------------------------------- helpers

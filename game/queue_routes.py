@@ -17,7 +17,8 @@ Every error is ``{"detail": reason}``. No API token is needed: these are for peo
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Callable
+from typing import Any, Final
 
 from pydantic import BaseModel
 from starlette.requests import Request
@@ -38,7 +39,7 @@ from models import (
     parse_body,
 )
 
-__all__ = ["MAX_CHALLENGE_BODY_BYTES", "queue_routes"]
+__all__ = ["MAX_CHALLENGE_BODY_BYTES", "challenge_paths", "queue_routes"]
 
 #: A challenge body is a name, a token and a time control.
 MAX_CHALLENGE_BODY_BYTES: Final = 4096
@@ -134,3 +135,76 @@ def queue_routes() -> list[BaseRoute]:
         Route("/challenges/{challenge_id}", get_challenge, methods=["GET"]),
         Route("/challenges/{challenge_id}/accept", accept_challenge, methods=["POST"]),
     ]
+
+
+def challenge_paths(
+    body: Callable[[str], dict[str, Any]], error: Callable[[str], dict[str, Any]]
+) -> dict[str, Any]:
+    """The OpenAPI paths of the challenge routes (``game.openapi``)."""
+    challenge_id = {
+        "name": "challenge_id",
+        "in": "path",
+        "required": True,
+        "schema": {"type": "string"},
+    }
+    refused = {
+        "403": error("A wrong person token"),
+        "409": error("A name taken (a bot's, or a person's without its token)"),
+        "413": error("Body too large"),
+        "422": error("A bad body, name or time control"),
+    }
+    return {
+        "/challenges": {
+            "post": {
+                "summary": "Open a challenge: a game with a seat for whoever follows its link",
+                "description": (
+                    "A new name is claimed for the person (the answer's player_token, "
+                    "shown once); a known person's name needs its player_token. The "
+                    "challenge's page is its url (/c/{challenge_id})."
+                ),
+                "requestBody": {"required": True, "content": body("ChallengeRequest")},
+                "responses": {
+                    "201": {"description": "Opened", "content": body("ChallengeView")},
+                    **refused,
+                    "429": error("Too many open challenges for this person"),
+                    "503": error("The server is shutting down"),
+                },
+            }
+        },
+        "/challenges/{challenge_id}": {
+            "get": {
+                "summary": "A challenge: open, accepted (with its game) or expired",
+                "parameters": [
+                    challenge_id,
+                    {
+                        "name": "token",
+                        "in": "query",
+                        "description": (
+                            "The creator's player token: adds 'matched', the creator's "
+                            "seat, once accepted and while the game runs"
+                        ),
+                        "schema": {"type": "string"},
+                    },
+                ],
+                "responses": {
+                    "200": {"description": "The challenge", "content": body("ChallengeView")},
+                    "403": error("Not the creator's player token"),
+                    "404": error("No such challenge"),
+                },
+            }
+        },
+        "/challenges/{challenge_id}/accept": {
+            "post": {
+                "summary": "Accept a challenge: the game starts, the answer is your seat",
+                "parameters": [challenge_id],
+                "requestBody": {"required": True, "content": body("ChallengeAccept")},
+                "responses": {
+                    "200": {"description": "Your seat", "content": body("ChallengeAccepted")},
+                    **refused,
+                    "404": error("No such challenge"),
+                    "409": error("Accepted already, expired, or your own challenge"),
+                    "503": error("The server cannot start the game now"),
+                },
+            }
+        },
+    }

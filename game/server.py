@@ -14,6 +14,11 @@ Routes (``create_app``):
 * ``GET /health``, ``GET /openapi.json``, ``GET /docs``.
 * ``POST /tournaments``, ``GET /tournaments``, ``GET /tournaments/{id}``,
   ``POST /tournaments/{id}/stop|resume`` (``game.tournament_routes``).
+* ``POST /bots`` (register a bot: 201 with its owner token; 401 API token, 409 name
+  taken, 422 bad URL / forbidden address / unreachable), ``GET /bots`` (the hosted
+  bots and the registered ones with ratings), ``GET|PATCH|DELETE /bots/{name}`` (the
+  changes with ``Authorization: Bearer <owner_token>``), ``GET /bots/{name}/ratings``,
+  ``GET /leaderboard?kind=bot|human|all&limit=`` (``game.registry_routes``).
 * WebSocket ``/queue`` (matchmaking for people), ``POST /challenges``,
   ``GET /challenges/{id}``, ``POST /challenges/{id}/accept`` (``game.queue_routes``).
 * WebSocket ``/ws?token=...`` (a human seat) and ``/spectate/{game_id}``.
@@ -377,8 +382,8 @@ def create_app(
         WebSocketRoute("/ws", human_socket),
         WebSocketRoute("/spectate/{game_id}", spectator_socket),
         *tournament_routes(),
-        *queue_routes(),
         *arena_routes(),
+        *queue_routes(),
         # Last: the page's paths never shadow an API route.
         *web_routes(),
     ]
@@ -457,6 +462,7 @@ def create_app(
                 log_dir=settings.bot_log_dir,
             )
             await tournaments.recover()
+            # Matchmaking for people: the /queue and open challenges.
             arena = ArenaForQueue(registry, ratings)
             queue = QueueHub(manager, arena)
             runtime = _Runtime(

@@ -7,10 +7,13 @@ Every page path answers the same shell; ``app.js`` picks the view from the path:
 
 * ``/`` — live games; ``/g/{game_id}`` — one game, live or replayed;
 * ``/web/games`` — the record list; ``/web/bots`` — bots and the pair form;
-* ``/web/tournaments`` and ``/t/{tournament_id}`` — tournaments and standings.
+* ``/web/tournaments`` and ``/t/{tournament_id}`` — tournaments and standings;
+* ``/web/leaderboard`` — the arena's ratings (``GET /leaderboard``).
+* ``/c/{challenge_id}`` — an open challenge: the ``htttx-ui --open`` command that plays
+  it, and a form that accepts it (``challenge.js``).
 
-The JSON routes (``/games``, ``/bots``, ``/tournaments``) keep their paths and answers:
-a page never shadows an API route. Static files are revalidated by ETag
+The JSON routes (``/games``, ``/bots``, ``/tournaments``, ``/leaderboard``) keep their
+paths and answers: a page never shadows an API route. Static files are revalidated by ETag
 (``Cache-Control: no-cache``) so an upgraded server never runs an old script.
 """
 
@@ -27,7 +30,7 @@ from starlette.staticfiles import StaticFiles
 __all__ = ["PAGE_VIEWS", "web_routes"]
 
 #: The views under ``/web/<view>``; any other name is a 404 page.
-PAGE_VIEWS: Final = frozenset({"games", "bots", "tournaments"})
+PAGE_VIEWS: Final = frozenset({"games", "bots", "tournaments", "leaderboard"})
 
 _SHELL: Final = "index.html"
 
@@ -60,6 +63,7 @@ def web_routes() -> list[BaseRoute]:
         Route("/", page, methods=["GET"], include_in_schema=False),
         Route("/g/{game_id}", page, methods=["GET"], include_in_schema=False),
         Route("/t/{tournament_id}", page, methods=["GET"], include_in_schema=False),
+        Route("/c/{challenge_id}", page, methods=["GET"], include_in_schema=False),
         Route("/web/{view}", page, methods=["GET"], include_in_schema=False),
         Mount("/static", app=static, name="static"),
     ]

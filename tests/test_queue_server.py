@@ -131,6 +131,27 @@ async def test_a_known_name_needs_its_token(tmp_path: Path) -> None:
             assert waiting["players_waiting"] == 1
 
 
+async def test_a_name_waits_once_and_a_socket_waits_once(tmp_path: Path) -> None:
+    async with arena(tmp_path) as a, queue(a) as first, queue(a) as second:
+        await join(first, "ann", time_control="60")
+        token = (await until(first, "player_token"))["token"]
+        await until(first, "queue_waiting")
+        await join(second, "Ann", player_token=token, time_control="60")
+        assert "already waiting" in (await until(second, "nope"))["reason"]
+        await join(first, "bo", time_control="60")
+        assert "queue_leave first" in (await until(first, "nope"))["reason"]
+
+
+async def test_a_refused_time_control_does_not_use_up_a_new_name(tmp_path: Path) -> None:
+    async with arena(tmp_path) as a:
+        async with queue(a) as ws:
+            await join(ws, "ann", time_control="40/10")
+            assert "time_control" in (await until(ws, "nope"))["reason"]
+        async with queue(a) as ws:
+            await join(ws, "ann")
+            assert (await until(ws, "player_token"))["name"] == "ann"
+
+
 async def test_people_who_leave_are_not_paired_and_are_told_the_count(tmp_path: Path) -> None:
     async with arena(tmp_path) as a, queue(a) as ann, queue(a) as bo:
         await join(ann, "ann", time_control="60")

@@ -10,7 +10,9 @@ const ROUTES = [
   [/^\/web\/games$/, "games", () => import("./games.js"), () => ({})],
   [/^\/web\/bots$/, "bots", () => import("./bots.js"), () => ({})],
   [/^\/web\/tournaments$/, "tournaments", () => import("./tournaments.js"), () => ({})],
+  [/^\/web\/leaderboard$/, "leaderboard", () => import("./leaderboard.js"), () => ({})],
   [/^\/t\/([^/]+)$/, "tournaments", () => import("./tournament.js"), (m) => ({ tournamentId: decodeURIComponent(m[1]) })],
+  [/^\/c\/([^/]+)$/, "challenge", () => import("./challenge.js"), (m) => ({ challengeId: decodeURIComponent(m[1]) })],
 ];
 
 function notFound(main) {
