@@ -234,7 +234,11 @@ def test_two_people_are_paired_by_the_queue_play_and_are_rated(
     assert names.index(o_name) < names.index(x_name)
     row = board.entries[names.index(o_name)]
     assert (row.games, row.wins, row.losses, row.kind) == (1, 1, 0, "human")
-    assert board.table.item(names.index(o_name), 1).text() == f"{o_name} (person)"  # type: ignore[union-attr]
+    cells = {
+        name: board.table.item(row, 1).text()  # type: ignore[union-attr]
+        for row, name in enumerate(names)
+    }
+    assert (cells["Ann"], cells["Bob"]) == ("Ann (you)", "Bob (person)")  # Ann's window
     bob.close()
     ann.close()
 

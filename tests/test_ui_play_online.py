@@ -188,6 +188,7 @@ def test_a_leaderboard_row_says_everything_about_a_player() -> None:
         "8.4 s",
         "30 min ago",
     )
+    assert entry_row(entry, now, me="ALICE")[1] == "alice (you)"
     retired = entry.model_copy(update={"name": "old", "kind": "bot", "status": "retired"})
     assert entry_row(retired, now)[1] == "old \u2014 retired"
 

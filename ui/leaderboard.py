@@ -146,11 +146,14 @@ def format_last_seen(when: datetime | None, now: datetime | None = None) -> str:
     return when.astimezone().strftime("%Y-%m-%d")
 
 
-def entry_row(entry: LeaderboardEntry, now: datetime | None = None) -> tuple[str, ...]:
-    """The table cells of one entry (``COLUMNS``)."""
+def entry_row(
+    entry: LeaderboardEntry, now: datetime | None = None, me: str = ""
+) -> tuple[str, ...]:
+    """The table cells of one entry (``COLUMNS``); ``me`` is the name this client plays
+    under on the server (names compare without case, as the server's do)."""
     name = entry.name
     if entry.kind == "human":
-        name += " (person)"
+        name += " (you)" if me and entry.name.casefold() == me.casefold() else " (person)"
     if entry.status and entry.status not in ("active", "ok"):
         name += f" \u2014 {entry.status}"
     return (
@@ -166,12 +169,16 @@ def entry_row(entry: LeaderboardEntry, now: datetime | None = None) -> tuple[str
 
 
 class LeaderboardWindow(QDialog):
-    """The leaderboard of the server at ``base_url``."""
+    """The leaderboard of the server at ``base_url``; the row of ``me`` (the name this
+    client plays under there) is marked and bold."""
 
-    def __init__(self, network: Network, base_url: str, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, network: Network, base_url: str, parent: QWidget | None = None, *, me: str = ""
+    ) -> None:
         super().__init__(parent)
         self.network = network
         self.base_url = base_url
+        self.me = me
         self.entries: list[LeaderboardEntry] = []
         self.loading = False
         self._generation = 0
@@ -229,9 +236,10 @@ class LeaderboardWindow(QDialog):
         layout.addWidget(self.table, 1)
         layout.addLayout(bottom)
 
-    def set_server(self, base_url: str) -> None:
+    def set_server(self, base_url: str, me: str = "") -> None:
         """Show another server's leaderboard."""
         self.base_url = base_url
+        self.me = me
         self.refresh()
 
     def kind_value(self) -> str:
@@ -290,8 +298,13 @@ class LeaderboardWindow(QDialog):
     def _add_row(self, entry: LeaderboardEntry, now: datetime) -> None:
         row = self.table.rowCount()
         self.table.insertRow(row)
-        for column, text in enumerate(entry_row(entry, now)):
+        mine = bool(self.me) and entry.name.casefold() == self.me.casefold()
+        for column, text in enumerate(entry_row(entry, now, self.me)):
             item = QTableWidgetItem(text)
+            if mine:
+                font = QFont(item.font())
+                font.setBold(True)
+                item.setFont(font)
             if column == _RANK:
                 item.setTextAlignment(
                     Qt.Alignment(Qt.AlignmentFlag.AlignRight) | Qt.AlignmentFlag.AlignVCenter
@@ -300,7 +313,7 @@ class LeaderboardWindow(QDialog):
                 item.setTextAlignment(Qt.Alignment(Qt.AlignmentFlag.AlignCenter))
             if column == RATING_COLUMN:
                 font = QFont(item.font())
-                font.setBold(not entry.provisional)
+                font.setBold(mine or not entry.provisional)
                 item.setFont(font)
                 if entry.provisional:
                     item.setForeground(QBrush(QColor("#7f8c8d")))

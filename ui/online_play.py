@@ -153,13 +153,12 @@ class OnlinePlay(QObject):
         except ServerAddressError as error:
             self.window.panel.show_message(str(error), "error")
             return None
+        me = self.window.settings.online_player(base)[0]
         if self.leaderboard is None:
-            self.leaderboard = LeaderboardWindow(self.window.network, base, self.window)
+            self.leaderboard = LeaderboardWindow(self.window.network, base, self.window, me=me)
             self.leaderboard.refresh()
-        elif self.leaderboard.base_url != base:
-            self.leaderboard.set_server(base)
         else:
-            self.leaderboard.refresh()
+            self.leaderboard.set_server(base, me)
         self.leaderboard.show()
         self.leaderboard.raise_()
         self.leaderboard.activateWindow()
