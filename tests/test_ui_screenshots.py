@@ -17,9 +17,12 @@ def test_the_screenshots_are_made_from_the_real_window(qtbot: QtBot, tmp_path: P
         "game_in_progress.png",
         "game_finished.png",
         "games_browser.png",
+        "play_online.png",
+        "leaderboard.png",
     ]
     for path in saved[:3]:  # the main window at its set size
         image = QImage(str(path))
         assert (image.width(), image.height()) == WINDOW_SIZE, path.name
-    browser = QImage(str(saved[3]))
-    assert not browser.isNull() and browser.width() > 0
+    for path in saved[3:]:  # the browser, the Play online dialog, the leaderboard
+        image = QImage(str(path))
+        assert not image.isNull() and image.width() > 0, path.name

@@ -35,6 +35,7 @@ from ui.seat import (
     IllegalStoneError,
     MoveRequested,
     NotYourTurnError,
+    OpponentStatus,
     Refused,
     SeatEvent,
     SeatStarted,
@@ -341,3 +342,62 @@ def test_an_end_without_board_keeps_the_known_position() -> None:
     [event] = seat.receive(dump_packet(end).decode())
     assert isinstance(event, GameEnded) and event.packet.cause is not None
     assert seat.stones == {(0, 0): "x"} and seat.over
+
+
+# ------------------------------------------------------ people against people
+
+
+def opponent_status(side: str, connected: bool, reconnect_by_ms: int | None = None) -> str:
+    packet: dict[str, object] = {"type": "opponent_status", "side": side, "connected": connected}
+    if reconnect_by_ms is not None:
+        packet["reconnect_by_ms"] = reconnect_by_ms
+    return json.dumps(packet)
+
+
+def test_the_opponent_dropping_and_coming_back_are_events_whatever_the_turn() -> None:
+    seat = started_seat("o")
+    assert only(seat.receive(opponent_status("x", False, 45_000))) == OpponentStatus(
+        "x", False, 45_000
+    )
+    assert isinstance(only(seat.receive(request("o", [((0, 0), "x")]))), MoveRequested)
+    # News about the opponent leaves the pending request alone.
+    assert only(seat.receive(opponent_status("x", True))) == OpponentStatus("x", True, None)
+    assert seat.awaiting
+    assert not seat.over
+
+
+def test_an_opponent_status_without_a_side_is_a_violation() -> None:
+    seat = started_seat("o")
+    event = only(seat.receive('{"type": "opponent_status", "side": "z", "connected": true}'))
+    assert isinstance(event, Violation)
+
+
+def test_resigning_sends_resign_and_no_move_can_follow() -> None:
+    seat = started_seat("o")
+    assert isinstance(only(seat.receive(request("o", [((0, 0), "x")]))), MoveRequested)
+    assert json.loads(seat.resign()) == {"type": "resign"}
+    assert not seat.awaiting
+    with pytest.raises(GameFinishedError):
+        seat.answer((1, 0), (2, 0))
+    with pytest.raises(GameFinishedError):
+        seat.resign()
+    # Heartbeats that crossed the resignation are no violation; the end is reported.
+    assert only(seat.receive(heartbeat(True))) == HeartbeatSeen(True)
+    end = EndPacket(winner=Player.X, reason=ResultReason.FORFEIT)
+    assert only(seat.receive(dump_packet(end).decode())) == GameEnded(end)
+    assert seat.over
+
+
+def test_a_request_that_crossed_the_resignation_asks_nothing() -> None:
+    seat = started_seat("x")
+    seat.resign()
+    assert seat.receive(request("x", [((0, 0), "x"), ((1, 0), "o"), ((2, 0), "o")])) == []
+    assert not seat.awaiting
+
+
+def test_a_finished_game_cannot_be_resigned() -> None:
+    seat = started_seat("o")
+    end = EndPacket(winner=Player.X, reason=ResultReason.WIN)
+    seat.receive(dump_packet(end).decode())
+    with pytest.raises(GameFinishedError):
+        seat.resign()

@@ -1,11 +1,14 @@
 """The desktop client's entry point: ``python -m ui.app`` (or ``htttx-ui``).
 
     htttx-ui [--server URL] [--open FILE.htttx|URL] [--spectate GAME_ID]
+    htttx-ui --open http://HOST/c/CHALLENGE_ID
 
 ``--server`` sets (and remembers) the game server's address; ``--open`` replays a saved
 game, from a file or from a game server by URL (``http://HOST/g/ID``,
 ``http://HOST/games/ID`` or ``http://HOST/games/ID/notation``: fetched off the GUI
-thread, see ``ui.record_url``); ``--spectate`` watches a live game of that server.
+thread, see ``ui.record_url``), or accepts an open challenge from its link
+(``http://HOST/c/ID``: the person plays it under the name saved for that server, see
+``ui.online_play``); ``--spectate`` watches a live game of that server.
 Without options the window opens on the "New game" form, connected to the last server
 used.
 """
@@ -24,6 +27,7 @@ from PyQt5.QtWidgets import QApplication
 from ui.board_widget import paint_stone
 from ui.main_window import APP_TITLE, MainWindow
 from ui.net import ServerAddressError, normalize_server_url
+from ui.online import is_challenge_url
 from ui.record_url import RecordUrlError, is_url, notation_url
 from ui.settings import APPLICATION, ORGANISATION, Settings
 
@@ -58,7 +62,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--open",
         metavar="FILE|URL",
         help="replay a game saved as .htttx, or one on a game server: http://HOST/g/GAME_ID "
-        "(or .../games/GAME_ID/notation)",
+        "(or .../games/GAME_ID/notation); or accept an open challenge: http://HOST/c/ID",
     )
     parser.add_argument("--spectate", metavar="GAME_ID", help="watch a live game of the server")
     args = parser.parse_args(argv)
@@ -67,7 +71,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
             args.server = normalize_server_url(args.server)
         except ServerAddressError as error:
             parser.error(str(error))
-    if args.open is not None and is_url(args.open):
+    if args.open is not None and is_challenge_url(args.open):
+        pass  # accepted and played once the window is up
+    elif args.open is not None and is_url(args.open):
         try:
             args.open = notation_url(args.open)
         except RecordUrlError as error:

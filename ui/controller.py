@@ -6,6 +6,8 @@
   (names, meta, clocks, evaluations, history) and each human seat gets its own
   ``HumanSeat`` over ``/ws?token=``; with two human seats (two people at one screen)
   each click goes to the seat whose turn it is;
+* a seat handed out by the server (``take_seat``: the queue paired the person, or they
+  accepted an open challenge): the same, for that one seat;
 * a live game watched from the games browser (``spectate``): the spectator socket only;
 * a record (``show_record``): a finished game from the server or a ``.htttx`` file.
 
@@ -25,7 +27,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from PyQt5.QtCore import QObject, QTimer, pyqtSignal
 
@@ -36,6 +37,7 @@ from models import (
     BoardUpdatePacket,
     EndPacket,
     GameRecord,
+    Match,
     NewGameRequest,
     NewGameResponse,
     NopePacket,
@@ -44,14 +46,17 @@ from models import (
 )
 from ui.board_widget import BoardWidget
 from ui.game_model import GameModel, InconsistentGameError, read_spectator_packet
+from ui.game_session import SeatLink, Session, ShownPosition
 from ui.net import ArenaClient, SocketLink
 from ui.player_panel import PlayerPanel, describe_result
 from ui.replay_bar import ReplayBar
 from ui.seat import (
     GameEnded,
+    GameFinishedError,
     HeartbeatSeen,
     HumanSeat,
     MoveRequested,
+    OpponentStatus,
     Refused,
     SeatError,
     SeatEvent,
@@ -71,55 +76,18 @@ def _cell(cell: Hex) -> str:
     return f"[{cell[0]},{cell[1]}]"
 
 
-@dataclass(frozen=True)
-class ShownPosition:
-    """What the controller last put on the board (the board keeps it privately)."""
-
-    index: int = 0
-    stones: dict[Hex, str] = field(default_factory=dict)
-    last_move: tuple[Hex, ...] = ()
-    winning_line: tuple[Hex, ...] = ()
-    legal: frozenset[Hex] | None = None
-    interactive_side: str | None = None
-
-
-@dataclass
-class _SeatLink:
-    """One human seat: its protocol state machine and its socket."""
-
-    side: str
-    token: str
-    seat: HumanSeat
-    link: SocketLink | None = None
-    request: MoveRequested | None = None
-    attempts: int = 0
-    connected: bool = False
-
-
-@dataclass
-class _Session:
-    """Everything tied to the shown game; replaced wholesale when another is shown, so
-    a late packet of the previous game can never touch the new one."""
-
-    model: GameModel
-    client: ArenaClient | None = None
-    request: NewGameRequest | None = None
-    seats: list[_SeatLink] = field(default_factory=list)
-    spectator: SocketLink | None = None
-    spectator_attempts: int = 0
-    spectator_connected: bool = False
-    closed: bool = False
-
-
 class GameController(QObject):
     """Shows one game on ``board``, ``panel`` and ``replay``.
 
     Signals: ``gameChanged`` (another game is shown, or it changed: title, actions),
     ``connectionChanged(text)`` (for the status bar), ``newGameFailed(text)`` and
-    ``gameCreated(game_id)`` (answers to ``new_game``).
+    ``gameCreated(game_id)`` (answers to ``new_game``), ``opponentStatus(side,
+    connected, reconnect_ms)`` (a person's opponent dropped or came back; -1: the
+    server gave no reconnect window).
     """
 
     gameChanged = pyqtSignal()
+    opponentStatus = pyqtSignal(str, bool, int)
     connectionChanged = pyqtSignal(str)
     newGameFailed = pyqtSignal(str)
     gameCreated = pyqtSignal(str)
@@ -138,7 +106,7 @@ class GameController(QObject):
         self.panel = panel
         self.replay = replay
         self._open_socket = open_socket
-        self.session: _Session | None = None
+        self.session: Session | None = None
         self.pending: Hex | None = None
         self._pending_side: str | None = None
         #: What the board shows now.
@@ -156,15 +124,46 @@ class GameController(QObject):
         return self.session.model if self.session is not None else None
 
     @property
-    def seats(self) -> list[_SeatLink]:
+    def seats(self) -> list[SeatLink]:
         return self.session.seats if self.session is not None else []
 
-    def active_seat(self) -> _SeatLink | None:
+    def active_seat(self) -> SeatLink | None:
         """The human seat the server is waiting for, if any."""
         for entry in self.seats:
             if entry.seat.awaiting and entry.request is not None and not entry.seat.over:
                 return entry
         return None
+
+    @property
+    def playing(self) -> bool:
+        """Whether a person at this screen holds a seat in the shown, running game."""
+        model = self.model
+        return (
+            model is not None
+            and model.result is None
+            and any(not entry.seat.over and not entry.seat.resigned for entry in self.seats)
+        )
+
+    def resign(self) -> str:
+        """Resign the game for the person at this screen (the seat to move when two
+        people share it); the side resigned. Raises ``SeatError`` when there is
+        nothing to resign. The server ends the game; its ``end`` follows."""
+        playing = [e for e in self.seats if not e.seat.over and not e.seat.resigned]
+        if len(playing) > 1:
+            playing = [e for e in playing if e.seat.awaiting] or playing[:1]
+        if not playing or self.model is None or self.model.result is not None:
+            raise GameFinishedError("there is no game of yours to resign")
+        entry = playing[0]
+        text = entry.seat.resign()
+        if entry.link is not None:
+            entry.link.send(text)
+        entry.request = None
+        self.pending = None
+        self.panel.set_turn_clock(None)
+        self.panel.show_message(f"{entry.side.upper()} resigned.", "info")
+        self._render()
+        self.gameChanged.emit()
+        return entry.side
 
     # ------------------------------------------------------------------ sources
 
@@ -188,11 +187,11 @@ class GameController(QObject):
         """Show the game just created: watch it and take its human seats."""
         model = GameModel(request.match_config)
         model.game_id = response.game_id
-        session = _Session(model=model, client=client, request=request)
+        session = Session(model=model, client=client, request=request)
         for side, token in (("x", response.token_x), ("o", response.token_o)):
             if token is not None:
                 seat = HumanSeat(side, match=request.match_config)
-                session.seats.append(_SeatLink(side=side, token=token, seat=seat))
+                session.seats.append(SeatLink(side=side, token=token, seat=seat))
         self._replace(session, live=True)
         humans = len(session.seats)
         if humans == 2:
@@ -203,11 +202,30 @@ class GameController(QObject):
         for entry in session.seats:
             self._connect_seat(session, entry)
 
+    def take_seat(
+        self,
+        client: ArenaClient,
+        game_id: str,
+        side: str,
+        token: str,
+        *,
+        match: Match | None = None,
+    ) -> None:
+        """Play ``side`` of the game ``game_id`` with the seat ``token`` the server
+        handed out (the queue's ``matched``, an accepted challenge), and watch it."""
+        model = GameModel(match)
+        model.game_id = game_id
+        session = Session(model=model, client=client)
+        session.seats.append(SeatLink(side=side, token=token, seat=HumanSeat(side, match=match)))
+        self._replace(session, live=True)
+        self._connect_spectator(session)
+        self._connect_seat(session, session.seats[0])
+
     def spectate(self, client: ArenaClient, game_id: str) -> None:
         """Watch a live game from its current position (its history comes with it)."""
         model = GameModel()
         model.game_id = game_id
-        session = _Session(model=model, client=client)
+        session = Session(model=model, client=client)
         self._replace(session, live=True)
         self._connect_spectator(session)
 
@@ -218,7 +236,7 @@ class GameController(QObject):
         except InconsistentGameError as error:
             self.panel.show_message(f"This game cannot be replayed: {error}.", "error")
             return
-        self._replace(_Session(model=model), live=False, index=index)
+        self._replace(Session(model=model), live=False, index=index)
         self.panel.set_connection("Replay")
         self.connectionChanged.emit("Replay")
 
@@ -249,7 +267,7 @@ class GameController(QObject):
 
     # ------------------------------------------------------------------ internals
 
-    def _replace(self, session: _Session, *, live: bool, index: int | None = None) -> None:
+    def _replace(self, session: Session, *, live: bool, index: int | None = None) -> None:
         self.close()
         self.session = session
         self.pending = None
@@ -260,10 +278,10 @@ class GameController(QObject):
         self.board.fit_to_stones()
         self.gameChanged.emit()
 
-    def _alive(self, session: _Session) -> bool:
+    def _alive(self, session: Session) -> bool:
         return self.session is session and not session.closed
 
-    def _model_changed(self, session: _Session) -> None:
+    def _model_changed(self, session: Session) -> None:
         self.panel.refresh()
         self.replay.set_live_game(session.model.result is None)
         self.replay.set_count(len(session.model.moves))
@@ -272,7 +290,7 @@ class GameController(QObject):
 
     # ---- spectator socket
 
-    def _connect_spectator(self, session: _Session) -> None:
+    def _connect_spectator(self, session: Session) -> None:
         assert session.client is not None and session.model.game_id is not None
         link = self._open_socket(session.client.spectate_url(session.model.game_id))
         session.spectator = link
@@ -289,14 +307,14 @@ class GameController(QObject):
         )
         self._update_connection()
 
-    def _spectator_opened(self, session: _Session) -> None:
+    def _spectator_opened(self, session: Session) -> None:
         if not self._alive(session):
             return
         session.spectator_connected = True
         session.spectator_attempts = 0
         self._update_connection()
 
-    def _spectator_message(self, session: _Session, text: str) -> None:
+    def _spectator_message(self, session: Session, text: str) -> None:
         if not self._alive(session):
             return
         model = session.model
@@ -325,7 +343,7 @@ class GameController(QObject):
             self._game_over(session, packet)
         self._model_changed(session)
 
-    def _spectator_lost(self, session: _Session, link: SocketLink, code: int, reason: str) -> None:
+    def _spectator_lost(self, session: Session, link: SocketLink, code: int, reason: str) -> None:
         if not self._alive(session) or session.spectator is not link:
             return
         session.spectator_connected = False
@@ -358,7 +376,7 @@ class GameController(QObject):
 
     # ---- human seats
 
-    def _connect_seat(self, session: _Session, entry: _SeatLink) -> None:
+    def _connect_seat(self, session: Session, entry: SeatLink) -> None:
         assert session.client is not None
         link = self._open_socket(session.client.seat_url(entry.token))
         entry.link = link
@@ -373,7 +391,7 @@ class GameController(QObject):
         )
         self._update_connection()
 
-    def _seat_opened(self, session: _Session, entry: _SeatLink) -> None:
+    def _seat_opened(self, session: Session, entry: SeatLink) -> None:
         if not self._alive(session):
             return
         entry.connected = True
@@ -382,14 +400,14 @@ class GameController(QObject):
         entry.attempts = 0
         self._update_connection()
 
-    def _seat_message(self, session: _Session, entry: _SeatLink, text: str) -> None:
+    def _seat_message(self, session: Session, entry: SeatLink, text: str) -> None:
         if not self._alive(session):
             return
         for event in entry.seat.receive(text):
             self._seat_event(session, entry, event)
         self._render()
 
-    def _seat_event(self, session: _Session, entry: _SeatLink, event: SeatEvent) -> None:
+    def _seat_event(self, session: Session, entry: SeatLink, event: SeatEvent) -> None:
         match event:
             case SeatStarted():
                 pass
@@ -419,6 +437,8 @@ class GameController(QObject):
                 self.panel.show_message(
                     f"The server refused the move of {entry.side.upper()}: {reason}", "error"
                 )
+            case OpponentStatus(side=side, connected=connected, reconnect_ms=ms):
+                self.opponentStatus.emit(side, connected, -1 if ms is None else ms)
             case Violation(reason=reason):
                 entry.request = None
                 self.pending = None
@@ -431,7 +451,7 @@ class GameController(QObject):
                     entry.link.close()
 
     def _seat_lost(
-        self, session: _Session, entry: _SeatLink, link: SocketLink, code: int, reason: str
+        self, session: Session, entry: SeatLink, link: SocketLink, code: int, reason: str
     ) -> None:
         if not self._alive(session) or entry.link is not link:
             return
@@ -480,7 +500,7 @@ class GameController(QObject):
         QTimer.singleShot(int(delay * 1000), retry)
         self._render()
 
-    def _game_over(self, session: _Session, packet: EndPacket) -> None:
+    def _game_over(self, session: Session, packet: EndPacket) -> None:
         result = session.model.result
         for entry in session.seats:
             entry.request = None
@@ -506,23 +526,7 @@ class GameController(QObject):
         session = self.session
         if session is None or session.client is None:
             return
-        over = session.model.result is not None
-        if reconnecting:
-            text, ok = "Reconnecting\u2026", False
-        elif lost:
-            text, ok = "Disconnected", False
-        elif over:
-            text, ok = "Game over \u00b7 connection closed", True
-        elif session.seats:
-            connected = [e.side.upper() for e in session.seats if e.connected]
-            if connected:
-                text, ok = f"Connected as {' and '.join(connected)}", True
-            else:
-                text, ok = "Connecting\u2026", True
-        elif session.spectator_connected:
-            text, ok = "Watching live", True
-        else:
-            text, ok = "Connecting\u2026", True
+        text, ok = session.connection_state(reconnecting=reconnecting, lost=lost)
         self.panel.set_connection(text, ok=ok)
         self.connectionChanged.emit(text)
 
@@ -534,21 +538,8 @@ class GameController(QObject):
 
     def _position(self) -> tuple[dict[Hex, str], tuple[Hex, ...]]:
         """The stones to show and the last move's stones."""
-        model = self.model
-        if model is None:
-            return {}, ()
-        latest = len(model.moves)
-        index = min(self.replay.index, latest)
-        stones = model.stones_at(index)
-        last = model.last_move_at(index)
-        if index == latest and model.result is None:
-            for entry in self.seats:
-                seat_stones = entry.seat.stones
-                if not entry.seat.over and len(seat_stones) > len(stones):
-                    # The seat's board (move_request, or our own answer) is ahead.
-                    new = tuple(cell for cell in seat_stones if cell not in stones)
-                    stones, last = seat_stones, new or last
-        return stones, last
+        session = self.session
+        return session.position_at(self.replay.index) if session is not None else ({}, ())
 
     def _render(self) -> None:
         model = self.model
@@ -613,13 +604,13 @@ class GameController(QObject):
             return
         self._send(entry, self.pending, cell)
 
-    def _refuse_cell(self, entry: _SeatLink, cell: Hex) -> None:
+    def _refuse_cell(self, entry: SeatLink, cell: Hex) -> None:
         position = entry.seat.position
         why = position.why_illegal(*cell) if position is not None else None
         reason = f": {why}" if why else ""
         self.panel.show_message(f"{_cell(cell)} cannot be played{reason}.", "warning")
 
-    def _send(self, entry: _SeatLink, first: Hex, second: Hex | None) -> None:
+    def _send(self, entry: SeatLink, first: Hex, second: Hex | None) -> None:
         try:
             text = entry.seat.answer(first, second)
         except SeatError as error:

@@ -35,9 +35,12 @@ from ui.board_widget import BoardWidget
 from ui.controller import GameController
 from ui.games_browser import GamesBrowser
 from ui.net import ArenaClient, Call, Network, ServerAddressError
+from ui.online import is_challenge_url
+from ui.online_play import OnlinePlay
 from ui.player_panel import PlayerPanel, player_name
 from ui.record_url import RecordUrlError, fetch_record, notation_url
 from ui.replay_bar import ReplayBar
+from ui.seat_bar import SeatBar
 from ui.settings import Settings
 from ui.setup_panel import FormValues, SetupPanel
 
@@ -69,6 +72,7 @@ class MainWindow(QMainWindow):
         self.board.setObjectName("board")
         self.replay = ReplayBar()
         self.panel = PlayerPanel()
+        self.seat_bar = SeatBar()
         self.setup = SetupPanel()
         self.controller = GameController(
             self.board, self.panel, self.replay, open_socket=self.network.open_socket, parent=self
@@ -90,6 +94,7 @@ class MainWindow(QMainWindow):
         game_page = QWidget()
         game_layout = QVBoxLayout(game_page)
         game_layout.setContentsMargins(10, 10, 10, 10)
+        game_layout.addWidget(self.seat_bar)
         game_layout.addWidget(self.panel)
         setup_scroll = QScrollArea()
         setup_scroll.setWidgetResizable(True)
@@ -122,6 +127,8 @@ class MainWindow(QMainWindow):
         status.addWidget(self.hover_label)
         status.addPermanentWidget(self.connection_label)
 
+        #: Play online, the leaderboard, challenge links and resigning.
+        self.online = OnlinePlay(self)
         self._make_actions()
         self._wire()
         self._restore()
@@ -134,7 +141,7 @@ class MainWindow(QMainWindow):
 
         def action(
             text: str,
-            slot: Callable[[], None],
+            slot: Callable[[], object],
             shortcut: QKeySequence | QKeySequence.StandardKey | str | None = None,
             icon: QStyle.StandardPixmap | None = None,
             tip: str = "",
@@ -147,7 +154,11 @@ class MainWindow(QMainWindow):
             if tip:
                 result.setStatusTip(tip)
                 result.setToolTip(tip)
-            result.triggered.connect(slot)
+
+            def run() -> None:
+                slot()
+
+            result.triggered.connect(run)
             return result
 
         pixmap = QStyle.StandardPixmap
@@ -179,6 +190,20 @@ class MainWindow(QMainWindow):
             pixmap.SP_FileDialogDetailedView,
             "Watch a live game or open a finished one from the server",
         )
+        self.online_action = action(
+            "&Play online\u2026",
+            self.online.show_play_online,
+            "Ctrl+P",
+            pixmap.SP_DriveNetIcon,
+            "Play a person (or a bot of your strength) from the server's queue",
+        )
+        self.leaderboard_action = action(
+            "&Leaderboard\u2026",
+            self.online.show_leaderboard,
+            "Ctrl+L",
+            pixmap.SP_FileDialogListView,
+            "Who is best on the server: ratings, games, failures",
+        )
         self.quit_action = action("&Quit", self.quit, QKeySequence.StandardKey.Quit)
         self.fit_action = action(
             "&Fit to stones", self.board.fit_to_stones, "F", None, "Frame all stones"
@@ -200,7 +225,9 @@ class MainWindow(QMainWindow):
         for item in (self.new_action, self.open_action, self.export_action):
             game_menu.addAction(item)
         game_menu.addSeparator()
+        game_menu.addAction(self.online_action)
         game_menu.addAction(self.browse_action)
+        game_menu.addAction(self.leaderboard_action)
         game_menu.addSeparator()
         game_menu.addAction(self.quit_action)
         for item in (self.fit_action, self.zoom_in_action, self.zoom_out_action):
@@ -213,7 +240,14 @@ class MainWindow(QMainWindow):
         toolbar.setMovable(False)
         toolbar.setIconSize(QSize(20, 20))
         toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        for item in (self.new_action, self.open_action, self.export_action, self.browse_action):
+        for item in (
+            self.new_action,
+            self.online_action,
+            self.open_action,
+            self.export_action,
+            self.browse_action,
+            self.leaderboard_action,
+        ):
             toolbar.addAction(item)
         toolbar.addSeparator()
         self.fit_action.setIcon(style.standardIcon(pixmap.SP_BrowserReload))
@@ -410,9 +444,12 @@ class MainWindow(QMainWindow):
         """Replay the game at ``url`` (a game server's ``/g/ID``, ``/games/ID`` or
         ``/games/ID/notation``, see ``ui.record_url``) as ``open_file`` replays a file.
         The notation is fetched and read off the GUI thread; a failure is a message
-        saying why. None (and a message) if ``url`` names no game."""
+        saying why. None (and a message) if ``url`` names no game. A challenge link
+        (``http://HOST/c/ID``) is accepted and played instead (``OnlinePlay``)."""
         if not self.leave_current_game():
             return None
+        if is_challenge_url(url):
+            return self.online.open_challenge(url)
         self.tabs.setCurrentIndex(0)
         try:
             source = notation_url(url)
@@ -518,5 +555,6 @@ class MainWindow(QMainWindow):
         self.controller.close()
         if self.browser is not None:
             self.browser.close()
+        self.online.close()
         self.network.close()
         super().closeEvent(event)

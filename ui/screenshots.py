@@ -9,7 +9,11 @@ opens the real main window offscreen at 1280 x 800 and drives it as a person wou
 * ``game_in_progress.png`` — a person (O) against the hosted threat bot with a match
   clock, a few moves in, the first stone of the next move pending;
 * ``game_finished.png`` — the same game played to its end, the winning line shown;
-* ``games_browser.png`` — the games browser listing the games played meanwhile.
+* ``games_browser.png`` — the games browser listing the games played meanwhile;
+* ``play_online.png`` — Play online, waiting in the queue (the server's hosted bots
+  are registered as ladder bots first, so a person who waits can be paired with one);
+* ``leaderboard.png`` — the leaderboard after the person played a few rated queue
+  games against those bots.
 """
 
 from __future__ import annotations
@@ -139,7 +143,8 @@ def threat(stones: dict[Hex, str], cell: Hex, side: str) -> int:
 
 class Player:
     """Clicks for the person at the window: blocks the bot's longest lines while
-    ``defend`` is on, else builds O's own lines away from X's (so the bot can finish)."""
+    ``defend`` is on, else builds the person's own lines away from the bot's (so the
+    bot can finish)."""
 
     def __init__(self, window: MainWindow) -> None:
         self.window = window
@@ -149,31 +154,32 @@ class Player:
         board = self.window.board
         return board.rect().adjusted(30, 30, -30, -30).contains(board.center_of(cell))
 
-    def choose(self, legal: frozenset[Hex]) -> tuple[Hex, Hex]:
+    def choose(self, legal: frozenset[Hex], me: str = "o") -> tuple[Hex, Hex]:
         shown = self.window.controller.shown
         stones = shown.stones
+        them = "x" if me == "o" else "o"
         cells = [cell for cell in legal if self.visible(cell)]
         if self.defend:
-            # Block where X's lines are longest, as a careful person would.
-            cells.sort(key=lambda c: (-threat(stones, c, "x"), -threat(stones, c, "o"), c))
+            # Block where the bot's lines are longest, as a careful person would.
+            cells.sort(key=lambda c: (-threat(stones, c, them), -threat(stones, c, me), c))
             first = cells[0]
-            trial = {**stones, first: "o"}
-            rest = sorted(cells[1:], key=lambda c: (-threat(trial, c, "x"), c))
+            trial = {**stones, first: me}
+            rest = sorted(cells[1:], key=lambda c: (-threat(trial, c, them), c))
             return first, rest[0]
-        # Stop defending but keep playing like a person: grow O's own lines near the
-        # stones, away from X's, so the bot finishes its line on a natural-looking board.
+        # Stop defending but keep playing like a person: grow one's own lines near the
+        # stones, away from the bot's, so it finishes its line on a natural-looking board.
         cells.sort(
             key=lambda c: (
-                threat(stones, c, "x") > 0,
-                -threat(stones, c, "o"),
+                threat(stones, c, them) > 0,
+                -threat(stones, c, me),
                 min(distance(c, s) for s in stones),
                 c,
             )
         )
         first = cells[0]
-        trial = {**stones, first: "o"}
+        trial = {**stones, first: me}
         rest = sorted(
-            cells[1:], key=lambda c: (threat(trial, c, "x") > 0, -threat(trial, c, "o"), c)
+            cells[1:], key=lambda c: (threat(trial, c, them) > 0, -threat(trial, c, me), c)
         )
         return first, rest[0]
 
@@ -195,7 +201,7 @@ class Player:
         controller = self.window.controller
         entry = controller.active_seat()
         assert entry is not None and entry.request is not None
-        first, second = self.choose(entry.request.legal)
+        first, second = self.choose(entry.request.legal, entry.side)
         board = self.window.board
         click(board, board.center_of(first))
         if not send:
@@ -319,7 +325,54 @@ def make_screenshots(out_dir: Path) -> list[Path]:
         settle(0.5)
         saved.append(grab(browser, out_dir / "games_browser.png"))
         browser.close()
+        saved.extend(online_screenshots(window, url, out_dir))
         window.close()
+    return saved
+
+
+def register_bot(url: str, name: str, bot_url: str) -> None:
+    """``POST /bots``: a ladder bot the queue may pair a person with."""
+    body = {"name": name, "url": bot_url, "ladder": True}
+    request = urllib.request.Request(
+        f"{url}/bots", data=json.dumps(body).encode(), headers={"content-type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
+        response.read()
+
+
+def online_screenshots(window: MainWindow, url: str, out_dir: Path) -> list[Path]:
+    """``play_online.png`` and ``leaderboard.png`` (see the module's doc)."""
+    for name, bot in (("Threat", "threat"), ("Centre", "center"), ("Randy", "random")):
+        register_bot(url, name, f"{url}/bots/{bot}")
+    dialog = window.online.show_play_online()
+    dialog.set_server(url)
+    dialog.name.setText("Alex")
+    dialog.time_control.setCurrentText("180+2")
+    dialog.bot_after.setChecked(True)
+    dialog.bot_wait.setValue(30)
+    dialog.find_game()
+    wait_until(lambda: dialog.last_waiting is not None, "the queue")
+    settle(2.2)  # a couple of seconds waited
+    saved = [grab(dialog, out_dir / "play_online.png")]
+    dialog.cancel()
+
+    # A few rated games: Alex waits 0 s, so the queue pairs them with a bot at once.
+    person = Player(window)
+    for game in range(3):
+        dialog.bot_wait.setValue(0)
+        dialog.time_control.setCurrentText("none")
+        dialog.find_game()
+        wait_until(lambda: not dialog.waiting_page, "a bot from the queue")
+        person.defend = game != 1
+        while person.wait_turn():
+            person.play()
+    board = window.online.show_leaderboard()
+    assert board is not None
+    board.resize(1000, 300)
+    wait_until(lambda: not board.loading, "the leaderboard")
+    settle(0.5)
+    saved.append(grab(board, out_dir / "leaderboard.png"))
+    board.close()
     return saved
 
 

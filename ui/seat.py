@@ -50,6 +50,19 @@ order, or malformed, is a ``Violation``: the client should close the socket with
 (``models.CLOSE_PROTOCOL_ERROR``) and the reason. ``nope`` is a ``Refused`` (the server
 closes the socket after it; the ``end`` that may follow is still reported); ``end`` is
 ``GameEnded``. After the game is over or a violation, frames are ignored.
+
+*People against people* (the queue's games, ``docs/extensions.md``): ``resign`` gives
+the ``{"type": "resign"}`` frame that ends the game at once (the ``end`` follows, cause
+``resign``), and an ``opponent_status`` packet — the opponent dropped
+(``connected: false``, with ``reconnect_by_ms``, the milliseconds they have to come back)
+or came back — is an ``OpponentStatus`` event, whatever the turn.
+
+>>> seat = HumanSeat("x")
+>>> seat.receive('{"type":"opponent_status","side":"o","connected":false,'
+...              '"reconnect_by_ms":60000}')
+[OpponentStatus(side='o', connected=False, reconnect_ms=60000)]
+>>> seat.resign()
+'{"type":"resign"}'
 """
 
 from __future__ import annotations
@@ -106,6 +119,7 @@ __all__ = [
     "IllegalStoneError",
     "MoveRequested",
     "NotYourTurnError",
+    "OpponentStatus",
     "Refused",
     "SeatError",
     "SeatEvent",
@@ -207,7 +221,19 @@ class Violation:
     reason: str
 
 
-SeatEvent: TypeAlias = SeatStarted | MoveRequested | HeartbeatSeen | GameEnded | Refused | Violation
+@dataclass(frozen=True)
+class OpponentStatus:
+    """The opponent (a person) dropped (``connected`` False: ``reconnect_ms`` is how
+    long they have to come back, None if the server did not say) or came back."""
+
+    side: str
+    connected: bool
+    reconnect_ms: int | None
+
+
+SeatEvent: TypeAlias = (
+    SeatStarted | MoveRequested | HeartbeatSeen | GameEnded | Refused | Violation | OpponentStatus
+)
 
 
 class _OutOfOrder(Exception):
@@ -239,6 +265,8 @@ class HumanSeat:
         self.over = False
         self.heartbeats = 0
         self.last_heartbeat_waiting: bool | None = None
+        #: The person resigned: the game ends as soon as the server reads it.
+        self.resigned = False
         self._token_side = self.side
         self._stones: dict[Hex, Side] | None = None  # the board as the server last told it
         self._request: MoveRequestPacket | None = None
@@ -277,7 +305,7 @@ class HumanSeat:
         completes a line, ``second`` may be None: the game ends on the first stone, and
         any other legal cell is sent as the second, which the server ignores.
         """
-        if self.over:
+        if self.over or self.resigned:
             raise GameFinishedError("the game is over: no more moves")
         if not self.awaiting or self.position is None:
             raise NotYourTurnError("it is not your turn: wait for the server to ask for a move")
@@ -305,6 +333,17 @@ class HumanSeat:
         self._request = None
         self._answer_in_flight = True
         return dump_packet(packet).decode()
+
+    def resign(self) -> str:
+        """The ``resign`` frame: the person gives the game up. Raises
+        ``GameFinishedError`` once the game is over or resigned; no move can be made
+        afterwards, and the server's ``end`` is reported as usual."""
+        if self.over or self.resigned:
+            raise GameFinishedError("the game is over: there is nothing to resign")
+        self.resigned = True
+        self.awaiting = False
+        self._request = None
+        return '{"type":"resign"}'
 
     def winning_first_stone(self, cell: Hex) -> bool:
         """Whether ``cell`` as the first stone of the pending move completes a line."""
@@ -343,7 +382,7 @@ class HumanSeat:
                 self._request = None
                 return [Refused(packet.reason)]
             case OpponentStatusPacket():
-                return []  # the opponent dropped or came back: nothing changes here
+                return [OpponentStatus(packet.side.value, packet.connected, packet.reconnect_by_ms)]
             case EvalRequestPacket() | InterruptPacket():
                 raise _OutOfOrder(
                     f"{packet.type}: the server sent a packet only bots that declare "
@@ -385,6 +424,8 @@ class HumanSeat:
         self.side = side
         self._stones = stones
         self.position = position
+        if self.resigned:  # crossed the resignation on the wire: nothing to answer
+            return []
         self._request = packet
         self.awaiting = True
         self._answer_in_flight = False
@@ -401,7 +442,12 @@ class HumanSeat:
         ]
 
     def _on_heartbeat(self, packet: HeartbeatPacket) -> list[SeatEvent]:
-        if packet.waiting and not self.awaiting and not self._answer_in_flight:
+        if (
+            packet.waiting
+            and not self.awaiting
+            and not self._answer_in_flight
+            and not self.resigned
+        ):
             raise _OutOfOrder(
                 "heartbeat: the server says it is waiting for a move, but it asked for none "
                 "(an error state: per the spec, the seat closes the connection)"

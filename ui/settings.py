@@ -81,6 +81,36 @@ class Settings:
     def match(self, value: dict[str, Any]) -> None:
         self.store.setValue("game/match", json.dumps(value, sort_keys=True))
 
+    # ---------------------------------------------------------------------- online
+
+    def online_player(self, server_url: str) -> tuple[str, str | None]:
+        """The name and person token last used on the server at ``server_url`` (its
+        normalized base URL); ``("", None)`` before the first game there."""
+        entry = self._json("online/players").get(server_url)
+        if not isinstance(entry, dict):
+            return "", None
+        name, token = entry.get("name"), entry.get("token")
+        return (
+            name if isinstance(name, str) else "",
+            token if isinstance(token, str) and token else None,
+        )
+
+    def set_online_player(self, server_url: str, name: str, token: str | None) -> None:
+        """Remember the person's name (and token, which proves the name is theirs) for
+        that server. A token is secret: it is kept only in the user's settings."""
+        players = self._json("online/players")
+        players[server_url] = {"name": name, "token": token}
+        self.store.setValue("online/players", json.dumps(players, sort_keys=True))
+
+    @property
+    def online(self) -> dict[str, Any]:
+        """The Play online form's last choices (server, time control, bot wait)."""
+        return self._json("online/form")
+
+    @online.setter
+    def online(self, value: dict[str, Any]) -> None:
+        self.store.setValue("online/form", json.dumps(value, sort_keys=True))
+
     # ---------------------------------------------------------------------- window
 
     @property

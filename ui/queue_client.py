@@ -1,0 +1,316 @@
+"""The person's side of the matchmaking queue (``/queue``), as a pure state machine.
+
+No I/O, no Qt, no clock: ``QueueClient`` turns what the person asked for into the text
+frames to send (``join``, ``leave``, ``create_challenge``) and each frame from the
+server into events for the window (``receive``). ``ui.online`` moves the frames over a
+WebSocket. The protocol (``docs/extensions.md``, "The queue protocol"):
+
+* client -> server: ``queue_join`` {name, player_token?, time_control, bot_after_s},
+  ``queue_leave``, ``challenge_create`` {name, player_token?, time_control, side};
+* server -> client: ``player_token`` {name, token} (the first time a name is used),
+  ``queue_waiting`` {players_waiting, rating, since_ms}, ``challenge_created``
+  {challenge_id, url}, ``matched`` {game_id, side, token, ws_url, opponent,
+  time_control, rated}, ``nope`` {reason} (then the server closes).
+
+>>> client = QueueClient()
+>>> client.join("alice", None, "5+2", 30)
+'{"type":"queue_join","name":"alice","time_control":"5+2","bot_after_s":30.0}'
+>>> client.receive('{"type":"player_token","name":"alice","token":"s3cret"}')
+[TokenIssued(name='alice', token='s3cret')]
+>>> [waiting] = client.receive('{"type":"queue_waiting","players_waiting":2,"rating":1500,'
+...                            '"since_ms":1200}')
+>>> waiting.players_waiting, client.state
+(2, 'waiting')
+>>> [matched] = client.receive('{"type":"matched","game_id":"g1","side":"o","token":"t",'
+...     '"ws_url":"/ws?token=t","opponent":{"name":"bob","kind":"human","rating":1480},'
+...     '"time_control":"5+2","rated":true}')
+>>> matched.side, matched.opponent.name, client.state
+('o', 'bob', 'matched')
+
+Frames are read and written with the server's own wire types (``wire.queue``,
+re-exported by ``models``), so the client reads exactly what the server writes. Anything
+the server sends that breaks the protocol (unreadable, unknown, out of order) is a
+``QueueViolation``; a ``nope`` is a ``QueueRefused`` carrying the server's reason.
+Unknown fields are ignored, so a newer server's additions do not break the client.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final, Literal, TypeAlias
+
+from pydantic import BaseModel
+
+from models import (
+    MAX_BOT_AFTER_S,
+    MAX_NAME_LENGTH,
+    QUEUE_SERVER_PACKETS,
+    ChallengeCreatedPacket,
+    ChallengeCreatePacket,
+    MatchedPacket,
+    NopePacket,
+    PlayerTokenPacket,
+    ProtocolError,
+    QueueJoinPacket,
+    QueueWaitingPacket,
+    TimeControl,
+    TimeControlError,
+    dump_packet,
+    parse_packet,
+)
+
+__all__ = [
+    "ChallengeCreated",
+    "Matched",
+    "Opponent",
+    "QueueClient",
+    "QueueEvent",
+    "QueueInputError",
+    "QueueRefused",
+    "QueueStateError",
+    "QueueViolation",
+    "QueueWaiting",
+    "TokenIssued",
+    "check_name",
+    "check_time_control",
+]
+
+#: The longest name a person may choose (the server's limit for names).
+MAX_NAME_CHARS: Final = MAX_NAME_LENGTH
+
+State: TypeAlias = Literal["idle", "joining", "waiting", "matched", "refused", "closed"]
+
+
+# ------------------------------------------------------------------------ errors
+
+
+class QueueInputError(ValueError):
+    """What the person typed cannot be sent (an empty name, a bad time control); the
+    message says what is expected."""
+
+
+class QueueStateError(RuntimeError):
+    """A request that makes no sense now (joining twice, leaving when not queued)."""
+
+
+# ------------------------------------------------------------------------ events
+
+
+@dataclass(frozen=True)
+class TokenIssued:
+    """The server claimed ``name`` for this person: ``token`` proves it from now on
+    (keep it; it is sent only once)."""
+
+    name: str
+    token: str
+
+
+@dataclass(frozen=True)
+class QueueWaiting:
+    """In the queue: ``players_waiting`` people queue (this one included), the person's
+    rating, how long they have waited (milliseconds, by the server's count) and, when
+    they chose to play a bot after a wait, in how long one will be found."""
+
+    players_waiting: int
+    rating: float | None
+    since_ms: int
+    bot_in_ms: int | None = None
+
+
+@dataclass(frozen=True)
+class ChallengeCreated:
+    """An open challenge was created: share ``url``; ``Matched`` follows when accepted."""
+
+    challenge_id: str
+    url: str
+
+
+@dataclass(frozen=True)
+class Opponent:
+    """Who the person was paired with: ``kind`` is ``human`` or ``bot``."""
+
+    name: str
+    kind: str
+    rating: float | None
+
+
+@dataclass(frozen=True)
+class Matched:
+    """A game: play ``side`` with the seat ``token`` (``ws_url`` is the seat's socket,
+    relative to the server)."""
+
+    game_id: str
+    side: str
+    token: str
+    ws_url: str | None
+    opponent: Opponent
+    time_control: str | None
+    rated: bool
+
+
+@dataclass(frozen=True)
+class QueueRefused:
+    """A ``nope``: the server refused (name taken, wrong token, bad time control...)."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class QueueViolation:
+    """The server broke the queue protocol: close the socket."""
+
+    reason: str
+
+
+QueueEvent: TypeAlias = (
+    TokenIssued | QueueWaiting | ChallengeCreated | Matched | QueueRefused | QueueViolation
+)
+
+
+# ------------------------------------------------------------------- input checks
+
+
+def check_name(name: str) -> str:
+    """The name to queue under, stripped; ``QueueInputError`` if it cannot be one.
+
+    >>> check_name("  Alice ")
+    'Alice'
+    >>> check_name(" ")
+    Traceback (most recent call last):
+    ...
+    ui.queue_client.QueueInputError: Enter a name to play under
+    """
+    given = name.strip()
+    if not given:
+        raise QueueInputError("Enter a name to play under")
+    if len(given) > MAX_NAME_CHARS:
+        raise QueueInputError(f"A name has at most {MAX_NAME_CHARS} characters")
+    if any(not char.isprintable() for char in given):
+        raise QueueInputError("A name cannot hold control characters")
+    return given
+
+
+def check_time_control(text: str) -> str:
+    """The time control in its canonical spelling; ``QueueInputError`` saying the
+    syntax if it is not one.
+
+    >>> check_time_control(" 300 "), check_time_control("5+2")
+    ('300', '5+2')
+    """
+    try:
+        return TimeControl.parse(text).text
+    except TimeControlError as error:
+        raise QueueInputError(str(error)[:1].upper() + str(error)[1:]) from None
+
+
+# ------------------------------------------------------------------------ client
+
+
+class QueueClient:
+    """One person on one ``/queue`` socket.
+
+    ``state``: ``idle`` (nothing sent), ``joining`` (``queue_join`` or
+    ``challenge_create`` sent, no answer yet), ``waiting`` (queued, or a challenge is
+    open), ``matched`` (a game: the socket's work is done), ``refused`` (a ``nope``),
+    ``closed`` (left, or the server broke the protocol). ``name`` and ``token`` are the
+    person's, once known (a ``player_token`` sets the token).
+    """
+
+    def __init__(self) -> None:
+        self.state: State = "idle"
+        self.name: str | None = None
+        self.token: str | None = None
+        self.challenge: ChallengeCreated | None = None
+        self.match: Matched | None = None
+
+    # ----------------------------------------------------------------- inputs
+
+    def join(self, name: str, token: str | None, time_control: str, bot_after_s: int | None) -> str:
+        """The ``queue_join`` frame; ``bot_after_s`` None: never a bot, people only."""
+        who = self._who(name, token)
+        tc = check_time_control(time_control)
+        if bot_after_s is not None and not 0 <= bot_after_s <= MAX_BOT_AFTER_S:
+            raise QueueInputError(
+                f"The wait before a bot is from 0 to {MAX_BOT_AFTER_S:.0f} s, not {bot_after_s}"
+            )
+        wait = None if bot_after_s is None else float(bot_after_s)
+        return self._start(QueueJoinPacket(**who, time_control=tc, bot_after_s=wait))
+
+    def create_challenge(
+        self, name: str, token: str | None, time_control: str, side: str = "random"
+    ) -> str:
+        """The ``challenge_create`` frame: an open seat anyone with the link can take."""
+        if side not in ("x", "o", "random"):
+            raise QueueInputError(f"side must be x, o or random, not {side!r}")
+        who = self._who(name, token)
+        tc = check_time_control(time_control)
+        return self._start(ChallengeCreatePacket(**who, time_control=tc, side=side))
+
+    def leave(self) -> str:
+        """The ``queue_leave`` frame; the client is ``closed`` afterwards."""
+        if self.state not in ("joining", "waiting"):
+            raise QueueStateError(f"not in the queue (state {self.state})")
+        self.state = "closed"
+        return '{"type":"queue_leave"}'
+
+    def receive(self, text: str | bytes) -> list[QueueEvent]:
+        """One frame from the server -> events. Never raises."""
+        if self.state in ("refused", "closed", "matched"):
+            return []
+        try:
+            packet = parse_packet(text, allowed=QUEUE_SERVER_PACKETS)
+        except ProtocolError as error:
+            return self._violation(f"bad packet from the queue: {error}")
+        except Exception as error:  # not a frame at all
+            return self._violation(f"unreadable frame from the queue: {error!r}")
+        match packet:
+            case NopePacket(reason=reason):
+                self.state = "refused"
+                return [QueueRefused(reason)]
+            case _ if self.state == "idle":
+                return self._violation(f"{packet.type} before the client joined")
+            case PlayerTokenPacket(name=name, token=token):
+                self.token = token
+                return [TokenIssued(name, token)]
+            case QueueWaitingPacket():
+                self.state = "waiting"
+                return [
+                    QueueWaiting(
+                        packet.players_waiting, packet.rating, packet.since_ms, packet.bot_in_ms
+                    )
+                ]
+            case ChallengeCreatedPacket(challenge_id=challenge_id, url=url):
+                self.state = "waiting"
+                self.challenge = ChallengeCreated(challenge_id, url)
+                return [self.challenge]
+            case MatchedPacket():
+                self.state = "matched"
+                who = packet.opponent
+                self.match = Matched(
+                    game_id=packet.game_id,
+                    side=packet.side.value,
+                    token=packet.token,
+                    ws_url=packet.ws_url,
+                    opponent=Opponent(who.name, who.kind, who.rating),
+                    time_control=packet.time_control,
+                    rated=packet.rated,
+                )
+                return [self.match]
+        return self._violation(f"unexpected packet {packet!r}")  # pragma: no cover
+
+    # ---------------------------------------------------------------- helpers
+
+    def _who(self, name: str, token: str | None) -> dict[str, str | None]:
+        if self.state != "idle":
+            raise QueueStateError(f"this queue client already joined (state {self.state})")
+        return {"name": check_name(name), "player_token": token or None}
+
+    def _start(self, packet: BaseModel) -> str:
+        self.name = getattr(packet, "name", None)
+        self.token = getattr(packet, "player_token", None)
+        self.state = "joining"
+        return dump_packet(packet).decode()
+
+    def _violation(self, reason: str) -> list[QueueEvent]:
+        self.state = "closed"
+        return [QueueViolation(reason)]
