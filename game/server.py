@@ -14,6 +14,8 @@ Routes (``create_app``):
 * ``GET /health``, ``GET /openapi.json``, ``GET /docs``.
 * ``POST /tournaments``, ``GET /tournaments``, ``GET /tournaments/{id}``,
   ``POST /tournaments/{id}/stop|resume`` (``game.tournament_routes``).
+* ``POST /series``, ``GET /series``, ``GET /series/{id}``, ``POST /series/{id}/stop|resume``
+  (``game.series_routes``): best of N / first to K between two bots.
 * WebSocket ``/ws?token=...`` (a human seat) and ``/spectate/{game_id}``.
 * The example bots under ``/bots/random``, ``/bots/center``, ``/bots/threat``.
 * The web page: ``/``, ``/g/{id}``, ``/t/{id}``, ``/web/...`` and ``/static/...``
@@ -64,6 +66,7 @@ from game.manager import (
     check_commit_interval,
 )
 from game.openapi import _docs_page, _openapi
+from game.series_routes import series_routes
 from game.server_state import (
     HOSTED_BOTS,
     _Runtime,
@@ -375,6 +378,7 @@ def create_app(
         WebSocketRoute("/ws", human_socket),
         WebSocketRoute("/spectate/{game_id}", spectator_socket),
         *tournament_routes(),
+        *series_routes(),
         # Last: the page's paths never shadow an API route.
         *web_routes(),
     ]

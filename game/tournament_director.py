@@ -23,6 +23,7 @@ from game.manager import GameManager
 from game.openings import (
     NonStandardOpeningError,
     Opening,
+    OpeningError,
 )
 from game.sprt import Sprt
 from game.store import GameStore
@@ -56,6 +57,12 @@ log = logging.getLogger("game.tournament")
 
 #: Views of finished tournaments kept (they no longer change), oldest dropped first.
 FINISHED_VIEWS: Final = 64
+#: A series a restart interrupted is resumed by itself; its bots (maybe this very
+#: server's hosted bots, not listening yet) get this many tries, the waits between
+#: them doubling from ``RESUME_BACKOFF`` seconds up to ``RESUME_BACKOFF_MAX``.
+RESUME_ATTEMPTS: Final = 10
+RESUME_BACKOFF: Final = 0.5
+RESUME_BACKOFF_MAX: Final = 30.0
 
 
 class TournamentDirector:
@@ -86,13 +93,48 @@ class TournamentDirector:
         #: The status a run stopped on request gets ("interrupted" while shutting down).
         self.stop_status: TournamentStatus = "stopped"
         self._finished_views: dict[str, TournamentView] = {}
+        self._resuming: set[asyncio.Task[None]] = set()
 
     async def recover(self) -> list[str]:
-        """At startup: mark tournaments a previous run left running as interrupted."""
+        """At startup: mark tournaments a previous run left running as interrupted (their
+        ids). Every interrupted series (a restart stopped it, whether or not it was shut
+        down cleanly) is resumed by itself, in the background; a tournament waits for
+        ``resume``."""
         ids = await self.store.tournaments.interrupt_running("the server stopped while it ran")
+        series = await self.store.series.interrupted()
         for tournament_id in ids:
-            log.warning("tournament %s was interrupted: resume it to go on", tournament_id)
+            if tournament_id not in series:
+                log.warning("tournament %s was interrupted: resume it to go on", tournament_id)
+        for series_id in series:
+            log.warning("series %s was interrupted: resuming it", series_id)
+            task = asyncio.get_running_loop().create_task(
+                self._resume_after_restart(series_id), name=f"htttx: resume series {series_id}"
+            )
+            self._resuming.add(task)
+            task.add_done_callback(self._resuming.discard)
         return ids
+
+    async def _resume_after_restart(self, tournament_id: str) -> None:
+        wait = RESUME_BACKOFF
+        for attempt in range(1, RESUME_ATTEMPTS + 1):
+            try:
+                await self.resume(tournament_id)
+                return
+            except DiscoveryError as error:
+                if attempt == RESUME_ATTEMPTS:
+                    log.error(
+                        "series %s stays interrupted after %d tries: %s",
+                        tournament_id,
+                        attempt,
+                        error,
+                    )
+                    return
+                log.info("series %s: %s; trying again in %g s", tournament_id, error, wait)
+                await asyncio.sleep(wait)
+                wait = min(2 * wait, RESUME_BACKOFF_MAX)
+            except (TournamentError, OpeningError) as error:
+                log.error("series %s stays interrupted: %s", tournament_id, error)
+                return
 
     def check(self, request: TournamentRequest) -> list[Opening]:
         """Refuse what this server cannot run, before anything is stored."""
@@ -158,14 +200,15 @@ class TournamentDirector:
                 raise outcome
 
     async def create(self, request: TournamentRequest) -> TournamentRun:
-        """Store a new tournament and start it. Raises a ``TournamentError``, an
-        ``OpeningError`` or a ``DiscoveryError`` (each one line for the user) for what
-        cannot be run."""
+        """Store a new tournament (a series, when ``request.series`` says so) and start
+        it. Raises a ``TournamentError``, an ``OpeningError`` or a ``DiscoveryError``
+        (each one line for the user) for what cannot be run."""
         openings = await asyncio.to_thread(self.check, request)  # a book can be big
         await self.check_bots(request)
         tournament_id = self._new_id()
         created_at = datetime.now(UTC)
-        await self.store.tournaments.create(
+        records = self.store.tournaments if request.series is None else self.store.series
+        await records.create(
             tournament_id,
             name=request.name,
             request_json=request.model_dump_json(),
@@ -264,6 +307,9 @@ class TournamentDirector:
     async def shutdown(self) -> None:
         """Stop every run (each ends ``interrupted``, to be resumed)."""
         self.stop_status = "interrupted"
+        for task in list(self._resuming):
+            task.cancel()
+        await asyncio.gather(*self._resuming, return_exceptions=True)
         runs = [run for run in self.runs.values() if not run.over]
         for run in runs:
             run.stop("the server is shutting down")

@@ -42,6 +42,7 @@ from game.openings import (
     OpeningError,
     default_book,
 )
+from game.series_score import SeriesRule
 from game.sprt import Sprt
 from game.store.tournaments import StoredTournament
 from game.tournament_schedule import Schedule
@@ -176,8 +177,11 @@ def _standings_for(request: TournamentRequest, openings: int) -> Standings:
         [bot.name for bot in request.bots], request.format, rounds=request.rounds, openings=openings
     )
     sprt = request.sprt
+    series = request.series
     return Standings(
-        schedule, None if sprt is None else Sprt(sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta)
+        schedule,
+        None if sprt is None else Sprt(sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta),
+        series=None if series is None else SeriesRule(series.best_of, series.first_to),
     )
 
 
@@ -214,6 +218,7 @@ def _view(
         standings=standings.bot_standings(),
         pairs=standings.pair_standings(),
         sprt=standings.sprt_view(),
+        series=standings.series_view(),
         crosstable=crosstable,
         live_games=[live[index] for index in sorted(live)],
     )
@@ -278,7 +283,7 @@ class TournamentRun:
             format=self.request.format,
             status=self.status,
             bots=[bot.name for bot in self.request.bots],
-            games_total=len(self.schedule),
+            games_total=self.request.games,
             games_done=self.games_done,
             created_at=self.created_at,
             ended_at=self.ended_at,
@@ -333,6 +338,8 @@ class TournamentRun:
             log.info("tournament %s %s: %s", self.tournament_id, self.status, self.reason)
 
     def _finish_reason(self) -> str:
+        if self.standings.series_score is not None:
+            return self.standings.series_score.verdict()
         result = self.standings.sprt_result
         if result is not None and result.finished:
             accepted = "H1" if result.decision.value == "H1" else "H0"
@@ -430,7 +437,8 @@ class TournamentRun:
 
     def _game_request(self, index: int) -> NewGameRequest:
         game = self.schedule.game(index)
-        label = self.request.name or f"tournament {self.tournament_id[:8]}"
+        kind = "tournament" if self.request.series is None else "series"
+        label = self.request.name or f"{kind} {self.tournament_id[:8]}"
         opening = None if game.opening is None else self.openings[game.opening]
         tags = {
             "tournament": self.tournament_id,
@@ -439,12 +447,22 @@ class TournamentRun:
         }
         if opening is not None and opening.name:
             tags["opening"] = opening.name[:MAX_TAG_VALUE_LENGTH]
+        score = self.standings.series_score
+        if score is not None:
+            # The score before this game: games are played one at a time, in order.
+            tags["Series"] = self.tournament_id
+            tags["SeriesRule"] = score.rule.describe()
+            tags["SeriesScore"] = score.text[:MAX_TAG_VALUE_LENGTH]
         return game_request(
             self.request,
             self._bots[game.x],
             self._bots[game.o],
             urls=(self._url_of(game.x), self._url_of(game.o)),
-            name=f"{label}: game {index + 1} (round {game.round + 1})",
+            name=(
+                f"{label}: game {index + 1} (round {game.round + 1})"
+                if self.request.series is None
+                else f"{label}: game {index + 1}"
+            ),
             opening=opening,
             tags=tags,
         )

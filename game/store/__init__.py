@@ -87,7 +87,8 @@ Anything that counts draws (ratings, statistics) must check ``cause`` first.
 
 Tournaments: the tables ``tournaments`` and ``tournament_games`` (``store.tournaments``,
 see ``game.store.tournaments``) hold each tournament's settings and the result of every
-game it counted, next to the games' own records.
+game it counted, next to the games' own records; ``series`` (``store.series``, see
+``game.store.series``) says which of them are series.
 
 Forward compatibility: records are stored through their pydantic serialisation, so a
 field added to ``GameRecord``, ``RecordPlayer`` or ``RecordedMove`` is stored without a
@@ -165,6 +166,7 @@ from game.store.schema import (
     _to_json,
     player_key,
 )
+from game.store.series import SeriesRecords
 from game.store.tournaments import TournamentRecords
 from models import EndCause, GameRecord, GameResult, RecordedMove
 
@@ -215,6 +217,8 @@ class GameStore:
         self._closing: asyncio.Future[None] | None = None
         #: The tournaments in this store (``game.store.tournaments``).
         self.tournaments = TournamentRecords(runner)
+        #: Which tournaments are series (``game.store.series``).
+        self.series = SeriesRecords(runner)
 
     @classmethod
     async def open(cls, url: str = DEFAULT_URL) -> GameStore:
