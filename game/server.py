@@ -16,6 +16,11 @@ Routes (``create_app``):
   ``POST /tournaments/{id}/stop|resume`` (``game.tournament_routes``).
 * ``POST /series``, ``GET /series``, ``GET /series/{id}``, ``POST /series/{id}/stop|resume``
   (``game.series_routes``): best of N / first to K between two bots.
+* ``POST /bots`` (register a bot: 201 with its owner token; 401 API token, 409 name
+  taken, 422 bad URL / forbidden address / unreachable), ``GET /bots`` (the hosted
+  bots and the registered ones with ratings), ``GET|PATCH|DELETE /bots/{name}`` (the
+  changes with ``Authorization: Bearer <owner_token>``), ``GET /bots/{name}/ratings``,
+  ``GET /leaderboard?kind=bot|human|all&limit=`` (``game.registry_routes``).
 * WebSocket ``/ws?token=...`` (a human seat) and ``/spectate/{game_id}``.
 * The example bots under ``/bots/random``, ``/bots/center``, ``/bots/threat``.
 * The web page: ``/``, ``/g/{id}``, ``/t/{id}``, ``/web/...`` and ``/static/...``
@@ -66,6 +71,9 @@ from game.manager import (
     check_commit_interval,
 )
 from game.openapi import _docs_page, _openapi
+from game.rating_book import RatingBook
+from game.registry import DEFAULT_RECHECK_S, BotRegistry
+from game.registry_routes import arena_routes
 from game.series_routes import series_routes
 from game.server_state import (
     HOSTED_BOTS,
@@ -90,8 +98,6 @@ from game.tournament_routes import tournament_routes
 from game.web_routes import web_routes
 from models import (
     MAX_ECHO_CHARS,
-    HostedBot,
-    HostedBots,
     NewGameRequest,
     ProtocolError,
     clip_text,
@@ -262,19 +268,6 @@ def notation_filename(game_id: str) -> str:
     return f"{stem or 'game'}.htttx"
 
 
-async def hosted_bots(request: Request) -> Response:
-    """The example bots this server hosts, with absolute URLs for ``bot_url``. The
-    URLs are built from the request, so they name the server as the caller reached it."""
-    if not _settings(request).host_example_bots:
-        return _json(HostedBots(bots=[]))
-    base = str(request.base_url).rstrip("/")
-    bots = [
-        HostedBot(name=path.rsplit("/", 1)[-1], url=base + path, meta=bot_class.capabilities().meta)
-        for path, bot_class in HOSTED_BOTS.items()
-    ]
-    return _json(HostedBots(bots=bots))
-
-
 async def health(request: Request) -> Response:
     runtime = _runtime(request)
     if runtime.closing:
@@ -319,6 +312,7 @@ def create_app(
     send_board: SendBoardPolicy = "auto",
     analysis_bot: str | None = None,
     analysis_time: float = DEFAULT_ANALYSIS_TIME,
+    bot_recheck: float = DEFAULT_RECHECK_S,
 ) -> Starlette:
     """The game server's app. Its lifespan opens the store (marking games left running
     by a previous run as aborted), one aiohttp session for every outbound request, the
@@ -333,7 +327,12 @@ def create_app(
     be reached or cannot analyse (no ``evaluation``, no ``free_setup``) fails the startup
     with a ``DiscoveryError`` naming it and why. The name of a hosted example bot
     (``"threat"``) instead of a URL runs that bot in this process on a loopback port of
-    its own, whatever ``host_example_bots`` and ``policy`` say."""
+    its own, whatever ``host_example_bots`` and ``policy`` say.
+
+    The arena: the lifespan also opens the ``RatingBook`` (hooked into the manager, so a
+    tracked game is rated before its ``end`` goes out; ratings a previous run left
+    pending are settled at startup) and the ``BotRegistry``, which checks every
+    registered bot again each ``bot_recheck`` seconds (0: never)."""
     if max_games_per_client < 1 or max_games < 1 or max_spectators < 1:
         raise ValueError("max_games, max_games_per_client and max_spectators must be at least 1")
     if send_board not in SEND_BOARD_POLICIES:
@@ -343,6 +342,8 @@ def create_app(
     if analysis_bot is not None and hosted_bot_named(analysis_bot) is None:
         capabilities_url(analysis_bot)  # a malformed URL fails here (BadBotUrl)
     check_analysis_time(analysis_time)
+    if not 0 <= bot_recheck < float("inf"):
+        raise ValueError(f"bot_recheck must be 0 (never) or more seconds, got {bot_recheck}")
     settings = _Settings(
         db_url=db_url,
         policy=policy,
@@ -362,6 +363,7 @@ def create_app(
         send_board=send_board,
         analysis_bot=analysis_bot,
         analysis_time=analysis_time,
+        bot_recheck=bot_recheck,
     )
     # The pool exists before the app so the bot routes can be mounted; threads are
     # only started on first use, and the lifespan shuts it down.
@@ -371,7 +373,6 @@ def create_app(
         Route("/games", list_games, methods=["GET"]),
         Route("/games/{game_id}", get_game, methods=["GET"]),
         Route("/games/{game_id}/notation", get_notation, methods=["GET"]),
-        Route("/bots", hosted_bots, methods=["GET"]),
         Route("/health", health, methods=["GET"]),
         Route("/openapi.json", openapi_json, methods=["GET"], include_in_schema=False),
         Route("/docs", docs, methods=["GET"], include_in_schema=False),
@@ -379,6 +380,7 @@ def create_app(
         WebSocketRoute("/spectate/{game_id}", spectator_socket),
         *tournament_routes(),
         *series_routes(),
+        *arena_routes(),
         # Last: the page's paths never shadow an API route.
         *web_routes(),
     ]
@@ -436,6 +438,19 @@ def create_app(
                 send_board=settings.send_board,
                 analyst=analyst,
             )
+            # The arena: ratings settled before a game's `end` goes out, and at startup
+            # those a previous run left pending (after abort_running: its games are void).
+            ratings = RatingBook(store)
+            manager.add_end_hook(ratings.on_game_end)
+            settled = await ratings.settle_pending()
+            if settled:
+                log.info("settled %d rated game(s) a previous run left pending", settled)
+            registry = BotRegistry(
+                store, http, policy=settings.policy, discovery_timeout=settings.discovery_timeout
+            )
+            stack.push_async_callback(registry.close)
+            if settings.bot_recheck > 0:
+                registry.start_rechecks(settings.bot_recheck)
             tournaments = TournamentDirector(
                 manager,
                 store,
@@ -445,7 +460,13 @@ def create_app(
             )
             await tournaments.recover()
             runtime = _Runtime(
-                store=store, http=http, pool=pool, manager=manager, tournaments=tournaments
+                store=store,
+                http=http,
+                pool=pool,
+                manager=manager,
+                tournaments=tournaments,
+                ratings=ratings,
+                registry=registry,
             )
             stack.push_async_callback(runtime.drain)
             app.state.arena = runtime

@@ -21,6 +21,8 @@ from game.analysis import DEFAULT_ANALYSIS_TIME
 from game.discovery import AddressPolicy
 from game.local_bot_spec import BotLimits
 from game.manager import GameManager
+from game.rating_book import RatingBook
+from game.registry import DEFAULT_RECHECK_S, BotRegistry
 from game.session import SendBoardPolicy, SessionLimits
 from game.store import GameStore
 from game.tournament_director import TournamentDirector
@@ -66,6 +68,8 @@ class _Settings:
     send_board: SendBoardPolicy = "auto"
     analysis_bot: str | None = None
     analysis_time: float = DEFAULT_ANALYSIS_TIME
+    #: Seconds between two checks of every registered bot (``BotRegistry``); 0: never.
+    bot_recheck: float = DEFAULT_RECHECK_S
 
 
 @dataclass
@@ -77,6 +81,10 @@ class _Runtime:
     pool: BotPool
     manager: GameManager
     tournaments: TournamentDirector
+    #: The arena's ratings (``game.rating_book``) and registered bots and names
+    #: (``game.registry``).
+    ratings: RatingBook
+    registry: BotRegistry
     closing: bool = False
     drained: bool = False
     # Live games created per client address, and creations under way (discovery takes
