@@ -15,6 +15,12 @@ Each game's record carries the tags ``Series`` (the series' id), ``SeriesRule``
 besides the tournament's ``tournament``, ``round`` and ``game``; spectators get the
 record's tags in their ``setup`` (``docs/extensions.md``).
 
+A rated series (``"rated": true``) declares each game to the arena's ``RatingBook``
+as it starts (``TournamentRun._track``): rated exactly once when it ends, void when it
+is cut short. Its players must be registered bots at their registered URLs
+(``SeriesDesk.create`` asks the ``BotRegistry``), so a rating always belongs to the bot
+registered under its name.
+
 ``SeriesDesk`` adapts the director to the series routes (``game.series_routes``): it
 answers ``SeriesView`` / ``SeriesPage`` and refuses tournaments that are not series.
 """
@@ -23,23 +29,25 @@ from __future__ import annotations
 
 from typing import Final
 
+from game.registry import BotRegistry
 from game.series_score import SeriesRule, SeriesScore
 from game.store.tournaments import StoredTournament, TournamentGameRow
 from game.tournament_director import TournamentDirector
-from game.tournament_runner import UnknownTournamentError
+from game.tournament_runner import TournamentError, UnknownTournamentError
 from game.tournament_schedule import Schedule
 from models import GameResult
 from wire.series import (
     SeriesGame,
     SeriesLinks,
     SeriesPage,
+    SeriesPlayer,
     SeriesRequest,
     SeriesSummary,
     SeriesView,
 )
 from wire.tournaments import TournamentRequest, TournamentView
 
-__all__ = ["MAX_SERIES_LIST", "SeriesDesk", "game_links"]
+__all__ = ["MAX_SERIES_LIST", "SeriesDesk", "UnregisteredPlayerError", "game_links"]
 
 #: Series in one ``GET /series`` page at most.
 MAX_SERIES_LIST: Final = 500
@@ -69,6 +77,7 @@ def _summary(view: TournamentView) -> SeriesSummary:
         player_a=request.bots[0].name,
         player_b=request.bots[1].name,
         rule=view.series.rule,
+        rated=request.series is not None and request.series.rated,
         score=view.series,
         created_at=view.created_at,
         ended_at=view.ended_at,
@@ -114,18 +123,46 @@ def series_games(
     return games
 
 
-class SeriesDesk:
-    """The series of one server, through its ``TournamentDirector``."""
+class UnregisteredPlayerError(TournamentError):
+    """A rated series names a player that is not a registered, active bot with that URL:
+    a rating belongs to the bot registered under its name."""
 
-    def __init__(self, director: TournamentDirector) -> None:
+
+class SeriesDesk:
+    """The series of one server, through its ``TournamentDirector``; ``registry``
+    vouches for the players of a rated series."""
+
+    def __init__(self, director: TournamentDirector, registry: BotRegistry | None = None) -> None:
         self.director = director
         self.store = director.store
+        self.registry = registry
 
     async def create(self, request: SeriesRequest) -> str:
         """Store and start a series; its id. Raises what ``TournamentDirector.create``
-        raises (``TournamentError``, ``OpeningError``, ``DiscoveryError``)."""
+        raises (``TournamentError``, ``OpeningError``, ``DiscoveryError``), and
+        ``UnregisteredPlayerError`` for a rated series' player the registry does not
+        know at that URL."""
+        if request.rated:
+            await self._check_registered(request.player_a)
+            await self._check_registered(request.player_b)
         run = await self.director.create(request.tournament())
         return run.tournament_id
+
+    async def _check_registered(self, player: SeriesPlayer) -> None:
+        registry = self.registry
+        if registry is None:
+            raise UnregisteredPlayerError("rated: this server has no bot registry")
+        bot = await registry.get(player.name)
+        if bot is None:
+            raise UnregisteredPlayerError(
+                f"rated: {player.name!r} is not a registered bot (register it with POST /bots)"
+            )
+        if bot.status == "retired":
+            raise UnregisteredPlayerError(f"rated: bot {bot.name!r} is retired")
+        if bot.url != player.bot_url:
+            raise UnregisteredPlayerError(
+                f"rated: bot {bot.name!r} is registered at {bot.url}, not {player.bot_url}"
+            )
 
     async def _stored(self, series_id: str) -> StoredTournament | None:
         stored = await self.store.tournaments.get(series_id)

@@ -3,8 +3,8 @@
 * ``POST /series`` — body ``SeriesRequest``; answers ``SeriesCreated`` (201) once the
   series is stored and started, or ``{"detail": reason}`` with 401 (API token), 413,
   422 (anything invalid: both or neither of ``best_of``/``first_to``, a human seat, an
-  unknown field such as ``rated``, a bot URL the server may not reach) or 503
-  (shutting down).
+  unknown field, a bot URL the server may not reach, a rated series' player that is not
+  a registered bot at that URL) or 503 (shutting down).
 * ``GET /series`` — ``SeriesPage``, newest first (``limit``, 1-500, default 100).
 * ``GET /series/{id}`` — ``SeriesView``: the score, the status, every started game
   with the score before it and its links.
@@ -44,7 +44,8 @@ MAX_SERIES_BODY_BYTES: Final = MAX_TOURNAMENT_BODY_BYTES
 
 
 def _desk(request: Request) -> SeriesDesk:
-    return SeriesDesk(_runtime(request).tournaments)
+    runtime = _runtime(request)
+    return SeriesDesk(runtime.tournaments, runtime.registry)
 
 
 async def create_series(request: Request) -> Response:

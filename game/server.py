@@ -457,6 +457,7 @@ def create_app(
                 allow_commands=settings.allow_commands,
                 limits=settings.bot_limits,
                 log_dir=settings.bot_log_dir,
+                ratings=ratings,
             )
             await tournaments.recover()
             runtime = _Runtime(

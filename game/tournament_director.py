@@ -25,8 +25,10 @@ from game.openings import (
     Opening,
     OpeningError,
 )
+from game.rating_book import RatingBook
 from game.sprt import Sprt
 from game.store import GameStore
+from game.store.schema import player_key
 from game.store.tournaments import StoredTournament
 from game.tournament_runner import (
     CommandsNotAllowedError,
@@ -70,7 +72,9 @@ class TournamentDirector:
 
     ``allow_commands``: whether ``cmd=`` bots may be started (the command line: yes;
     the REST API: no, a server does not run programs on request). Local programs get
-    ``limits`` and write their logs to ``log_dir``.
+    ``limits`` and write their logs to ``log_dir``. ``ratings``: the arena's, which a
+    rated series declares its games to (``RatingBook.track``); without it a rated
+    series is refused.
     """
 
     def __init__(
@@ -82,9 +86,11 @@ class TournamentDirector:
         limits: BotLimits | None = None,
         log_dir: Path | str = Path("data") / "bot-logs",
         id_factory: Callable[[], str] = lambda: uuid.uuid4().hex,
+        ratings: RatingBook | None = None,
     ) -> None:
         self.manager = manager
         self.store = store
+        self.ratings = ratings
         self.allow_commands = allow_commands
         self.limits = limits if limits is not None else BotLimits()
         self.log_dir = Path(log_dir)
@@ -151,6 +157,12 @@ class TournamentDirector:
                     LocalBotSpec(bot.name, bot.cmd, self.limits)
                 except LocalBotError as error:
                     raise TournamentError(f"bot {bot.name!r}: {error}") from None
+        if request.series is not None and request.series.rated:
+            if self.ratings is None:
+                raise TournamentError("rated: this server keeps no ratings")
+            a, b = (bot.name for bot in request.bots)
+            if player_key(a) == player_key(b):
+                raise TournamentError(f"rated: {a!r} and {b!r} are one player's name")
         openings = _book_for(request)  # OpeningError names the bad opening
         # Every game must be one the server hosts: try each bot's seat once, and each
         # opening once (the turn limit, say, may leave it no room).

@@ -42,6 +42,7 @@ from game.openings import (
     OpeningError,
     default_book,
 )
+from game.rating_book import UnratableGame
 from game.series_score import SeriesRule
 from game.sprt import Sprt
 from game.store.tournaments import StoredTournament
@@ -533,6 +534,20 @@ class TournamentRun:
             return created.game_id
         return None
 
+    async def _track(self, game_id: str, x: str, o: str) -> None:
+        """Declare a rated series' game to the arena's ratings (exactly once rated when
+        it ends; void if it is cut short)."""
+        series = self.request.series
+        if series is None or not series.rated:
+            return
+        ratings = self.director.ratings
+        if ratings is None:  # TournamentDirector.check refuses it first
+            raise TournamentError("rated: this server keeps no ratings")
+        try:
+            await ratings.track(game_id, x, o)
+        except UnratableGame as error:
+            raise TournamentError(f"rated: {error}") from None
+
     async def _play_game(self, index: int) -> None:
         store = self.director.store.tournaments
         manager = self.director.manager
@@ -544,6 +559,7 @@ class TournamentRun:
         self.live[index] = game_id
         try:
             await store.start_game(self.tournament_id, index, game_id)
+            await self._track(game_id, game.x, game.o)
             if self._stopping is not None or self.standings.complete:
                 manager.abort_game(game_id, "the tournament stopped")
             result = await ended

@@ -224,7 +224,9 @@ async def test_spectators_see_the_series_score_in_their_setup(tmp_path: Path) ->
         ({"best_of": 3, "first_to": 2}, "give exactly one of best_of and first_to"),
         ({"best_of": 0}, "best_of: expected at least 1"),
         ({"best_of": 3, "player_a": {"name": "me", "type": "human"}}, "bots only"),
-        ({"best_of": 3, "rated": True}, "rated"),
+        ({"best_of": 3, "rated": True}, "'threat' is not a registered bot"),
+        ({"best_of": 3, "rated": 1}, "rated: expected true or false, got 1"),
+        ({"best_of": 3, "colour": "red"}, "colour: extra inputs are not permitted"),
         ({"best_of": 3, "player_b": "dup"}, "names must be unique"),
         ({"best_of": 3, "player_b": "closed"}, "'nobody'"),
     ],
@@ -241,6 +243,61 @@ async def test_a_bad_series_gets_one_clear_422(tmp_path: Path, change: Json, mes
         assert message in answer["detail"], answer
         status, page = await a.get("/series")
         assert page["series"] == []  # nothing stored for a refused request
+
+
+async def register(a: Arena, name: str, hosted: str) -> None:
+    body = {"name": name, "url": f"{a.base}/bots/{hosted}", "ladder": False}
+    status, answer = await a.post("/bots", body)
+    assert status == 201, answer
+
+
+async def test_a_rated_series_counts_each_game_once_for_the_ratings(tmp_path: Path) -> None:
+    async with arena(tmp_path / "s.sqlite") as a:
+        await register(a, "Hexa", "threat")
+        await register(a, "Rando", "random")
+        body: Json = {
+            "player_a": player(a, "Hexa", "threat"),
+            "player_b": player(a, "Rando", "random"),
+            "first_to": 3,
+            "openings": "none",
+            "rated": True,
+        }
+        series_id = await create(a, body)
+        view = await series_finished(a, series_id)
+        assert view["status"] == "finished" and view["rated"], view["reason"]
+        score = replay(view)
+        status, hexa = await a.get("/bots/Hexa")
+        assert status == 200, hexa
+        status, rando = await a.get("/bots/Rando")
+        assert hexa["games"] == rando["games"] == score.games
+        assert (hexa["wins"], rando["wins"]) == (
+            sum(
+                1
+                for g in view["games"]
+                if g["result"]["winner"] and g[g["result"]["winner"]] == "Hexa"
+            ),
+            sum(
+                1
+                for g in view["games"]
+                if g["result"]["winner"] and g[g["result"]["winner"]] == "Rando"
+            ),
+        )
+        assert hexa["rating"] > rando["rating"] or score.winner != "Hexa"
+        status, board = await a.get("/leaderboard?kind=bot")
+        assert status == 200
+        assert {entry["name"] for entry in board["entries"]} == {"Hexa", "Rando"}
+
+        # A rating belongs to the bot registered under its name, at its URL.
+        wrong_url = {**body, "player_b": player(a, "Rando", "center")}
+        status, answer = await a.post("/series", wrong_url)
+        assert status == 422 and "'Rando' is registered at" in answer["detail"], answer
+        one_player = {**body, "player_b": player(a, "hexa", "threat")}
+        status, answer = await a.post("/series", one_player)
+        assert status == 422 and "one player's name" in answer["detail"], answer
+        # An unrated series between them changes no rating.
+        unrated = await create(a, {**body, "rated": False})
+        await series_finished(a, unrated)
+        assert (await a.get("/bots/Hexa"))[1]["games"] == score.games
 
 
 async def test_tournaments_are_not_series_and_unknown_series_are_404(tmp_path: Path) -> None:

@@ -104,6 +104,9 @@ class SeriesRequest(BaseModel):
     * ``openings``, ``book``, ``opening_order``, ``seed``, ``match``, ``time_control``,
       ``adjudication``: as ``POST /tournaments`` takes them. Games 1 and 2 play the same
       opening with sides swapped, then games 3 and 4 the next one, and so on.
+    * ``rated``: every game counts for the arena's ratings (``GET /leaderboard``); both
+      players must then be bots registered under these names (``POST /bots``) with
+      these URLs.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -120,6 +123,7 @@ class SeriesRequest(BaseModel):
     match: Match = Field(default_factory=lambda: Match(turn_limit=DEFAULT_TURN_LIMIT))
     time_control: TimeControl | None = None
     adjudication: Adjudication | None = None
+    rated: StrictBool = False
 
     @model_validator(mode="after")
     def _checked(self) -> SeriesRequest:
@@ -143,7 +147,7 @@ class SeriesRequest(BaseModel):
             match=self.match,
             time_control=self.time_control,
             adjudication=self.adjudication,
-            series=SeriesSettings(best_of=self.best_of, first_to=self.first_to),
+            series=SeriesSettings(best_of=self.best_of, first_to=self.first_to, rated=self.rated),
         )
 
 
@@ -189,6 +193,7 @@ class SeriesSummary(BaseModel):
     player_a: str
     player_b: str
     rule: str
+    rated: bool
     score: SeriesStanding
     created_at: datetime
     ended_at: datetime | None = None

@@ -26,6 +26,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    StrictBool,
     StrictFloat,
     StrictInt,
     StrictStr,
@@ -117,12 +118,14 @@ class SprtSettings(BaseModel):
 class SeriesSettings(BaseModel):
     """A series' stop rule: ``best_of`` N games (decided once a bot has more than N/2
     points) or ``first_to`` K points; exactly one. A win is 1 point, a draw ½ (see
-    ``game.series_score``). ``POST /series`` builds the tournament that carries it."""
+    ``game.series_score``). ``rated``: each game counts for the arena's ratings
+    (``RatingBook.track``). ``POST /series`` builds the tournament that carries it."""
 
     model_config = ConfigDict(frozen=True)
 
     best_of: Annotated[StrictInt, Field(ge=1, le=MAX_SERIES_GAMES)] | None = None
     first_to: Annotated[StrictInt, Field(ge=1, le=MAX_SERIES_GAMES // 2)] | None = None
+    rated: StrictBool = False
 
     @model_validator(mode="after")
     def _one_rule(self) -> SeriesSettings:
