@@ -186,9 +186,16 @@ def _standings_for(request: TournamentRequest, openings: int) -> Standings:
     )
 
 
+def _series_rule(request: TournamentRequest) -> str | None:
+    """``best of 7`` for a series, ``None`` for a tournament."""
+    series = request.series
+    return None if series is None else SeriesRule(series.best_of, series.first_to).describe()
+
+
 def _stored_summary(stored: StoredTournament, request: TournamentRequest) -> TournamentSummary:
     """The summary of a tournament no run holds, as the store has it."""
     return TournamentSummary(
+        series_rule=_series_rule(request),
         tournament_id=stored.tournament_id,
         name=stored.name,
         format=request.format,
@@ -279,6 +286,7 @@ class TournamentRun:
 
     def summary(self) -> TournamentSummary:
         return TournamentSummary(
+            series_rule=_series_rule(self.request),
             tournament_id=self.tournament_id,
             name=self.request.name,
             format=self.request.format,

@@ -1,5 +1,6 @@
 """A series on the web page, in headless Chromium against a real server and its hosted
-bots: the tournament page shows the series' score, a game's page the score before it."""
+bots: the tournaments list shows its rule, the tournament page its score, a game's page
+the score before it."""
 
 from __future__ import annotations
 
@@ -34,7 +35,11 @@ def test_a_series_shows_its_score_on_its_page_and_on_each_game(
             lambda: (v := get_json(f"{url}/series/{series_id}")[1])["status"] != "running" and v
         )
         assert view["score"]["decided"], view
-        page.goto(f"{url}/t/{series_id}")
+        page.goto(url + "/web/tournaments")
+        listed = page.locator(f'#tournaments tr[data-tournament-id="{series_id}"]')
+        expect(listed).to_contain_text("series, best of 3")
+        listed.click()
+        expect(page).to_have_url(f"{url}/t/{series_id}")
         panel = page.locator("#series")
         expect(panel).to_have_attribute("data-decided", "true")
         expect(panel).to_contain_text("best of 3")

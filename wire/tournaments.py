@@ -326,6 +326,8 @@ class TournamentSummary(BaseModel):
     created_at: datetime
     ended_at: datetime | None = None
     reason: str | None = None
+    #: A series' rule (``best of 7``, ``first to 4``); ``None`` for a tournament.
+    series_rule: str | None = None
 
 
 class TournamentPage(BaseModel):
