@@ -313,6 +313,7 @@ def create_app(
     analysis_bot: str | None = None,
     analysis_time: float = DEFAULT_ANALYSIS_TIME,
     bot_recheck: float = DEFAULT_RECHECK_S,
+    resume_series: bool = True,
 ) -> Starlette:
     """The game server's app. Its lifespan opens the store (marking games left running
     by a previous run as aborted), one aiohttp session for every outbound request, the
@@ -332,7 +333,11 @@ def create_app(
     The arena: the lifespan also opens the ``RatingBook`` (hooked into the manager, so a
     tracked game is rated before its ``end`` goes out; ratings a previous run left
     pending are settled at startup) and the ``BotRegistry``, which checks every
-    registered bot again each ``bot_recheck`` seconds (0: never)."""
+    registered bot again each ``bot_recheck`` seconds (0: never).
+
+    ``resume_series``: a series a previous run left interrupted resumes by itself at
+    startup (``TournamentDirector.recover``); htttx-tournament, which resumes what it
+    is asked to itself, says no."""
     if max_games_per_client < 1 or max_games < 1 or max_spectators < 1:
         raise ValueError("max_games, max_games_per_client and max_spectators must be at least 1")
     if send_board not in SEND_BOARD_POLICIES:
@@ -458,6 +463,7 @@ def create_app(
                 limits=settings.bot_limits,
                 log_dir=settings.bot_log_dir,
                 ratings=ratings,
+                resume_series=resume_series,
             )
             await tournaments.recover()
             runtime = _Runtime(

@@ -201,6 +201,7 @@ async def run_tournament(options: TournamentOptions, console: Console | None = N
         bot_log_dir=str(options.log_dir),
         bot_limits=options.limits,
         max_games_per_client=1000,
+        resume_series=False,  # resumed by _start, like a tournament: exactly the one asked
     )
     interrupted: list[str] = []
     async with serving(app, host=options.host, port=options.port) as server:

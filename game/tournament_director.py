@@ -74,7 +74,7 @@ class TournamentDirector:
     the REST API: no, a server does not run programs on request). Local programs get
     ``limits`` and write their logs to ``log_dir``. ``ratings``: the arena's, which a
     rated series declares its games to (``RatingBook.track``); without it a rated
-    series is refused.
+    series is refused. ``resume_series``: ``recover`` resumes interrupted series.
     """
 
     def __init__(
@@ -87,10 +87,12 @@ class TournamentDirector:
         log_dir: Path | str = Path("data") / "bot-logs",
         id_factory: Callable[[], str] = lambda: uuid.uuid4().hex,
         ratings: RatingBook | None = None,
+        resume_series: bool = True,
     ) -> None:
         self.manager = manager
         self.store = store
         self.ratings = ratings
+        self.resume_series = resume_series
         self.allow_commands = allow_commands
         self.limits = limits if limits is not None else BotLimits()
         self.log_dir = Path(log_dir)
@@ -100,14 +102,15 @@ class TournamentDirector:
         self.stop_status: TournamentStatus = "stopped"
         self._finished_views: dict[str, TournamentView] = {}
         self._resuming: set[asyncio.Task[None]] = set()
+        self._resume_lock = asyncio.Lock()
 
     async def recover(self) -> list[str]:
         """At startup: mark tournaments a previous run left running as interrupted (their
         ids). Every interrupted series (a restart stopped it, whether or not it was shut
-        down cleanly) is resumed by itself, in the background; a tournament waits for
-        ``resume``."""
+        down cleanly) is resumed by itself, in the background, unless ``resume_series``
+        is off; a tournament waits for ``resume``."""
         ids = await self.store.tournaments.interrupt_running("the server stopped while it ran")
-        series = await self.store.series.interrupted()
+        series = await self.store.series.interrupted() if self.resume_series else []
         for tournament_id in ids:
             if tournament_id not in series:
                 log.warning("tournament %s was interrupted: resume it to go on", tournament_id)
@@ -249,7 +252,14 @@ class TournamentDirector:
         return run
 
     async def resume(self, tournament_id: str) -> TournamentRun:
-        """Go on with a stopped or interrupted tournament from what the store holds."""
+        """Go on with a stopped or interrupted tournament from what the store holds.
+        Resumes are taken one at a time: two at once (a request while a series resumes
+        by itself after a restart) must not start two runs of one tournament; the
+        second finds it running (``TournamentRunningError``)."""
+        async with self._resume_lock:
+            return await self._resume(tournament_id)
+
+    async def _resume(self, tournament_id: str) -> TournamentRun:
         run = self.runs.get(tournament_id)
         if run is not None and not run.over:
             raise TournamentRunningError(f"tournament {tournament_id} is running already")

@@ -192,6 +192,27 @@ async def test_a_series_cut_short_by_a_restart_resumes_by_itself(tmp_path: Path)
         await check_records(a, view)
 
 
+async def test_without_resume_series_an_interrupted_series_waits_for_resume(
+    tmp_path: Path,
+) -> None:
+    db, port = tmp_path / "s.sqlite", free_port()
+    body: Json = {"best_of": 3, "openings": "none", "match": {"turn_limit": 300}}
+    async with arena(db, port) as a:
+        series_id = await create(
+            a,
+            {**body, "player_a": player(a, "r1", "random"), "player_b": player(a, "r2", "random")},
+        )
+        await a.until(series_id, lambda view: bool(view["live_games"]))
+    # As htttx-tournament runs its server: it resumes what it is asked to itself.
+    async with arena(db, port, resume_series=False) as a:
+        status, view = await a.get(f"/series/{series_id}")
+        assert status == 200 and view["status"] == "interrupted", view
+        status, view = await a.post(f"/series/{series_id}/resume")
+        assert status == 200 and view["status"] == "running", view
+        view = await series_finished(a, series_id)
+        assert view["status"] == "finished" and replay(view).decided
+
+
 async def test_spectators_see_the_series_score_in_their_setup(tmp_path: Path) -> None:
     async with arena(tmp_path / "s.sqlite") as a:
         series_id = await create(
