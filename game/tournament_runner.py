@@ -344,7 +344,8 @@ class TournamentRun:
                     )
                 )
             await self._notify()
-            log.info("tournament %s %s: %s", self.tournament_id, self.status, self.reason)
+            kind = "tournament" if self.request.series is None else "series"
+            log.info("%s %s %s: %s", kind, self.tournament_id, self.status, self.reason)
 
     def _finish_reason(self) -> str:
         if self.standings.series_score is not None:
