@@ -23,6 +23,7 @@ from models import (
     NewGameRequest,
     NewGameResponse,
 )
+from wire.series import SeriesCreated, SeriesPage, SeriesRequest, SeriesView
 from wire.tournaments import (
     TournamentCreated,
     TournamentGames,
@@ -53,6 +54,10 @@ def _openapi(hosted: bool) -> dict[str, Any]:
             (ChallengeView, "serialization"),
             (ChallengeAccept, "validation"),
             (ChallengeAccepted, "serialization"),
+            (SeriesRequest, "validation"),
+            (SeriesCreated, "serialization"),
+            (SeriesPage, "serialization"),
+            (SeriesView, "serialization"),
             *ARENA_MODELS,
         ],
         ref_template=ref,
@@ -192,6 +197,7 @@ def _openapi(hosted: bool) -> dict[str, Any]:
     }
     paths.update(_tournament_paths(body, error))
     paths.update(challenge_paths(body, error))
+    paths.update(_series_paths(body, error))
     paths.update(arena_paths(body, error))
     description = (
         "HTTTX game server. WebSockets (not described by OpenAPI): /ws?token=<token> plays "
@@ -312,6 +318,84 @@ def _tournament_paths(
         ),
         "/tournaments/{tournament_id}/resume": control(
             "Go on with a stopped, interrupted or failed tournament from the stored results",
+            "Running already, or finished",
+        ),
+    }
+
+
+def _series_paths(
+    body: Callable[[str], dict[str, Any]], error: Callable[[str], dict[str, Any]]
+) -> dict[str, Any]:
+    """The routes of ``game.series_routes``."""
+    series_id = {"name": "series_id", "in": "path", "required": True, "schema": {"type": "string"}}
+    not_found = error("No such series")
+
+    def control(summary: str, conflict: str) -> dict[str, Any]:
+        return {
+            "post": {
+                "summary": summary,
+                "parameters": [series_id],
+                "responses": {
+                    "200": {"description": "The series now", "content": body("SeriesView")},
+                    "401": error("API token missing or wrong"),
+                    "404": not_found,
+                    "409": error(conflict),
+                    "422": error("A bot that cannot be reached any more"),
+                },
+                "security": [{"bearer": []}, {}],
+            }
+        }
+
+    return {
+        "/series": {
+            "post": {
+                "summary": "Start a series: best of N or first to K, sides alternating",
+                "description": (
+                    "Two bots by URL, one game at a time, stopped as soon as the score "
+                    "decides it. Each game's record has the tags Series, SeriesRule and "
+                    "SeriesScore (the score before it); spectators get them in setup."
+                ),
+                "requestBody": {"required": True, "content": body("SeriesRequest")},
+                "responses": {
+                    "201": {"description": "Started", "content": body("SeriesCreated")},
+                    "401": error("API token missing or wrong"),
+                    "413": error("Body too large"),
+                    "422": error("Invalid request: the rule, a seat, a book, or a bot"),
+                    "503": error("The server is shutting down"),
+                },
+                "security": [{"bearer": []}, {}],
+            },
+            "get": {
+                "summary": "Series, newest first, with their scores",
+                "parameters": [
+                    {
+                        "name": "limit",
+                        "in": "query",
+                        "schema": {"type": "integer", "minimum": 1, "maximum": 500, "default": 100},
+                    }
+                ],
+                "responses": {
+                    "200": {"description": "Series", "content": body("SeriesPage")},
+                    "422": error("Bad limit"),
+                },
+            },
+        },
+        "/series/{series_id}": {
+            "get": {
+                "summary": "The score, the status and every game with its links",
+                "parameters": [series_id],
+                "responses": {
+                    "200": {"description": "The series", "content": body("SeriesView")},
+                    "404": not_found,
+                },
+            }
+        },
+        "/series/{series_id}/stop": control(
+            "Stop a running series (its game in flight is aborted, played again on resume)",
+            "Not running",
+        ),
+        "/series/{series_id}/resume": control(
+            "Go on with a stopped or interrupted series from the stored results",
             "Running already, or finished",
         ),
     }

@@ -111,7 +111,8 @@ def encode_setup(setup: SetupPacket) -> bytes:
         return dump_packet(setup)
     head = dump_packet(setup.model_copy(update={"moves": []}))
     # Only type, board and game_id come before the moves (see SetupPacket), and none of
-    # them can hold this text: its first occurrence is the moves' own.
+    # them can hold this text: its first occurrence is the moves' own (tags, which
+    # could, come after).
     marker = b'"moves":[]'
     at = head.index(marker) + len(marker) - 1
     chunks = [_dump_moves(moves[i : i + ENCODE_CHUNK]) for i in range(0, len(moves), ENCODE_CHUNK)]
@@ -143,6 +144,7 @@ def snapshot_of(record: GameRecord) -> tuple[SetupPacket, EndPacket | None]:
         match=record.match,
         to_move=None,
         status=_status(result),
+        tags=dict(record.tags) or None,
     )
     if result is None:
         return setup, None

@@ -14,6 +14,8 @@ Routes (``create_app``):
 * ``GET /health``, ``GET /openapi.json``, ``GET /docs``.
 * ``POST /tournaments``, ``GET /tournaments``, ``GET /tournaments/{id}``,
   ``POST /tournaments/{id}/stop|resume`` (``game.tournament_routes``).
+* ``POST /series``, ``GET /series``, ``GET /series/{id}``, ``POST /series/{id}/stop|resume``
+  (``game.series_routes``): best of N / first to K between two bots.
 * ``POST /bots`` (register a bot: 201 with its owner token; 401 API token, 409 name
   taken, 422 bad URL / forbidden address / unreachable), ``GET /bots`` (the hosted
   bots and the registered ones with ratings), ``GET|PATCH|DELETE /bots/{name}`` (the
@@ -78,6 +80,7 @@ from game.queue_routes import queue_routes
 from game.rating_book import RatingBook
 from game.registry import DEFAULT_RECHECK_S, BotRegistry
 from game.registry_routes import arena_routes
+from game.series_routes import series_routes
 from game.server_state import (
     HOSTED_BOTS,
     _Runtime,
@@ -316,6 +319,7 @@ def create_app(
     analysis_bot: str | None = None,
     analysis_time: float = DEFAULT_ANALYSIS_TIME,
     bot_recheck: float = DEFAULT_RECHECK_S,
+    resume_series: bool = True,
 ) -> Starlette:
     """The game server's app. Its lifespan opens the store (marking games left running
     by a previous run as aborted), one aiohttp session for every outbound request, the
@@ -335,7 +339,11 @@ def create_app(
     The arena: the lifespan also opens the ``RatingBook`` (hooked into the manager, so a
     tracked game is rated before its ``end`` goes out; ratings a previous run left
     pending are settled at startup) and the ``BotRegistry``, which checks every
-    registered bot again each ``bot_recheck`` seconds (0: never)."""
+    registered bot again each ``bot_recheck`` seconds (0: never).
+
+    ``resume_series``: a series a previous run left interrupted resumes by itself at
+    startup (``TournamentDirector.recover``); htttx-tournament, which resumes what it
+    is asked to itself, says no."""
     if max_games_per_client < 1 or max_games < 1 or max_spectators < 1:
         raise ValueError("max_games, max_games_per_client and max_spectators must be at least 1")
     if send_board not in SEND_BOARD_POLICIES:
@@ -382,6 +390,7 @@ def create_app(
         WebSocketRoute("/ws", human_socket),
         WebSocketRoute("/spectate/{game_id}", spectator_socket),
         *tournament_routes(),
+        *series_routes(),
         *arena_routes(),
         *queue_routes(),
         # Last: the page's paths never shadow an API route.
@@ -460,6 +469,8 @@ def create_app(
                 allow_commands=settings.allow_commands,
                 limits=settings.bot_limits,
                 log_dir=settings.bot_log_dir,
+                ratings=ratings,
+                resume_series=resume_series,
             )
             await tournaments.recover()
             # Matchmaking for people: the /queue and open challenges.

@@ -185,6 +185,7 @@ class SessionView:
             status=self.status,
             clock_x_ms=clocks[Player.X],
             clock_o_ms=clocks[Player.O],
+            tags=dict(self._tags) or None,
         )
 
     def standing(self, now: float) -> tuple[Player | None, int | None, int | None]:

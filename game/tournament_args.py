@@ -33,7 +33,7 @@ from game.local_bot_spec import BotLimits, LimitError
 from game.openings import OpeningBook, OpeningError
 from models import Adjudication, Match, ResignAdjudication, TimeControl, TimeControlError
 from wire.errors import _problems
-from wire.tournaments import SprtSettings, TournamentBot, TournamentRequest
+from wire.tournaments import SeriesSettings, SprtSettings, TournamentBot, TournamentRequest
 
 __all__ = ["DEFAULT_DB", "TournamentOptions", "UsageError", "parse_arguments"]
 
@@ -128,6 +128,12 @@ def _arguments() -> argparse.ArgumentParser:
     parser.add_argument("--view-distance", type=int, help="the game's view distance (default 8)")
     parser.add_argument(
         "--sprt", metavar="elo0=E0,elo1=E1[,alpha=A,beta=B]", help="stop when the SPRT decides"
+    )
+    parser.add_argument(
+        "--series",
+        metavar="boN|ftK",
+        help="a series of two bots instead: best of N games (bo7) or first to K points "
+        "(ft4), one game at a time, sides alternating, stopped once decided",
     )
     parser.add_argument("--db", default=DEFAULT_DB, help=f"results database (default {DEFAULT_DB})")
     parser.add_argument("--resume", metavar="ID", help="resume this tournament of --db")
@@ -248,6 +254,27 @@ def _sprt(text: str) -> SprtSettings:
         raise UsageError(f"--sprt {text!r}: {'; '.join(_problems(error))}") from None
 
 
+def _series(text: str) -> SeriesSettings:
+    """``bo7`` (best of 7) or ``ft4`` (first to 4 points).
+
+    >>> _series("bo7").best_of, _series("FT4").first_to
+    (7, 4)
+    >>> _series("best7")
+    Traceback (most recent call last):
+    ...
+    game.tournament_args.UsageError: --series 'best7': expected boN (best of N) or ftK (first to K)
+    """
+    kind, digits = text[:2].lower(), text[2:]
+    if kind not in ("bo", "ft") or not (digits.isascii() and digits.isdecimal()):
+        raise UsageError(f"--series {text!r}: expected boN (best of N) or ftK (first to K)")
+    try:
+        if kind == "bo":
+            return SeriesSettings(best_of=int(digits))
+        return SeriesSettings(first_to=int(digits))
+    except ValidationError as error:
+        raise UsageError(f"--series {text!r}: {'; '.join(_problems(error))}") from None
+
+
 def _db_url(text: str) -> str:
     if "://" in text:
         return text
@@ -294,6 +321,8 @@ def parse_arguments(argv: Sequence[str] | None = None) -> TournamentOptions:
             raise UsageError("; ".join(_problems(error))) from None
     if args.sprt is not None:
         fields["sprt"] = _sprt(args.sprt)
+    if args.series is not None:
+        fields["series"] = _series(args.series)
     if args.clock is not None:
         fields["time_control"] = _clock(args.clock, "--clock")
     if args.resign is not None:

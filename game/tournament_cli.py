@@ -145,7 +145,7 @@ async def _show(run: TournamentRun, options: TournamentOptions, console: Console
             TimeElapsedColumn(),
             console=console,
         )
-        task = progress.add_task("games", total=len(run.schedule))
+        task = progress.add_task("games", total=run.request.games)
         with Live(console=console, refresh_per_second=REFRESH_PER_SECOND, transient=False) as live:
             while not run.over:
                 drawn = loop.time()
@@ -201,6 +201,7 @@ async def run_tournament(options: TournamentOptions, console: Console | None = N
         bot_log_dir=str(options.log_dir),
         bot_limits=options.limits,
         max_games_per_client=1000,
+        resume_series=False,  # resumed by _start, like a tournament: exactly the one asked
     )
     interrupted: list[str] = []
     async with serving(app, host=options.host, port=options.port) as server:
@@ -209,7 +210,7 @@ async def run_tournament(options: TournamentOptions, console: Console | None = N
         if not options.quiet:
             _say(
                 console,
-                f"Tournament {run.tournament_id}: {len(run.schedule)} games; standings at "
+                f"Tournament {run.tournament_id}: {run.request.games} games; standings at "
                 f"{server.url}/tournaments/{run.tournament_id}",
             )
         loop = asyncio.get_running_loop()

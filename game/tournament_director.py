@@ -23,9 +23,12 @@ from game.manager import GameManager
 from game.openings import (
     NonStandardOpeningError,
     Opening,
+    OpeningError,
 )
+from game.rating_book import RatingBook
 from game.sprt import Sprt
 from game.store import GameStore
+from game.store.schema import player_key
 from game.store.tournaments import StoredTournament
 from game.tournament_runner import (
     CommandsNotAllowedError,
@@ -56,6 +59,12 @@ log = logging.getLogger("game.tournament")
 
 #: Views of finished tournaments kept (they no longer change), oldest dropped first.
 FINISHED_VIEWS: Final = 64
+#: A series a restart interrupted is resumed by itself; its bots (maybe this very
+#: server's hosted bots, not listening yet) get this many tries, the waits between
+#: them doubling from ``RESUME_BACKOFF`` seconds up to ``RESUME_BACKOFF_MAX``.
+RESUME_ATTEMPTS: Final = 10
+RESUME_BACKOFF: Final = 0.5
+RESUME_BACKOFF_MAX: Final = 30.0
 
 
 class TournamentDirector:
@@ -63,7 +72,9 @@ class TournamentDirector:
 
     ``allow_commands``: whether ``cmd=`` bots may be started (the command line: yes;
     the REST API: no, a server does not run programs on request). Local programs get
-    ``limits`` and write their logs to ``log_dir``.
+    ``limits`` and write their logs to ``log_dir``. ``ratings``: the arena's, which a
+    rated series declares its games to (``RatingBook.track``); without it a rated
+    series is refused. ``resume_series``: ``recover`` resumes interrupted series.
     """
 
     def __init__(
@@ -75,9 +86,13 @@ class TournamentDirector:
         limits: BotLimits | None = None,
         log_dir: Path | str = Path("data") / "bot-logs",
         id_factory: Callable[[], str] = lambda: uuid.uuid4().hex,
+        ratings: RatingBook | None = None,
+        resume_series: bool = True,
     ) -> None:
         self.manager = manager
         self.store = store
+        self.ratings = ratings
+        self.resume_series = resume_series
         self.allow_commands = allow_commands
         self.limits = limits if limits is not None else BotLimits()
         self.log_dir = Path(log_dir)
@@ -86,13 +101,49 @@ class TournamentDirector:
         #: The status a run stopped on request gets ("interrupted" while shutting down).
         self.stop_status: TournamentStatus = "stopped"
         self._finished_views: dict[str, TournamentView] = {}
+        self._resuming: set[asyncio.Task[None]] = set()
+        self._resume_lock = asyncio.Lock()
 
     async def recover(self) -> list[str]:
-        """At startup: mark tournaments a previous run left running as interrupted."""
+        """At startup: mark tournaments a previous run left running as interrupted (their
+        ids). Every interrupted series (a restart stopped it, whether or not it was shut
+        down cleanly) is resumed by itself, in the background, unless ``resume_series``
+        is off; a tournament waits for ``resume``."""
         ids = await self.store.tournaments.interrupt_running("the server stopped while it ran")
+        series = await self.store.series.interrupted() if self.resume_series else []
         for tournament_id in ids:
-            log.warning("tournament %s was interrupted: resume it to go on", tournament_id)
+            if tournament_id not in series:
+                log.warning("tournament %s was interrupted: resume it to go on", tournament_id)
+        for series_id in series:
+            log.warning("series %s was interrupted: resuming it", series_id)
+            task = asyncio.get_running_loop().create_task(
+                self._resume_after_restart(series_id), name=f"htttx: resume series {series_id}"
+            )
+            self._resuming.add(task)
+            task.add_done_callback(self._resuming.discard)
         return ids
+
+    async def _resume_after_restart(self, tournament_id: str) -> None:
+        wait = RESUME_BACKOFF
+        for attempt in range(1, RESUME_ATTEMPTS + 1):
+            try:
+                await self.resume(tournament_id)
+                return
+            except DiscoveryError as error:
+                if attempt == RESUME_ATTEMPTS:
+                    log.error(
+                        "series %s stays interrupted after %d tries: %s",
+                        tournament_id,
+                        attempt,
+                        error,
+                    )
+                    return
+                log.info("series %s: %s; trying again in %g s", tournament_id, error, wait)
+                await asyncio.sleep(wait)
+                wait = min(2 * wait, RESUME_BACKOFF_MAX)
+            except (TournamentError, OpeningError) as error:
+                log.error("series %s stays interrupted: %s", tournament_id, error)
+                return
 
     def check(self, request: TournamentRequest) -> list[Opening]:
         """Refuse what this server cannot run, before anything is stored."""
@@ -109,6 +160,12 @@ class TournamentDirector:
                     LocalBotSpec(bot.name, bot.cmd, self.limits)
                 except LocalBotError as error:
                     raise TournamentError(f"bot {bot.name!r}: {error}") from None
+        if request.series is not None and request.series.rated:
+            if self.ratings is None:
+                raise TournamentError("rated: this server keeps no ratings")
+            a, b = (bot.name for bot in request.bots)
+            if player_key(a) == player_key(b):
+                raise TournamentError(f"rated: {a!r} and {b!r} are one player's name")
         openings = _book_for(request)  # OpeningError names the bad opening
         # Every game must be one the server hosts: try each bot's seat once, and each
         # opening once (the turn limit, say, may leave it no room).
@@ -158,14 +215,15 @@ class TournamentDirector:
                 raise outcome
 
     async def create(self, request: TournamentRequest) -> TournamentRun:
-        """Store a new tournament and start it. Raises a ``TournamentError``, an
-        ``OpeningError`` or a ``DiscoveryError`` (each one line for the user) for what
-        cannot be run."""
+        """Store a new tournament (a series, when ``request.series`` says so) and start
+        it. Raises a ``TournamentError``, an ``OpeningError`` or a ``DiscoveryError``
+        (each one line for the user) for what cannot be run."""
         openings = await asyncio.to_thread(self.check, request)  # a book can be big
         await self.check_bots(request)
         tournament_id = self._new_id()
         created_at = datetime.now(UTC)
-        await self.store.tournaments.create(
+        records = self.store.tournaments if request.series is None else self.store.series
+        await records.create(
             tournament_id,
             name=request.name,
             request_json=request.model_dump_json(),
@@ -194,7 +252,14 @@ class TournamentDirector:
         return run
 
     async def resume(self, tournament_id: str) -> TournamentRun:
-        """Go on with a stopped or interrupted tournament from what the store holds."""
+        """Go on with a stopped or interrupted tournament from what the store holds.
+        Resumes are taken one at a time: two at once (a request while a series resumes
+        by itself after a restart) must not start two runs of one tournament; the
+        second finds it running (``TournamentRunningError``)."""
+        async with self._resume_lock:
+            return await self._resume(tournament_id)
+
+    async def _resume(self, tournament_id: str) -> TournamentRun:
         run = self.runs.get(tournament_id)
         if run is not None and not run.over:
             raise TournamentRunningError(f"tournament {tournament_id} is running already")
@@ -264,6 +329,9 @@ class TournamentDirector:
     async def shutdown(self) -> None:
         """Stop every run (each ends ``interrupted``, to be resumed)."""
         self.stop_status = "interrupted"
+        for task in list(self._resuming):
+            task.cancel()
+        await asyncio.gather(*self._resuming, return_exceptions=True)
         runs = [run for run in self.runs.values() if not run.over]
         for run in runs:
             run.stop("the server is shutting down")

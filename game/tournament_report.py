@@ -97,11 +97,15 @@ def standings_table(view: TournamentView) -> str:
 
 
 def progress_line(view: TournamentView) -> str:
-    """One line: status, games counted of the schedule, games in flight."""
-    return (
+    """One line: status, games counted of the schedule, games in flight (and a
+    series' score)."""
+    line = (
         f"{view.name or view.tournament_id[:8]}: {view.status}, "
         f"{view.games_counted}/{view.games_total} games counted, {view.games_running} running"
     )
+    if view.series is not None:
+        line += f" | {view.series.text}"
+    return line
 
 
 def report(view: TournamentView) -> str:
@@ -120,6 +124,8 @@ def report(view: TournamentView) -> str:
             f"SPRT ([{view.sprt.elo0:.2f}, {view.sprt.elo1:.2f}]) completed - "
             f"{view.sprt.decision} was accepted",
         ]
+    if view.series is not None:
+        parts += ["", f"Series ({view.series.rule}): {view.series.text}"]
     if view.crosstable:
         parts += ["", "Crosstable (points of the row's bot against the column's):", view.crosstable]
     return "\n".join(parts)

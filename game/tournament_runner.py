@@ -42,6 +42,8 @@ from game.openings import (
     OpeningError,
     default_book,
 )
+from game.rating_book import UnratableGame
+from game.series_score import SeriesRule
 from game.sprt import Sprt
 from game.store.tournaments import StoredTournament
 from game.tournament_schedule import Schedule
@@ -176,14 +178,24 @@ def _standings_for(request: TournamentRequest, openings: int) -> Standings:
         [bot.name for bot in request.bots], request.format, rounds=request.rounds, openings=openings
     )
     sprt = request.sprt
+    series = request.series
     return Standings(
-        schedule, None if sprt is None else Sprt(sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta)
+        schedule,
+        None if sprt is None else Sprt(sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta),
+        series=None if series is None else SeriesRule(series.best_of, series.first_to),
     )
+
+
+def _series_rule(request: TournamentRequest) -> str | None:
+    """``best of 7`` for a series, ``None`` for a tournament."""
+    series = request.series
+    return None if series is None else SeriesRule(series.best_of, series.first_to).describe()
 
 
 def _stored_summary(stored: StoredTournament, request: TournamentRequest) -> TournamentSummary:
     """The summary of a tournament no run holds, as the store has it."""
     return TournamentSummary(
+        series_rule=_series_rule(request),
         tournament_id=stored.tournament_id,
         name=stored.name,
         format=request.format,
@@ -214,6 +226,7 @@ def _view(
         standings=standings.bot_standings(),
         pairs=standings.pair_standings(),
         sprt=standings.sprt_view(),
+        series=standings.series_view(),
         crosstable=crosstable,
         live_games=[live[index] for index in sorted(live)],
     )
@@ -273,12 +286,13 @@ class TournamentRun:
 
     def summary(self) -> TournamentSummary:
         return TournamentSummary(
+            series_rule=_series_rule(self.request),
             tournament_id=self.tournament_id,
             name=self.request.name,
             format=self.request.format,
             status=self.status,
             bots=[bot.name for bot in self.request.bots],
-            games_total=len(self.schedule),
+            games_total=self.request.games,
             games_done=self.games_done,
             created_at=self.created_at,
             ended_at=self.ended_at,
@@ -330,9 +344,12 @@ class TournamentRun:
                     )
                 )
             await self._notify()
-            log.info("tournament %s %s: %s", self.tournament_id, self.status, self.reason)
+            kind = "tournament" if self.request.series is None else "series"
+            log.info("%s %s %s: %s", kind, self.tournament_id, self.status, self.reason)
 
     def _finish_reason(self) -> str:
+        if self.standings.series_score is not None:
+            return self.standings.series_score.verdict()
         result = self.standings.sprt_result
         if result is not None and result.finished:
             accepted = "H1" if result.decision.value == "H1" else "H0"
@@ -430,7 +447,8 @@ class TournamentRun:
 
     def _game_request(self, index: int) -> NewGameRequest:
         game = self.schedule.game(index)
-        label = self.request.name or f"tournament {self.tournament_id[:8]}"
+        kind = "tournament" if self.request.series is None else "series"
+        label = self.request.name or f"{kind} {self.tournament_id[:8]}"
         opening = None if game.opening is None else self.openings[game.opening]
         tags = {
             "tournament": self.tournament_id,
@@ -439,12 +457,22 @@ class TournamentRun:
         }
         if opening is not None and opening.name:
             tags["opening"] = opening.name[:MAX_TAG_VALUE_LENGTH]
+        score = self.standings.series_score
+        if score is not None:
+            # The score before this game: games are played one at a time, in order.
+            tags["Series"] = self.tournament_id
+            tags["SeriesRule"] = score.rule.describe()
+            tags["SeriesScore"] = score.text[:MAX_TAG_VALUE_LENGTH]
         return game_request(
             self.request,
             self._bots[game.x],
             self._bots[game.o],
             urls=(self._url_of(game.x), self._url_of(game.o)),
-            name=f"{label}: game {index + 1} (round {game.round + 1})",
+            name=(
+                f"{label}: game {index + 1} (round {game.round + 1})"
+                if self.request.series is None
+                else f"{label}: game {index + 1}"
+            ),
             opening=opening,
             tags=tags,
         )
@@ -515,6 +543,20 @@ class TournamentRun:
             return created.game_id
         return None
 
+    async def _track(self, game_id: str, x: str, o: str) -> None:
+        """Declare a rated series' game to the arena's ratings (exactly once rated when
+        it ends; void if it is cut short)."""
+        series = self.request.series
+        if series is None or not series.rated:
+            return
+        ratings = self.director.ratings
+        if ratings is None:  # TournamentDirector.check refuses it first
+            raise TournamentError("rated: this server keeps no ratings")
+        try:
+            await ratings.track(game_id, x, o)
+        except UnratableGame as error:
+            raise TournamentError(f"rated: {error}") from None
+
     async def _play_game(self, index: int) -> None:
         store = self.director.store.tournaments
         manager = self.director.manager
@@ -526,6 +568,7 @@ class TournamentRun:
         self.live[index] = game_id
         try:
             await store.start_game(self.tournament_id, index, game_id)
+            await self._track(game_id, game.x, game.o)
             if self._stopping is not None or self.standings.complete:
                 manager.abort_game(game_id, "the tournament stopped")
             result = await ended

@@ -11,6 +11,18 @@ flight), whatever the length of the tournament.
 An SPRT is tested after every counted pair and, once it decides, nothing more is
 counted: the tournament stops there (games still running are void).
 
+A series (``game.series_score``) counts **game by game** instead, still in schedule
+order: its score can decide it after the first game of a pair (a best of 3 won 2-0
+ends after game 2, one won 2-1 after game 3). A game is then in the bots' lines and
+the pair's games as soon as it counts, and in the pentanomial once its pair is whole.
+
+>>> from game.series_score import SeriesRule
+>>> series = Standings(Schedule(["a", "b"], "round_robin", rounds=2, openings=0),
+...                    series=SeriesRule(best_of=3))
+>>> series.add(0, GameOutcome(winner="a")); series.add(1, GameOutcome(winner="a"))
+>>> series.complete, series.counted_games, series.series_score.text
+(True, 2, 'a 2-0 b')
+
 >>> from game.tournament_schedule import Schedule
 >>> standings = Standings(Schedule(["new", "old"], "round_robin", rounds=2, openings=1))
 >>> standings.add(1, GameOutcome(winner="new"))    # second game first: not counted yet
@@ -32,11 +44,18 @@ from typing import Final, Literal
 
 from game.crosstable import Crosstable, RatingsError
 from game.elo import StatsError, Tally, los_from_wins_losses
+from game.series_score import SeriesRule, SeriesScore
 from game.sprt import Sprt, SprtDecision, SprtResult
 from game.tournament_ratings import rate_table
 from game.tournament_schedule import Schedule
 from models import EndCause, GameResult, Player
-from wire.tournaments import BotStanding, FailureCounts, PairStanding, SprtView
+from wire.tournaments import (
+    BotStanding,
+    FailureCounts,
+    PairStanding,
+    SeriesStanding,
+    SprtView,
+)
 
 __all__ = [
     "FAILURE_OF_CAUSE",
@@ -121,9 +140,18 @@ class _BotTotals:
 class Standings:
     """The counted results of one tournament. See the module docstring."""
 
-    def __init__(self, schedule: Schedule, sprt: Sprt | None = None) -> None:
+    def __init__(
+        self, schedule: Schedule, sprt: Sprt | None = None, *, series: SeriesRule | None = None
+    ) -> None:
+        if series is not None and (len(schedule.bots) != 2 or sprt is not None):
+            raise ValueError("a series is two bots, without an SPRT")
         self.schedule = schedule
         self.sprt = sprt
+        self.series_score = (
+            None if series is None else SeriesScore(series, schedule.bots[0], schedule.bots[1])
+        )
+        self._next_game = 0
+        self._first_score = 0.0
         self._bots = {name: _BotTotals() for name in schedule.bots}
         self._tallies = {pairing: Tally() for pairing in schedule.pairings}
         self._waiting: dict[int, GameOutcome] = {}
@@ -135,6 +163,9 @@ class Standings:
     def add(self, index: int, outcome: GameOutcome) -> None:
         """The result of game ``index``; counted once its pair and all before it are in.
         A result already counted or waiting is ignored (a game is never counted twice)."""
+        if self.series_score is not None:
+            self._add_series_game(index, outcome)
+            return
         if index // 2 < self._next_pair or index in self._waiting or self.decided:
             return
         self.schedule.game(index)  # ScheduleError out of range
@@ -145,26 +176,51 @@ class Standings:
                 break
             self._count_pair(self._waiting.pop(first), self._waiting.pop(second))
 
+    def _add_series_game(self, index: int, outcome: GameOutcome) -> None:
+        score = self.series_score
+        assert score is not None
+        if index < self._next_game or index in self._waiting or score.decided:
+            return
+        self.schedule.game(index)  # ScheduleError out of range
+        self._waiting[index] = outcome
+        while not score.decided and self._next_game in self._waiting:
+            index = self._next_game
+            outcome = self._waiting.pop(index)
+            pairing = self.schedule.pair_bots(index // 2)
+            mine = self._count_game(pairing, outcome)
+            score.add(outcome.winner)
+            tally = self._tallies[pairing]
+            if index % 2 == 0:
+                self._first_score = mine
+                self._tallies[pairing] = Tally(tally.games.add(mine), tally.pairs)
+            else:
+                pairs = tally.pairs.add_pair(self._first_score, mine)
+                self._tallies[pairing] = Tally(tally.games.add(mine), pairs)
+                self._next_pair += 1
+            self._next_game += 1
+
+    def _count_game(self, pairing: tuple[str, str], outcome: GameOutcome) -> float:
+        """Count one game in the bots' lines; its score for the pairing's first bot."""
+        a, b = pairing
+        score = 0.5 if outcome.winner is None else 1.0 if outcome.winner == a else 0.0
+        for bot, mine in ((a, score), (b, 1.0 - score)):
+            totals = self._bots[bot]
+            if mine == 1.0:
+                totals.wins += 1
+            elif mine == 0.5:
+                totals.draws += 1
+            else:
+                totals.losses += 1
+        for bot, failure in outcome.failures.items():
+            if bot in self._bots:
+                counts = self._bots[bot].failures
+                counts[failure] = counts.get(failure, 0) + 1
+        return score
+
     def _count_pair(self, first: GameOutcome, second: GameOutcome) -> None:
         pairing = self.schedule.pair_bots(self._next_pair)
         self._next_pair += 1
-        a, b = pairing
-        scores = []
-        for outcome in (first, second):
-            score = 0.5 if outcome.winner is None else 1.0 if outcome.winner == a else 0.0
-            scores.append(score)
-            for bot, mine in ((a, score), (b, 1.0 - score)):
-                totals = self._bots[bot]
-                if mine == 1.0:
-                    totals.wins += 1
-                elif mine == 0.5:
-                    totals.draws += 1
-                else:
-                    totals.losses += 1
-            for bot, failure in outcome.failures.items():
-                if bot in self._bots:
-                    counts = self._bots[bot].failures
-                    counts[failure] = counts.get(failure, 0) + 1
+        scores = [self._count_game(pairing, outcome) for outcome in (first, second)]
         self._tallies[pairing] = self._tallies[pairing].add_pair(scores[0], scores[1])
         if self.sprt is not None:
             self._sprt_result = self.sprt.test(self._tallies[pairing].pairs)
@@ -177,16 +233,37 @@ class Standings:
 
     @property
     def counted_games(self) -> int:
+        if self.series_score is not None:
+            return self._next_game
         return 2 * self._next_pair
 
     @property
     def complete(self) -> bool:
-        """Every game of the schedule counted, or the SPRT decided."""
+        """Every game of the schedule counted, or the SPRT (or the series) decided."""
         return self.decided or self._next_pair >= self.schedule.pairs
 
     @property
     def decided(self) -> bool:
+        if self.series_score is not None:
+            return self.series_score.decided
         return self._sprt_result is not None and self._sprt_result.finished
+
+    def series_view(self) -> SeriesStanding | None:
+        """The series' score (``None``: not a series)."""
+        score = self.series_score
+        if score is None:
+            return None
+        return SeriesStanding(
+            rule=score.rule.describe(),
+            a=score.a,
+            b=score.b,
+            points_a=score.points_a,
+            points_b=score.points_b,
+            games=score.games,
+            decided=score.decided,
+            winner=score.winner,
+            text=score.text,
+        )
 
     @property
     def sprt_result(self) -> SprtResult | None:

@@ -457,6 +457,10 @@ async def test_the_openapi_document_describes_the_rest_routes(tmp_path: Path) ->
         "/tournaments/{tournament_id}/games",
         "/tournaments/{tournament_id}/stop",
         "/tournaments/{tournament_id}/resume",
+        "/series",
+        "/series/{series_id}",
+        "/series/{series_id}/stop",
+        "/series/{series_id}/resume",
         "/bots/{name}",
         "/bots/{name}/ratings",
         "/leaderboard",
@@ -468,6 +472,7 @@ async def test_the_openapi_document_describes_the_rest_routes(tmp_path: Path) ->
     assert set(document["paths"]["/tournaments"]) == {"get", "post"}
     schemas = document["components"]["schemas"]
     assert {"TournamentRequest", "TournamentView", "TournamentPage"} <= set(schemas)
+    assert {"SeriesRequest", "SeriesView", "SeriesPage"} <= set(schemas)
     assert {"NewGameRequest", "NewGameResponse", "GameRecord", "GamePage", "HostedBots"} <= set(
         schemas
     )

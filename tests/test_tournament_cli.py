@@ -52,6 +52,10 @@ RUN_TIMEOUT = 240
         (["--resign", "moves=0,score=0.9"], "moves"),
         (["--bot", "name=a,tc=soon,url=http://x", "--bot", "name=b,url=http://y"], "tc"),
         (["--bot", "name=a,board=yes,url=http://x", "--bot", "name=b,url=http://y"], "board"),
+        (["--series", "best7"], "expected boN"),
+        (["--series", "bo0"], "best_of: expected at least 1"),
+        (["--series", "bo3", "--concurrency", "2"], "one game at a time"),
+        (["--series", "ft2", "--sprt", "elo0=0,elo1=5"], "without an SPRT"),
     ],
 )
 def test_bad_arguments_are_one_clear_line(argv: list[str], message: str) -> None:
@@ -207,6 +211,48 @@ def test_a_run_reports_exports_and_writes_json(
     assert {r.player_x.name for r in records} == {"threat", "random"}
     assert (tmp_path / "all.htttx").read_text().count("version[2]") == 4
     assert (tmp_path / "logs" / "threat.log").exists()
+
+
+def test_a_series_on_the_command_line_stops_once_decided(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = tmp_path / "report.json"
+    status = main(
+        [
+            "--bot",
+            f"name=threat,cmd={THREAT}",
+            "--bot",
+            f"name=random,cmd={RANDOM}",
+            "--series",
+            "bo5",
+            "--openings",
+            "none",
+            "--db",
+            str(tmp_path / "r.sqlite"),
+            "--log-dir",
+            str(tmp_path / "logs"),
+            "--report",
+            str(report),
+            "--export",
+            str(tmp_path / "games"),
+            "--no-progress",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert status == 0, out
+    view = json.loads(report.read_text())
+    series = view["series"]
+    assert view["status"] == "finished" and series["decided"] and series["rule"] == "best of 5"
+    assert view["games_total"] == 5 and view["games_counted"] == series["games"] <= 5
+    assert f"Series (best of 5): {series['text']}" in out and "wins the series" in out
+    files = sorted((tmp_path / "games").glob("*.htttx"))
+    records = [notation.loads(f.read_text()) for f in files]
+    assert len(records) == series["games"]
+    # Sides alternate, and each record says the score before it.
+    assert [r.player_x.name for r in records] == ["threat", "random", "threat", "random", "threat"][
+        : len(records)
+    ]
+    assert records[0].tags["SeriesScore"] == "threat 0-0 random"
 
 
 def _marked_processes(mark: str) -> list[int]:

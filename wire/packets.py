@@ -85,6 +85,9 @@ class SetupPacket(BaseModel):
     status: GameStatus | None = None
     clock_x_ms: Milliseconds | None = None
     clock_o_ms: Milliseconds | None = None
+    #: Extension: the game record's tags (``GameRecord.tags``), absent when it has
+    #: none; a series' game carries ``Series``, ``SeriesRule`` and ``SeriesScore``.
+    tags: dict[str, str] | None = None
 
 
 class MoveRequestPacket(BaseModel):

@@ -26,6 +26,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    StrictBool,
     StrictFloat,
     StrictInt,
     StrictStr,
@@ -49,6 +50,8 @@ MAX_TOURNAMENT_BOTS: Final = 64
 MAX_TOURNAMENT_GAMES: Final = 1_000_000
 #: Games one tournament plays at once (the server's own limits apply too).
 MAX_CONCURRENCY: Final = 256
+#: Games one series may take at most (best of N, or first to N/2).
+MAX_SERIES_GAMES: Final = 1001
 #: A book sent in the request body, as HTTTX notation text.
 MAX_BOOK_CHARS: Final = 1 << 20
 #: A bot's command (``cmd=``), for the command line only.
@@ -112,6 +115,30 @@ class SprtSettings(BaseModel):
         return self
 
 
+class SeriesSettings(BaseModel):
+    """A series' stop rule: ``best_of`` N games (decided once a bot has more than N/2
+    points) or ``first_to`` K points; exactly one. A win is 1 point, a draw ½ (see
+    ``game.series_score``). ``rated``: each game counts for the arena's ratings
+    (``RatingBook.track``). ``POST /series`` builds the tournament that carries it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    best_of: Annotated[StrictInt, Field(ge=1, le=MAX_SERIES_GAMES)] | None = None
+    first_to: Annotated[StrictInt, Field(ge=1, le=MAX_SERIES_GAMES // 2)] | None = None
+    rated: StrictBool = False
+
+    @model_validator(mode="after")
+    def _one_rule(self) -> SeriesSettings:
+        if (self.best_of is None) == (self.first_to is None):
+            raise ValueError("give exactly one of best_of and first_to")
+        return self
+
+    @property
+    def max_games(self) -> int:
+        """The most games the series can take: N for best of N, 2K for first to K."""
+        return self.best_of if self.best_of is not None else 2 * (self.first_to or 0)
+
+
 class TournamentRequest(BaseModel):
     """Body of ``POST /tournaments`` (and what ``htttx-tournament`` builds from its options).
 
@@ -130,6 +157,8 @@ class TournamentRequest(BaseModel):
     * ``adjudication``: off unless given; ``{"resign": {"moves": K, "score": S}}`` ends
       a game both bots' evaluations agree on (recorded with cause ``adjudication``).
     * ``sprt``: stop as soon as the test decides (two bots only).
+    * ``series``: a series (``POST /series``): two bots, one game at a time, sides
+      alternating, stopped as soon as the score decides it; ``rounds`` follows from it.
     """
 
     name: Name | None = None
@@ -145,6 +174,7 @@ class TournamentRequest(BaseModel):
     time_control: TimeControl | None = None
     adjudication: Adjudication | None = None
     sprt: SprtSettings | None = None
+    series: SeriesSettings | None = None
 
     def time_control_of(self, bot: TournamentBot) -> TimeControl | None:
         """The clock ``bot`` plays with (``None``: the match's)."""
@@ -162,6 +192,12 @@ class TournamentRequest(BaseModel):
             seen.add(bot.name)
         if self.sprt is not None and len(bots) != 2:
             raise ValueError(f"an SPRT compares exactly 2 bots, got {len(bots)}")
+        if self.series is not None:
+            if len(bots) != 2 or self.sprt is not None or self.format != "round_robin":
+                raise ValueError("a series is two bots in a round robin, without an SPRT")
+            if self.concurrency != 1:
+                raise ValueError("a series plays one game at a time: concurrency must be 1")
+            self.rounds = (self.series.max_games + 1) // 2
         if (self.openings == "book") != (self.book is not None):
             raise ValueError("give 'book' (HTTTX notation text) exactly when openings is 'book'")
         if self.games > MAX_TOURNAMENT_GAMES:
@@ -192,7 +228,9 @@ class TournamentRequest(BaseModel):
 
     @property
     def games(self) -> int:
-        """Games in the whole schedule (an SPRT may stop before)."""
+        """Games in the whole schedule (an SPRT may stop before); a series' most games."""
+        if self.series is not None:
+            return self.series.max_games
         return self.rounds * self.pairings * 2
 
 
@@ -257,6 +295,22 @@ class SprtView(BaseModel):
     decision: Literal["H0", "H1", "continue"]
 
 
+class SeriesStanding(BaseModel):
+    """A series' score: the bots (``a`` played X in game 1), their points, the games
+    counted, and once ``decided`` the ``winner`` (``None``: drawn). ``text`` is the
+    record tag ``SeriesScore``: ``alice 2-1 bob``."""
+
+    rule: str
+    a: str
+    b: str
+    points_a: float
+    points_b: float
+    games: int
+    decided: bool
+    winner: str | None
+    text: str
+
+
 class TournamentSummary(BaseModel):
     """A tournament in ``GET /tournaments``."""
 
@@ -272,6 +326,8 @@ class TournamentSummary(BaseModel):
     created_at: datetime
     ended_at: datetime | None = None
     reason: str | None = None
+    #: A series' rule (``best of 7``, ``first to 4``); ``None`` for a tournament.
+    series_rule: str | None = None
 
 
 class TournamentPage(BaseModel):
@@ -290,6 +346,7 @@ class TournamentView(TournamentSummary):
     standings: list[BotStanding]
     pairs: list[PairStanding]
     sprt: SprtView | None = None
+    series: SeriesStanding | None = None
     crosstable: str | None = None
     live_games: list[str] = Field(default_factory=list)
 

@@ -87,7 +87,8 @@ Anything that counts draws (ratings, statistics) must check ``cause`` first.
 
 Tournaments: the tables ``tournaments`` and ``tournament_games`` (``store.tournaments``,
 see ``game.store.tournaments``) hold each tournament's settings and the result of every
-game it counted, next to the games' own records.
+game it counted, next to the games' own records; ``series`` (``store.series``, see
+``game.store.series``) says which of them are series.
 
 The arena: ``arena_players`` and ``bots`` (``store.arena``, see ``game.store.arena``)
 hold the one namespace of player names and the registered bots; ``ratings``,
@@ -173,6 +174,7 @@ from game.store.schema import (
     _to_json,
     player_key,
 )
+from game.store.series import SeriesRecords
 from game.store.tournaments import TournamentRecords
 from models import EndCause, GameRecord, GameResult, RecordedMove
 
@@ -225,6 +227,8 @@ class GameStore:
         self.tournaments = TournamentRecords(runner)
         #: Open challenges (``game.store.challenges``).
         self.challenges = ChallengeRecords(runner)
+        #: Which tournaments are series (``game.store.series``).
+        self.series = SeriesRecords(runner)
         #: The arena's players and registered bots (``game.store.arena``).
         self.arena = ArenaRecords(runner)
         #: The arena's ratings, their history and the rated games (``game.store.ratings``).

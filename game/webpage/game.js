@@ -58,6 +58,7 @@ class GamePage {
     this.seatX = this.seat("x");
     this.seatO = this.seat("o");
     this.resultLine = el("p", { class: "result", hidden: true });
+    this.seriesLine = el("p", { class: "series-line muted", hidden: true });
     this.evalLabel = el("p", { class: "eval-label" });
     this.graph = new EvalGraph((ply) => this.goTo(ply));
     this.evalPanel = el("section", { class: "panel eval-panel", hidden: true, "aria-label": "Evaluation" },
@@ -72,7 +73,7 @@ class GamePage {
     const copy = el("button", { type: "button", class: "copy", onclick: () => this.copyCommand(copy) }, "Copy");
 
     const side = el("aside", { class: "side-col" },
-      el("section", { class: "panel players", "aria-label": "Players" }, this.seatX.root, this.seatO.root, this.resultLine),
+      el("section", { class: "panel players", "aria-label": "Players" }, this.seatX.root, this.seatO.root, this.resultLine, this.seriesLine),
       this.evalPanel,
       el("section", { class: "panel moves-panel", "aria-label": "Moves" }, el("h2", {}, "Moves"), this.moveList, this.considerPanel),
       el("section", { class: "panel export", "aria-label": "Export" },
@@ -243,12 +244,28 @@ class GamePage {
       this.resultLine.textContent = this.resultText();
       this.resultLine.hidden = false;
     } else this.resultLine.hidden = true;
+    this.renderSeries();
     const origin = location.origin;
     const id = model.gameId;
     this.command.textContent = model.over ? `htttx-ui --open ${origin}/g/${id}` : `htttx-ui --server ${origin} --spectate ${id}`;
     this.renderMoves(rebuildMoves);
     this.renderPosition({ grew });
     this.tick();
+  }
+
+  /** A series' game: its number, the rule and the score before it, linking to the
+   * series (a tournament, on the tournament page). */
+  renderSeries() {
+    const tags = this.model.tags || {};
+    if (!tags.Series || !tags.SeriesScore) {
+      this.seriesLine.hidden = true;
+      return;
+    }
+    const game = tags.game ? `game ${tags.game}` : "a game";
+    clear(this.seriesLine,
+      el("a", { href: `/t/${encodeURIComponent(tags.Series)}` }, `Series (${tags.SeriesRule || "series"})`),
+      `: ${game}, score before it `, el("span", { class: "series-score" }, tags.SeriesScore));
+    this.seriesLine.hidden = false;
   }
 
   resultText() {

@@ -63,6 +63,8 @@ export class GameModel {
     this.status = null;
     this.toMove = null;
     this.result = null;
+    // The record's tags (a series' Series, SeriesRule, SeriesScore): docs/extensions.md.
+    this.tags = {};
     // Clocks as last reported, and when (performance.now()), to tick them locally.
     this.clocks = { x: null, o: null, at: 0 };
     this.analysis = new Map(); // ply -> {evaluation, bot}
@@ -96,6 +98,7 @@ export class GameModel {
     this.match = packet.match || {};
     this.status = packet.status || null;
     this.toMove = packet.to_move || null;
+    this.tags = packet.tags && typeof packet.tags === "object" ? packet.tags : {};
     this.setClocks(packet, now);
     if (keepPly === null) this.ply = this.moves.length;
     else {
@@ -121,6 +124,7 @@ export class GameModel {
     this.playerX = record.player_x || null;
     this.playerO = record.player_o || null;
     this.match = record.match || {};
+    this.tags = record.tags || {};
     this.result = record.result || null;
     this.status = this.result ? "finished" : "in_progress";
     this.ply = this.moves.length;
@@ -147,6 +151,7 @@ export class GameModel {
     this.moves.push(move);
     this.status = packet.status || this.status;
     this.toMove = packet.to_move || null;
+    this.tags = packet.tags && typeof packet.tags === "object" ? packet.tags : {};
     this.setClocks(packet, now);
     if (this.following) this.ply = this.moves.length;
   }

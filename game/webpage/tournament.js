@@ -1,5 +1,6 @@
 // One tournament: standings with failures, each pair's statistics, the SPRT's progress,
-// the crosstable and links to every game; refreshed while it runs.
+// the crosstable and links to every game; refreshed while it runs. A series (POST
+// /series) is a tournament too: it shows its score above the standings.
 
 import { el, clear, getJSON, formatWhen, errorBox, outcomeText } from "./api.js";
 
@@ -63,6 +64,14 @@ function sprtPanel(sprt) {
     el("div", { class: "muted" }, verdict));
 }
 
+function seriesPanel(series) {
+  const state = series.decided ? (series.winner ? `${series.winner} wins the series` : "the series is drawn") : "playing";
+  return el("div", { class: "panel series", id: "series", dataset: { decided: String(series.decided) } },
+    el("div", {}, `Series, ${series.rule}`),
+    el("div", { class: "series-score" }, el("strong", {}, series.text)),
+    el("div", { class: "muted" }, `${series.games} game${series.games === 1 ? "" : "s"} · ${state}`));
+}
+
 function gameRow(game) {
   const href = `/g/${encodeURIComponent(game.game_id)}`;
   const result = game.status === "running" ? "playing" : outcomeText(game.status, game.result);
@@ -95,18 +104,20 @@ export async function mount(main, { tournamentId }) {
       if (error.status !== 404) timer = setTimeout(load, POLL_MS);
       return;
     }
-    document.title = `${view.name || "Tournament"} · htttx arena`;
+    const kind = view.series ? "Series" : "Tournament";
+    document.title = `${view.name || kind} · htttx arena`;
     const more = games.items.length < games.games_total && games.items.length === shownGames
       ? el("button", { type: "button", onclick: () => { shownGames += GAMES_PAGE; load(); } }, "More games")
       : null;
     clear(main,
-      el("h1", {}, view.name || `Tournament ${view.tournament_id.slice(0, 8)}`),
+      el("h1", {}, view.name || `${kind} ${view.tournament_id.slice(0, 8)}`),
       el("p", { class: "muted", id: "tournament-status" },
         el("span", { class: `badge${view.status === "running" ? " live" : ""}` }, view.status), " ",
-        `${view.format.replace("_", " ")} · ${view.games_done} of ${view.games_total} games · ${view.games_running} playing · started ${formatWhen(view.created_at)}`,
+        `${view.series ? view.series.rule : view.format.replace("_", " ")} · ${view.games_done} of ${view.games_total} games · ${view.games_running} playing · started ${formatWhen(view.created_at)}`,
         view.reason ? ` · ${view.reason}` : ""),
       el("progress", { max: String(view.games_total || 1), value: String(view.games_done), class: "wide-progress", "aria-label": "games played" }),
       view.sprt ? sprtPanel(view.sprt) : null,
+      view.series ? seriesPanel(view.series) : null,
       el("h2", {}, "Standings"),
       el("div", { class: "scroll-x" }, standingsTable(view)),
       view.pairs.length ? [el("h2", {}, "Pairs"), el("div", { class: "scroll-x" }, pairsTable(view))] : null,

@@ -1,4 +1,5 @@
 // Tournaments: the list of GET /tournaments, newest first, refreshed while any runs.
+// A series (POST /series) is listed too, its rule in the format column.
 
 import { el, clear, getJSON, formatWhen, errorBox } from "./api.js";
 
@@ -16,7 +17,7 @@ function row(summary) {
     if (!event.target.closest("a")) location.href = href;
   } },
     el("td", {}, el("a", { href }, summary.name || summary.tournament_id.slice(0, 8))),
-    el("td", {}, summary.format.replace("_", " ")),
+    el("td", {}, summary.series_rule ? `series, ${summary.series_rule}` : summary.format.replace("_", " ")),
     el("td", { class: "wide" }, summary.bots.join(", ")),
     el("td", {}, el("span", { class: `badge${summary.status === "running" ? " live" : ""}` }, summary.status)),
     el("td", {}, progress(summary)),
@@ -34,7 +35,7 @@ export async function mount(main) {
       el("thead", {}, el("tr", {}, el("th", {}, "Name"), el("th", {}, "Format"), el("th", { class: "wide" }, "Bots"), el("th", {}, "Status"), el("th", {}, "Games"), el("th", { class: "wide" }, "Created"))),
       body)),
     message,
-    el("p", { class: "muted" }, "Start one with ", el("code", {}, "htttx-tournament"), " or ", el("code", {}, "POST /tournaments"), " (see ", el("a", { href: "/docs" }, "the API"), ")."),
+    el("p", { class: "muted" }, "Start one with ", el("code", {}, "htttx-tournament"), ", ", el("code", {}, "POST /tournaments"), " or ", el("code", {}, "POST /series"), " (see ", el("a", { href: "/docs" }, "the API"), ")."),
   );
   let timer = null;
   async function load() {

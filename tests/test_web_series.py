@@ -1,0 +1,55 @@
+"""A series on the web page, in headless Chromium against a real server and its hosted
+bots: the tournaments list shows its rule, the tournament page its score, a game's page
+the score before it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from playwright.sync_api import expect
+
+from tests.browser import WebPage
+from tests.http_json import get_json, post_json, wait_for
+from tests.ui_server import game_server
+
+
+def test_a_series_shows_its_score_on_its_page_and_on_each_game(
+    web_page: WebPage, tmp_path: Path
+) -> None:
+    page = web_page.page
+    with game_server(tmp_path) as url:
+        status, created = post_json(
+            url + "/series",
+            {
+                "name": "web bo3",
+                "player_a": {"name": "threat", "bot_url": url + "/bots/threat"},
+                "player_b": {"name": "random", "bot_url": url + "/bots/random"},
+                "best_of": 3,
+                "openings": "none",
+                "match": {"turn_limit": 40},
+            },
+        )
+        assert status == 201, created
+        series_id = created["series_id"]
+        view = wait_for(
+            lambda: (v := get_json(f"{url}/series/{series_id}")[1])["status"] != "running" and v
+        )
+        assert view["score"]["decided"], view
+        page.goto(url + "/web/tournaments")
+        listed = page.locator(f'#tournaments tr[data-tournament-id="{series_id}"]')
+        expect(listed).to_contain_text("series, best of 3")
+        listed.click()
+        expect(page).to_have_url(f"{url}/t/{series_id}")
+        panel = page.locator("#series")
+        expect(panel).to_have_attribute("data-decided", "true")
+        expect(panel).to_contain_text("best of 3")
+        expect(panel).to_contain_text(view["score"]["text"])
+        expect(page.locator("#tournament-status")).to_contain_text("best of 3")
+
+        last = view["games"][-1]
+        page.goto(url + last["links"]["page"])
+        line = page.locator(".series-line")
+        expect(line).to_contain_text(f"game {last['number']}")
+        expect(line.locator(".series-score")).to_have_text(last["score_before"])
+        line.locator("a").click()
+        expect(page).to_have_url(f"{url}/t/{series_id}")
