@@ -12,8 +12,8 @@ after one win. A rating is *provisional* (``is_provisional``) until the player h
 ``PROVISIONAL_GAMES`` rated games and ``sigma`` is at most ``PROVISIONAL_SIGMA``: in
 practice about ten games against settled opponents, more against new ones.
 
-Why OpenSkill rather than a Glicko-2 library: it is maintained, typed and pure Python
-(no compiled parts), updates one game at a time with no rating periods (Glicko-2 batches
+Why OpenSkill rather than a Glicko-2 library: it is maintained and typed (Python source,
+shipped compiled by mypyc where a wheel exists, pure Python otherwise), updates one game at a time with no rating periods (Glicko-2 batches
 games into periods, awkward for a ladder that plays around the clock), and its
 ``tau`` drift plays the part of Glicko's volatility. Elo (``game.elo``) has no
 uncertainty, so it cannot say "provisional" nor rank newcomers fairly.
