@@ -9,7 +9,11 @@ seats and clocks, and photographs the pages at a laptop's and a phone's width:
 * ``web_live.png`` — the live games and the ones that just finished;
 * ``web_game.png`` — a finished game: board, winning line, players, move list;
 * ``web_game_phone.png`` and ``web_game_dark.png`` — the same at 390 px, and dark;
-* ``web_tournament.png`` — a tournament's standings, pairs, crosstable and games.
+* ``web_tournament.png`` — a tournament's standings, pairs, crosstable and games;
+* ``web_leaderboard.png`` — the arena's ratings after a rated series of registered bots;
+* ``web_bots.png`` — the hosted and registered bots;
+* ``web_challenge.png`` — an open challenge's page (``/c/<id>``);
+* ``web_series.png`` — a series decided 3-0 in a best of 5.
 
 Chromium comes from the system (``make test`` installs Debian's); set ``HTTTX_CHROMIUM``
 to use another executable.
@@ -17,6 +21,7 @@ to use another executable.
 
 from __future__ import annotations
 
+import functools
 import sys
 import tempfile
 from pathlib import Path
@@ -69,6 +74,39 @@ def _stage(url: str) -> tuple[str, str]:
     return max(lengths, key=lambda g: lengths[g]), tournament_id
 
 
+def _stage_arena(url: str) -> tuple[str, str]:
+    """Registered bots, two rated series between them and an open challenge: the first
+    series' id and the challenge's."""
+    for name in ("threat", "center", "random"):
+        status, body = post_json(url + "/bots", {"name": name.title(), "url": f"{url}/bots/{name}"})
+        assert status == 201, body
+    series = []
+    for a, b in (("Threat", "Center"), ("Center", "Random")):
+        status, created = post_json(
+            url + "/series",
+            {
+                "player_a": {"name": a, "bot_url": f"{url}/bots/{a.lower()}"},
+                "player_b": {"name": b, "bot_url": f"{url}/bots/{b.lower()}"},
+                "best_of": 5,
+                "rated": True,
+                "match": {"turn_limit": 80},
+            },
+        )
+        assert status == 201, created
+        series.append(created["series_id"])
+
+    def over(series_id: str) -> bool:
+        return bool(get_json(f"{url}/series/{series_id}")[1]["status"] != "running")
+
+    for series_id in series:
+        wait_for(functools.partial(over, series_id), 300)
+    status, challenge = post_json(
+        url + "/challenges", {"name": "alice", "time_control": "300+2", "side": "random"}
+    )
+    assert status == 201, challenge
+    return series[0], challenge["challenge_id"]
+
+
 def _shoot(browser: Browser, url: str, out: Path, name: str, **context: Any) -> None:
     page = browser.new_context(**context).new_page()
     page.goto(url)
@@ -87,6 +125,7 @@ def main(argv: list[str]) -> int:
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as folder, game_server(Path(folder)) as url:
         game_id, tournament_id = _stage(url)
+        series_id, challenge_id = _stage_arena(url)
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(
                 executable_path=chromium_executable(), args=list(CHROMIUM_FLAGS)
@@ -103,6 +142,10 @@ def main(argv: list[str]) -> int:
                 color_scheme="dark",
             )
             _shoot(browser, f"{url}/t/{tournament_id}", out, "web_tournament.png", viewport=DESKTOP)
+            _shoot(browser, f"{url}/web/leaderboard", out, "web_leaderboard.png", viewport=DESKTOP)
+            _shoot(browser, f"{url}/web/bots", out, "web_bots.png", viewport=DESKTOP)
+            _shoot(browser, f"{url}/c/{challenge_id}", out, "web_challenge.png", viewport=DESKTOP)
+            _shoot(browser, f"{url}/t/{series_id}", out, "web_series.png", viewport=DESKTOP)
             browser.close()
     return 0
 
