@@ -11,4 +11,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # The PostgreSQL server of the store's and the durability tests, started once per session.
 # Headless Chromium for the web page's tests (tests/browser.py).
 from tests.browser import chromium, web_page  # noqa: F401
+
+# db_url (SQLite and PostgreSQL) and a GameStore on it, for the store's tests.
+from tests.databases import db_url, store  # noqa: F401
 from tests.postgres import postgres_cluster  # noqa: F401

@@ -7,9 +7,7 @@ throwaway PostgreSQL server; see tests/postgres.py).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
@@ -17,26 +15,8 @@ from game.ratings import Rating
 from game.store import GameStore
 from game.store.ratings import SideOutcome
 from models import GameRecord, GameResult, ResultReason
-from tests.postgres import PostgresCluster
 
 T0 = datetime(2026, 11, 24, 20, 0, tzinfo=UTC)
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite+aiosqlite:///{tmp_path / 'data' / 'htttx.sqlite'}"
-    cluster: PostgresCluster = request.getfixturevalue("postgres_cluster")
-    return cluster.new_database()
-
-
-@pytest.fixture
-async def store(db_url: str) -> AsyncIterator[GameStore]:
-    opened = await GameStore.open(db_url)
-    try:
-        yield opened
-    finally:
-        await opened.close()
 
 
 def bot_columns(url: str = "http://127.0.0.1:9001") -> dict[str, object]:

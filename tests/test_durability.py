@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-import pytest
 
 from bot.bot import Deadline, MoveDecision
 from bot.bots import RandomBot
@@ -31,7 +30,6 @@ from bot.serve import create_app, serving
 from game.rules import Position
 from game.store import LEFT_RUNNING_RESULT
 from models import GameRecord, Match, Player
-from tests.postgres import PostgresCluster
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 60.0  # only against hangs
@@ -54,14 +52,6 @@ class SlowBot(RandomBot):
     ) -> MoveDecision:
         time.sleep(THINK_S)
         return super().play(position, player, match, deadline)
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite+aiosqlite:///{tmp_path / 'games.sqlite'}"
-    cluster: PostgresCluster = request.getfixturevalue("postgres_cluster")
-    return cluster.new_database()
 
 
 @asynccontextmanager

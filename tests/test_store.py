@@ -21,7 +21,7 @@ import sys
 import threading
 import uuid
 import warnings
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -67,27 +67,8 @@ from models import (
     RecordPlayer,
     ResultReason,
 )
-from tests.postgres import PostgresCluster
 
 T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A URL to an empty database: a SQLite file in tmp_path, or a new PostgreSQL database."""
-    if request.param == "sqlite":
-        return f"sqlite+aiosqlite:///{tmp_path / 'data' / 'htttx.sqlite'}"
-    cluster: PostgresCluster = request.getfixturevalue("postgres_cluster")
-    return cluster.new_database()
-
-
-@pytest.fixture
-async def store(db_url: str) -> AsyncIterator[GameStore]:
-    opened = await GameStore.open(db_url)
-    try:
-        yield opened
-    finally:
-        await opened.close()
 
 
 # ------------------------------------------------------------------------- helpers

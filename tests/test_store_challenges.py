@@ -2,34 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
-
-import pytest
 
 from game.store import GameStore
 from game.store.challenges import StoredChallenge
-from tests.postgres import PostgresCluster
 
 T0 = datetime(2026, 11, 24, 20, 0, tzinfo=UTC)
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite+aiosqlite:///{tmp_path / 'data' / 'htttx.sqlite'}"
-    cluster: PostgresCluster = request.getfixturevalue("postgres_cluster")
-    return cluster.new_database()
-
-
-@pytest.fixture
-async def store(db_url: str) -> AsyncIterator[GameStore]:
-    opened = await GameStore.open(db_url)
-    try:
-        yield opened
-    finally:
-        await opened.close()
 
 
 def challenge(challenge_id: str = "c1", creator: str = "Ann") -> StoredChallenge:

@@ -3,9 +3,7 @@ and PostgreSQL (as in ``tests.test_store``)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 from sqlalchemy import delete
@@ -19,25 +17,9 @@ from game.store import (
 )
 from game.store.schema import _game_players
 from models import GameRecord, GameResult, Player, RecordPlayer, ResultReason
-from tests.postgres import PostgresCluster
 
 T0 = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
 WIN_X = GameResult(winner=Player.X, reason=ResultReason.WIN)
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """An empty database: a SQLite file in tmp_path, or a new PostgreSQL database."""
-    if request.param == "sqlite":
-        return f"sqlite+aiosqlite:///{tmp_path / 'htttx.sqlite'}"
-    cluster: PostgresCluster = request.getfixturevalue("postgres_cluster")
-    return cluster.new_database()
-
-
-@pytest.fixture
-async def store(db_url: str) -> AsyncIterator[GameStore]:
-    async with await GameStore.open(db_url) as opened:
-        yield opened
 
 
 def game(game_id: str, x: str | None, o: str | None) -> GameRecord:
