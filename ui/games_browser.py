@@ -20,7 +20,6 @@ from PyQt5.QtWidgets import (
     QHeaderView,
     QLabel,
     QPushButton,
-    QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
@@ -29,6 +28,7 @@ from PyQt5.QtWidgets import (
 from game.store import GamePage, GameSummary, RecordStatus
 from models import GameResult, ResultReason
 from ui.board_widget import O_COLOR, X_COLOR, stone_icon
+from ui.listing import listing_bar, listing_table
 from ui.net import ArenaClient
 from ui.player_panel import player_name
 
@@ -131,24 +131,10 @@ class GamesBrowser(QDialog):
         self.refresh_button = QPushButton("Refresh")
         self.refresh_button.clicked.connect(self.refresh)
         self.server_label = QLabel()
-        self.server_label.setStyleSheet("color: palette(dark);")
-        top = QHBoxLayout()
-        top.addWidget(QLabel("Show"))
-        top.addWidget(self.status_filter)
-        top.addStretch(1)
-        top.addWidget(self.server_label)
-        top.addWidget(self.refresh_button)
+        top = listing_bar(self.status_filter, self.server_label, self.refresh_button)
 
-        self.table = QTableWidget(0, len(COLUMNS))
-        self.table.setObjectName("games_table")
-        self.table.setHorizontalHeaderLabels(COLUMNS)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table = listing_table(COLUMNS, "games_table")
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.setAlternatingRowColors(True)
-        self.table.setShowGrid(False)
-        self.table.setWordWrap(False)
-        self.table.setStyleSheet("QTableView::item { padding: 0 10px; }")
         x_header = self.table.horizontalHeaderItem(X_COLUMN)
         o_header = self.table.horizontalHeaderItem(O_COLUMN)
         assert x_header is not None and o_header is not None

@@ -22,20 +22,19 @@ import msgspec
 from PyQt5.QtCore import Qt
 from PyQt5.QtGui import QBrush, QColor, QFont
 from PyQt5.QtWidgets import (
-    QAbstractItemView,
     QComboBox,
     QDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QPushButton,
-    QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
 from models import Leaderboard, LeaderboardEntry, ProtocolError, parse_body
+from ui.listing import listing_bar, listing_table
 from ui.net import Call, Network
 
 __all__ = [
@@ -192,25 +191,11 @@ class LeaderboardWindow(QDialog):
             self.kind.addItem(label)
         self.kind.currentIndexChanged.connect(self.refresh)
         self.server_label = QLabel()
-        self.server_label.setStyleSheet("color: palette(dark);")
         self.refresh_button = QPushButton("Refresh")
         self.refresh_button.clicked.connect(self.refresh)
-        top = QHBoxLayout()
-        top.addWidget(QLabel("Show"))
-        top.addWidget(self.kind)
-        top.addStretch(1)
-        top.addWidget(self.server_label)
-        top.addWidget(self.refresh_button)
+        top = listing_bar(self.kind, self.server_label, self.refresh_button)
 
-        self.table = QTableWidget(0, len(COLUMNS))
-        self.table.setObjectName("leaderboard_table")
-        self.table.setHorizontalHeaderLabels(COLUMNS)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.setAlternatingRowColors(True)
-        self.table.setShowGrid(False)
-        self.table.setWordWrap(False)
-        self.table.setStyleSheet("QTableView::item { padding: 0 10px; }")
+        self.table = listing_table(COLUMNS, "leaderboard_table")
         rows = self.table.verticalHeader()
         header = self.table.horizontalHeader()
         assert rows is not None and header is not None
