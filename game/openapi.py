@@ -221,6 +221,32 @@ def _openapi(hosted: bool) -> dict[str, Any]:
     }
 
 
+def _control_path(
+    summary: str,
+    conflict: str,
+    parameter: dict[str, Any],
+    what: str,
+    content: dict[str, Any],
+    error: Callable[[str], dict[str, Any]],
+) -> dict[str, Any]:
+    """A ``POST .../stop`` or ``.../resume`` of ``what`` (a tournament, a series): its
+    view now (``content``), or 401, 404, 409 (``conflict``), 422."""
+    return {
+        "post": {
+            "summary": summary,
+            "parameters": [parameter],
+            "responses": {
+                "200": {"description": f"The {what} now", "content": content},
+                "401": error("API token missing or wrong"),
+                "404": error(f"No such {what}"),
+                "409": error(conflict),
+                "422": error("A bot that cannot be reached any more"),
+            },
+            "security": [{"bearer": []}, {}],
+        }
+    }
+
+
 def _tournament_paths(
     body: Callable[[str], dict[str, Any]], error: Callable[[str], dict[str, Any]]
 ) -> dict[str, Any]:
@@ -234,20 +260,9 @@ def _tournament_paths(
     not_found = error("No such tournament")
 
     def control(summary: str, conflict: str) -> dict[str, Any]:
-        return {
-            "post": {
-                "summary": summary,
-                "parameters": [tournament_id],
-                "responses": {
-                    "200": {"description": "The tournament now", "content": body("TournamentView")},
-                    "401": error("API token missing or wrong"),
-                    "404": not_found,
-                    "409": error(conflict),
-                    "422": error("A bot that cannot be reached any more"),
-                },
-                "security": [{"bearer": []}, {}],
-            }
-        }
+        return _control_path(
+            summary, conflict, tournament_id, "tournament", body("TournamentView"), error
+        )
 
     return {
         "/tournaments": {
@@ -331,20 +346,7 @@ def _series_paths(
     not_found = error("No such series")
 
     def control(summary: str, conflict: str) -> dict[str, Any]:
-        return {
-            "post": {
-                "summary": summary,
-                "parameters": [series_id],
-                "responses": {
-                    "200": {"description": "The series now", "content": body("SeriesView")},
-                    "401": error("API token missing or wrong"),
-                    "404": not_found,
-                    "409": error(conflict),
-                    "422": error("A bot that cannot be reached any more"),
-                },
-                "security": [{"bearer": []}, {}],
-            }
-        }
+        return _control_path(summary, conflict, series_id, "series", body("SeriesView"), error)
 
     return {
         "/series": {
