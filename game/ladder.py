@@ -313,12 +313,20 @@ class Ladder:
         return self.task is not None and not self.task.done()
 
     def start(self) -> None:
-        """Start scheduling (from the server's lifespan)."""
-        if self.running:
+        """Start scheduling (the server's lifespan; ``POST /ladder/resume``)."""
+        if self.running or self._stopping:
             return
-        self._stopping = False
-        self.started_at = self._wall()
+        if self.started_at is None:
+            self.started_at = self._wall()
         self.task = asyncio.get_running_loop().create_task(self._run(), name="htttx: ladder")
+
+    async def pause(self) -> None:
+        """Start no more games (``POST /ladder/pause``); those in flight play on and
+        count. ``start`` goes on. A restarted server runs its ladder again."""
+        if self.task is not None:
+            self.task.cancel()
+            await asyncio.gather(self.task, return_exceptions=True)
+            self.task = None
 
     async def shutdown(self) -> None:
         """Stop scheduling and abort the ladder's games (void: nobody failed)."""

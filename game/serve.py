@@ -6,6 +6,8 @@
                  [--max-connections-per-client N] [--request-timeout S]
                  [--keep-alive-timeout S] [--send-board {auto,always}]
                  [--analysis-bot URL [--analysis-time S]]
+                 [--ladder [--ladder-concurrency N] [--ladder-rate GAMES_PER_MIN]
+                           [--ladder-time-control TC] [--ladder-hosted-bots]]
 
 ``HTTTX_API_TOKEN``, when set, is required as ``Authorization: Bearer <token>`` on
 ``POST /game/new``. SIGINT/SIGTERM stop taking games, abort the running ones (recorded,
@@ -39,6 +41,13 @@ from game.ascii import render
 from game.clock import DEFAULT_STALL_LIMIT
 from game.discovery import DEFAULT_POLICY, AddressPolicy, DiscoveryError, PolicySyntaxError
 from game.fanout import MAX_SPECTATOR_FLUSH_S, SPECTATOR_FLUSH_S
+from game.ladder import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_RATE,
+    DEFAULT_TIME_CONTROL,
+    LadderSettings,
+    LadderSettingsError,
+)
 from game.limits import (
     DEFAULT_KEEP_ALIVE_TIMEOUT,
     DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
@@ -220,7 +229,72 @@ def _arguments() -> argparse.ArgumentParser:
         help="seconds the analysis bot is given per position (its evaluation_time_limit, "
         "when it declares one; default %(default)g)",
     )
+    ladder = parser.add_argument_group(
+        "ladder",
+        "keep registered bots (POST /bots, opted in) playing each other, rated; "
+        "GET /ladder says what it does",
+    )
+    ladder.add_argument("--ladder", action="store_true", help="run the ladder")
+    ladder.add_argument(
+        "--ladder-concurrency",
+        type=int,
+        metavar="N",
+        help=f"ladder games at once, at most (default {DEFAULT_CONCURRENCY})",
+    )
+    ladder.add_argument(
+        "--ladder-rate",
+        type=float,
+        metavar="GAMES_PER_MIN",
+        help=f"ladder games started a minute, at most (default {DEFAULT_RATE:g})",
+    )
+    ladder.add_argument(
+        "--ladder-time-control",
+        metavar="TC",
+        help="each side's clock in ladder games, as htttx-tournament's --clock: 'BASE+INC', "
+        f"'TOTAL', 'turn=S', 'none' or 'stall=S' (default {DEFAULT_TIME_CONTROL})",
+    )
+    ladder.add_argument(
+        "--ladder-hosted-bots",
+        action="store_true",
+        help="register the hosted example bots (random, center, threat, search) as the "
+        "server's own ladder bots, served in this process on a loopback port",
+    )
     return parser
+
+
+def _ladder(args: argparse.Namespace) -> LadderSettings | None:
+    """The ladder's settings, or None without ``--ladder``."""
+    given = {
+        "--ladder-concurrency": args.ladder_concurrency,
+        "--ladder-rate": args.ladder_rate,
+        "--ladder-time-control": args.ladder_time_control,
+        "--ladder-hosted-bots": args.ladder_hosted_bots or None,
+    }
+    if not args.ladder:
+        flags = [flag for flag, value in given.items() if value is not None]
+        if flags:
+            raise UsageError(f"{flags[0]} is a ladder setting: add --ladder")
+        return None
+    options: dict[str, Any] = {}
+    if args.ladder_concurrency is not None:
+        options["concurrency"] = args.ladder_concurrency
+    if args.ladder_rate is not None:
+        options["rate"] = args.ladder_rate
+    if args.ladder_time_control is not None:
+        options["time_control"] = args.ladder_time_control
+    try:
+        settings = LadderSettings(**options)
+    except LadderSettingsError as error:
+        flag = {"concurrency": "--ladder-concurrency", "rate": "--ladder-rate"}.get(
+            str(error).split(" ", 1)[0], "--ladder-time-control"
+        )
+        raise UsageError(f"{flag}: {error}") from None
+    if settings.concurrency > args.max_games:
+        raise UsageError(
+            f"--ladder-concurrency {settings.concurrency} is more than --max-games "
+            f"{args.max_games}: the server would never run that many"
+        )
+    return settings
 
 
 def _limits(args: argparse.Namespace) -> SessionLimits:
@@ -509,6 +583,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         _check_numbers(args)
         session_limits = _limits(args)
         policy = _policy(args)
+        ladder = _ladder(args)
+        if args.ladder_hosted_bots and policy.problem("127.0.0.1") is not None:
+            raise UsageError(
+                "--ladder-hosted-bots serves the bots on loopback, which the address "
+                f"policy refuses ({policy.problem('127.0.0.1')}): allow loopback"
+            )
         _open_store(args.db)
         # A hosted bot by name runs inside the server: checked when the server starts.
         if args.analysis_bot is not None and hosted_bot_named(args.analysis_bot) is None:
@@ -532,6 +612,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         send_board=args.send_board,
         analysis_bot=args.analysis_bot,
         analysis_time=args.analysis_time,
+        ladder=ladder,
+        ladder_hosted_bots=args.ladder_hosted_bots,
     )
 
     def started(server: GameServer) -> None:

@@ -53,6 +53,8 @@ from game.analysis import DEFAULT_ANALYSIS_TIME, check_analysis_time
 from game.analyst import open_analyst
 from game.discovery import DEFAULT_POLICY, AddressPolicy, DiscoveryError, capabilities_url
 from game.fanout import SPECTATOR_FLUSH_S
+from game.ladder import LadderSettings
+from game.ladder_routes import ladder_routes
 from game.limits import ConnectionLimits, uvicorn_protocols
 from game.local_bot_spec import BotLimits
 from game.manager import (
@@ -316,6 +318,8 @@ def create_app(
     send_board: SendBoardPolicy = "auto",
     analysis_bot: str | None = None,
     analysis_time: float = DEFAULT_ANALYSIS_TIME,
+    ladder: LadderSettings | None = None,
+    ladder_hosted_bots: bool = False,
 ) -> Starlette:
     """The game server's app. Its lifespan opens the store (marking games left running
     by a previous run as aborted), one aiohttp session for every outbound request, the
@@ -359,6 +363,8 @@ def create_app(
         send_board=send_board,
         analysis_bot=analysis_bot,
         analysis_time=analysis_time,
+        ladder=ladder,
+        ladder_hosted_bots=ladder_hosted_bots,
     )
     # The pool exists before the app so the bot routes can be mounted; threads are
     # only started on first use, and the lifespan shuts it down.
@@ -375,6 +381,7 @@ def create_app(
         WebSocketRoute("/ws", human_socket),
         WebSocketRoute("/spectate/{game_id}", spectator_socket),
         *tournament_routes(),
+        *ladder_routes(),
         # Last: the page's paths never shadow an API route.
         *web_routes(),
     ]

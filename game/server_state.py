@@ -19,6 +19,7 @@ from bot.bots.search_bot import SearchBot
 from bot.serve import BotPool
 from game.analysis import DEFAULT_ANALYSIS_TIME
 from game.discovery import AddressPolicy
+from game.ladder import Ladder, LadderSettings
 from game.local_bot_spec import BotLimits
 from game.manager import GameManager
 from game.session import SendBoardPolicy, SessionLimits
@@ -66,6 +67,8 @@ class _Settings:
     send_board: SendBoardPolicy = "auto"
     analysis_bot: str | None = None
     analysis_time: float = DEFAULT_ANALYSIS_TIME
+    ladder: LadderSettings | None = None
+    ladder_hosted_bots: bool = False
 
 
 @dataclass
@@ -77,6 +80,7 @@ class _Runtime:
     pool: BotPool
     manager: GameManager
     tournaments: TournamentDirector
+    ladder: Ladder | None = None
     closing: bool = False
     drained: bool = False
     # Live games created per client address, and creations under way (discovery takes
@@ -94,7 +98,10 @@ class _Runtime:
         if self.drained:
             return
         self.drained = True
-        # Tournaments first: they would start new games as the old ones are aborted.
+        # The ladder and tournaments first: they would start new games as the old ones
+        # are aborted.
+        if self.ladder is not None:
+            await self.ladder.shutdown()
         await self.tournaments.shutdown()
         await self.manager.shutdown()
         await self.pool.close_sessions(1001, "the game server is shutting down")
