@@ -41,7 +41,7 @@ import logging
 import math
 import secrets
 import uuid
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import NamedTuple
 
@@ -93,6 +93,8 @@ from models import (
 __all__ = [
     "DEFAULT_COMMIT_INTERVAL",
     "DEFAULT_MAX_SPECTATORS",
+    "END_HOOK_WAIT",
+    "EndHook",
     "GameManager",
     "LiveProgress",
     "ManagerClosed",
@@ -111,6 +113,11 @@ SHUTDOWN_WAIT = 10.0
 #: frames are encoded once for all and written joined, ``game.fanout``), so this bounds
 #: what one popular game can take from the others.
 DEFAULT_MAX_SPECTATORS = 2000
+#: How long one end hook (``GameManager.add_end_hook``) may hold a game's ``end`` back.
+END_HOOK_WAIT = 5.0
+
+#: Called with a game's final record before its ``end`` goes out.
+EndHook = Callable[[GameRecord], Awaitable[None]]
 
 
 # ------------------------------------------------------------------------- errors
@@ -208,6 +215,26 @@ class GameManager:
         self._tokens: dict[str, tuple[RunningGame, Player]] = {}
         self._starting = 0  # games being created: they count against max_games
         self._closing = False
+        self._end_hooks: list[EndHook] = []
+
+    def add_end_hook(self, hook: EndHook) -> None:
+        """Call ``hook`` with the final record of every game that ends, once the record
+        is committed and before its ``end`` packet goes to anyone (a bounded wait,
+        ``END_HOOK_WAIT``; a hook that fails is logged). ``game.rating_book`` rates
+        tracked games here, so a client told ``end`` finds the new ratings at once."""
+        self._end_hooks.append(hook)
+
+    @property
+    def has_end_hooks(self) -> bool:
+        return bool(self._end_hooks)
+
+    async def run_end_hooks(self, record: GameRecord) -> None:
+        """Every end hook with ``record``, in order (the game task awaits this)."""
+        for hook in self._end_hooks:
+            try:
+                await asyncio.wait_for(hook(record), END_HOOK_WAIT)
+            except Exception:
+                log.exception("game %s: an end hook failed", record.game_id)
 
     def live_game_ids(self) -> list[str]:
         """The ids of the games running now, oldest first."""

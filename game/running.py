@@ -12,7 +12,9 @@
   encoded and framed at most once, written to the spectators in coalesced writes.
 * The record is written in order by the game's ``Recorder`` (``game.recorder``). The
   end of a game is committed before ``end`` goes to anyone (a bounded wait,
-  ``END_COMMIT_WAIT``), so whoever gets ``end`` can read the finished record at once.
+  ``END_COMMIT_WAIT``), so whoever gets ``end`` can read the finished record at once;
+  then the manager's end hooks run (``GameManager.add_end_hook``: the ratings), also
+  before ``end`` goes out.
 * WebSocket bots are dialed when the game starts (retried until the no-show limit, so
   a bot that cannot be reached forfeits with ``no_show`` as the session decides); a
   stateless bot's turn is a task posting to it, cancelled when the game ends.
@@ -392,6 +394,8 @@ class RunningGame:
                 self.game_id,
                 END_COMMIT_WAIT,
             )
+        if self.manager.has_end_hooks:  # e.g. the ratings (game.rating_book)
+            await self.manager.run_end_hooks(self.record())
 
     @property
     def _recorded_result(self) -> bool:

@@ -89,6 +89,11 @@ Tournaments: the tables ``tournaments`` and ``tournament_games`` (``store.tourna
 see ``game.store.tournaments``) hold each tournament's settings and the result of every
 game it counted, next to the games' own records.
 
+The arena: ``arena_players`` and ``bots`` (``store.arena``, see ``game.store.arena``)
+hold the one namespace of player names and the registered bots; ``ratings``,
+``rating_history`` and ``rated_games`` (``store.ratings``, see ``game.store.ratings``)
+the ratings and which games count for them.
+
 Forward compatibility: records are stored through their pydantic serialisation, so a
 field added to ``GameRecord``, ``RecordPlayer`` or ``RecordedMove`` is stored without a
 schema change, and older rows read back with the field's default.
@@ -111,6 +116,7 @@ from sqlalchemy.engine import URL
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import create_async_engine
 
+from game.store.arena import ArenaRecords
 from game.store.errors import (
     DuplicateGameError,
     GameNotRunningError,
@@ -138,6 +144,7 @@ from game.store.queries import (
     _record_json,
     _StoredGame,
 )
+from game.store.ratings import RatingRecords
 from game.store.runners import (
     _async_url,
     _AsyncEngineRunner,
@@ -215,6 +222,10 @@ class GameStore:
         self._closing: asyncio.Future[None] | None = None
         #: The tournaments in this store (``game.store.tournaments``).
         self.tournaments = TournamentRecords(runner)
+        #: The arena's players and registered bots (``game.store.arena``).
+        self.arena = ArenaRecords(runner)
+        #: The arena's ratings, their history and the rated games (``game.store.ratings``).
+        self.ratings = RatingRecords(runner)
 
     @classmethod
     async def open(cls, url: str = DEFAULT_URL) -> GameStore:

@@ -1,0 +1,283 @@
+"""The arena's ratings at run time: which games count, and applying each result once.
+
+``RatingBook`` keeps the ratings in the store (``store.ratings``, see
+``game.store.ratings``). Only games declared with ``track`` are rated (the ladder's,
+the queue's, a series created ``"rated": true``); a plain ``POST /game/new`` game is
+not. What a finished game is worth is the pure ``outcome_of``:
+
+* A win, a loss or a draw, from the record's ``GameResult``: X scores 1, 0.5 or 0.
+* A forfeit is a loss for the side that failed, and counts in that player's
+  ``failures`` by cause (``timeout``, ``no_show``, ``disconnect``, ``protocol_error``,
+  ``illegal_move``, ``stall``, ...). A person's resignation is a plain loss.
+* An aborted game (the server stopped it, or a previous run left it running) is void:
+  nothing changes for anybody.
+* A game between two names of one player (case-insensitively) is refused by ``track``.
+
+Exactly once: the store moves a tracked game from pending to rated in the same
+transaction as both ratings (``RatingRecords.settle``), so whoever settles it second
+changes nothing.
+
+When: ``GameManager`` calls ``on_game_end`` (registered with ``add_end_hook``) when a
+game's record is committed and before its ``end`` packet goes to anyone, so
+``GET /leaderboard`` already says what a client was just told. A game tracked after
+it ended (``track`` just after ``create_game``, a game that ended at once) is settled
+by ``track`` itself from the stored record. At startup, ``settle_pending`` rates what
+a previous run finished but did not rate, and voids what it left running.
+
+Average thinking time: the ``thinking_ms`` of a player's moves in its rated games,
+summed and counted (the moves of an opening, with none, are left out).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Final
+
+from game.ratings import Rating, is_provisional
+from game.store import GameStore, RecordStatus
+from game.store.ratings import RatingRow, SideOutcome
+from game.store.schema import player_key
+from models import EndCause, GameRecord, GameResult, Player, PlayerType, RatingPoint, ResultReason
+
+__all__ = [
+    "RATING_HISTORY_MAX",
+    "GameOutcome",
+    "PlayerStanding",
+    "RatingBook",
+    "UnratableGame",
+    "outcome_of",
+]
+
+#: The most points ``history`` gives.
+RATING_HISTORY_MAX: Final = 1000
+
+
+class UnratableGame(ValueError):
+    """``track`` was given names that cannot be rated: one player on both sides, or a
+    name without a key (too long, or holding NUL)."""
+
+
+@dataclass(frozen=True)
+class GameOutcome:
+    """What a finished game is worth: X's score (1, 0.5, 0), the cause a side forfeited
+    by (an ``EndCause`` value, for its ``failures``), each side's thinking time."""
+
+    score_x: float
+    failure: dict[Player, str] = field(default_factory=dict)
+    think_ms: dict[Player, int] = field(default_factory=dict)
+    think_moves: dict[Player, int] = field(default_factory=dict)
+
+
+def outcome_of(record: GameRecord) -> GameOutcome | None:
+    """What ``record`` is worth to the ratings; None for a void game (aborted, or no
+    result yet).
+
+    >>> from models import GameResult, RecordedMove, Coord
+    >>> forfeit = GameResult(winner=Player.X, reason=ResultReason.FORFEIT,
+    ...                      cause=EndCause.TIMEOUT)
+    >>> move = RecordedMove(side=Player.O, pieces=[Coord(q=1, r=0), Coord(q=2, r=0)],
+    ...                     thinking_ms=300)
+    >>> outcome = outcome_of(GameRecord(result=forfeit, moves=[move]))
+    >>> outcome.score_x, outcome.failure, outcome.think_ms[Player.O]
+    (1.0, {<Player.O: 'o'>: 'timeout'}, 300)
+    >>> outcome_of(GameRecord()) is None
+    True
+    """
+    result = record.result
+    if result is None or result.cause is EndCause.ABORTED:
+        return None
+    think_ms = dict.fromkeys(Player, 0)
+    think_moves = dict.fromkeys(Player, 0)
+    for move in record.moves:
+        if move.thinking_ms is not None:
+            think_ms[move.side] += move.thinking_ms
+            think_moves[move.side] += 1
+    return GameOutcome(_score_x(result), _failure(result), think_ms, think_moves)
+
+
+def _score_x(result: GameResult) -> float:
+    if result.winner is None:
+        return 0.5
+    return 1.0 if result.winner is Player.X else 0.0
+
+
+def _failure(result: GameResult) -> dict[Player, str]:
+    if (
+        result.reason is not ResultReason.FORFEIT
+        or result.winner is None
+        or result.cause is None
+        or result.cause is EndCause.RESIGN
+    ):
+        return {}
+    return {result.winner.other: result.cause.value}
+
+
+@dataclass(frozen=True)
+class PlayerStanding:
+    """A rated player for the leaderboard: rating, record, and a registered bot's
+    ``status`` (None otherwise)."""
+
+    name: str
+    kind: str
+    rating: Rating
+    games: int
+    wins: int
+    losses: int
+    draws: int
+    failures: dict[str, int]
+    avg_think_ms: int | None
+    last_seen: datetime | None
+    status: str | None = None
+
+    @property
+    def provisional(self) -> bool:
+        return is_provisional(self.rating, self.games)
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class RatingBook:
+    """The ratings of one server, kept in ``store``."""
+
+    def __init__(self, store: GameStore) -> None:
+        self.store = store
+        # The games this run tracked and has not settled: (x name, o name). The end
+        # hook looks here first, so an untracked game costs it nothing.
+        self._tracked: dict[str, tuple[str, str]] = {}
+
+    async def rating_of(self, name: str) -> Rating:
+        """The player's rating; ``Rating()`` for a player never rated."""
+        key = player_key(name)
+        row = None if key is None else await self.store.ratings.get(key)
+        return Rating() if row is None else row.rating
+
+    async def row_of(self, name: str) -> RatingRow | None:
+        """The player's rating and record; None if never rated."""
+        key = player_key(name)
+        return None if key is None else await self.store.ratings.get(key)
+
+    async def track(self, game_id: str, x: str, o: str) -> None:
+        """Declare ``game_id`` (played by ``x`` as X and ``o`` as O) rated. Its result is
+        applied exactly once when it ends; an aborted game is void. Tracking a game
+        again does nothing. Raises UnratableGame."""
+        x_key, o_key = player_key(x), player_key(o)
+        if x_key is None or o_key is None:
+            raise UnratableGame(f"cannot rate a game between {x!r} and {o!r}: a name too long")
+        if x_key == o_key:
+            raise UnratableGame(f"cannot rate a game of {x!r} against {o!r}: one player")
+        self._tracked[game_id] = (x, o)
+        if not await self.store.ratings.track(game_id, (x_key, x), (o_key, o), _now()):
+            return
+        # The game may have ended before it was tracked (its end hook found nothing).
+        record = await self.store.get_game(game_id)
+        if record is not None and record.result is not None:
+            await self._settle(game_id, x, o, record)
+
+    async def on_game_end(self, record: GameRecord) -> None:
+        """The ``GameManager`` end hook: rate ``record`` if its game is tracked."""
+        game_id = record.game_id
+        names = None if game_id is None else self._tracked.get(game_id)
+        if game_id is None or names is None:
+            return
+        await self._settle(game_id, names[0], names[1], record)
+
+    async def settle_pending(self) -> int:
+        """Settle the tracked games a previous run did not: rate the finished ones, void
+        the aborted ones (run it after ``GameStore.abort_running``). Games still
+        running are left alone. Returns how many were rated or voided."""
+        done = 0
+        for pending in await self.store.ratings.pending():
+            if pending.game_status == RecordStatus.RUNNING.value:
+                continue
+            if pending.game_status is None:
+                done += await self.store.ratings.void(pending.game_id, _now())
+                continue
+            record = await self.store.get_game(pending.game_id)
+            if record is not None and record.result is not None:
+                done += await self._settle(pending.game_id, pending.x_name, pending.o_name, record)
+        return done
+
+    async def _settle(self, game_id: str, x: str, o: str, record: GameRecord) -> bool:
+        self._tracked.pop(game_id, None)
+        outcome = outcome_of(record)
+        at = _now()
+        if outcome is None:
+            return await self.store.ratings.void(game_id, at)
+        kinds = await self._kinds(record, x, o)
+        sides = []
+        for side, name in ((Player.X, x), (Player.O, o)):
+            key = player_key(name)
+            assert key is not None  # track checked it
+            score = outcome.score_x if side is Player.X else 1.0 - outcome.score_x
+            sides.append(
+                SideOutcome(
+                    key=key,
+                    name=name,
+                    kind=kinds[side],
+                    score=score,
+                    failure=outcome.failure.get(side),
+                    think_ms=outcome.think_ms.get(side, 0),
+                    think_moves=outcome.think_moves.get(side, 0),
+                )
+            )
+        return await self.store.ratings.settle(game_id, sides[0], sides[1], at) is not None
+
+    async def _kinds(self, record: GameRecord, x: str, o: str) -> dict[Player, str]:
+        """Each side's kind: the arena's, else the record's seat type, else bot."""
+        keys = {side: player_key(name) or "" for side, name in ((Player.X, x), (Player.O, o))}
+        known = await self.store.arena.players(list(keys.values()))
+        kinds: dict[Player, str] = {}
+        for side, seat in ((Player.X, record.player_x), (Player.O, record.player_o)):
+            player = known.get(keys[side])
+            if player is not None:
+                kinds[side] = player.kind
+            else:
+                kinds[side] = "human" if seat.type is PlayerType.HUMAN else "bot"
+        return kinds
+
+    async def standings(self, kind: str | None = None) -> list[PlayerStanding]:
+        """Every rated player (of ``kind``, ``bot`` or ``human``, if given), best first:
+        by ``Rating.conservative``, then by more games, then by name."""
+        rows = await self.store.ratings.all()
+        bots = {bot.key: bot.status for bot in await self.store.arena.bots()}
+        standings = [
+            PlayerStanding(
+                name=row.name,
+                kind=row.kind,
+                rating=row.rating,
+                games=row.games,
+                wins=row.wins,
+                losses=row.losses,
+                draws=row.draws,
+                failures=row.failures,
+                avg_think_ms=row.avg_think_ms,
+                last_seen=row.last_seen,
+                status=bots.get(row.key),
+            )
+            for row in rows
+            if kind is None or row.kind == kind
+        ]
+        standings.sort(key=lambda s: (-s.rating.conservative, -s.games, s.name.casefold()))
+        return standings
+
+    async def history(self, name: str, limit: int = 100) -> list[RatingPoint]:
+        """The player's rating after each of its last ``limit`` rated games, newest first
+        (at most ``RATING_HISTORY_MAX``)."""
+        key = player_key(name)
+        if key is None:
+            return []
+        rows = await self.store.ratings.history(key, max(1, min(limit, RATING_HISTORY_MAX)))
+        return [
+            RatingPoint(
+                game_id=row.game_id,
+                at=row.at,
+                rating=round(row.rating.mu),
+                uncertainty=round(2 * row.rating.sigma),
+                opponent=row.opponent,
+                score=row.score,
+            )
+            for row in rows
+        ]
