@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic.json_schema import models_json_schema
 
+from game.openapi_arena import ARENA_MODELS, arena_paths
 from game.server_state import HOSTED_BOTS
 from game.store import MAX_PAGE_SIZE, MAX_PLAYER_FILTER, GamePage, RecordStatus
 from models import GameRecord, HostedBots, NewGameRequest, NewGameResponse
@@ -38,6 +39,7 @@ def _openapi(hosted: bool) -> dict[str, Any]:
             (TournamentPage, "serialization"),
             (TournamentView, "serialization"),
             (TournamentGames, "serialization"),
+            *ARENA_MODELS,
         ],
         ref_template=ref,
     )
@@ -164,15 +166,6 @@ def _openapi(hosted: bool) -> dict[str, Any]:
                 },
             }
         },
-        "/bots": {
-            "get": {
-                "summary": "The example bots this server hosts (empty when it hosts none)",
-                "description": "Each 'url' can be passed as 'bot_url' to /game/new.",
-                "responses": {
-                    "200": {"description": "Hosted bots", "content": body("HostedBots")},
-                },
-            }
-        },
         "/health": {
             "get": {
                 "summary": "Liveness: 200 while serving, 503 while shutting down",
@@ -184,6 +177,7 @@ def _openapi(hosted: bool) -> dict[str, Any]:
         },
     }
     paths.update(_tournament_paths(body, error))
+    paths.update(arena_paths(body, error))
     description = (
         "HTTTX game server. WebSockets (not described by OpenAPI): /ws?token=<token> plays "
         "a human seat with the bot protocol; /spectate/{game_id} follows a live game."

@@ -5,13 +5,14 @@
                  [--no-example-bots] [--demo] [--max-games N] [--max-games-per-client N]
                  [--max-connections-per-client N] [--request-timeout S]
                  [--keep-alive-timeout S] [--send-board {auto,always}]
-                 [--analysis-bot URL [--analysis-time S]]
+                 [--analysis-bot URL [--analysis-time S]] [--bot-recheck S]
                  [--ladder [--ladder-concurrency N] [--ladder-rate GAMES_PER_MIN]
                            [--ladder-time-control TC] [--ladder-hosted-bots]]
 
 ``HTTTX_API_TOKEN``, when set, is required as ``Authorization: Bearer <token>`` on
-``POST /game/new``. SIGINT/SIGTERM stop taking games, abort the running ones (recorded,
-``end`` sent to everyone), close every socket and exit.
+``POST /game/new`` (and ``POST /bots``, the tournament routes). SIGINT/SIGTERM stop
+taking games, abort the running ones (recorded, ``end`` sent to everyone), close every
+socket and exit.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ from game.limits import (
     raise_fd_limit,
 )
 from game.manager import DEFAULT_COMMIT_INTERVAL, DEFAULT_MAX_SPECTATORS
+from game.registry import DEFAULT_RECHECK_S
 from game.rules import Position
 from game.server import (
     DEFAULT_MAX_GAMES,
@@ -229,6 +231,15 @@ def _arguments() -> argparse.ArgumentParser:
         help="seconds the analysis bot is given per position (its evaluation_time_limit, "
         "when it declares one; default %(default)g)",
     )
+    parser.add_argument(
+        "--bot-recheck",
+        type=float,
+        default=DEFAULT_RECHECK_S,
+        metavar="S",
+        help="seconds between two checks of every registered bot's capabilities (POST "
+        "/bots): one that fails is 'unreachable' and not scheduled until a check "
+        "succeeds; 0 never checks again (default %(default)g)",
+    )
     ladder = parser.add_argument_group(
         "ladder",
         "keep registered bots (POST /bots, opted in) playing each other, rated; "
@@ -351,6 +362,10 @@ def _check_numbers(args: argparse.Namespace) -> None:
         raise UsageError(
             f"--analysis-time must be more than 0 and at most {MAX_ANALYSIS_TIME:g} "
             f"seconds, got {args.analysis_time:g}"
+        )
+    if not (math.isfinite(args.bot_recheck) and args.bot_recheck >= 0):
+        raise UsageError(
+            f"--bot-recheck must be 0 or a positive number of seconds, got {args.bot_recheck:g}"
         )
     if args.demo and not args.example_bots:
         raise UsageError("--demo plays two hosted example bots: drop --no-example-bots")
@@ -612,6 +627,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         send_board=args.send_board,
         analysis_bot=args.analysis_bot,
         analysis_time=args.analysis_time,
+        bot_recheck=args.bot_recheck,
         ladder=ladder,
         ladder_hosted_bots=args.ladder_hosted_bots,
     )

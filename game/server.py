@@ -54,6 +54,7 @@ from game.analyst import open_analyst
 from game.discovery import DEFAULT_POLICY, AddressPolicy, DiscoveryError, capabilities_url
 from game.fanout import SPECTATOR_FLUSH_S
 from game.ladder import LadderSettings
+from game.ladder_host import open_ladder
 from game.ladder_routes import ladder_routes
 from game.limits import ConnectionLimits, uvicorn_protocols
 from game.local_bot_spec import BotLimits
@@ -66,6 +67,9 @@ from game.manager import (
     check_commit_interval,
 )
 from game.openapi import _docs_page, _openapi
+from game.rating_book import RatingBook
+from game.registry import DEFAULT_RECHECK_S, BotRegistry
+from game.registry_routes import arena_routes
 from game.server_state import (
     HOSTED_BOTS,
     _Runtime,
@@ -89,8 +93,6 @@ from game.tournament_routes import tournament_routes
 from game.web_routes import web_routes
 from models import (
     MAX_ECHO_CHARS,
-    HostedBot,
-    HostedBots,
     NewGameRequest,
     ProtocolError,
     clip_text,
@@ -261,19 +263,6 @@ def notation_filename(game_id: str) -> str:
     return f"{stem or 'game'}.htttx"
 
 
-async def hosted_bots(request: Request) -> Response:
-    """The example bots this server hosts, with absolute URLs for ``bot_url``. The
-    URLs are built from the request, so they name the server as the caller reached it."""
-    if not _settings(request).host_example_bots:
-        return _json(HostedBots(bots=[]))
-    base = str(request.base_url).rstrip("/")
-    bots = [
-        HostedBot(name=path.rsplit("/", 1)[-1], url=base + path, meta=bot_class.capabilities().meta)
-        for path, bot_class in HOSTED_BOTS.items()
-    ]
-    return _json(HostedBots(bots=bots))
-
-
 async def health(request: Request) -> Response:
     runtime = _runtime(request)
     if runtime.closing:
@@ -318,6 +307,7 @@ def create_app(
     send_board: SendBoardPolicy = "auto",
     analysis_bot: str | None = None,
     analysis_time: float = DEFAULT_ANALYSIS_TIME,
+    bot_recheck: float = DEFAULT_RECHECK_S,
     ladder: LadderSettings | None = None,
     ladder_hosted_bots: bool = False,
 ) -> Starlette:
@@ -334,7 +324,17 @@ def create_app(
     be reached or cannot analyse (no ``evaluation``, no ``free_setup``) fails the startup
     with a ``DiscoveryError`` naming it and why. The name of a hosted example bot
     (``"threat"``) instead of a URL runs that bot in this process on a loopback port of
-    its own, whatever ``host_example_bots`` and ``policy`` say."""
+    its own, whatever ``host_example_bots`` and ``policy`` say.
+
+    The arena: the lifespan also opens the ``RatingBook`` (hooked into the manager, so a
+    tracked game is rated before its ``end`` goes out; ratings a previous run left
+    pending are settled at startup) and the ``BotRegistry``, which checks every
+    registered bot again each ``bot_recheck`` seconds (0: never).
+
+    ``ladder``: run a ladder with these settings (``game.ladder``; ``GET /ladder``);
+    ``ladder_hosted_bots``: the hosted example bots join it as the server's own bots,
+    served in this process on a loopback port (``game.ladder_host``), so ``policy``
+    must allow loopback."""
     if max_games_per_client < 1 or max_games < 1 or max_spectators < 1:
         raise ValueError("max_games, max_games_per_client and max_spectators must be at least 1")
     if send_board not in SEND_BOARD_POLICIES:
@@ -344,6 +344,12 @@ def create_app(
     if analysis_bot is not None and hosted_bot_named(analysis_bot) is None:
         capabilities_url(analysis_bot)  # a malformed URL fails here (BadBotUrl)
     check_analysis_time(analysis_time)
+    if not 0 <= bot_recheck < float("inf"):
+        raise ValueError(f"bot_recheck must be 0 (never) or more seconds, got {bot_recheck}")
+    if ladder_hosted_bots and ladder is None:
+        raise ValueError("ladder_hosted_bots needs a ladder")
+    if ladder_hosted_bots and (problem := policy.problem("127.0.0.1")) is not None:
+        raise ValueError(f"the ladder's hosted bots are served on loopback: {problem}")
     settings = _Settings(
         db_url=db_url,
         policy=policy,
@@ -363,6 +369,7 @@ def create_app(
         send_board=send_board,
         analysis_bot=analysis_bot,
         analysis_time=analysis_time,
+        bot_recheck=bot_recheck,
         ladder=ladder,
         ladder_hosted_bots=ladder_hosted_bots,
     )
@@ -374,13 +381,13 @@ def create_app(
         Route("/games", list_games, methods=["GET"]),
         Route("/games/{game_id}", get_game, methods=["GET"]),
         Route("/games/{game_id}/notation", get_notation, methods=["GET"]),
-        Route("/bots", hosted_bots, methods=["GET"]),
         Route("/health", health, methods=["GET"]),
         Route("/openapi.json", openapi_json, methods=["GET"], include_in_schema=False),
         Route("/docs", docs, methods=["GET"], include_in_schema=False),
         WebSocketRoute("/ws", human_socket),
         WebSocketRoute("/spectate/{game_id}", spectator_socket),
         *tournament_routes(),
+        *arena_routes(),
         *ladder_routes(),
         # Last: the page's paths never shadow an API route.
         *web_routes(),
@@ -439,6 +446,19 @@ def create_app(
                 send_board=settings.send_board,
                 analyst=analyst,
             )
+            # The arena: ratings settled before a game's `end` goes out, and at startup
+            # those a previous run left pending (after abort_running: its games are void).
+            ratings = RatingBook(store)
+            manager.add_end_hook(ratings.on_game_end)
+            settled = await ratings.settle_pending()
+            if settled:
+                log.info("settled %d rated game(s) a previous run left pending", settled)
+            registry = BotRegistry(
+                store, http, policy=settings.policy, discovery_timeout=settings.discovery_timeout
+            )
+            stack.push_async_callback(registry.close)
+            if settings.bot_recheck > 0:
+                registry.start_rechecks(settings.bot_recheck)
             tournaments = TournamentDirector(
                 manager,
                 store,
@@ -448,8 +468,29 @@ def create_app(
             )
             await tournaments.recover()
             runtime = _Runtime(
-                store=store, http=http, pool=pool, manager=manager, tournaments=tournaments
+                store=store,
+                http=http,
+                pool=pool,
+                manager=manager,
+                tournaments=tournaments,
+                ratings=ratings,
+                registry=registry,
             )
+            if settings.ladder is not None:
+                # Before the drain is pushed: it runs first at exit, so the ladder's games
+                # are aborted before the hosted bots' server stops under them.
+                own_bots = None
+                if settings.ladder_hosted_bots:
+                    own_bots = {bot.__name__: bot for bot in HOSTED_BOTS.values()}
+                runtime.ladder = await open_ladder(
+                    stack,
+                    manager=manager,
+                    registry=registry,
+                    ratings=ratings,
+                    settings=settings.ladder,
+                    pool=pool,
+                    hosted=own_bots,
+                )
             stack.push_async_callback(runtime.drain)
             app.state.arena = runtime
             yield

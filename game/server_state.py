@@ -22,6 +22,8 @@ from game.discovery import AddressPolicy
 from game.ladder import Ladder, LadderSettings
 from game.local_bot_spec import BotLimits
 from game.manager import GameManager
+from game.rating_book import RatingBook
+from game.registry import DEFAULT_RECHECK_S, BotRegistry
 from game.session import SendBoardPolicy, SessionLimits
 from game.store import GameStore
 from game.tournament_director import TournamentDirector
@@ -67,6 +69,8 @@ class _Settings:
     send_board: SendBoardPolicy = "auto"
     analysis_bot: str | None = None
     analysis_time: float = DEFAULT_ANALYSIS_TIME
+    #: Seconds between two checks of every registered bot (``BotRegistry``); 0: never.
+    bot_recheck: float = DEFAULT_RECHECK_S
     ladder: LadderSettings | None = None
     ladder_hosted_bots: bool = False
 
@@ -80,6 +84,10 @@ class _Runtime:
     pool: BotPool
     manager: GameManager
     tournaments: TournamentDirector
+    #: The arena's ratings (``game.rating_book``) and registered bots and names
+    #: (``game.registry``).
+    ratings: RatingBook
+    registry: BotRegistry
     ladder: Ladder | None = None
     closing: bool = False
     drained: bool = False

@@ -435,7 +435,7 @@ async def test_hosted_bots_are_listed_with_urls_that_seat_them(tmp_path: Path) -
 async def test_a_server_hosting_no_bots_lists_none(tmp_path: Path) -> None:
     async with arena(tmp_path, host_example_bots=False) as a:
         status, answer = await a.get_json("/bots")
-    assert (status, answer) == (200, {"bots": []})
+    assert (status, answer) == (200, {"bots": [], "registered": []})
 
 
 async def test_the_openapi_document_describes_the_rest_routes(tmp_path: Path) -> None:
@@ -457,7 +457,11 @@ async def test_the_openapi_document_describes_the_rest_routes(tmp_path: Path) ->
         "/tournaments/{tournament_id}/games",
         "/tournaments/{tournament_id}/stop",
         "/tournaments/{tournament_id}/resume",
+        "/bots/{name}",
+        "/bots/{name}/ratings",
+        "/leaderboard",
     }
+    assert set(document["paths"]["/bots"]) == {"get", "post"}
     assert set(document["paths"]["/tournaments"]) == {"get", "post"}
     schemas = document["components"]["schemas"]
     assert {"TournamentRequest", "TournamentView", "TournamentPage"} <= set(schemas)
