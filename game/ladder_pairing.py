@@ -8,12 +8,15 @@
 * **Longest-waiting first**: entrants are taken in the order of their last ladder game
   (never played: first; ties by name). Each pair's first bot is the one that has waited
   longest of those left, so every eligible bot is at the head of the line after at most
-  as many games as there are bots ahead of it, and then gets one: **no bot starves**,
-  whatever the ratings say.
+  as many games as there are bots ahead of it, and then gets one (as soon as a bot
+  other than its last opponent is free): **no bot starves**, whatever the ratings say.
 * **Near in rating, with exploration**: its opponent is the one nearest in rating
-  (``mu``) among those left, except the one it played last when there is another
-  choice (no back-to-back rematches); with probability ``explore`` it is any of them,
-  uniformly, so ratings far apart still meet now and then and a misjudged bot is found.
+  (``mu``) among those left, except the one it played last (no back-to-back
+  rematches: when that is the only one free, the bot waits for the others while any
+  are playing, so two quick finishers do not lock into playing each other over and
+  over; with only those two active, they play); with probability ``explore`` it is
+  any of them, uniformly, so ratings far apart still meet now and then and a misjudged
+  bot is found.
 * **Sides balanced**: of the two, the bot that has had X more often (``sides``: X games
   minus O games) plays O; when equal, a coin toss.
 
@@ -124,11 +127,16 @@ def _opponent(
     rng: random.Random,
     explore: float,
     last_opponent: Mapping[str, str],
-) -> E:
+    rematch_ok: bool,
+) -> E | None:
     if rng.random() < explore:
         return others[rng.randrange(len(others))]
     avoid = last_opponent.get(first.name.casefold())
-    choices = [e for e in others if e.name.casefold() != avoid] or others
+    choices = [e for e in others if e.name.casefold() != avoid]
+    if not choices:
+        if not rematch_ok:
+            return None
+        choices = others
     mu = first.rating.mu
     # min() keeps the first of equals: among equally near, the longest waiting.
     return min(choices, key=lambda entrant: abs(entrant.rating.mu - mu))
@@ -156,10 +164,23 @@ def choose_pairs(
     sides = sides or {}
     last_opponent = last_opponent or {}
     line = eligible(entrants, busy=busy, now=now)
+    # A bot whose only free opponent is the one it just played waits while others
+    # play (they will be free soon), unless those two are all there is.
+    playing = len(eligible(entrants, busy=(), now=now)) > len(line)
     pairs: list[Pairing] = []
     while len(pairs) < slots and len(line) >= 2:
         first, others = line[0], line[1:]
-        second = _opponent(first, others, rng=rng, explore=explore, last_opponent=last_opponent)
+        second = _opponent(
+            first,
+            others,
+            rng=rng,
+            explore=explore,
+            last_opponent=last_opponent,
+            rematch_ok=not playing,
+        )
+        if second is None:
+            line = others
+            continue
         line = [entrant for entrant in others if entrant is not second]
         lean_first = sides.get(first.name.casefold(), 0)
         lean_second = sides.get(second.name.casefold(), 0)

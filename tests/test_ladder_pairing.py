@@ -92,6 +92,23 @@ def test_no_back_to_back_rematch_when_there_is_another_choice() -> None:
         bots[:2], now=NOW, slots=1, rng=random.Random(0), explore=0.0, last_opponent=last
     )
     assert {alone[0].x, alone[0].o} == {"a", "b"}  # the only game there is
+    # While c plays, a and b wait for it rather than play each other again...
+    waiting = choose_pairs(
+        bots, now=NOW, slots=1, rng=random.Random(0), explore=0.0, last_opponent=last, busy={"c"}
+    )
+    assert waiting == []
+    # ...but a bot whose last opponent is busy is paired as usual.
+    d = Bot("d", Rating(1400))
+    pairs = choose_pairs(
+        [*bots, d],
+        now=NOW,
+        slots=1,
+        rng=random.Random(0),
+        explore=0.0,
+        last_opponent=last,
+        busy={"b"},
+    )
+    assert {pairs[0].x, pairs[0].o} == {"a", "d"}
 
 
 def simulate(
