@@ -301,7 +301,7 @@ class Ladder:
         self._sides: dict[str, int] = {}
         self._last_opponent: dict[str, str] = {}
         self._last_played: dict[str, datetime] = {}
-        self._entrants: list[_Seen] = []
+        self._entrants: dict[str, _Seen] = {}  # by casefolded name
         self._read_at: float | None = None
         self._wake = asyncio.Event()
         self._stopping = False
@@ -344,7 +344,7 @@ class Ladder:
     async def status(self) -> LadderStatus:
         """``GET /ladder``."""
         now = self._wall()
-        entrants = await self._read_entrants(force=not self.running)
+        entrants = await self._read_entrants()
         backoffs = [
             LadderBackoff(name=e.name, until=e.backoff_until, reason=e.backoff_reason)
             for e in entrants
@@ -370,27 +370,39 @@ class Ladder:
     async def pick_opponent_for(self, rating: float | _Rated) -> LadderEntrant | None:
         """A ladder bot for a person who waited (the people's queue): the free one
         nearest ``rating`` (``game.ladder_pairing.pick_bot_near``), or None."""
-        entrants = await self._read_entrants(force=False)
+        entrants = await self._read_entrants()
         return pick_bot_near(entrants, rating, self._busy, now=self._wall())
 
     # ------------------------------------------------------------ scheduling
 
-    async def _read_entrants(self, *, force: bool) -> list[_Seen]:
+    async def _read_entrants(self) -> list[_Seen]:
+        """The entrants, read from the registry at most every ``REFRESH_S`` seconds (or
+        at once after a failure), with this ladder's newer last games laid over."""
         loop_now = asyncio.get_running_loop().time()
-        if force or self._read_at is None or loop_now - self._read_at >= REFRESH_S:
+        if self._read_at is None or loop_now - self._read_at >= REFRESH_S:
             self._read_at = loop_now
-            self._entrants = [
-                _Seen(e.name, e.url, e.rating, e.last_game_at, e.backoff_until, e.backoff_reason)
-                for e in await self.registry.ladder_entrants()
-            ]
-        seen = []
-        for entrant in self._entrants:
-            mine = self._last_played.get(entrant.name.casefold())
-            theirs = entrant.last_game_at
-            if mine is not None and (theirs is None or _aware(theirs) < mine):
-                entrant = replace(entrant, last_game_at=mine)
-            seen.append(entrant)
-        return seen
+            self._entrants = {}
+            for e in await self.registry.ladder_entrants():
+                key = e.name.casefold()
+                seen = _Seen(
+                    e.name, e.url, e.rating, e.last_game_at, e.backoff_until, e.backoff_reason
+                )
+                self._entrants[key] = self._laid_over(key, seen)
+        return list(self._entrants.values())
+
+    def _laid_over(self, key: str, entrant: _Seen) -> _Seen:
+        mine = self._last_played.get(key)
+        theirs = entrant.last_game_at
+        if mine is not None and (theirs is None or _aware(theirs) < mine):
+            return replace(entrant, last_game_at=mine)
+        return entrant
+
+    def _played(self, name: str, now: datetime) -> None:
+        """``name``'s ladder game ended ``now``: it goes to the back of the line."""
+        key = name.casefold()
+        self._last_played[key] = now
+        if (cached := self._entrants.get(key)) is not None:
+            self._entrants[key] = self._laid_over(key, cached)
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
@@ -412,7 +424,7 @@ class Ladder:
                 await self._sleep(bucket.wait_for_one())
                 continue
             try:
-                entrants = await self._read_entrants(force=False)
+                entrants = await self._read_entrants()
             except Exception:  # the database: try again later, keep the server
                 log.exception("ladder: cannot read the entrants")
                 await self._sleep(REFRESH_S)
@@ -499,7 +511,7 @@ class Ladder:
         self.games_finished += 1
         now = self._wall()
         for name in (pair.x, pair.o):
-            self._last_played[name.casefold()] = now
+            self._played(name, now)
         self._sides[pair.x.casefold()] = self._sides.get(pair.x.casefold(), 0) + 1
         self._sides[pair.o.casefold()] = self._sides.get(pair.o.casefold(), 0) - 1
         self._last_opponent[pair.x.casefold()] = pair.o.casefold()

@@ -103,19 +103,23 @@ def _waited_since(entrant: Entrant) -> datetime:
     return _NEVER if entrant.last_game_at is None else _aware(entrant.last_game_at)
 
 
+def _active(entrants: Sequence[E], now: datetime) -> list[E]:
+    """The entrants not backed off at ``now``."""
+    now = _aware(now)
+    return [e for e in entrants if e.backoff_until is None or _aware(e.backoff_until) <= now]
+
+
 def eligible(entrants: Sequence[E], *, busy: Collection[str], now: datetime) -> list[E]:
     """The entrants that may play now (not busy, not backed off), longest-waiting first.
 
     Names are compared case-insensitively, as everywhere (``game.store.schema.player_key``).
     """
+    return _free(_active(entrants, now), busy)
+
+
+def _free(active: list[E], busy: Collection[str]) -> list[E]:
     busy_keys = {name.casefold() for name in busy}
-    now = _aware(now)
-    free = [
-        entrant
-        for entrant in entrants
-        if entrant.name.casefold() not in busy_keys
-        and (entrant.backoff_until is None or _aware(entrant.backoff_until) <= now)
-    ]
+    free = [entrant for entrant in active if entrant.name.casefold() not in busy_keys]
     free.sort(key=lambda entrant: (_waited_since(entrant), entrant.name.casefold()))
     return free
 
@@ -163,10 +167,11 @@ def choose_pairs(
         raise ValueError(f"explore must be from 0 to 1, got {explore}")
     sides = sides or {}
     last_opponent = last_opponent or {}
-    line = eligible(entrants, busy=busy, now=now)
+    active = _active(entrants, now)
+    line = _free(active, busy)
     # A bot whose only free opponent is the one it just played waits while others
     # play (they will be free soon), unless those two are all there is.
-    playing = len(eligible(entrants, busy=(), now=now)) > len(line)
+    playing = len(active) > len(line)
     pairs: list[Pairing] = []
     while len(pairs) < slots and len(line) >= 2:
         first, others = line[0], line[1:]
