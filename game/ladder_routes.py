@@ -12,6 +12,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -19,7 +23,12 @@ from starlette.routing import Route
 from game.server_state import _runtime, _without_token
 from wire.ladder import LadderStatus
 
-__all__ = ["ladder_routes"]
+__all__ = ["LADDER_MODELS", "ladder_paths", "ladder_routes"]
+
+#: The ladder's models for the OpenAPI document's schemas (``game.openapi``).
+LADDER_MODELS: Final[list[tuple[type[BaseModel], Literal["validation", "serialization"]]]] = [
+    (LadderStatus, "serialization")
+]
 
 NO_LADDER = "this server runs no ladder: start it with htttx-server --ladder"
 
@@ -59,3 +68,34 @@ def ladder_routes() -> list[Route]:
         Route("/ladder/pause", pause_ladder, methods=["POST"]),
         Route("/ladder/resume", resume_ladder, methods=["POST"]),
     ]
+
+
+def ladder_paths(
+    body: Callable[[str], dict[str, Any]], error: Callable[[str], dict[str, Any]]
+) -> dict[str, Any]:
+    """The ladder's paths in the OpenAPI document."""
+    status = {"description": "The ladder now", "content": body("LadderStatus")}
+
+    def control(summary: str) -> dict[str, Any]:
+        return {
+            "post": {
+                "summary": summary,
+                "security": [{"bearer": []}, {}],
+                "responses": {
+                    "200": status,
+                    "401": error("API token missing or wrong"),
+                    "404": error("This server runs no ladder"),
+                },
+            }
+        }
+
+    return {
+        "/ladder": {
+            "get": {
+                "summary": "The ladder: settings, games in flight, counts, backoffs and why",
+                "responses": {"200": status},
+            }
+        },
+        "/ladder/pause": control("Start no more ladder games (those in flight play on)"),
+        "/ladder/resume": control("Start ladder games again"),
+    }

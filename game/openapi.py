@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic.json_schema import models_json_schema
 
+from game.ladder_routes import LADDER_MODELS, ladder_paths
 from game.openapi_arena import ARENA_MODELS, arena_paths
 from game.server_state import HOSTED_BOTS
 from game.store import MAX_PAGE_SIZE, MAX_PLAYER_FILTER, GamePage, RecordStatus
@@ -40,6 +41,7 @@ def _openapi(hosted: bool) -> dict[str, Any]:
             (TournamentView, "serialization"),
             (TournamentGames, "serialization"),
             *ARENA_MODELS,
+            *LADDER_MODELS,
         ],
         ref_template=ref,
     )
@@ -178,6 +180,7 @@ def _openapi(hosted: bool) -> dict[str, Any]:
     }
     paths.update(_tournament_paths(body, error))
     paths.update(arena_paths(body, error))
+    paths.update(ladder_paths(body, error))
     description = (
         "HTTTX game server. WebSockets (not described by OpenAPI): /ws?token=<token> plays "
         "a human seat with the bot protocol; /spectate/{game_id} follows a live game."

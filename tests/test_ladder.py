@@ -157,6 +157,9 @@ async def test_a_server_without_a_ladder_says_so(tmp_path: Path) -> None:
         assert status == 200 and body["enabled"] is False and body["running"] is False
         status, body = await s.post("/ladder/pause")
         assert status == 404 and "--ladder" in body["detail"]
+        _, document = await s.get("/openapi.json")
+        assert {"/ladder", "/ladder/pause", "/ladder/resume"} <= set(document["paths"])
+        assert "LadderStatus" in document["components"]["schemas"]
 
 
 async def test_a_restarted_server_goes_on_with_its_ladder(tmp_path: Path) -> None:
