@@ -168,10 +168,11 @@ class RatingBook:
             raise UnratableGame(f"cannot rate a game between {x!r} and {o!r}: a name too long")
         if x_key == o_key:
             raise UnratableGame(f"cannot rate a game of {x!r} against {o!r}: one player")
-        self._tracked[game_id] = (x, o)
         if not await self.store.ratings.track(game_id, (x_key, x), (o_key, o), _now()):
             return
-        # The game may have ended before it was tracked (its end hook found nothing).
+        self._tracked[game_id] = (x, o)
+        # The game may have ended before it was tracked (its end hook found nothing):
+        # its record is committed before the hook runs, so the store has its result.
         record = await self.store.get_game(game_id)
         if record is not None and record.result is not None:
             await self._settle(game_id, x, o, record)

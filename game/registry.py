@@ -223,7 +223,9 @@ class BotRegistry:
         if it is registered so already (url, ladder, description; a retired one comes
         back). Its capabilities are checked as for ``register``, but a bot that cannot be
         reached now is registered ``unreachable`` rather than refused (the server may be
-        starting its own bots). Raises NameTaken if the name is someone else's."""
+        starting its own bots: hosted bots answer only once the server listens, so call
+        ``check(name)`` then, or wait for the next re-check). Raises NameTaken if the
+        name is someone else's."""
         name = _checked_name(name)
         key = _key(name)
         try:

@@ -469,6 +469,7 @@ def _banner(
         f"  REST        POST {base}/game/new",
         "              GET /games   /games/<id>   /games/<id>/notation   /bots   /health",
         "              POST/GET /tournaments   GET /tournaments/<id>[/games]  POST .../stop|resume",
+        "              POST/GET /bots   GET|PATCH|DELETE /bots/<name>[/ratings]   GET /leaderboard",
         f"  docs        {base}/docs   (OpenAPI 3.1: {base}/openapi.json)",
         f"  humans      {ws}/ws?token=<token_x or token_o>",
         f"  spectators  {ws}/spectate/<game_id>",

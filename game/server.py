@@ -14,6 +14,11 @@ Routes (``create_app``):
 * ``GET /health``, ``GET /openapi.json``, ``GET /docs``.
 * ``POST /tournaments``, ``GET /tournaments``, ``GET /tournaments/{id}``,
   ``POST /tournaments/{id}/stop|resume`` (``game.tournament_routes``).
+* ``POST /bots`` (register a bot: 201 with its owner token; 401 API token, 409 name
+  taken, 422 bad URL / forbidden address / unreachable), ``GET /bots`` (the hosted
+  bots and the registered ones with ratings), ``GET|PATCH|DELETE /bots/{name}`` (the
+  changes with ``Authorization: Bearer <owner_token>``), ``GET /bots/{name}/ratings``,
+  ``GET /leaderboard?kind=bot|human|all&limit=`` (``game.registry_routes``).
 * WebSocket ``/ws?token=...`` (a human seat) and ``/spectate/{game_id}``.
 * The example bots under ``/bots/random``, ``/bots/center``, ``/bots/threat``.
 * The web page: ``/``, ``/g/{id}``, ``/t/{id}``, ``/web/...`` and ``/static/...``

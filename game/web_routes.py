@@ -7,10 +7,11 @@ Every page path answers the same shell; ``app.js`` picks the view from the path:
 
 * ``/`` — live games; ``/g/{game_id}`` — one game, live or replayed;
 * ``/web/games`` — the record list; ``/web/bots`` — bots and the pair form;
-* ``/web/tournaments`` and ``/t/{tournament_id}`` — tournaments and standings.
+* ``/web/tournaments`` and ``/t/{tournament_id}`` — tournaments and standings;
+* ``/web/leaderboard`` — the arena's ratings (``GET /leaderboard``).
 
-The JSON routes (``/games``, ``/bots``, ``/tournaments``) keep their paths and answers:
-a page never shadows an API route. Static files are revalidated by ETag
+The JSON routes (``/games``, ``/bots``, ``/tournaments``, ``/leaderboard``) keep their
+paths and answers: a page never shadows an API route. Static files are revalidated by ETag
 (``Cache-Control: no-cache``) so an upgraded server never runs an old script.
 """
 
@@ -27,7 +28,7 @@ from starlette.staticfiles import StaticFiles
 __all__ = ["PAGE_VIEWS", "web_routes"]
 
 #: The views under ``/web/<view>``; any other name is a 404 page.
-PAGE_VIEWS: Final = frozenset({"games", "bots", "tournaments"})
+PAGE_VIEWS: Final = frozenset({"games", "bots", "tournaments", "leaderboard"})
 
 _SHELL: Final = "index.html"
 

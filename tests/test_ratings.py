@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import doctest
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -89,3 +92,13 @@ def test_what_a_game_is_worth() -> None:
 
     aborted = GameResult(winner=None, reason=ResultReason.DRAW, cause=EndCause.ABORTED)
     assert outcome_of(GameRecord(result=aborted)) is None
+
+
+def test_readme_example_runs_as_shown() -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Ratings and the leaderboard", 1)[1].split("\n## ", 1)[0]
+    example = section.split("```python\n", 1)[1].split("```", 1)[0]
+    test = doctest.DocTestParser().get_doctest(example, {}, "README", "README.md", 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    runner.run(test)
+    assert runner.summarize(verbose=False) == (0, len(test.examples))

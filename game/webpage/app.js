@@ -10,6 +10,7 @@ const ROUTES = [
   [/^\/web\/games$/, "games", () => import("./games.js"), () => ({})],
   [/^\/web\/bots$/, "bots", () => import("./bots.js"), () => ({})],
   [/^\/web\/tournaments$/, "tournaments", () => import("./tournaments.js"), () => ({})],
+  [/^\/web\/leaderboard$/, "leaderboard", () => import("./leaderboard.js"), () => ({})],
   [/^\/t\/([^/]+)$/, "tournaments", () => import("./tournament.js"), (m) => ({ tournamentId: decodeURIComponent(m[1]) })],
 ];
 

@@ -1,7 +1,10 @@
-// Bots: the bots this server hosts and the bots seen in recent games, with what their
-// capabilities say about them, and a form that pairs two of them (POST /game/new).
+// Bots: the bots registered in the arena (rating, status, record, backoff) and a form
+// to register one (POST /bots), the bots this server hosts and the bots seen in recent
+// games, with what their capabilities say about them, and a form that pairs two of
+// them (POST /game/new).
 
-import { el, clear, getJSON, postJSON, playerName, apiToken, setApiToken, errorBox, ApiError } from "./api.js";
+import { el, clear, getJSON, postJSON, playerName, apiToken, setApiToken, errorBox, formatWhen, ApiError } from "./api.js";
+import { failureText, ratingCell, statusBadge } from "./leaderboard.js";
 
 //: Recent games scanned for the bots they seated (one page of the list, newest first).
 const SEEN_FROM_GAMES = 200;
@@ -46,6 +49,59 @@ function botRow(bot, hosted) {
   );
 }
 
+function registeredRow(bot) {
+  const meta = bot.meta || {};
+  const backoff = bot.backoff_until && new Date(bot.backoff_until) > new Date()
+    ? el("div", { class: "muted" }, `backed off until ${formatWhen(bot.backoff_until)}: ${bot.backoff_reason || ""}`)
+    : null;
+  return el("tr", { dataset: { name: bot.name } },
+    el("td", {}, el("strong", {}, bot.name), bot.owner === "server" ? [" ", el("span", { class: "badge" }, "server's")] : null,
+      bot.description ? el("div", { class: "muted" }, bot.description) : null,
+      meta.name && meta.name !== bot.name ? el("div", { class: "muted" }, `${meta.name}${meta.version ? ` v${meta.version}` : ""}`) : null),
+    el("td", {}, statusBadge(bot.status, bot.check_error), bot.ladder ? null : [" ", el("span", { class: "badge" }, "not on the ladder")],
+      bot.status === "unreachable" && bot.check_error ? el("div", { class: "muted" }, bot.check_error) : null, backoff),
+    ratingCell(bot),
+    el("td", { class: "num" }, `${bot.wins} / ${bot.losses} / ${bot.draws}`),
+    el("td", { class: "wide" }, failureText(bot.failures)),
+    el("td", { class: "wide" }, el("code", {}, bot.url)),
+  );
+}
+
+function registerForm(onRegistered) {
+  const name = el("input", { name: "bot-name", type: "text", required: true, maxlength: "64", "aria-label": "Bot name" });
+  const url = el("input", { name: "bot-url", type: "url", required: true, placeholder: "http://host:port/", "aria-label": "Bot URL" });
+  const description = el("input", { name: "bot-description", type: "text", maxlength: "500", placeholder: "optional", "aria-label": "Description" });
+  const ladder = el("input", { name: "bot-ladder", type: "checkbox", checked: true });
+  const result = el("div", { role: "status", "aria-live": "polite" });
+  const submit = el("button", { type: "submit", class: "primary" }, "Register the bot");
+  const form = el("form", { class: "stack panel", id: "register-form" },
+    el("label", {}, "Name", name),
+    el("label", {}, "URL", url),
+    el("label", {}, "Description", description),
+    el("label", { class: "inline" }, ladder, " Play on the ladder"),
+    submit, result);
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const body = { name: name.value.trim(), url: url.value.trim(), ladder: ladder.checked };
+    if (description.value.trim()) body.description = description.value.trim();
+    submit.disabled = true;
+    clear(result, el("p", { class: "muted" }, "Checking the bot's capabilities…"));
+    try {
+      const registered = await postJSON("/bots", body);
+      clear(result, el("div", { class: "notice ok", id: "owner-token" },
+        el("p", {}, `${registered.name} is registered. Its owner token, shown this once (keep it: `,
+          el("code", {}, "PATCH"), " and ", el("code", {}, "DELETE /bots/{name}"), " ask for it):"),
+        el("code", { class: "token" }, registered.owner_token)));
+      onRegistered(registered);
+    } catch (error) {
+      clear(result, errorBox(error));
+    } finally {
+      submit.disabled = false;
+    }
+  });
+  return form;
+}
+
 function seatPicker(label, name, bots, preselect) {
   const select = el("select", { name, required: true, "aria-label": `${label} bot` },
     bots.map((bot, index) => el("option", { value: bot.url, selected: index === preselect }, `${(bot.meta && bot.meta.name) || bot.name} — ${bot.url}`)),
@@ -74,9 +130,23 @@ export async function mount(main) {
     clear(message, errorBox(error));
     return;
   }
-  const hostedUrls = new Set(hosted.bots.map((b) => b.url));
+  const registered = hosted.registered || [];
+  const hostedUrls = new Set([...hosted.bots.map((b) => b.url), ...registered.map((b) => b.url)]);
   const seen = seenBots(games.items, hostedUrls);
-  const all = [...hosted.bots, ...seen];
+  // Registered bots go by their registered names in the seat pickers.
+  const playable = registered.filter((b) => b.status === "active").map((b) => ({ name: b.name, url: b.url }));
+  const all = [...hosted.bots, ...playable, ...seen];
+
+  const registeredBody = el("tbody", {}, registered.map(registeredRow));
+  const registeredTable = el("div", { class: "scroll-x" }, el("table", { class: "list", id: "registered-bots" },
+    el("thead", {}, el("tr", {}, el("th", {}, "Bot"), el("th", {}, "Status"), el("th", { class: "num" }, "Rating"),
+      el("th", { class: "num" }, "W / L / D"), el("th", { class: "wide" }, "Forfeits lost"), el("th", { class: "wide" }, "URL"))),
+    registeredBody));
+  const noneYet = el("p", { class: "notice", hidden: registered.length > 0 }, "No bot is registered yet.");
+  const register = registerForm((bot) => {
+    registeredBody.append(registeredRow(bot));
+    noneYet.hidden = true;
+  });
 
   const head = el("thead", {}, el("tr", {}, el("th", {}, "Bot"), el("th", { class: "wide" }, "About"), el("th", {}, "URL"), el("th", { class: "num" }, "Recent games"), el("th", {}, "")));
   const table = el("div", { class: "scroll-x" }, el("table", { class: "list", id: "bots" }, head,
@@ -122,6 +192,10 @@ export async function mount(main) {
 
   clear(main,
     el("h1", {}, "Bots"),
+    el("div", { class: "grid2" },
+      el("section", {}, el("h2", {}, "Registered in the arena"), registeredTable, noneYet,
+        el("p", { class: "muted" }, "Registered bots are rated in the arena's games; see the ", el("a", { href: "/web/leaderboard" }, "leaderboard"), ".")),
+      el("section", {}, el("h2", {}, "Register a bot"), register)),
     el("div", { class: "grid2" },
       el("section", {}, el("h2", {}, "Hosted here and seen in games"), table,
         el("p", { class: "muted" }, "Hosted bots play on this server's own port; other bots are the ones seen in the latest games.")),
