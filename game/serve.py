@@ -460,6 +460,8 @@ def _banner(
     example_bots: bool,
     with_token: bool,
     analysis_bot: str | None = None,
+    ladder: LadderSettings | None = None,
+    ladder_hosted_bots: bool = False,
 ) -> str:
     base = _local_base(server)
     ws = "ws" + base[4:]
@@ -479,6 +481,12 @@ def _banner(
         hosted = hosted_bot_named(analysis_bot)
         where = analysis_bot if hosted is None else f"{hosted.__name__}, in this process"
         lines.append(f"  analysis    {where}   (evaluates watched games for spectators)")
+    if ladder is not None:
+        joined = ", with the example bots" if ladder_hosted_bots else ""
+        lines.append(
+            f"  ladder      GET {base}/ladder   ({ladder.concurrency} at once, at most "
+            f"{ladder.rate:g} a minute, {ladder.clock.text}{joined}; POST /bots to join)"
+        )
     if example_bots:
         lines.append("  bots        " + "   ".join(f"{base}{path}" for path in HOSTED_BOTS))
         lines += ["", "Pair two hosted bots:", "  " + curl_command(base, with_token=with_token)]
@@ -642,6 +650,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 example_bots=args.example_bots,
                 with_token=bool(api_token),
                 analysis_bot=args.analysis_bot,
+                ladder=ladder,
+                ladder_hosted_bots=args.ladder_hosted_bots,
             ),
             flush=True,
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from game import serve
 from game.ladder import EVENT_TAG, LadderSettings, _Bucket
 from game.server import create_app, serving
 from game.store import GameStore
+from tests.test_server import server_process
 
 Json = dict[str, Any]
 TIMEOUT = 120.0
@@ -236,3 +238,23 @@ def test_bad_ladder_flags_are_one_clear_line(
     assert serve.main(["--port", "0", "--db", db, *argv]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+async def test_the_command_line_runs_a_ladder_of_the_hosted_bots_and_stops_cleanly(
+    tmp_path: Path,
+) -> None:
+    flags = ["--ladder", "--ladder-hosted-bots", "--ladder-time-control", "turn=0.05"]
+    with server_process(tmp_path, *flags, "--ladder-concurrency", "2") as (process, base):
+        assert process.stdout is not None
+        banner = [process.stdout.readline() for _ in range(12)]
+        assert any(
+            line.startswith("  ladder      GET") and "2 at once" in line and "turn=0.05" in line
+            for line in banner
+        ), banner
+        timeout = aiohttp.ClientTimeout(total=TIMEOUT)
+        async with aiohttp.ClientSession(timeout=timeout) as http:
+            s = Server(base, http)
+            status = await s.until("/ladder", lambda body: body["games_finished"] >= 2)
+            assert status["entrants"] == 4
+        process.send_signal(signal.SIGINT)
+        assert process.wait(TIMEOUT) == 0
