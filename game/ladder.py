@@ -405,6 +405,13 @@ class Ladder:
             self._entrants[key] = self._laid_over(key, cached)
 
     async def _run(self) -> None:
+        try:
+            await self._schedule()
+        except Exception:  # a bug: the ladder stops (GET /ladder says so), the server stays
+            log.exception("the ladder stopped")
+            raise
+
+    async def _schedule(self) -> None:
         loop = asyncio.get_running_loop()
         bucket = _Bucket(self.settings.rate, self.settings.concurrency, loop.time())
         log.info(
