@@ -294,10 +294,10 @@ class Ladder:
         self.games_finished = 0
         self.games_void = 0
         self.failed_starts = 0
-        #: Ladder games in flight: game id (or a placeholder while created) -> pair.
+        #: Ladder games being played: game id -> pair.
         self.live: dict[str, Pairing] = {}
         self._busy: set[str] = set()  # casefolded names in a ladder game now
-        self._games: set[asyncio.Task[None]] = set()
+        self._games: set[asyncio.Task[None]] = set()  # one per game, from its creation
         self._sides: dict[str, int] = {}
         self._last_opponent: dict[str, str] = {}
         self._last_played: dict[str, datetime] = {}
@@ -357,7 +357,7 @@ class Ladder:
             rate_per_minute=self.settings.rate,
             time_control=self.settings.clock.text,
             entrants=len(entrants),
-            in_flight=len(self.live),
+            in_flight=len(self._games),
             games_started=self.games_started,
             games_finished=self.games_finished,
             games_void=self.games_void,

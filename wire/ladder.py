@@ -41,7 +41,7 @@ class LadderStatus(BaseModel):
         default=None, description="The ladder games' clock, as htttx-tournament writes it."
     )
     entrants: int = Field(default=0, description="Bots opted in and active.")
-    in_flight: int = 0
+    in_flight: int = Field(default=0, description="Games being created or played.")
     games_started: int = 0
     games_finished: int = 0
     games_void: int = Field(
