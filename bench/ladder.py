@@ -4,7 +4,8 @@
    make a line: every game lasts exactly its turn limit) under ``/b000`` ... ``/b199``;
    a game server (``htttx-server --ladder --ladder-concurrency 50``, SQLite in a
    temporary directory) has them registered (``POST /bots``). Rounds alternate, in the
-   same run, on the same server and bots:
+   same run, on the same server and bots (which goes first alternates, as the store
+   grows and what runs later pays for it):
 
    * plain: the same number of games through ``POST /game/new`` (unrated, no registry),
      50 at once, between bots drawn at random, at the ladder's time control;
@@ -271,19 +272,32 @@ async def part_load(quick: bool) -> None:
             moves = {"plain": 0, "ladder": 0}
             samples: list[int] = []
             ratios = []
-            for _ in range(rounds):
-                before = cpu_seconds(pid)
-                ids = await plain_games(server, urls, games, at_once)
-                plain_cpu = cpu_seconds(pid) - before
-                plain_moves = await moves_of(server, ids)
-                before = cpu_seconds(pid)
-                played = await ladder_games(server, games, samples)
-                ladder_cpu = cpu_seconds(pid) - before
+            for index in range(rounds):
+
+                async def plain() -> tuple[float, int]:
+                    before = cpu_seconds(pid)
+                    ids = await plain_games(server, urls, games, at_once)
+                    spent = cpu_seconds(pid) - before
+                    return spent, await moves_of(server, ids)
+
+                async def ladder() -> tuple[float, int]:
+                    before = cpu_seconds(pid)
+                    played = await ladder_games(server, games, samples)
+                    return cpu_seconds(pid) - before, played * TURN_LIMIT
+
+                # The order alternates: the store grows as games are recorded, and
+                # whatever runs second in every round would pay for it.
+                if index % 2 == 0:
+                    plain_cpu, plain_moves = await plain()
+                    ladder_cpu, ladder_moves = await ladder()
+                else:
+                    ladder_cpu, ladder_moves = await ladder()
+                    plain_cpu, plain_moves = await plain()
                 cpu["plain"] += plain_cpu
                 cpu["ladder"] += ladder_cpu
                 moves["plain"] += plain_moves
-                moves["ladder"] += played * TURN_LIMIT
-                ratios.append((ladder_cpu / (played * TURN_LIMIT)) / (plain_cpu / plain_moves))
+                moves["ladder"] += ladder_moves
+                ratios.append((ladder_cpu / ladder_moves) / (plain_cpu / plain_moves))
             status = await server.ladder()
             registered = (await server.get("/bots"))["registered"]
     per_move = {kind: cpu[kind] / moves[kind] * 1e6 for kind in cpu}
