@@ -16,6 +16,7 @@ from bot.bot import BaseBot
 from bot.serve import BotPool
 from bot.serve import create_app as create_bot_app
 from bot.serve import serving as serving_bots
+from game.arena_errors import NameTaken
 from game.ladder import Ladder, LadderSettings
 from game.manager import GameManager
 from game.rating_book import RatingBook
@@ -38,17 +39,22 @@ async def open_ladder(
 ) -> Ladder:
     """Serve and register ``hosted`` (ladder name -> bot class), if any, then start the
     ladder; ``stack`` stops the bot server when the server closes (after the games,
-    which the runtime's drain aborts first)."""
+    which the runtime's drain aborts first). A hosted bot whose name someone else has
+    registered stays off the ladder (logged); the others play."""
     if hosted:
         table = {f"/{name.lower()}": bot_class for name, bot_class in hosted.items()}
         server = await stack.enter_async_context(serving_bots(create_bot_app(table, pool=pool)))
         for name in hosted:
-            bot = await registry.register_server_bot(
-                name,
-                f"{server.url}/{name.lower()}",
-                ladder=True,
-                description=f"the server's own {hosted[name].__name__}",
-            )
+            try:
+                bot = await registry.register_server_bot(
+                    name,
+                    f"{server.url}/{name.lower()}",
+                    ladder=True,
+                    description=f"the server's own {hosted[name].__name__}",
+                )
+            except NameTaken as error:  # someone registered it first: the ladder goes on
+                log.error("ladder: the hosted bot %s is not on the ladder: %s", name, error)
+                continue
             log.info("ladder: hosted bot %s at %s (%s)", bot.name, bot.url, bot.status)
     ladder = Ladder(manager, registry, ratings, settings)
     ladder.start()

@@ -199,12 +199,22 @@ async def test_a_restarted_server_goes_on_with_its_ladder(tmp_path: Path) -> Non
 
 
 async def test_the_hosted_bots_can_join_the_ladder(tmp_path: Path) -> None:
-    settings = LadderSettings(concurrency=1, rate=6000, time_control="turn=0.05", seed=2)
-    async with game_server(tmp_path / "h.sqlite", ladder=settings, ladder_hosted_bots=True) as s:
-        bots = registered_of((await s.get("/bots"))[1])
-        assert {"RandomBot", "CenterBot", "ThreatBot", "SearchBot"} <= set(bots)
-        assert all(bots[name]["owner"] == "server" for name in bots)
-        await s.until("/ladder", lambda body: body["games_finished"] >= 1)
+    db = tmp_path / "h.sqlite"
+    async with three_bots() as urls:
+        async with game_server(db) as s:  # someone took one of their names first
+            await s.register("ThreatBot", urls["threat"])
+        settings = LadderSettings(concurrency=1, rate=6000, time_control="turn=0.05", seed=2)
+        async with game_server(db, ladder=settings, ladder_hosted_bots=True) as s:
+            bots = registered_of((await s.get("/bots"))[1])
+            assert {"RandomBot", "CenterBot", "ThreatBot", "SearchBot"} == set(bots)
+            owners = {name: bot["owner"] for name, bot in bots.items()}
+            assert owners == {
+                "RandomBot": "server",
+                "CenterBot": "server",
+                "SearchBot": "server",
+                "ThreatBot": "token",  # theirs: left alone, and it plays on the ladder too
+            }
+            await s.until("/ladder", lambda body: body["games_finished"] >= 1)
 
 
 def test_the_token_bucket_spaces_the_starts() -> None:
