@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic.json_schema import models_json_schema
 
+from game.ladder_routes import LADDER_MODELS, ladder_paths
 from game.openapi_arena import ARENA_MODELS, arena_paths
 from game.queue_routes import challenge_paths
 from game.server_state import HOSTED_BOTS
@@ -59,6 +60,7 @@ def _openapi(hosted: bool) -> dict[str, Any]:
             (SeriesPage, "serialization"),
             (SeriesView, "serialization"),
             *ARENA_MODELS,
+            *LADDER_MODELS,
         ],
         ref_template=ref,
     )
@@ -199,6 +201,7 @@ def _openapi(hosted: bool) -> dict[str, Any]:
     paths.update(challenge_paths(body, error))
     paths.update(_series_paths(body, error))
     paths.update(arena_paths(body, error))
+    paths.update(ladder_paths(body, error))
     description = (
         "HTTTX game server. WebSockets (not described by OpenAPI): /ws?token=<token> plays "
         "a human seat with the bot protocol; /spectate/{game_id} follows a live game; "

@@ -13,10 +13,11 @@ after one win. A rating is *provisional* (``is_provisional``) until the player h
 practice about ten games against settled opponents, more against new ones.
 
 Why OpenSkill rather than a Glicko-2 library: it is maintained and typed (Python source,
-shipped compiled by mypyc where a wheel exists, pure Python otherwise), updates one game at a time with no rating periods (Glicko-2 batches
-games into periods, awkward for a ladder that plays around the clock), and its
-``tau`` drift plays the part of Glicko's volatility. Elo (``game.elo``) has no
-uncertainty, so it cannot say "provisional" nor rank newcomers fairly.
+shipped compiled by mypyc where a wheel exists, pure Python otherwise), updates one game
+at a time with no rating periods (Glicko-2 batches games into periods, awkward for a
+ladder that plays around the clock), and its ``tau`` drift plays the part of Glicko's
+volatility. Elo (``game.elo``) has no uncertainty, so it cannot say "provisional" nor
+rank newcomers fairly.
 
 >>> x, o = rate(Rating(), Rating(), 1.0)
 >>> x.mu > 1500 > o.mu, x.sigma < 500

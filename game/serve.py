@@ -6,6 +6,8 @@
                  [--max-connections-per-client N] [--request-timeout S]
                  [--keep-alive-timeout S] [--send-board {auto,always}]
                  [--analysis-bot URL [--analysis-time S]] [--bot-recheck S]
+                 [--ladder [--ladder-concurrency N] [--ladder-rate GAMES_PER_MIN]
+                           [--ladder-time-control TC] [--ladder-hosted-bots]]
 
 ``HTTTX_API_TOKEN``, when set, is required as ``Authorization: Bearer <token>`` on
 ``POST /game/new`` (and ``POST /bots``, the tournament routes). SIGINT/SIGTERM stop
@@ -40,6 +42,13 @@ from game.ascii import render
 from game.clock import DEFAULT_STALL_LIMIT
 from game.discovery import DEFAULT_POLICY, AddressPolicy, DiscoveryError, PolicySyntaxError
 from game.fanout import MAX_SPECTATOR_FLUSH_S, SPECTATOR_FLUSH_S
+from game.ladder import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_RATE,
+    DEFAULT_TIME_CONTROL,
+    LadderSettings,
+    LadderSettingsError,
+)
 from game.limits import (
     DEFAULT_KEEP_ALIVE_TIMEOUT,
     DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
@@ -231,7 +240,72 @@ def _arguments() -> argparse.ArgumentParser:
         "/bots): one that fails is 'unreachable' and not scheduled until a check "
         "succeeds; 0 never checks again (default %(default)g)",
     )
+    ladder = parser.add_argument_group(
+        "ladder",
+        "keep registered bots (POST /bots, opted in) playing each other, rated; "
+        "GET /ladder says what it does",
+    )
+    ladder.add_argument("--ladder", action="store_true", help="run the ladder")
+    ladder.add_argument(
+        "--ladder-concurrency",
+        type=int,
+        metavar="N",
+        help=f"ladder games at once, at most (default {DEFAULT_CONCURRENCY})",
+    )
+    ladder.add_argument(
+        "--ladder-rate",
+        type=float,
+        metavar="GAMES_PER_MIN",
+        help=f"ladder games started a minute, at most (default {DEFAULT_RATE:g})",
+    )
+    ladder.add_argument(
+        "--ladder-time-control",
+        metavar="TC",
+        help="each side's clock in ladder games, as htttx-tournament's --clock: 'BASE+INC', "
+        f"'TOTAL', 'turn=S', 'none' or 'stall=S' (default {DEFAULT_TIME_CONTROL})",
+    )
+    ladder.add_argument(
+        "--ladder-hosted-bots",
+        action="store_true",
+        help="register the hosted example bots (random, center, threat, search) as the "
+        "server's own ladder bots, served in this process on a loopback port",
+    )
     return parser
+
+
+def _ladder(args: argparse.Namespace) -> LadderSettings | None:
+    """The ladder's settings, or None without ``--ladder``."""
+    given = {
+        "--ladder-concurrency": args.ladder_concurrency,
+        "--ladder-rate": args.ladder_rate,
+        "--ladder-time-control": args.ladder_time_control,
+        "--ladder-hosted-bots": args.ladder_hosted_bots or None,
+    }
+    if not args.ladder:
+        flags = [flag for flag, value in given.items() if value is not None]
+        if flags:
+            raise UsageError(f"{flags[0]} is a ladder setting: add --ladder")
+        return None
+    options: dict[str, Any] = {}
+    if args.ladder_concurrency is not None:
+        options["concurrency"] = args.ladder_concurrency
+    if args.ladder_rate is not None:
+        options["rate"] = args.ladder_rate
+    if args.ladder_time_control is not None:
+        options["time_control"] = args.ladder_time_control
+    try:
+        settings = LadderSettings(**options)
+    except LadderSettingsError as error:
+        flag = {"concurrency": "--ladder-concurrency", "rate": "--ladder-rate"}.get(
+            str(error).split(" ", 1)[0], "--ladder-time-control"
+        )
+        raise UsageError(f"{flag}: {error}") from None
+    if settings.concurrency > args.max_games:
+        raise UsageError(
+            f"--ladder-concurrency {settings.concurrency} is more than --max-games "
+            f"{args.max_games}: the server would never run that many"
+        )
+    return settings
 
 
 def _limits(args: argparse.Namespace) -> SessionLimits:
@@ -386,6 +460,8 @@ def _banner(
     example_bots: bool,
     with_token: bool,
     analysis_bot: str | None = None,
+    ladder: LadderSettings | None = None,
+    ladder_hosted_bots: bool = False,
 ) -> str:
     base = _local_base(server)
     ws = "ws" + base[4:]
@@ -407,6 +483,12 @@ def _banner(
         hosted = hosted_bot_named(analysis_bot)
         where = analysis_bot if hosted is None else f"{hosted.__name__}, in this process"
         lines.append(f"  analysis    {where}   (evaluates watched games for spectators)")
+    if ladder is not None:
+        joined = ", with the example bots" if ladder_hosted_bots else ""
+        lines.append(
+            f"  ladder      GET {base}/ladder   ({ladder.concurrency} at once, at most "
+            f"{ladder.rate:g} a minute, {ladder.clock.text}{joined}; POST /bots to join)"
+        )
     if example_bots:
         lines.append("  bots        " + "   ".join(f"{base}{path}" for path in HOSTED_BOTS))
         lines += ["", "Pair two hosted bots:", "  " + curl_command(base, with_token=with_token)]
@@ -527,6 +609,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         _check_numbers(args)
         session_limits = _limits(args)
         policy = _policy(args)
+        ladder = _ladder(args)
+        if args.ladder_hosted_bots and policy.problem("127.0.0.1") is not None:
+            raise UsageError(
+                "--ladder-hosted-bots serves the bots on loopback, which the address "
+                f"policy refuses ({policy.problem('127.0.0.1')}): allow loopback"
+            )
         _open_store(args.db)
         # A hosted bot by name runs inside the server: checked when the server starts.
         if args.analysis_bot is not None and hosted_bot_named(args.analysis_bot) is None:
@@ -551,6 +639,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         analysis_bot=args.analysis_bot,
         analysis_time=args.analysis_time,
         bot_recheck=args.bot_recheck,
+        ladder=ladder,
+        ladder_hosted_bots=args.ladder_hosted_bots,
     )
 
     def started(server: GameServer) -> None:
@@ -562,6 +652,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 example_bots=args.example_bots,
                 with_token=bool(api_token),
                 analysis_bot=args.analysis_bot,
+                ladder=ladder,
+                ladder_hosted_bots=args.ladder_hosted_bots,
             ),
             flush=True,
         )

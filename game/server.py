@@ -63,6 +63,9 @@ from game.analyst import open_analyst
 from game.challenges import Challenges
 from game.discovery import DEFAULT_POLICY, AddressPolicy, DiscoveryError, capabilities_url
 from game.fanout import SPECTATOR_FLUSH_S
+from game.ladder import LadderSettings
+from game.ladder_host import open_ladder
+from game.ladder_routes import ladder_routes
 from game.limits import ConnectionLimits, uvicorn_protocols
 from game.local_bot_spec import BotLimits
 from game.manager import (
@@ -320,6 +323,8 @@ def create_app(
     analysis_time: float = DEFAULT_ANALYSIS_TIME,
     bot_recheck: float = DEFAULT_RECHECK_S,
     resume_series: bool = True,
+    ladder: LadderSettings | None = None,
+    ladder_hosted_bots: bool = False,
 ) -> Starlette:
     """The game server's app. Its lifespan opens the store (marking games left running
     by a previous run as aborted), one aiohttp session for every outbound request, the
@@ -343,7 +348,12 @@ def create_app(
 
     ``resume_series``: a series a previous run left interrupted resumes by itself at
     startup (``TournamentDirector.recover``); htttx-tournament, which resumes what it
-    is asked to itself, says no."""
+    is asked to itself, says no.
+
+    ``ladder``: run a ladder with these settings (``game.ladder``; ``GET /ladder``);
+    ``ladder_hosted_bots``: the hosted example bots join it as the server's own bots,
+    served in this process on a loopback port (``game.ladder_host``), so ``policy``
+    must allow loopback."""
     if max_games_per_client < 1 or max_games < 1 or max_spectators < 1:
         raise ValueError("max_games, max_games_per_client and max_spectators must be at least 1")
     if send_board not in SEND_BOARD_POLICIES:
@@ -355,6 +365,10 @@ def create_app(
     check_analysis_time(analysis_time)
     if not 0 <= bot_recheck < float("inf"):
         raise ValueError(f"bot_recheck must be 0 (never) or more seconds, got {bot_recheck}")
+    if ladder_hosted_bots and ladder is None:
+        raise ValueError("ladder_hosted_bots needs a ladder")
+    if ladder_hosted_bots and (problem := policy.problem("127.0.0.1")) is not None:
+        raise ValueError(f"the ladder's hosted bots are served on loopback: {problem}")
     settings = _Settings(
         db_url=db_url,
         policy=policy,
@@ -375,6 +389,8 @@ def create_app(
         analysis_bot=analysis_bot,
         analysis_time=analysis_time,
         bot_recheck=bot_recheck,
+        ladder=ladder,
+        ladder_hosted_bots=ladder_hosted_bots,
     )
     # The pool exists before the app so the bot routes can be mounted; threads are
     # only started on first use, and the lifespan shuts it down.
@@ -393,6 +409,7 @@ def create_app(
         *series_routes(),
         *arena_routes(),
         *queue_routes(),
+        *ladder_routes(),
         # Last: the page's paths never shadow an API route.
         *web_routes(),
     ]
@@ -488,6 +505,21 @@ def create_app(
                 challenges=Challenges(store, manager, arena),
             )
             queue.start()
+            if settings.ladder is not None:
+                # Before the drain is pushed: it runs first at exit, so the ladder's games
+                # are aborted before the hosted bots' server stops under them.
+                own_bots = None
+                if settings.ladder_hosted_bots:
+                    own_bots = {bot.__name__: bot for bot in HOSTED_BOTS.values()}
+                runtime.ladder = await open_ladder(
+                    stack,
+                    manager=manager,
+                    registry=registry,
+                    ratings=ratings,
+                    settings=settings.ladder,
+                    pool=pool,
+                    hosted=own_bots,
+                )
             stack.push_async_callback(runtime.drain)
             app.state.arena = runtime
             yield

@@ -20,6 +20,7 @@ from bot.serve import BotPool
 from game.analysis import DEFAULT_ANALYSIS_TIME
 from game.challenges import Challenges
 from game.discovery import AddressPolicy
+from game.ladder import Ladder, LadderSettings
 from game.local_bot_spec import BotLimits
 from game.manager import GameManager
 from game.queue_hub import QueueHub
@@ -72,6 +73,8 @@ class _Settings:
     analysis_time: float = DEFAULT_ANALYSIS_TIME
     #: Seconds between two checks of every registered bot (``BotRegistry``); 0: never.
     bot_recheck: float = DEFAULT_RECHECK_S
+    ladder: LadderSettings | None = None
+    ladder_hosted_bots: bool = False
 
 
 @dataclass
@@ -90,6 +93,7 @@ class _Runtime:
     # The /queue and open challenges (game.queue_hub, game.challenges).
     queue: QueueHub | None = None
     challenges: Challenges | None = None
+    ladder: Ladder | None = None
     closing: bool = False
     drained: bool = False
     # Live games created per client address, and creations under way (discovery takes
@@ -107,8 +111,10 @@ class _Runtime:
         if self.drained:
             return
         self.drained = True
-        # Tournaments and the queue first: they would start new games as the old ones
-        # are aborted.
+        # The ladder, tournaments and the queue first: they would start new games as the
+        # old ones are aborted.
+        if self.ladder is not None:
+            await self.ladder.shutdown()
         await self.tournaments.shutdown()
         if self.queue is not None:
             await self.queue.close()

@@ -467,6 +467,9 @@ async def test_the_openapi_document_describes_the_rest_routes(tmp_path: Path) ->
         "/challenges",
         "/challenges/{challenge_id}",
         "/challenges/{challenge_id}/accept",
+        "/ladder",
+        "/ladder/pause",
+        "/ladder/resume",
     }
     assert set(document["paths"]["/bots"]) == {"get", "post"}
     assert set(document["paths"]["/tournaments"]) == {"get", "post"}

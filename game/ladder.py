@@ -1,0 +1,541 @@
+"""The ladder: a scheduler on the game server that keeps registered bots playing.
+
+Owned by the server like ``game.tournament_director.TournamentDirector``
+(``app.state.arena.ladder``; ``htttx-server --ladder``). One task keeps up to
+``concurrency`` games in flight, starting at most ``rate`` games a minute (a token
+bucket holding at most ``concurrency`` starts), each between two bots that
+``game.registry.BotRegistry.ladder_entrants`` lists (registered, opted in, active),
+chosen by ``game.ladder_pairing.choose_pairs``: longest-waiting first, so no bot
+starves; the opponent near in rating, with exploration; sides balanced.
+
+Each game is an ordinary one: created with ``GameManager.create_game`` (recorded,
+listed, spectatable; tagged ``Event: htttx-arena ladder``) at the ladder's time control,
+declared rated with ``RatingBook.track`` (the rating book rates it when it ends), and
+its outcome for each bot fed to ``BotRegistry.record_ladder_result``: a bot that
+forfeited (no-show, disconnect, timeout, stall, illegal move, protocol error) or could
+not be reached when the game was created has failed, and a bot that keeps failing is
+backed off (the registry's exponential backoff; the reason is in ``GET /ladder`` and
+``GET /bots``). An aborted game (the server shutting down) is void: nobody failed.
+
+State is the database: the registry (who plays, backoffs, last games) and the rating
+book (ratings, games declared rated and not yet rated). After a restart the ladder
+reads them and goes on; a game cut short by the restart was aborted, hence void.
+In memory only (rebuilt as games are played): each bot's X-minus-O count and its last
+opponent, and the counters of ``GET /ladder``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Final, Protocol
+
+from pydantic import ValidationError
+
+from game.discovery import DiscoveryError
+from game.ladder_pairing import DEFAULT_EXPLORE, Pairing, choose_pairs, pick_bot_near
+from game.manager import GameManager, ManagerClosed, TooManyGames
+from models import (
+    EndCause,
+    GameResult,
+    NewGameRequest,
+    Player,
+    PlayerConfig,
+    PlayerType,
+    ResultReason,
+    TimeControl,
+    TimeControlError,
+)
+from wire.errors import _problems
+from wire.ladder import LadderBackoff, LadderGame, LadderStatus
+
+__all__ = [
+    "DEFAULT_CONCURRENCY",
+    "DEFAULT_RATE",
+    "DEFAULT_TIME_CONTROL",
+    "EVENT_TAG",
+    "Ladder",
+    "LadderSettings",
+    "LadderSettingsError",
+    "failures_of",
+]
+
+log = logging.getLogger("game.ladder")
+
+DEFAULT_CONCURRENCY: Final = 4
+#: Games started a minute, at most.
+DEFAULT_RATE: Final = 60.0
+DEFAULT_TIME_CONTROL: Final = "10+0.1"
+MAX_CONCURRENCY: Final = 1000
+MAX_RATE: Final = 60_000.0
+#: The record's tag of every ladder game.
+EVENT_TAG: Final = ("Event", "htttx-arena ladder")
+#: How long the list of entrants is used before it is read again (new registrations,
+#: retirements and backoffs show up within this). A failure reads it at once.
+REFRESH_S: Final = 2.0
+#: How long to wait when the server runs its most games.
+FULL_SERVER_WAIT_S: Final = 0.5
+
+
+class LadderSettingsError(ValueError):
+    """Ladder settings the server cannot run; the message is one line for the user."""
+
+
+@dataclass(frozen=True)
+class LadderSettings:
+    """How the ladder plays: ``concurrency`` games at once at most, ``rate`` games
+    started a minute at most, each side on ``time_control`` (``TimeControl.parse``'s
+    text), ``explore``: the chance of a random opponent; ``seed`` makes the pairing
+    repeatable.
+
+    >>> LadderSettings(concurrency=0)
+    Traceback (most recent call last):
+    ...
+    game.ladder.LadderSettingsError: concurrency must be from 1 to 1000, got 0
+    >>> LadderSettings(time_control="40/10")
+    Traceback (most recent call last):
+    ...
+    game.ladder.LadderSettingsError: time control '40/10': expected 'BASE+INC' ...
+    """
+
+    concurrency: int = DEFAULT_CONCURRENCY
+    rate: float = DEFAULT_RATE
+    time_control: str = DEFAULT_TIME_CONTROL
+    explore: float = DEFAULT_EXPLORE
+    seed: int | None = None
+    clock: TimeControl = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.concurrency <= MAX_CONCURRENCY:
+            raise LadderSettingsError(
+                f"concurrency must be from 1 to {MAX_CONCURRENCY}, got {self.concurrency}"
+            )
+        if not (math.isfinite(self.rate) and 0 < self.rate <= MAX_RATE):
+            raise LadderSettingsError(
+                f"rate must be more than 0 and at most {MAX_RATE:g} games a minute, "
+                f"got {self.rate:g}"
+            )
+        if not 0.0 <= self.explore <= 1.0:
+            raise LadderSettingsError(f"explore must be from 0 to 1, got {self.explore:g}")
+        try:
+            clock = TimeControl.parse(self.time_control)
+        except TimeControlError as error:  # it names the text
+            raise LadderSettingsError(str(error)) from None
+        try:  # the server must host it: try a game's body once
+            _game_request(Pairing("a", "b"), ("http://127.0.0.1:1", "http://127.0.0.1:1"), clock)
+        except ValidationError as error:
+            why = _problems(error)[0].removeprefix("player_x.time_control.")  # both seats'
+            raise LadderSettingsError(f"time control {self.time_control!r}: {why}") from None
+        object.__setattr__(self, "clock", clock)
+
+
+# -------------------------------------------------- what the ladder uses of others
+
+
+class _Rated(Protocol):
+    @property
+    def mu(self) -> float: ...
+
+
+class LadderEntrant(Protocol):
+    """What the ladder reads of ``game.registry.LadderEntrant``."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def url(self) -> str: ...
+    @property
+    def rating(self) -> _Rated: ...
+    @property
+    def last_game_at(self) -> datetime | None: ...
+    @property
+    def backoff_until(self) -> datetime | None: ...
+    @property
+    def backoff_reason(self) -> str | None: ...
+
+
+class Registry(Protocol):
+    """What the ladder uses of ``game.registry.BotRegistry``."""
+
+    async def ladder_entrants(self) -> Sequence[LadderEntrant]: ...
+
+    async def record_ladder_result(
+        self, name: str, failure: str | None, detail: str | None, now: datetime
+    ) -> None: ...
+
+
+class RatingTracker(Protocol):
+    """What the ladder uses of ``game.rating_book.RatingBook``."""
+
+    async def track(self, game_id: str, x: str, o: str) -> None: ...
+
+
+# ------------------------------------------------------------------ pure helpers
+
+
+def _game_request(pair: Pairing, urls: tuple[str, str], clock: TimeControl) -> NewGameRequest:
+    def seat(name: str, url: str) -> PlayerConfig:
+        return PlayerConfig(type=PlayerType.BOT, bot_url=url, name=name, time_control=clock)
+
+    return NewGameRequest(
+        player_x=seat(pair.x, urls[0]),
+        player_o=seat(pair.o, urls[1]),
+        name=f"ladder: {pair.x} vs {pair.o}"[:64],
+        tags=dict([EVENT_TAG]),
+    )
+
+
+def failures_of(result: GameResult, pair: Pairing) -> dict[str, tuple[str, str | None] | None]:
+    """Each bot's part in a finished ladder game: None (it did its part) or the failure
+    (the ``EndCause`` value and the result's detail) the registry counts.
+
+    >>> from models import ResultReason
+    >>> won = GameResult(winner=Player.X, reason=ResultReason.WIN)
+    >>> failures_of(won, Pairing("a", "b"))
+    {'a': None, 'b': None}
+    >>> late = GameResult(winner=Player.X, reason=ResultReason.FORFEIT,
+    ...                   cause=EndCause.TIMEOUT, detail="o: out of time")
+    >>> failures_of(late, Pairing("a", "b"))
+    {'a': None, 'b': ('timeout', 'o: out of time')}
+    >>> nobody = GameResult(winner=None, reason=ResultReason.DRAW, cause=EndCause.NO_SHOW)
+    >>> failures_of(nobody, Pairing("a", "b"))
+    {'a': ('no_show', None), 'b': ('no_show', None)}
+    """
+    parts: dict[str, tuple[str, str | None] | None] = {pair.x: None, pair.o: None}
+    cause = result.cause
+    if cause is None or cause in (EndCause.TURN_LIMIT, EndCause.ADJUDICATION, EndCause.RESIGN):
+        return parts
+    failure = (cause.value, result.detail)
+    if result.reason is ResultReason.FORFEIT and result.winner is not None:
+        parts[pair.o if result.winner is Player.X else pair.x] = failure
+    elif cause is EndCause.NO_SHOW:  # neither came: a draw with a cause
+        parts = dict.fromkeys(parts, failure)
+    return parts
+
+
+def _seat_of(error: DiscoveryError) -> Player | None:
+    """The seat a ``GameManager.create_game`` discovery error names (its message starts
+    ``player_x:`` or ``player_o:``)."""
+    text = str(error)
+    if text.startswith("player_x:"):
+        return Player.X
+    if text.startswith("player_o:"):
+        return Player.O
+    return None
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """An entrant as the pairing sees it: the registry's, with what this ladder knows
+    that is newer (its last game, ended since the list was read)."""
+
+    name: str
+    url: str
+    rating: _Rated
+    last_game_at: datetime | None
+    backoff_until: datetime | None
+    backoff_reason: str | None
+
+
+class _Bucket:
+    """At most ``rate`` starts a minute, ``burst`` at once (a token bucket)."""
+
+    def __init__(self, rate: float, burst: int, now: float) -> None:
+        self.per_second = rate / 60.0
+        self.burst = float(burst)
+        self.tokens = 1.0
+        self.at = now
+
+    def available(self, now: float) -> int:
+        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.per_second)
+        self.at = now
+        return int(self.tokens)
+
+    def take(self, n: int) -> None:
+        self.tokens -= n
+
+    def wait_for_one(self) -> float:
+        return max(0.0, (1.0 - self.tokens) / self.per_second)
+
+
+# ------------------------------------------------------------------------ ladder
+
+
+class Ladder:
+    """The ladder of one server. See the module docstring.
+
+    ``wall``: the wall clock (``datetime.now(UTC)``); tests and the pairing read it.
+    """
+
+    def __init__(
+        self,
+        manager: GameManager,
+        registry: Registry,
+        ratings: RatingTracker,
+        settings: LadderSettings,
+        *,
+        wall: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.manager = manager
+        self.registry = registry
+        self.ratings = ratings
+        self.settings = settings
+        self._wall = wall
+        self._rng = random.Random(settings.seed)
+        self.task: asyncio.Task[None] | None = None
+        self.started_at: datetime | None = None
+        self.games_started = 0
+        self.games_finished = 0
+        self.games_void = 0
+        self.failed_starts = 0
+        #: Ladder games being played: game id -> pair.
+        self.live: dict[str, Pairing] = {}
+        self._busy: set[str] = set()  # casefolded names in a ladder game now
+        self._games: set[asyncio.Task[None]] = set()  # one per game, from its creation
+        self._sides: dict[str, int] = {}
+        self._last_opponent: dict[str, str] = {}
+        self._last_played: dict[str, datetime] = {}
+        self._entrants: dict[str, _Seen] = {}  # by casefolded name
+        self._read_at: float | None = None
+        self._wake = asyncio.Event()
+        self._stopping = False
+
+    # ---------------------------------------------------------------- control
+
+    @property
+    def running(self) -> bool:
+        return self.task is not None and not self.task.done()
+
+    def start(self) -> None:
+        """Start scheduling (the server's lifespan; ``POST /ladder/resume``)."""
+        if self.running or self._stopping:
+            return
+        if self.started_at is None:
+            self.started_at = self._wall()
+        self.task = asyncio.get_running_loop().create_task(self._run(), name="htttx: ladder")
+
+    async def pause(self) -> None:
+        """Start no more games (``POST /ladder/pause``); those in flight play on and
+        count. ``start`` goes on. A restarted server runs its ladder again."""
+        if self.task is not None:
+            self.task.cancel()
+            await asyncio.gather(self.task, return_exceptions=True)
+            self.task = None
+
+    async def shutdown(self) -> None:
+        """Stop scheduling and abort the ladder's games (void: nobody failed)."""
+        self._stopping = True
+        self._wake.set()
+        for game_id in list(self.live):
+            self.manager.abort_game(game_id, "the ladder stopped: the server is shutting down")
+        if self.task is not None:
+            self.task.cancel()
+            await asyncio.gather(self.task, return_exceptions=True)
+        await asyncio.gather(*self._games, return_exceptions=True)
+
+    # ------------------------------------------------------------- observing
+
+    async def status(self) -> LadderStatus:
+        """``GET /ladder``."""
+        now = self._wall()
+        entrants = await self._read_entrants()
+        backoffs = [
+            LadderBackoff(name=e.name, until=e.backoff_until, reason=e.backoff_reason)
+            for e in entrants
+            if e.backoff_until is not None and _aware(e.backoff_until) > now
+        ]
+        return LadderStatus(
+            enabled=True,
+            running=self.running,
+            concurrency=self.settings.concurrency,
+            rate_per_minute=self.settings.rate,
+            time_control=self.settings.clock.text,
+            entrants=len(entrants),
+            in_flight=len(self._games),
+            games_started=self.games_started,
+            games_finished=self.games_finished,
+            games_void=self.games_void,
+            failed_starts=self.failed_starts,
+            started_at=self.started_at,
+            live=[LadderGame(game_id=g, x=p.x, o=p.o) for g, p in self.live.items()],
+            backoffs=sorted(backoffs, key=lambda b: b.until),
+        )
+
+    async def pick_opponent_for(self, rating: float | _Rated) -> LadderEntrant | None:
+        """A ladder bot for a person who waited (the people's queue): the free one
+        nearest ``rating`` (``game.ladder_pairing.pick_bot_near``), or None."""
+        entrants = await self._read_entrants()
+        return pick_bot_near(entrants, rating, self._busy, now=self._wall())
+
+    # ------------------------------------------------------------ scheduling
+
+    async def _read_entrants(self) -> list[_Seen]:
+        """The entrants, read from the registry at most every ``REFRESH_S`` seconds (or
+        at once after a failure), with this ladder's newer last games laid over."""
+        loop_now = asyncio.get_running_loop().time()
+        if self._read_at is None or loop_now - self._read_at >= REFRESH_S:
+            self._read_at = loop_now
+            self._entrants = {}
+            for e in await self.registry.ladder_entrants():
+                key = e.name.casefold()
+                seen = _Seen(
+                    e.name, e.url, e.rating, e.last_game_at, e.backoff_until, e.backoff_reason
+                )
+                self._entrants[key] = self._laid_over(key, seen)
+        return list(self._entrants.values())
+
+    def _laid_over(self, key: str, entrant: _Seen) -> _Seen:
+        mine = self._last_played.get(key)
+        theirs = entrant.last_game_at
+        if mine is not None and (theirs is None or _aware(theirs) < mine):
+            return replace(entrant, last_game_at=mine)
+        return entrant
+
+    def _played(self, name: str, now: datetime) -> None:
+        """``name``'s ladder game ended ``now``: it goes to the back of the line."""
+        key = name.casefold()
+        self._last_played[key] = now
+        if (cached := self._entrants.get(key)) is not None:
+            self._entrants[key] = self._laid_over(key, cached)
+
+    async def _run(self) -> None:
+        try:
+            await self._schedule()
+        except Exception:  # a bug: the ladder stops (GET /ladder says so), the server stays
+            log.exception("the ladder stopped")
+            raise
+
+    async def _schedule(self) -> None:
+        loop = asyncio.get_running_loop()
+        bucket = _Bucket(self.settings.rate, self.settings.concurrency, loop.time())
+        log.info(
+            "ladder: %d games at once, %g a minute, time control %s",
+            self.settings.concurrency,
+            self.settings.rate,
+            self.settings.clock.text,
+        )
+        while not self._stopping:
+            self._wake.clear()
+            free = self.settings.concurrency - len(self._games)
+            if free <= 0:
+                await self._wake.wait()
+                continue
+            slots = min(free, bucket.available(loop.time()))
+            if slots <= 0:
+                await self._sleep(bucket.wait_for_one())
+                continue
+            try:
+                entrants = await self._read_entrants()
+            except Exception:  # the database: try again later, keep the server
+                log.exception("ladder: cannot read the entrants")
+                await self._sleep(REFRESH_S)
+                continue
+            pairs = choose_pairs(
+                entrants,
+                now=self._wall(),
+                slots=slots,
+                rng=self._rng,
+                busy=self._busy,
+                explore=self.settings.explore,
+                sides=self._sides,
+                last_opponent=self._last_opponent,
+            )
+            if not pairs:
+                # Nobody to pair: until a game ends, or the list is read again.
+                await self._sleep(REFRESH_S)
+                continue
+            bucket.take(len(pairs))
+            urls = {e.name: e.url for e in entrants}
+            for pair in pairs:
+                self._launch(pair, (urls[pair.x], urls[pair.o]))
+
+    async def _sleep(self, seconds: float) -> None:
+        """Sleep ``seconds``, or until a game ends or the ladder stops."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), seconds)
+
+    def _launch(self, pair: Pairing, urls: tuple[str, str]) -> None:
+        self._busy.update((pair.x.casefold(), pair.o.casefold()))
+        task = asyncio.get_running_loop().create_task(
+            self._play(pair, urls), name=f"ladder game {pair.x} vs {pair.o}"
+        )
+        self._games.add(task)
+        task.add_done_callback(self._ended)
+
+    def _ended(self, task: asyncio.Task[None]) -> None:
+        self._games.discard(task)
+        self._wake.set()
+        if not task.cancelled() and task.exception() is not None:
+            log.error("ladder game failed", exc_info=task.exception())
+
+    async def _play(self, pair: Pairing, urls: tuple[str, str]) -> None:
+        try:
+            await self._play_one(pair, urls)
+        finally:
+            self._busy.difference_update((pair.x.casefold(), pair.o.casefold()))
+
+    async def _play_one(self, pair: Pairing, urls: tuple[str, str]) -> None:
+        manager = self.manager
+        try:
+            created = await manager.create_game(_game_request(pair, urls, self.settings.clock))
+        except TooManyGames:
+            await asyncio.sleep(FULL_SERVER_WAIT_S)
+            return
+        except ManagerClosed:
+            return
+        except DiscoveryError as error:
+            self.failed_starts += 1
+            seat = _seat_of(error)
+            blamed = [pair.x] if seat is Player.X else [pair.o] if seat is Player.O else []
+            log.warning("ladder: %s vs %s could not start: %s", pair.x, pair.o, error)
+            for name in blamed:
+                await self._record(name, ("no_show", str(error)))
+            return
+        game_id = created.game_id
+        ended = manager.end_of(game_id)  # looked up now: a quick game is not missed
+        self.games_started += 1
+        self.live[game_id] = pair
+        try:
+            try:
+                await self.ratings.track(game_id, pair.x, pair.o)
+            except Exception:
+                log.exception("ladder: game %s could not be declared rated", game_id)
+                manager.abort_game(game_id, "the ladder could not declare the game rated")
+            if self._stopping:
+                manager.abort_game(game_id, "the ladder stopped")
+            result = await ended
+        finally:
+            self.live.pop(game_id, None)
+        if result is None or result.cause is EndCause.ABORTED:
+            self.games_void += 1
+            return
+        self.games_finished += 1
+        now = self._wall()
+        for name in (pair.x, pair.o):
+            self._played(name, now)
+        self._sides[pair.x.casefold()] = self._sides.get(pair.x.casefold(), 0) + 1
+        self._sides[pair.o.casefold()] = self._sides.get(pair.o.casefold(), 0) - 1
+        self._last_opponent[pair.x.casefold()] = pair.o.casefold()
+        self._last_opponent[pair.o.casefold()] = pair.x.casefold()
+        for name, failure in failures_of(result, pair).items():
+            await self._record(name, failure)
+
+    async def _record(self, name: str, failure: tuple[str, str | None] | None) -> None:
+        cause, detail = failure if failure is not None else (None, None)
+        try:
+            await self.registry.record_ladder_result(name, cause, detail, self._wall())
+        except Exception:
+            log.exception("ladder: cannot record %s's result", name)
+        if failure is not None:
+            self._read_at = None  # its backoff shows at the next pairing
+            log.info("ladder: %s failed (%s): %s", name, cause, detail)
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
