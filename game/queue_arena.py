@@ -5,13 +5,10 @@ queue's ``QueueRefusal`` (with the arena's words)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from game.arena_errors import ArenaError, NameTaken, WrongToken
-from game.queue_bots import BotChoice
 from game.queue_games import Claim, QueueRefusal
 from game.rating_book import RatingBook
-from game.registry import BotRegistry
+from game.registry import BotRegistry, LadderEntrant
 
 __all__ = ["ArenaForQueue"]
 
@@ -37,14 +34,8 @@ class ArenaForQueue:
     async def rating(self, name: str) -> float:
         return float((await self.ratings.rating_of(name)).mu)
 
-    async def bots(self) -> list[BotChoice]:
-        """The ladder's entrants that are not backed off now."""
-        now = datetime.now(UTC)
-        return [
-            BotChoice(entrant.name, entrant.url, float(entrant.rating.mu), entrant.games)
-            for entrant in await self.registry.ladder_entrants()
-            if entrant.backoff_until is None or entrant.backoff_until <= now
-        ]
+    async def bots(self) -> list[LadderEntrant]:
+        return await self.registry.ladder_entrants()
 
     async def track(self, game_id: str, x: str, o: str) -> None:
         await self.ratings.track(game_id, x, o)

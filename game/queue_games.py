@@ -24,7 +24,7 @@ from typing import Final, Protocol
 from pydantic import ValidationError
 
 from game.manager import GameManager
-from game.queue_bots import BotChoice
+from game.registry import LadderEntrant
 from models import (
     Match,
     MatchedOpponent,
@@ -86,8 +86,9 @@ class QueueArena(Protocol):
         """The player's rating (mu on the displayed scale; a new name's default)."""
         ...
 
-    async def bots(self) -> list[BotChoice]:
-        """The ladder bots that may play now."""
+    async def bots(self) -> list[LadderEntrant]:
+        """The ladder's entrants (``BotRegistry.ladder_entrants``); the hub skips those
+        backed off or busy (``game.ladder_pairing.pick_bot_near``)."""
         ...
 
     async def track(self, game_id: str, x: str, o: str) -> None:
@@ -105,8 +106,8 @@ class Contender:
     bot_url: str | None = None
 
     @classmethod
-    def of_bot(cls, bot: BotChoice) -> Contender:
-        return cls(bot.name, "bot", bot.rating, bot.url)
+    def of_bot(cls, bot: LadderEntrant) -> Contender:
+        return cls(bot.name, "bot", float(bot.rating.mu), bot.url)
 
     def seat(self, time_control: TimeControl) -> PlayerConfig:
         # A stall limit has no Match field: it goes with each seat.

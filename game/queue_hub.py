@@ -14,9 +14,10 @@ bounded outbox, and a client too slow to take it is dropped.
 * The hub's task polls the matchmaker whenever someone joins or leaves and when its
   ``next_deadline`` comes. A pair becomes a game (``game.queue_games.start_game``:
   rated, ``Event: htttx-arena queue``); each person gets ``matched`` and their socket is
-  closed. A person whose chosen wait is over gets the nearest free ladder bot
-  (``game.queue_bots.bot_for``); with none free (or one that cannot be seated) they wait
-  on and are tried again ``BOT_RETRY_S`` later.
+  closed. A person whose chosen wait is over gets the nearest free ladder bot not
+  backed off (``game.ladder_pairing.pick_bot_near``, the ladder's choice for a person);
+  with none free (or one that cannot be seated) they wait on and are tried again
+  ``BOT_RETRY_S`` later.
 * A person who leaves (``queue_leave``, or the socket closes) before their game exists
   is no longer paired; if they left while it was being created, the game is aborted
   (nobody is rated for it) and the other person waits again where they were.
@@ -36,8 +37,8 @@ from typing import Any, Final
 from pydantic import BaseModel
 
 from game.discovery import DiscoveryError
+from game.ladder_pairing import pick_bot_near
 from game.manager import GameManager, ManagerClosed, TooManyGames
-from game.queue_bots import bot_for
 from game.queue_games import Contender, QueueArena, QueueRefusal, check_time_control, start_game
 from game.queue_match import BotDue, Matchmaker, Paired, RatingWindow, Waiting
 from game.store.schema import player_key
@@ -327,7 +328,7 @@ class QueueHub:
         except Exception:
             log.exception("queue: the ladder's bots could not be read")
             bots = []
-        choice = bot_for(bots, entry.rating, busy=set(self._busy_bots))
+        choice = pick_bot_near(bots, entry.rating, busy=set(self._busy_bots))
         if choice is None:
             self._wait_again(entry, bot_retry=True)
             return

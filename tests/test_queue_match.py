@@ -1,5 +1,4 @@
-"""The queue's matchmaker (``game.queue_match``) and bot choice (``game.queue_bots``):
-pure, fed joins, leaves and times."""
+"""The queue's matchmaker (``game.queue_match``): pure, fed joins, leaves and times."""
 
 from __future__ import annotations
 
@@ -7,7 +6,6 @@ import random
 
 import pytest
 
-from game.queue_bots import BotChoice, bot_for
 from game.queue_match import (
     BOT_RETRY_S,
     AlreadyWaiting,
@@ -143,22 +141,3 @@ def test_without_a_free_bot_the_person_waits_again_and_keeps_their_place() -> No
 def test_a_bad_window_is_refused() -> None:
     with pytest.raises(ValueError, match="rating window"):
         RatingWindow(base=-1)
-
-
-def test_the_bot_nearest_in_rating_is_chosen_among_the_free_ones() -> None:
-    bots = [
-        BotChoice("weak", "http://w", 1200.0),
-        BotChoice("even", "http://e", 1490.0),
-        BotChoice("strong", "http://s", 1900.0),
-    ]
-    assert bot_for(bots, 1500.0) == bots[1]
-    assert bot_for(bots, 1800.0, busy={"strong"}) == bots[1]
-    assert bot_for([], 1500.0) is None
-
-
-def test_equally_near_bots_go_to_the_one_with_fewer_games() -> None:
-    bots = [
-        BotChoice("a", "http://a", 1600.0, games=9),
-        BotChoice("b", "http://b", 1400.0, games=2),
-    ]
-    assert bot_for(bots, 1500.0) == bots[1]
