@@ -25,10 +25,13 @@ $(STAMP_DEV): pyproject.toml | $(PY)
 	touch $@ $(STAMP_RUN) $(STAMP_UI)
 
 # The game server with the example bots on 127.0.0.1:8001 (web page at /; SearchBot
-# evaluates the games someone watches); plays one demo game at start and runs until
-# Ctrl-C. (python -m game.demo still plays an offline game.)
+# evaluates the games someone watches); plays one demo game at start, keeps a quiet
+# ladder of the example bots going (one game at a time, at most 6 a minute: the
+# leaderboard fills, and a person in the desktop client's Play online queue who waits
+# gets a bot), and runs until Ctrl-C. (python -m game.demo still plays an offline game.)
 run: $(STAMP_RUN)
-	$(PY) -m game.serve --demo --analysis-bot search
+	$(PY) -m game.serve --demo --analysis-bot search \
+		--ladder --ladder-hosted-bots --ladder-concurrency 1 --ladder-rate 6
 
 # The desktop client (PyQt5); connects to http://127.0.0.1:8001 (make run) by default.
 ui: $(STAMP_UI)
