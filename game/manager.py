@@ -215,26 +215,34 @@ class GameManager:
         self._tokens: dict[str, tuple[RunningGame, Player]] = {}
         self._starting = 0  # games being created: they count against max_games
         self._closing = False
-        self._end_hooks: list[EndHook] = []
+        self._end_hooks: list[tuple[EndHook, Callable[[str], bool] | None]] = []
 
-    def add_end_hook(self, hook: EndHook) -> None:
-        """Call ``hook`` with the final record of every game that ends, once the record
-        is committed and before its ``end`` packet goes to anyone (a bounded wait,
-        ``END_HOOK_WAIT``; a hook that fails is logged). ``game.rating_book`` rates
-        tracked games here, so a client told ``end`` finds the new ratings at once."""
-        self._end_hooks.append(hook)
+    def add_end_hook(self, hook: EndHook, *, wants: Callable[[str], bool] | None = None) -> None:
+        """Call ``hook`` with the final record of every game that ends (or of those whose
+        id ``wants``), once the record is committed and before its ``end`` packet goes
+        to anyone (a bounded wait, ``END_HOOK_WAIT``; a hook that fails is logged).
+        ``game.rating_book`` rates tracked games here, so a client told ``end`` finds the
+        new ratings at once. A game no hook wants costs nothing: its record is built
+        only for a hook that wants it."""
+        self._end_hooks.append((hook, wants))
 
     @property
     def has_end_hooks(self) -> bool:
         return bool(self._end_hooks)
 
-    async def run_end_hooks(self, record: GameRecord) -> None:
-        """Every end hook with ``record``, in order (the game task awaits this)."""
-        for hook in self._end_hooks:
+    async def run_end_hooks(self, game_id: str, record: Callable[[], GameRecord]) -> None:
+        """Every end hook that wants ``game_id``, in order, with ``record()`` (built
+        once, when first needed); the game task awaits this."""
+        built: GameRecord | None = None
+        for hook, wants in self._end_hooks:
+            if wants is not None and not wants(game_id):
+                continue
+            if built is None:
+                built = record()
             try:
-                await asyncio.wait_for(hook(record), END_HOOK_WAIT)
+                await asyncio.wait_for(hook(built), END_HOOK_WAIT)
             except Exception:
-                log.exception("game %s: an end hook failed", record.game_id)
+                log.exception("game %s: an end hook failed", game_id)
 
     def live_game_ids(self) -> list[str]:
         """The ids of the games running now, oldest first."""

@@ -17,12 +17,13 @@ Exactly once: the store moves a tracked game from pending to rated in the same
 transaction as both ratings (``RatingRecords.settle``), so whoever settles it second
 changes nothing.
 
-When: ``GameManager`` calls ``on_game_end`` (registered with ``add_end_hook``) when a
-game's record is committed and before its ``end`` packet goes to anyone, so
-``GET /leaderboard`` already says what a client was just told. A game tracked after
-it ended (``track`` just after ``create_game``, a game that ended at once) is settled
-by ``track`` itself from the stored record. At startup, ``settle_pending`` rates what
-a previous run finished but did not rate, and voids what it left running.
+When: ``GameManager`` calls ``on_game_end`` (registered with ``add_end_hook``, wanting
+only the games it ``tracks``) when a game's record is committed and before its ``end``
+packet goes to anyone, so ``GET /leaderboard`` already says what a client was just
+told. A game tracked after it ended (``track`` just after ``create_game``, a game that
+ended at once) is settled by ``track`` itself from the stored record. At startup,
+``settle_pending`` rates what a previous run finished but did not rate, and voids what
+it left running.
 
 Average thinking time: the ``thinking_ms`` of a player's moves in its rated games,
 summed and counted (the moves of an opening, with none, are left out).
@@ -171,11 +172,19 @@ class RatingBook:
         if not await self.store.ratings.track(game_id, (x_key, x), (o_key, o), _now()):
             return
         self._tracked[game_id] = (x, o)
-        # The game may have ended before it was tracked (its end hook found nothing):
-        # its record is committed before the hook runs, so the store has its result.
+        # The game may have ended before it was tracked (its end hook did not want it):
+        # its record is committed before the hooks run, so the store has its result.
+        # Its status alone is read first: the whole record only for a game that is over.
+        if await self.store.game_status(game_id) is RecordStatus.RUNNING:
+            return
         record = await self.store.get_game(game_id)
         if record is not None and record.result is not None:
             await self._settle(game_id, x, o, record)
+
+    def tracks(self, game_id: str) -> bool:
+        """Whether ``game_id`` is tracked and not yet settled by this book: the end
+        hook's ``wants`` (``GameManager.add_end_hook``), so other games cost nothing."""
+        return game_id in self._tracked
 
     async def on_game_end(self, record: GameRecord) -> None:
         """The ``GameManager`` end hook: rate ``record`` if its game is tracked."""

@@ -395,7 +395,7 @@ class RunningGame:
                 END_COMMIT_WAIT,
             )
         if self.manager.has_end_hooks:  # e.g. the ratings (game.rating_book)
-            await self.manager.run_end_hooks(self.record())
+            await self.manager.run_end_hooks(self.game_id, self.record)
 
     @property
     def _recorded_result(self) -> bool:

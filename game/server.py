@@ -470,7 +470,7 @@ def create_app(
             # The arena: ratings settled before a game's `end` goes out, and at startup
             # those a previous run left pending (after abort_running: its games are void).
             ratings = RatingBook(store)
-            manager.add_end_hook(ratings.on_game_end)
+            manager.add_end_hook(ratings.on_game_end, wants=ratings.tracks)
             settled = await ratings.settle_pending()
             if settled:
                 log.info("settled %d rated game(s) a previous run left pending", settled)

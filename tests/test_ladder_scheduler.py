@@ -38,7 +38,7 @@ async def parts(store: GameStore) -> AsyncIterator[tuple[GameManager, RatingBook
     async with aiohttp.ClientSession(connector=DEFAULT_POLICY.connector()) as http:
         manager = GameManager(store, http, limits=SessionLimits(no_show_s=2.0))
         book = RatingBook(store)
-        manager.add_end_hook(book.on_game_end)
+        manager.add_end_hook(book.on_game_end, wants=book.tracks)
         registry = BotRegistry(store, http)
         yield manager, book, registry
         await manager.shutdown()

@@ -21,7 +21,7 @@ from game.manager import GameManager
 from game.rating_book import RatingBook, UnratableGame
 from game.session import SessionLimits
 from game.store import GameStore
-from models import EndCause, NewGameRequest, Player, PlayerConfig, PlayerType
+from models import EndCause, GameRecord, NewGameRequest, Player, PlayerConfig, PlayerType
 from tests.test_manager import (
     FakeConnection,
     finished,
@@ -57,7 +57,7 @@ async def manager(store: GameStore, http: aiohttp.ClientSession) -> AsyncIterato
 @pytest.fixture
 def book(store: GameStore, manager: GameManager) -> RatingBook:
     ratings = RatingBook(store)
-    manager.add_end_hook(ratings.on_game_end)
+    manager.add_end_hook(ratings.on_game_end, wants=ratings.tracks)
     return ratings
 
 
@@ -147,6 +147,26 @@ async def test_untracked_and_aborted_games_change_no_rating(
     assert await store.ratings.status(aborted) == "void"
     assert await store.ratings.status(plain) is None
     assert await store.ratings.all() == []
+
+
+async def test_an_end_hook_gets_only_the_games_it_wants_with_their_final_record(
+    manager: GameManager, store: GameStore
+) -> None:
+    wanted, token_x, token_o = await start_humans(manager)
+    _other, other_x, other_o = await start_humans(manager)
+    got: list[GameRecord] = []
+
+    async def hook(record: GameRecord) -> None:
+        got.append(record)
+
+    manager.add_end_hook(hook, wants=lambda game_id: game_id == wanted)
+    for tokens in ((token_x, token_o), (other_x, other_o)):
+        x, o = FakeConnection(), FakeConnection()
+        seats = [seat(manager, tokens[0], x), seat(manager, tokens[1], o)]
+        await play_until_o_wins(x, o)  # returns when O has its `end`: the hooks have run
+        await asyncio.wait_for(asyncio.gather(*seats), TIMEOUT)
+    assert [record.game_id for record in got] == [wanted]
+    assert got[0].result is not None and got[0].result.winner is Player.O
 
 
 async def test_a_game_tracked_after_it_ended_is_rated_by_track(

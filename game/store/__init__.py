@@ -140,6 +140,7 @@ from game.store.queries import (
     _create_game,
     _fetch_and_build,
     _fetch_game,
+    _game_status,
     _index_players,
     _list_games,
     _move_latencies,
@@ -372,6 +373,12 @@ class GameStore:
         event loop (on PostgreSQL, only the query does).
         """
         return await self._read_game(game_id, _build_record)
+
+    async def game_status(self, game_id: str) -> RecordStatus | None:
+        """The game's status alone (running, finished, aborted); None if there is no
+        such game. Reads one row, not the moves."""
+        status = await self._runner.read(_game_status, game_id)
+        return None if status is None else RecordStatus(status)
 
     async def get_game_json(self, game_id: str) -> RecordJson | None:
         """The full record of a game as the JSON of ``GameRecord``, with the game's

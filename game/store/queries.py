@@ -219,6 +219,13 @@ class _StoredGame:
     moves: list[str]
 
 
+def _game_status(conn: Connection, game_id: str) -> str | None:
+    status: str | None = conn.execute(
+        select(_games.c.status).where(_games.c.game_id == game_id)
+    ).scalar_one_or_none()
+    return status
+
+
 def _fetch_game(conn: Connection, game_id: str) -> _StoredGame | None:
     game = conn.execute(
         select(_games.c.status, _games.c.started_at, _games.c.header, _games.c.result).where(
