@@ -23,7 +23,7 @@ from tests.test_ui_app import (
     pick_far_cells,
     start_human_against_threat,
 )
-from tests.ui_server import game_server
+from tests.ui_server import game_server, restartable_game_server
 from ui.app import main
 from ui.game_session import SeatLink
 from ui.main_window import MainWindow
@@ -296,6 +296,66 @@ def test_the_wait_for_a_bot_counts_down_and_esc_leaves_the_queue(
     assert not dialog.waiting_page
 
 
+# ------------------------------------------------------------ reconnecting
+
+
+def test_a_person_waiting_in_the_queue_survives_a_server_restart(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    with restartable_game_server(tmp_path / "server") as server:
+        ann = make_window(qtbot, tmp_path / "ann")
+        bob = make_window(qtbot, tmp_path / "bob")
+        waiting = join_queue(qtbot, ann, server.url, "Ann")
+        qtbot.waitUntil(lambda: waiting.last_waiting is not None, timeout=WAIT_MS)
+        first_since = waiting._waiting_since
+        assert first_since is not None and waiting.link is not None
+        attempts: list[int] = []
+        waiting.link.reconnecting.connect(lambda attempt, delay: attempts.append(attempt))
+        server.stop()  # the queue is in memory: Ann's socket is dropped
+        qtbot.waitUntil(lambda: len(attempts) >= 2, timeout=WAIT_MS)  # still down
+        assert waiting.waiting_page and not waiting.error.isVisible()
+        assert waiting.queue_state.text().startswith(
+            "Connection lost \u2014 reconnecting (attempt "
+        )
+        server.start()  # same port, same database; an empty queue
+        qtbot.waitUntil(
+            lambda: waiting.queue_state.text() == "You are the only one waiting.",
+            timeout=WAIT_MS,
+        )
+        # The time waited still counts from Ann's first join.
+        assert waiting._waiting_since is not None and waiting._waiting_since <= first_since
+        # Bob comes to the restarted server: Ann, back in its queue by herself, is his.
+        join_queue(qtbot, bob, server.url, "Bob")
+        ann_seat, bob_seat = seated(qtbot, ann), seated(qtbot, bob)
+        assert {ann_seat.side, bob_seat.side} == {"x", "o"}
+        assert "against Ann (a person" in bob.panel.message.text()
+        assert not waiting.isVisible()
+        bob.close()
+        ann.close()
+
+
+def test_cancel_while_reconnecting_stops_it(qtbot: QtBot, tmp_path: Path) -> None:
+    with restartable_game_server(tmp_path / "server") as server:
+        eve = make_window(qtbot, tmp_path / "eve")
+        dialog = join_queue(qtbot, eve, server.url, "Eve", bot_after_s=600)
+        qtbot.waitUntil(lambda: dialog.last_waiting is not None, timeout=WAIT_MS)
+        link = dialog.link
+        assert link is not None
+        attempts: list[int] = []
+        link.reconnecting.connect(lambda attempt, delay: attempts.append(attempt))
+        server.stop()
+        qtbot.waitUntil(lambda: len(attempts) >= 1, timeout=WAIT_MS)
+        # The server's countdown to a bot is unknown until Eve is back in.
+        assert dialog.bot_note.text() == "The wait for a bot starts again once back in the queue."
+        dialog.cancel_button.click()
+        assert not dialog.waiting_page and not dialog.error.isVisible()
+        assert not link.active and link.client.state == "closed"
+        server.start()
+        # Nothing comes back: Eve is in no queue (the retry timer is stopped).
+        assert not link._retry.isActive()
+        eve.close()
+
+
 # ------------------------------------------------------------ open challenges
 
 
@@ -334,6 +394,29 @@ def test_a_challenge_link_is_made_in_one_window_and_accepted_in_another(
     )
     fay.close()
     eve.close()
+
+
+def test_a_challenge_accepted_while_its_creator_was_cut_off_seats_the_creator(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    with restartable_game_server(tmp_path / "server") as server:
+        gil = make_window(qtbot, tmp_path / "gil")
+        dialog = gil.online.show_play_online()
+        dialog.set_server(server.url)
+        dialog.name.setText("Gil")
+        dialog.time_control.setCurrentText("none")
+        dialog.challenge_button.click()
+        qtbot.waitUntil(lambda: dialog.challenge_link.text() != "", timeout=WAIT_MS)
+        challenge_id = dialog.challenge_link.text().rsplit("/", 1)[1]
+        server.restart()  # the challenge is in the database; Gil's socket is gone
+        qtbot.waitUntil(
+            lambda: "your link still works" in dialog.queue_state.text(), timeout=WAIT_MS
+        )
+        accepted = post_json(f"{server.url}/challenges/{challenge_id}/accept", {"name": "Hedy"})
+        gil_seat = seated(qtbot, gil)
+        assert gil_seat.side != accepted["side"]
+        assert not dialog.isVisible()
+        gil.close()
 
 
 def post_json(url: str, body: dict[str, object]) -> dict[str, object]:

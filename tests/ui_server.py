@@ -11,7 +11,9 @@ base URL (``http://127.0.0.1:<port>``) and shuts the server down gracefully on e
             ...
 
 Keyword arguments go to ``create_app`` (``limits=``, ``max_games=``...). The SQLite file
-lives in the given directory.
+lives in the given directory. ``restartable_game_server`` yields a ``RestartableServer``
+whose ``restart()`` stops the server and starts a new one on the same port and database,
+as an operator's restart would.
 """
 
 from __future__ import annotations
@@ -25,17 +27,18 @@ from typing import Any
 
 from game.server import create_app, serving
 
-__all__ = ["STARTUP_TIMEOUT", "game_server"]
+__all__ = ["STARTUP_TIMEOUT", "RestartableServer", "game_server", "restartable_game_server"]
 
 #: Only against hangs: starting or stopping never takes this long.
 STARTUP_TIMEOUT = 60.0
 
 
 class _ServerThread(threading.Thread):
-    def __init__(self, db_url: str, options: dict[str, Any]) -> None:
+    def __init__(self, db_url: str, options: dict[str, Any], port: int = 0) -> None:
         super().__init__(name="test game server", daemon=True)
         self.db_url = db_url
         self.options = options
+        self.port = port
         self.url: str | None = None
         self.error: BaseException | None = None
         self.ready = threading.Event()
@@ -54,7 +57,7 @@ class _ServerThread(threading.Thread):
         app = create_app(db_url=self.db_url, **self.options)
         self._loop = asyncio.get_running_loop()
         self._stop_event = asyncio.Event()
-        async with serving(app) as server:
+        async with serving(app, port=self.port) as server:
             self.url = server.url
             self.ready.set()
             await self._stop_event.wait()
@@ -86,3 +89,38 @@ def game_server(directory: Path, **options: Any) -> Iterator[str]:
         yield url
     finally:
         thread.stop()
+
+
+class RestartableServer:
+    """A game server that can be restarted on the same port and database."""
+
+    def __init__(self, directory: Path, options: dict[str, Any]) -> None:
+        self.db_url = f"sqlite+aiosqlite:///{directory / 'games.sqlite'}"
+        self.options = options
+        self._thread = _ServerThread(self.db_url, options)
+        self.url = self._thread.start_and_wait()
+
+    def stop(self) -> None:
+        self._thread.stop()
+
+    def start(self) -> None:
+        """Start it again on the port it had (stopped first)."""
+        port = int(self.url.rsplit(":", 1)[1])
+        self._thread = _ServerThread(self.db_url, self.options, port)
+        url = self._thread.start_and_wait()
+        assert url == self.url, (url, self.url)
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+
+@contextmanager
+def restartable_game_server(directory: Path, **options: Any) -> Iterator[RestartableServer]:
+    """As ``game_server``, yielding a ``RestartableServer``."""
+    server = RestartableServer(directory, options)
+    try:
+        yield server
+    finally:
+        if server._thread.is_alive():
+            server._thread.stop()

@@ -9,9 +9,15 @@ request; the server's answers come back as Qt signals, in the GUI thread:
 * ``waiting(QueueWaiting)`` whenever the queue changes;
 * ``challengeCreated(ChallengeCreated)`` for an open challenge (share its ``url``);
 * ``matched(Matched)``: a game, to play with the seat token (the socket then closes);
+* ``reconnecting(attempt, delay_s)``: the socket dropped while the person was in the
+  queue (a server restart, a network blip); the link opens a new one after ``delay_s``
+  and joins again with the same request (``QueueClient.dropped`` decides; ``waiting``
+  follows once back in). A creator waiting on an open challenge instead asks
+  ``GET /challenges/{id}?token=`` on the same schedule until it is accepted (then
+  ``matched``) or over;
 * ``failed(text)``: a sentence for the person (the server is unreachable, refused the
-  name or the token — its ``nope`` reason — or the connection dropped); the link is
-  over.
+  name or the token — its ``nope`` reason — or the connection dropped and could not be
+  made again); the link is over.
 
 Open challenges are accepted over REST: ``challenge_address`` reads a challenge link
 (``http://HOST/c/ID``) and ``accept_challenge`` makes the ``POST
@@ -20,23 +26,27 @@ Open challenges are accepted over REST: ``challenge_address`` reads a challenge 
 
 from __future__ import annotations
 
+import random
+import time
 from dataclasses import dataclass
 from typing import Final
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import msgspec
-from PyQt5.QtCore import QObject, pyqtSignal
+from PyQt5.QtCore import QObject, QTimer, pyqtSignal
 
-from models import ChallengeAccepted, parse_body
+from models import ChallengeAccepted, ChallengeView, parse_body
 from ui.net import Call, Network, SocketLink, normalize_server_url
 from ui.queue_client import (
     ChallengeCreated,
     Matched,
     Opponent,
     QueueClient,
+    QueueLost,
     QueueRefused,
     QueueViolation,
     QueueWaiting,
+    Reconnect,
     TokenIssued,
 )
 
@@ -75,6 +85,7 @@ class QueueLink(QObject):
     waiting = pyqtSignal(object)
     challengeCreated = pyqtSignal(object)
     matched = pyqtSignal(object)
+    reconnecting = pyqtSignal(int, float)
     failed = pyqtSignal(str)
 
     def __init__(self, network: Network, base_url: str, parent: QObject | None = None) -> None:
@@ -85,6 +96,10 @@ class QueueLink(QObject):
         self.link: SocketLink | None = None
         self._over = False
         self._failure: str | None = None
+        self._poll: Call | None = None
+        self._retry = QTimer(self)
+        self._retry.setSingleShot(True)
+        self._retry.timeout.connect(self._reopen)
 
     @property
     def active(self) -> bool:
@@ -109,6 +124,13 @@ class QueueLink(QObject):
         if self.link is None or self._over:
             return
         self._over = True
+        self._retry.stop()
+        if self._poll is not None:
+            self._poll.cancel()
+            self._poll = None
+        if self.client.state == "reconnecting":
+            self.client.leave()  # no socket to tell: stop trying
+            return
         if self.client.state in ("joining", "waiting"):
             self.link.send(self.client.leave())
         self.link.close()
@@ -118,13 +140,58 @@ class QueueLink(QObject):
     def _open(self, first_frame: str) -> None:
         link = self.network.open_socket(websocket_url(self.base_url, "/queue"))
         self.link = link
+        self._failure = None
         link.message.connect(self._message)
         link.failed.connect(self._socket_failed)
         link.closed.connect(self._closed)
         link.send(first_frame)
 
+    def _current(self) -> bool:
+        """Whether the signal being handled comes from the socket in use (a late one
+        from a dropped socket is ignored)."""
+        return self.sender() is self.link
+
+    def _reopen(self) -> None:
+        if self._over or self.client.state != "reconnecting":
+            return
+        challenge = self.client.challenge
+        if challenge is None:
+            self._open(self.client.rejoin())
+            return
+        token = quote(self.client.token or "", safe="")
+        call = self.network.request(
+            "GET",
+            f"{self.base_url}/challenges/{quote(challenge.challenge_id, safe='')}?token={token}",
+            description=f"challenge {challenge.challenge_id}",
+            parse=lambda value: parse_body(ChallengeView, msgspec.json.encode(value)),
+        )
+        self._poll = call
+        call.finished.connect(self._polled)
+        call.failed.connect(self._poll_failed)
+
+    def _polled(self, view: ChallengeView) -> None:
+        self._poll = None
+        if not self._over:
+            self._decide(self.client.polled(view, random.random()))
+
+    def _poll_failed(self, text: str) -> None:
+        self._poll = None
+        if not self._over:
+            self._decide(self.client.dropped(time.monotonic(), random.random(), text))
+
+    def _decide(self, decision: Matched | Reconnect | QueueLost) -> None:
+        match decision:
+            case Reconnect(attempt=attempt, delay_s=delay_s):
+                self._retry.start(round(delay_s * 1000))
+                self.reconnecting.emit(attempt, delay_s)
+            case QueueLost(reason=text):
+                self._fail(text)
+            case Matched():
+                self._over = True
+                self.matched.emit(decision)
+
     def _message(self, text: str) -> None:
-        if self._over:
+        if self._over or not self._current():
             return
         for event in self.client.receive(text):
             match event:
@@ -147,16 +214,21 @@ class QueueLink(QObject):
                         self.link.close()
 
     def _socket_failed(self, text: str) -> None:
-        self._failure = text
+        if self._current():
+            self._failure = text
 
     def _closed(self, code: int, reason: str) -> None:
-        if self._over:
+        if self._over or not self._current():
             return
         if self._failure is not None:
-            self._fail(self._failure)
+            why = self._failure
         else:
-            why = f": {reason}" if reason else ""
-            self._fail(f"The server closed the queue connection ({code}){why}")
+            said = f": {reason}" if reason else ""
+            why = f"The server closed the queue connection ({code}){said}"
+        if self.client.state in ("refused", "closed", "matched"):
+            self._fail(why)  # already told (a nope, a violation)
+            return
+        self._decide(self.client.dropped(time.monotonic(), random.random(), why))
 
     def _fail(self, text: str) -> None:
         if self._over:

@@ -9,7 +9,11 @@ challenge instead: the waiting page shows its link to send to a friend (who open
 with ``htttx-ui --open LINK`` or in the browser). On ``matched`` the dialog emits
 ``matched(base_url, Matched)`` and closes; the main window seats the person in the
 game. Problems — an unreachable server, a name taken by someone else, a wrong token —
-bring the form back with the reason.
+bring the form back with the reason. A connection that drops while the person waits in
+the queue (the server restarts) is made again by the link: the waiting page says
+"Connection lost — reconnecting (attempt N)…", keeps counting the time waited since the
+person first joined, and shows the server's new countdown to a bot once back in. A
+person waiting on their open challenge is seated as soon as the link sees it accepted.
 
 The person token the server hands out the first time a name is used is saved per
 server (``Settings.set_online_player``), and sent with that name from then on.
@@ -383,6 +387,7 @@ class PlayOnlineDialog(QDialog):
         link.waiting.connect(self._waiting)
         link.challengeCreated.connect(self._challenge_created)
         link.matched.connect(lambda matched: self._matched(base, form.name, token, matched))
+        link.reconnecting.connect(self._reconnecting)
         link.failed.connect(self._failed)
         self.show_error("")
         self.last_waiting = None
@@ -430,12 +435,31 @@ class PlayOnlineDialog(QDialog):
     def _waiting(self, waiting: QueueWaiting) -> None:
         self.last_waiting = waiting
         now = time.monotonic()
-        self._waiting_since = now - waiting.since_ms / 1000
+        # After a reconnect the server counts from the new join: the person's wait
+        # started with the first one.
+        since = now - waiting.since_ms / 1000
+        self._waiting_since = (
+            since if self._waiting_since is None else min(self._waiting_since, since)
+        )
         self._bot_at = None if waiting.bot_in_ms is None else now + waiting.bot_in_ms / 1000
         self.queue_state.setText(describe_waiting(waiting))
         if waiting.rating is not None:
             self.rating.setText(f"Your rating: {waiting.rating:.0f}")
         self._tick()
+
+    def _reconnecting(self, attempt: int, delay_s: float) -> None:
+        if self.link is not None and self.link.client.challenge is not None:
+            self.queue_state.setText(
+                "Connection lost \u2014 your link still works; checking whether someone "
+                f"accepted (attempt {attempt})\u2026"
+            )
+        else:
+            self.queue_state.setText(
+                f"Connection lost \u2014 reconnecting (attempt {attempt})\u2026"
+            )
+        if self._bot_at is not None:
+            self._bot_at = None
+            self.bot_note.setText("The wait for a bot starts again once back in the queue.")
 
     def _challenge_created(self, created: ChallengeCreated) -> None:
         self.headline.setText("Waiting for someone to accept")

@@ -12,6 +12,19 @@ WebSocket. The protocol (``docs/extensions.md``, "The queue protocol"):
   {challenge_id, url}, ``matched`` {game_id, side, token, ws_url, opponent,
   time_control, rated}, ``nope`` {reason} (then the server closes).
 
+The queue lives in the server's memory, so a restart (or a network blip) drops every
+waiting socket. A person who was in the queue is not told to start over: ``dropped``
+decides, with no clock of its own (the caller passes ``now`` and a jitter), whether to
+try again and after how long (``backoff_delay``: 0.5 s doubling to 10 s, jittered), and
+gives up ``RECONNECT_GIVE_UP_S`` after the drop; ``rejoin`` is then the same
+``queue_join`` again (same name, the person token, time control and bot wait). A ``nope``
+is an answer, not a drop: it is never retried; nor is a socket that never got into the
+queue (the server is unreachable, say so at once). An open challenge is kept by the
+server (in its database) when the creator's socket drops, but no socket can watch it
+again: the creator's client asks ``GET /challenges/{id}?token=`` on the same backoff
+instead and hands the ``ChallengeView`` to ``polled`` (still open: ask again; accepted:
+the creator's seat).
+
 >>> client = QueueClient()
 >>> client.join("alice", None, "5+2", 30)
 '{"type":"queue_join","name":"alice","time_control":"5+2","bot_after_s":30.0}'
@@ -47,6 +60,7 @@ from models import (
     QUEUE_SERVER_PACKETS,
     ChallengeCreatedPacket,
     ChallengeCreatePacket,
+    ChallengeView,
     MatchedPacket,
     NopePacket,
     PlayerTokenPacket,
@@ -60,17 +74,23 @@ from models import (
 )
 
 __all__ = [
+    "RECONNECT_FIRST_S",
+    "RECONNECT_GIVE_UP_S",
+    "RECONNECT_MAX_S",
     "ChallengeCreated",
     "Matched",
     "Opponent",
     "QueueClient",
     "QueueEvent",
     "QueueInputError",
+    "QueueLost",
     "QueueRefused",
     "QueueStateError",
     "QueueViolation",
     "QueueWaiting",
+    "Reconnect",
     "TokenIssued",
+    "backoff_delay",
     "check_name",
     "check_time_control",
 ]
@@ -78,7 +98,16 @@ __all__ = [
 #: The longest name a person may choose (the server's limit for names).
 MAX_NAME_CHARS: Final = MAX_NAME_LENGTH
 
-State: TypeAlias = Literal["idle", "joining", "waiting", "matched", "refused", "closed"]
+State: TypeAlias = Literal[
+    "idle", "joining", "waiting", "reconnecting", "matched", "refused", "closed"
+]
+
+#: The first wait before reconnecting a dropped queue socket (seconds); it doubles...
+RECONNECT_FIRST_S: Final = 0.5
+#: ...up to this.
+RECONNECT_MAX_S: Final = 10.0
+#: How long after the drop the client keeps trying before it gives up (seconds).
+RECONNECT_GIVE_UP_S: Final = 120.0
 
 
 # ------------------------------------------------------------------------ errors
@@ -162,6 +191,23 @@ class QueueViolation:
     reason: str
 
 
+@dataclass(frozen=True)
+class Reconnect:
+    """The queue socket dropped while the person waited: open it again after
+    ``delay_s`` seconds and send ``QueueClient.rejoin()`` (``attempt`` counts from 1)."""
+
+    attempt: int
+    delay_s: float
+
+
+@dataclass(frozen=True)
+class QueueLost:
+    """The queue socket dropped and the client does not try again: ``reason`` is a
+    sentence for the person."""
+
+    reason: str
+
+
 QueueEvent: TypeAlias = (
     TokenIssued | QueueWaiting | ChallengeCreated | Matched | QueueRefused | QueueViolation
 )
@@ -203,6 +249,25 @@ def check_time_control(text: str) -> str:
         raise QueueInputError(str(error)[:1].upper() + str(error)[1:]) from None
 
 
+# --------------------------------------------------------------------- reconnect
+
+
+def backoff_delay(attempt: int, jitter: float) -> float:
+    """The wait before reconnect ``attempt`` (1, 2...): ``RECONNECT_FIRST_S`` doubling
+    up to ``RECONNECT_MAX_S``, then scaled by ``0.5 + jitter / 2`` (``jitter`` in
+    [0, 1]) so that people dropped together by a restart do not all come back at once.
+
+    >>> [backoff_delay(n, 1.0) for n in (1, 2, 3, 5, 6, 20)]
+    [0.5, 1.0, 2.0, 8.0, 10.0, 10.0]
+    >>> backoff_delay(3, 0.0), backoff_delay(6, 0.5)
+    (1.0, 7.5)
+    """
+    if attempt < 1:
+        raise ValueError(f"attempts count from 1, not {attempt}")
+    doubled = RECONNECT_FIRST_S * 2.0 ** min(attempt - 1, 30)
+    return min(doubled, RECONNECT_MAX_S) * (0.5 + min(max(jitter, 0.0), 1.0) / 2)
+
+
 # ------------------------------------------------------------------------ client
 
 
@@ -212,8 +277,10 @@ class QueueClient:
     ``state``: ``idle`` (nothing sent), ``joining`` (``queue_join`` or
     ``challenge_create`` sent, no answer yet), ``waiting`` (queued, or a challenge is
     open), ``matched`` (a game: the socket's work is done), ``refused`` (a ``nope``),
-    ``closed`` (left, or the server broke the protocol). ``name`` and ``token`` are the
-    person's, once known (a ``player_token`` sets the token).
+    ``closed`` (left, or the server broke the protocol), ``reconnecting`` (the socket
+    dropped while queued; see ``dropped``). ``name`` and ``token`` are the person's, once
+    known (a ``player_token`` sets the token). ``attempt`` counts the reconnects since
+    the last drop (0 when connected).
     """
 
     def __init__(self) -> None:
@@ -222,6 +289,10 @@ class QueueClient:
         self.token: str | None = None
         self.challenge: ChallengeCreated | None = None
         self.match: Matched | None = None
+        self.attempt = 0
+        self._join: QueueJoinPacket | None = None
+        self._queued = False  # the server once answered the join with queue_waiting
+        self._dropped_at: float | None = None
 
     # ----------------------------------------------------------------- inputs
 
@@ -234,7 +305,9 @@ class QueueClient:
                 f"The wait before a bot is from 0 to {MAX_BOT_AFTER_S:.0f} s, not {bot_after_s}"
             )
         wait = None if bot_after_s is None else float(bot_after_s)
-        return self._start(QueueJoinPacket(**who, time_control=tc, bot_after_s=wait))
+        packet = QueueJoinPacket(**who, time_control=tc, bot_after_s=wait)
+        self._join = packet
+        return self._start(packet)
 
     def create_challenge(
         self, name: str, token: str | None, time_control: str, side: str = "random"
@@ -246,16 +319,91 @@ class QueueClient:
         tc = check_time_control(time_control)
         return self._start(ChallengeCreatePacket(**who, time_control=tc, side=side))
 
+    def dropped(self, now: float, jitter: float, why: str) -> Reconnect | QueueLost:
+        """The socket ended (``why``: a sentence saying how) at ``now`` (seconds, any
+        monotonic clock): try again, or not.
+
+        >>> client = QueueClient()
+        >>> _ = client.join("alice", "tok", "300", None)
+        >>> client.dropped(0.0, 1.0, "Cannot connect")  # never got in: say so
+        QueueLost(reason='Cannot connect')
+        >>> client = QueueClient()
+        >>> _ = client.join("alice", "tok", "300", None)
+        >>> _ = client.receive(
+        ...     '{"type":"queue_waiting","players_waiting":1,"rating":1500,"since_ms":0}'
+        ... )
+        >>> client.dropped(100.0, 1.0, "lost"), client.state
+        (Reconnect(attempt=1, delay_s=0.5), 'reconnecting')
+        >>> client.rejoin()
+        '{"type":"queue_join","name":"alice","player_token":"tok","time_control":"300"}'
+        >>> client.dropped(101.0, 1.0, "refused")  # the server is still down
+        Reconnect(attempt=2, delay_s=1.0)
+        >>> _ = client.rejoin()
+        >>> client.dropped(220.0, 1.0, "refused"), client.state  # 2 minutes on
+        (QueueLost(reason='Lost the connection to the queue and could not get back in \
+within 2 minutes (refused). Try again later.'), 'closed')
+        """
+        if self.state not in ("joining", "waiting", "reconnecting"):
+            return QueueLost(why)
+        queued = self._join is not None and self._queued
+        challenged = self.challenge is not None and self.token is not None
+        if not (queued or challenged):
+            self.state = "closed"
+            return QueueLost(why)
+        if self._dropped_at is None:
+            self._dropped_at = now
+        if now - self._dropped_at >= RECONNECT_GIVE_UP_S:
+            self.state = "closed"
+            return QueueLost(
+                "Lost the connection to the queue and could not get back in within "
+                f"{RECONNECT_GIVE_UP_S / 60:g} minutes ({why}). Try again later."
+            )
+        self.attempt += 1
+        self.state = "reconnecting"
+        return Reconnect(self.attempt, backoff_delay(self.attempt, jitter))
+
+    def rejoin(self) -> str:
+        """The ``queue_join`` to send on the new socket after a ``Reconnect``: the same
+        request, with the person token the server may have handed out since."""
+        if self.state != "reconnecting" or self._join is None:
+            raise QueueStateError(f"not reconnecting (state {self.state})")
+        self.state = "joining"
+        packet = self._join.model_copy(update={"player_token": self.token})
+        return dump_packet(packet).decode()
+
+    def polled(self, view: ChallengeView, jitter: float) -> Matched | Reconnect | QueueLost:
+        """The person's open challenge as ``GET /challenges/{id}?token=`` read it while
+        reconnecting: its seat once accepted, ask again while it is open (the server is
+        back: the clock of ``dropped`` starts over), or the end of the wait."""
+        if self.state != "reconnecting" or self.challenge is None:
+            raise QueueStateError(f"not waiting on a challenge (state {self.state})")
+        if view.matched is not None:
+            self.state = "matched"
+            self.match = _matched(view.matched)
+            return self.match
+        if view.status == "open":
+            self._dropped_at = None
+            self.attempt += 1
+            return Reconnect(self.attempt, RECONNECT_MAX_S * (0.5 + min(max(jitter, 0), 1) / 2))
+        self.state = "closed"
+        if view.status == "expired":
+            return QueueLost("Nobody accepted the challenge before it expired.")
+        return QueueLost(
+            f"The challenge was accepted by {view.accepted_by or 'someone'}, but its game "
+            "is over already."
+        )
+
     def leave(self) -> str:
-        """The ``queue_leave`` frame; the client is ``closed`` afterwards."""
-        if self.state not in ("joining", "waiting"):
+        """The ``queue_leave`` frame; the client is ``closed`` afterwards (while
+        reconnecting there is no socket to send it on: it stops the reconnecting)."""
+        if self.state not in ("joining", "waiting", "reconnecting"):
             raise QueueStateError(f"not in the queue (state {self.state})")
         self.state = "closed"
         return '{"type":"queue_leave"}'
 
     def receive(self, text: str | bytes) -> list[QueueEvent]:
         """One frame from the server -> events. Never raises."""
-        if self.state in ("refused", "closed", "matched"):
+        if self.state in ("refused", "closed", "matched", "reconnecting"):
             return []
         try:
             packet = parse_packet(text, allowed=QUEUE_SERVER_PACKETS)
@@ -274,6 +422,8 @@ class QueueClient:
                 return [TokenIssued(name, token)]
             case QueueWaitingPacket():
                 self.state = "waiting"
+                self._queued = self._join is not None
+                self.attempt, self._dropped_at = 0, None
                 return [
                     QueueWaiting(
                         packet.players_waiting, packet.rating, packet.since_ms, packet.bot_in_ms
@@ -285,16 +435,7 @@ class QueueClient:
                 return [self.challenge]
             case MatchedPacket():
                 self.state = "matched"
-                who = packet.opponent
-                self.match = Matched(
-                    game_id=packet.game_id,
-                    side=packet.side.value,
-                    token=packet.token,
-                    ws_url=packet.ws_url,
-                    opponent=Opponent(who.name, who.kind, who.rating),
-                    time_control=packet.time_control,
-                    rated=packet.rated,
-                )
+                self.match = _matched(packet)
                 return [self.match]
         return self._violation(f"unexpected packet {packet!r}")  # pragma: no cover
 
@@ -314,3 +455,16 @@ class QueueClient:
     def _violation(self, reason: str) -> list[QueueEvent]:
         self.state = "closed"
         return [QueueViolation(reason)]
+
+
+def _matched(packet: MatchedPacket) -> Matched:
+    who = packet.opponent
+    return Matched(
+        game_id=packet.game_id,
+        side=packet.side.value,
+        token=packet.token,
+        ws_url=packet.ws_url,
+        opponent=Opponent(who.name, who.kind, who.rating),
+        time_control=packet.time_control,
+        rated=packet.rated,
+    )
