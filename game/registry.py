@@ -431,18 +431,18 @@ class BotRegistry:
         properly (any backoff ends), else what went wrong (an EndCause value, say) and
         ``detail``: one more failure in a row, backed off ``backoff_seconds`` of them.
         Raises UnknownBot."""
-        stored = await self.store.arena.bot(_key(name))
+        key = _key(name)
+        if failure is None:
+            # The usual case, once a game: one write, no read.
+            cleared = await self.store.arena.update_bot(
+                key, last_game_at=now, failures_in_row=0, backoff_until=None, backoff_reason=None
+            )
+            if not cleared:
+                raise UnknownBot(f"no bot is registered as {name!r}")
+            return
+        stored = await self.store.arena.bot(key)
         if stored is None:
             raise UnknownBot(f"no bot is registered as {name!r}")
-        if failure is None:
-            await self.store.arena.update_bot(
-                stored.key,
-                last_game_at=now,
-                failures_in_row=0,
-                backoff_until=None,
-                backoff_reason=None,
-            )
-            return
         failures = stored.failures_in_row + 1
         reason = failure if not detail else f"{failure}: {detail}"
         await self.store.arena.update_bot(
