@@ -6,6 +6,7 @@
                  [--max-connections-per-client N] [--request-timeout S]
                  [--keep-alive-timeout S] [--send-board {auto,always}]
                  [--analysis-bot URL [--analysis-time S]] [--bot-recheck S]
+                 [--redis URL [--public-url URL] [--worker-id ID] [--lease S]]
 
 ``HTTTX_API_TOKEN``, when set, is required as ``Authorization: Bearer <token>`` on
 ``POST /game/new`` (and ``POST /bots``, the tournament routes). SIGINT/SIGTERM stop
@@ -38,6 +39,7 @@ from game.analysis import DEFAULT_ANALYSIS_TIME, MAX_ANALYSIS_TIME
 from game.analyst import open_analyst
 from game.ascii import render
 from game.clock import DEFAULT_STALL_LIMIT
+from game.cluster_cli import ClusterUsageError, add_cluster_arguments, cluster_settings
 from game.discovery import DEFAULT_POLICY, AddressPolicy, DiscoveryError, PolicySyntaxError
 from game.fanout import MAX_SPECTATOR_FLUSH_S, SPECTATOR_FLUSH_S
 from game.limits import (
@@ -231,6 +233,7 @@ def _arguments() -> argparse.ArgumentParser:
         "/bots): one that fails is 'unreachable' and not scheduled until a check "
         "succeeds; 0 never checks again (default %(default)g)",
     )
+    add_cluster_arguments(parser)
     return parser
 
 
@@ -528,6 +531,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         session_limits = _limits(args)
         policy = _policy(args)
         _open_store(args.db)
+        try:
+            cluster = cluster_settings(args, args.db)
+        except ClusterUsageError as error:
+            raise UsageError(str(error)) from None
         # A hosted bot by name runs inside the server: checked when the server starts.
         if args.analysis_bot is not None and hosted_bot_named(args.analysis_bot) is None:
             _check_analysis_bot(args.analysis_bot, policy, args.analysis_time)
@@ -551,6 +558,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         analysis_bot=args.analysis_bot,
         analysis_time=args.analysis_time,
         bot_recheck=args.bot_recheck,
+        cluster=cluster,
     )
 
     def started(server: GameServer) -> None:
