@@ -113,6 +113,8 @@ async def test_each_worker_lists_both_and_says_so_in_health(
             status, health = await c.get(f"{b.base}/health")
             assert status == 200
             assert health["worker"] == "worker-b" and health["workers"] == 2
+            status, document = await c.get(f"{a.base}/openapi.json")
+            assert {"/cluster", "/cluster/games/{game_id}/setup"} <= set(document["paths"])
         finally:
             await b.stop()
             await a.stop()
@@ -234,6 +236,18 @@ async def test_a_stopped_worker_drops_out_of_the_cluster(
         finally:
             await b.stop()
             await a.stop()
+
+
+async def test_without_redis_there_is_no_cluster(tmp_path: Any) -> None:
+    app = create_app(db_url=f"sqlite+aiosqlite:///{tmp_path / 'games.sqlite'}")
+    timeout = aiohttp.ClientTimeout(total=TIMEOUT)
+    async with serving(app) as server, aiohttp.ClientSession(timeout=timeout) as http:
+        base = f"http://127.0.0.1:{server.port}"
+        async with http.get(f"{base}/cluster") as response:
+            assert response.status == 404
+            assert "started without --redis" in (await response.json())["detail"]
+        async with http.get(f"{base}/health") as response:
+            assert set(await response.json()) == {"status", "live_games"}
 
 
 def test_redis_needs_a_postgresql_database_and_a_reachable_redis(
