@@ -25,7 +25,7 @@ import contextlib
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -100,6 +100,7 @@ class ClusterNode:
         self._tasks: list[asyncio.Task[None]] = []
         self._mirrors: dict[str, _Mirror] = {}
         self._mirror_lock = asyncio.Lock()
+        self._spawned: set[asyncio.Task[None]] = set()
         self._http: aiohttp.ClientSession | None = None
         self.published = 0  # messages published (for tests and benchmarks)
 
@@ -221,6 +222,15 @@ class ClusterNode:
         value = await self.redis.get(game_key(game_id))
         return None if value is None else value.decode() if isinstance(value, bytes) else value
 
+    async def token_owner_url(self, token: str) -> str | None:
+        """The URL of the worker running the game of the seat ``token``, if another."""
+        owner = await self.redis.get(token_key(token))
+        if owner is None:
+            return None
+        owner_id = owner.decode() if isinstance(owner, bytes) else owner
+        info = None if owner_id == self.worker_id else await self.worker(owner_id)
+        return None if info is None else info.url
+
     async def _send(self) -> None:
         """Carry out the queued commands in order, as many per round trip as are queued."""
         while True:
@@ -289,6 +299,12 @@ class ClusterNode:
         except (aiohttp.ClientError, TimeoutError, KeyError, ValueError) as error:
             log.warning("game %s: its setup from %s failed: %r", game_id, base, error)
             return None
+
+    def spawn(self, coro: Coroutine[Any, Any, None], name: str) -> None:
+        """A short task of this node's, kept until done (closing waits for none)."""
+        task = asyncio.get_running_loop().create_task(coro, name=f"htttx: {name}")
+        self._spawned.add(task)
+        task.add_done_callback(self._spawned.discard)
 
     def forget_mirror(self, mirror: _Mirror) -> None:
         if self._mirrors.get(mirror.game_id) is mirror:
@@ -364,6 +380,9 @@ class _Mirror:
             log.warning("game %s: the relay from its owner failed: %s", self.game_id, error)
         finally:
             self._end()
+        # Over (not cancelled: close() closes it then): the subscription goes now.
+        with contextlib.suppress(RedisError, OSError):
+            await self.pubsub.aclose()
 
     def _receive(self, message: Message) -> None:
         self.history.append(message)
@@ -408,7 +427,7 @@ class _Mirror:
         self.fanout.remove(spectator)
         spectator.dropped.set()
         if not self.watchers and not self.joining and not self.closed:
-            asyncio.get_running_loop().create_task(self.close_if_idle())
+            self.node.spawn(self.close_if_idle(), f"close relay {self.game_id}")
 
     async def close_if_idle(self) -> None:
         if not self.watchers and not self.joining:

@@ -403,9 +403,15 @@ class GameManager:
         connection with 1008 and raises ``UnknownToken``."""
         entry = self._tokens.get(token)
         if entry is None or entry[0].finished.is_set() or self._closing:
+            why = "unknown token, or its game is over"
+            if entry is None and self.cluster is not None and not self._closing:
+                # Run by another worker (the socket is not relayed yet): say where.
+                with contextlib.suppress(Exception):
+                    if (url := await self.cluster.token_owner_url(token)) is not None:
+                        why = f"the game runs on another worker: connect to {url}/ws"
             with contextlib.suppress(Exception):
-                await connection.close(CLOSE_POLICY_VIOLATION, "unknown token, or its game is over")
-            raise UnknownToken("no running game has a seat for this token")
+                await connection.close(CLOSE_POLICY_VIOLATION, why)
+            raise UnknownToken(why)
         game, side = entry
         conn = object()
         loop = asyncio.get_running_loop()

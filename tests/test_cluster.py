@@ -21,7 +21,14 @@ from game.serve import main as serve_main
 from game.server import GameServer, create_app, serving
 from tests.postgres import PostgresCluster
 from tests.redis_server import RedisServer
-from tests.test_server import HUMAN_MATCH, choose, play_until_end, receive, receive_type
+from tests.test_server import (
+    HUMAN_MATCH,
+    choose,
+    closed,
+    play_until_end,
+    receive,
+    receive_type,
+)
 
 TIMEOUT = 15.0  # only against hangs
 #: Short leases, so a stopped worker drops out soon.
@@ -190,6 +197,10 @@ async def test_a_compact_spectator_on_b_joining_mid_game_gets_the_same_stream(
             async with c.http.post(f"{b.base}/game/new", json=body) as response:
                 created = await response.json()  # on B this time: A relays
             game_id = created["game_id"]
+            async with c.http.ws_connect(f"{a.ws_base}/ws?token={created['token_x']}") as wrong:
+                code, reason = await closed(wrong)  # A does not relay seats yet: says where
+            assert code == 1008
+            assert reason == f"the game runs on another worker: connect to {b.base}/ws"
             async with c.http.ws_connect(f"{b.ws_base}/ws?token={created['token_x']}") as human:
                 await receive_type(human, "setup")
                 request = await receive_type(human, "move_request")
