@@ -16,7 +16,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from game.cluster import ClusterSettings, Leases
+from game.cluster import ClusterSettings, Leases, game_key, token_key
 from game.serve import main as serve_main
 from game.server import GameServer, create_app, serving
 from tests.postgres import PostgresCluster
@@ -143,6 +143,9 @@ async def test_a_spectator_on_b_follows_a_game_run_by_a_move_by_move(
                 assert response.status == 200
                 created = await response.json()
             game_id = created["game_id"]
+            node = a.server.app.state.arena.manager.cluster
+            owners = await node.redis.mget([game_key(game_id), token_key(created["token_x"])])
+            assert owners == [b"worker-a", b"worker-a"]  # registered before the answer
             human_url = f"{a.ws_base}/ws?token={created['token_x']}"
             async with c.http.ws_connect(human_url) as human:
                 await receive_type(human, "setup")
@@ -173,7 +176,13 @@ async def test_a_spectator_on_b_follows_a_game_run_by_a_move_by_move(
                 assert len(replay["moves"]) == len(record["moves"])
                 assert (await receive_type(late, "end"))["winner"] == end["winner"]
             # One publish per move and one for the end, whatever the spectators.
-            published = a.server.app.state.arena.manager.cluster.published
+            node = a.server.app.state.arena.manager.cluster
+            published = node.published
+            # Its owner's keys (the game's, the seats') go once it is over.
+            keys = [game_key(game_id), token_key(created["token_x"])]
+            async with asyncio.timeout(TIMEOUT):
+                while await node.redis.exists(*keys):
+                    await asyncio.sleep(0.05)
         finally:
             await b.stop()
             await a.stop()
