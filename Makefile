@@ -6,7 +6,7 @@ STAMP_RUN := $(VENV)/.installed-run
 STAMP_DEV := $(VENV)/.installed-dev
 STAMP_UI := $(VENV)/.installed-ui
 
-.PHONY: run test lint bench clean postgres chromium ui screenshots
+.PHONY: run test lint bench clean postgres redis chromium ui screenshots cluster
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -63,6 +63,26 @@ postgres:
 		exit 1; \
 	fi
 
+# The cluster's tests start a throwaway redis-server of their own (tests/redis_server.py);
+# this installs it if it is absent (Debian/Ubuntu, root or sudo). REDIS_SERVER, if set,
+# names the redis-server executable instead.
+redis:
+	@if [ -n "$$REDIS_SERVER" ] || command -v redis-server >/dev/null 2>&1; then :; \
+	elif command -v apt-get >/dev/null 2>&1; then \
+		sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		echo "Installing Redis for the cluster's tests"; \
+		$$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+			$$sudo apt-get install -y -qq --no-install-recommends redis-server >/dev/null; \
+	else \
+		echo "redis-server is needed for the cluster's tests: install it or set REDIS_SERVER" >&2; \
+		exit 1; \
+	fi
+
+# A cluster to try: a throwaway PostgreSQL and Redis and three workers on 127.0.0.1
+# ports 8101-8103 (tools/cluster.py); Ctrl-C stops them all and removes their data.
+cluster: $(STAMP_DEV) postgres redis
+	$(PY) tools/cluster.py
+
 # The web page's tests drive the system's Chromium headless (tests/browser.py, through
 # Playwright; no browser is downloaded). This installs Debian's chromium when absent;
 # HTTTX_CHROMIUM, if set, names a Chromium or Chrome executable instead.
@@ -79,7 +99,7 @@ chromium:
 		exit 1; \
 	fi
 
-test: lint postgres chromium
+test: lint postgres redis chromium
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest
 
 bench: $(STAMP_DEV)

@@ -43,7 +43,7 @@ import secrets
 import uuid
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import aiohttp
 
@@ -104,6 +104,9 @@ __all__ = [
     "UnknownToken",
     "check_commit_interval",
 ]
+
+if TYPE_CHECKING:
+    from game.cluster_redis import ClusterNode
 
 log = logging.getLogger("game.manager")
 
@@ -216,6 +219,9 @@ class GameManager:
         self._starting = 0  # games being created: they count against max_games
         self._closing = False
         self._end_hooks: list[tuple[EndHook, Callable[[str], bool] | None]] = []
+        #: This worker's part in a cluster (``--redis``, ``game.cluster_redis``): its
+        #: games' owner keys, their spectators on other workers. None: a single process.
+        self.cluster: ClusterNode | None = None
 
     def add_end_hook(self, hook: EndHook, *, wants: Callable[[str], bool] | None = None) -> None:
         """Call ``hook`` with the final record of every game that ends (or of those whose
@@ -370,6 +376,12 @@ class GameManager:
             with contextlib.suppress(Exception):
                 await self.store.finish_game(game_id, ABORTED_RESULT, ended_at=datetime.now(UTC))
             raise ManagerClosed("the server is shutting down and takes no new games")
+        if self.cluster is not None:  # owned here before anyone is told of it
+            tokens = [slot.token for slot in slots.values() if slot.token is not None]
+            try:
+                await self.cluster.game_started(game_id, tokens)
+            except Exception:  # the game plays all the same, seen from this worker only
+                log.exception("game %s: registering it in the cluster failed", game_id)
         game = RunningGame(self, session, slots, request.name)
         self._games[game_id] = game
         for side, slot in slots.items():
@@ -388,6 +400,8 @@ class GameManager:
         for slot in game.slots.values():
             if slot.token is not None:
                 self._tokens.pop(slot.token, None)
+        if self.cluster is not None:
+            self.cluster.game_ended(game.game_id)
 
     # --------------------------------------------------------------- humans
 
@@ -397,9 +411,15 @@ class GameManager:
         connection with 1008 and raises ``UnknownToken``."""
         entry = self._tokens.get(token)
         if entry is None or entry[0].finished.is_set() or self._closing:
+            why = "unknown token, or its game is over"
+            if entry is None and self.cluster is not None and not self._closing:
+                # Run by another worker (the socket is not relayed yet): say where.
+                with contextlib.suppress(Exception):
+                    if (url := await self.cluster.token_owner_url(token)) is not None:
+                        why = f"the game runs on another worker: connect to {url}/ws"
             with contextlib.suppress(Exception):
-                await connection.close(CLOSE_POLICY_VIOLATION, "unknown token, or its game is over")
-            raise UnknownToken("no running game has a seat for this token")
+                await connection.close(CLOSE_POLICY_VIOLATION, why)
+            raise UnknownToken(why)
         game, side = entry
         conn = object()
         loop = asyncio.get_running_loop()
@@ -448,6 +468,10 @@ class GameManager:
         """
         game = self._games.get(game_id)
         if game is None:
+            # Run by another worker of the cluster: relayed; else over (or unknown).
+            cluster = self.cluster
+            if cluster is not None and await cluster.spectate(game_id, connection, compact=compact):
+                return
             await self._spectate_record(game_id, connection)
             return
         if len(game.spectators) >= self.max_spectators:
@@ -457,7 +481,6 @@ class GameManager:
             )
         writer = connection.frame_writer() if isinstance(connection, FramedConnection) else None
         spectator = Spectator(self.spectator_queue, writer, compact=compact)
-        loop = asyncio.get_running_loop()
         setup = game.spectator_setup()
         # Right after the setup, the analysis of the positions so far (game.analysis).
         analysis = game.analysis_backlog()
@@ -471,6 +494,33 @@ class GameManager:
             spectator.close()
         elif not game.add_spectator(spectator):  # ending without an `end` for spectators
             spectator.close()
+
+        await self.serve_spectator(game_id, spectator, connection, game.drop)
+
+    async def cluster_setup(self, game_id: str) -> tuple[int, list[str], bool] | None:
+        """For a spectator on another worker of the cluster: how many updates the setup
+        shows, the setup, the analysis so far and the end if it went out (and whether
+        it did); None if the game does not run here."""
+        game = self._games.get(game_id)
+        if game is None:
+            return None
+        seen = game.updates_shown  # taken with the setup: no await in between
+        setup = game.spectator_setup()
+        packets = [*game.analysis_backlog()]
+        end = game.end_text
+        text = setup if isinstance(setup, str) else (await setup).decode()
+        return seen, [text, *packets, *([end] if end is not None else [])], end is not None
+
+    async def serve_spectator(
+        self,
+        game_id: str,
+        spectator: Spectator,
+        connection: InboundConnection,
+        drop: Callable[[Spectator], None],
+    ) -> None:
+        """Write ``spectator``'s packets to ``connection`` until it closes, leaves or is
+        too slow; ``drop`` takes it out of its fanout. Then close the connection."""
+        loop = asyncio.get_running_loop()
 
         async def pump() -> None:
             watchdog = SendWatchdog(DEFAULT_SEND_TIMEOUT)
@@ -515,7 +565,7 @@ class GameManager:
                 code = CLOSE_POLICY_VIOLATION
                 reason = f"too slow: an update took {DEFAULT_SEND_TIMEOUT:g} s or more to send"
         finally:
-            game.drop(spectator)
+            drop(spectator)
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)

@@ -36,6 +36,67 @@ from wire.tournaments import (
 __all__: list[str] = []
 
 
+def _cluster_paths(error: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
+    """``GET /cluster`` and the setup route a worker asks a game's owner for."""
+    worker = {
+        "type": "object",
+        "properties": {
+            "id": {"type": "string"},
+            "url": {"type": "string", "description": "where the other workers reach it"},
+            "started": {"type": "string", "format": "date-time"},
+            "heartbeat": {"type": "string", "format": "date-time"},
+            "live_games": {"type": "integer"},
+            "max_games": {"type": "integer"},
+            "load": {"type": "number", "description": "live_games / max_games"},
+            "status": {"type": "string", "enum": ["live", "late"]},
+        },
+    }
+    listing = {
+        "type": "object",
+        "properties": {
+            "worker": {"type": "string", "description": "the id of the worker answering"},
+            "lease_s": {"type": "number"},
+            "workers": {"type": "array", "items": worker},
+        },
+    }
+    return {
+        "/cluster": {
+            "get": {
+                "summary": "The cluster's workers whose lease holds, oldest first",
+                "responses": {
+                    "200": {
+                        "description": "The workers",
+                        "content": {"application/json": {"schema": listing}},
+                    },
+                    "404": error("The server runs alone (started without --redis)"),
+                },
+            }
+        },
+        "/cluster/games/{game_id}/setup": {
+            "get": {
+                "summary": "For another worker: a live game's spectator setup",
+                "description": (
+                    "The setup packet, the analysis packets so far and the end if it went "
+                    "out, one JSON packet per line; x-htttx-updates: the board updates "
+                    "the setup shows; x-htttx-ended: 1 once the end went out."
+                ),
+                "parameters": [
+                    {
+                        "name": "game_id",
+                        "in": "path",
+                        "required": True,
+                        "schema": {"type": "string"},
+                    }
+                ],
+                "responses": {
+                    "200": {"description": "The packets", "content": {"text/plain": {}}},
+                    "404": error("Not a live game of this worker, or no cluster"),
+                },
+            }
+        },
+    }
+
+
 def _openapi(hosted: bool) -> dict[str, Any]:
     """An OpenAPI 3.1 document of the REST routes, schemas from the pydantic models."""
     ref = "#/components/schemas/{model}"
@@ -190,12 +251,18 @@ def _openapi(hosted: bool) -> dict[str, Any]:
         "/health": {
             "get": {
                 "summary": "Liveness: 200 while serving, 503 while shutting down",
+                "description": (
+                    "{status, live_games}; a cluster's worker (--redis) adds worker (its "
+                    "id) and workers (how many workers' leases hold; null if Redis is "
+                    "out of reach, with cluster_error)."
+                ),
                 "responses": {
                     "200": {"description": "Serving"},
                     "503": {"description": "Stopping"},
                 },
             }
         },
+        **_cluster_paths(error),
     }
     paths.update(_tournament_paths(body, error))
     paths.update(challenge_paths(body, error))

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from game.analyst import GameAnalysis
+from game.cluster import Message
 from game.discovery import BotEndpoint
 from game.fanout import Fanout, Spectator, Update
 from game.outboxes import CLOSE_WAIT, Outbox
@@ -184,6 +185,8 @@ class RunningGame:
         self._ending = False
         # Updates of the actions being carried out that have not gone out yet.
         self._unsent_updates = 0
+        #: Updates (moves' ``board_update``) carried out so far, watched or not.
+        self.updates = 0
         # The last setup encoded off the loop: its board and status, when, the encoding.
         self._setup: tuple[Board, GameStatus, float, asyncio.Future[bytes]] | None = None
 
@@ -205,6 +208,12 @@ class RunningGame:
         encoding = asyncio.ensure_future(asyncio.to_thread(encode_setup, setup))
         self._setup = (board, status, now, encoding)
         return encoding
+
+    @property
+    def updates_shown(self) -> int:
+        """The updates a setup made now shows: those gone out and those on their way
+        (their moves are in the session already)."""
+        return self.updates + self._unsent_updates
 
     def record(self) -> GameRecord:
         """The game as played so far: every move broadcast, the result once over."""
@@ -373,6 +382,8 @@ class RunningGame:
         if self.end_text is not None or self._ending:
             return  # nothing may follow a spectator's `end`
         self.fanout.publish(Update(text.encode()))
+        if (cluster := self.manager.cluster) is not None:
+            cluster.publish(self.game_id, Message("a", self.updates, text))
 
     def _pending(self, side: Player) -> bool:
         outbox = self.slots[side].outbox
@@ -418,9 +429,13 @@ class RunningGame:
                     self._local.append(Detach(side, slot.conn, why, self._loop.time()))
             case Broadcast():
                 is_end = action.ends
-                if not is_end and self._unsent_updates:
-                    self._unsent_updates -= 1
-                if self.spectators or is_end:  # an unwatched move is not even built
+                if not is_end:
+                    self.updates += 1
+                    if self._unsent_updates:
+                        self._unsent_updates -= 1
+                # An unwatched move is not even built (in a cluster, other workers'
+                # spectators may watch it: published once).
+                if self.spectators or is_end or self.manager.cluster is not None:
                     self._broadcast(action, is_end)
             case RequestStatelessTurn(side, request, time_limit):
                 self._post_turn(side, request, time_limit)
@@ -440,13 +455,19 @@ class RunningGame:
         # Into the log once; each variant is encoded (and framed) on first use, so only
         # if some spectator wants it. The `end` goes out at once and is kept for
         # latecomers; a move's update is left out by those whose setup has the move.
+        cluster = self.manager.cluster
         if is_end:
             update = Update(dump_packet(action.packet))
             self.end_text = update.text()
             self.fanout.publish(update, urgent=True)
+            if cluster is not None:
+                cluster.publish(self.game_id, Message("e", self.updates, self.end_text))
             return
         compact = (lambda: dump_packet(action.compact_packet())) if action.has_compact else None
-        self.fanout.publish(Update(lambda: dump_packet(action.packet), compact), skippable=True)
+        update = Update(lambda: dump_packet(action.packet), compact)
+        self.fanout.publish(update, skippable=True)
+        if cluster is not None:  # once per move, whatever the spectators here and there
+            cluster.publish(self.game_id, Message("u", self.updates - 1, update.text()))
 
     def add_spectator(self, spectator: Spectator) -> bool:
         """Send ``spectator`` every update from now on and the `end`, right after a setup

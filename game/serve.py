@@ -8,6 +8,7 @@
                  [--analysis-bot URL [--analysis-time S]] [--bot-recheck S]
                  [--ladder [--ladder-concurrency N] [--ladder-rate GAMES_PER_MIN]
                            [--ladder-time-control TC] [--ladder-hosted-bots]]
+                 [--redis URL [--public-url URL] [--worker-id ID] [--lease S]]
 
 ``HTTTX_API_TOKEN``, when set, is required as ``Authorization: Bearer <token>`` on
 ``POST /game/new`` (and ``POST /bots``, the tournament routes). SIGINT/SIGTERM stop
@@ -40,6 +41,7 @@ from game.analysis import DEFAULT_ANALYSIS_TIME, MAX_ANALYSIS_TIME
 from game.analyst import open_analyst
 from game.ascii import render
 from game.clock import DEFAULT_STALL_LIMIT
+from game.cluster_cli import ClusterUsageError, add_cluster_arguments, cluster_settings
 from game.discovery import DEFAULT_POLICY, AddressPolicy, DiscoveryError, PolicySyntaxError
 from game.fanout import MAX_SPECTATOR_FLUSH_S, SPECTATOR_FLUSH_S
 from game.ladder import (
@@ -270,6 +272,7 @@ def _arguments() -> argparse.ArgumentParser:
         help="register the hosted example bots (random, center, threat, search) as the "
         "server's own ladder bots, served in this process on a loopback port",
     )
+    add_cluster_arguments(parser)
     return parser
 
 
@@ -615,6 +618,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "--ladder-hosted-bots serves the bots on loopback, which the address "
                 f"policy refuses ({policy.problem('127.0.0.1')}): allow loopback"
             )
+        try:  # before the store is opened: a refused --redis leaves no database behind
+            cluster = cluster_settings(args, args.db)
+        except ClusterUsageError as error:
+            raise UsageError(str(error)) from None
         _open_store(args.db)
         # A hosted bot by name runs inside the server: checked when the server starts.
         if args.analysis_bot is not None and hosted_bot_named(args.analysis_bot) is None:
@@ -641,6 +648,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         bot_recheck=args.bot_recheck,
         ladder=ladder,
         ladder_hosted_bots=args.ladder_hosted_bots,
+        cluster=cluster,
     )
 
     def started(server: GameServer) -> None:

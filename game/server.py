@@ -61,6 +61,8 @@ from game.access_log import TokenRedactingFilter, install_token_filter, redact_t
 from game.analysis import DEFAULT_ANALYSIS_TIME, check_analysis_time
 from game.analyst import open_analyst
 from game.challenges import Challenges
+from game.cluster import ClusterSettings
+from game.cluster_routes import cluster_routes
 from game.discovery import DEFAULT_POLICY, AddressPolicy, DiscoveryError, capabilities_url
 from game.fanout import SPECTATOR_FLUSH_S
 from game.ladder import LadderSettings
@@ -281,7 +283,15 @@ async def health(request: Request) -> Response:
     runtime = _runtime(request)
     if runtime.closing:
         return JSONResponse({"status": "shutting down"}, status_code=503)
-    return JSONResponse({"status": "ok", "live_games": len(runtime.manager.live_game_ids())})
+    answer: dict[str, Any] = {"status": "ok", "live_games": len(runtime.manager.live_game_ids())}
+    if (node := runtime.manager.cluster) is not None:  # a worker of a cluster (--redis)
+        answer["worker"] = node.worker_id
+        try:
+            answer["workers"] = len(await node.workers())
+        except Exception as error:  # Redis down: this worker still serves
+            answer["workers"] = None
+            answer["cluster_error"] = clip_text(str(error), MAX_ERROR_DETAIL_CHARS)
+    return JSONResponse(answer)
 
 
 async def openapi_json(request: Request) -> Response:
@@ -325,6 +335,7 @@ def create_app(
     resume_series: bool = True,
     ladder: LadderSettings | None = None,
     ladder_hosted_bots: bool = False,
+    cluster: ClusterSettings | None = None,
 ) -> Starlette:
     """The game server's app. Its lifespan opens the store (marking games left running
     by a previous run as aborted), one aiohttp session for every outbound request, the
@@ -353,7 +364,13 @@ def create_app(
     ``ladder``: run a ladder with these settings (``game.ladder``; ``GET /ladder``);
     ``ladder_hosted_bots``: the hosted example bots join it as the server's own bots,
     served in this process on a loopback port (``game.ladder_host``), so ``policy``
-    must allow loopback."""
+    must allow loopback.
+
+    ``cluster``: this server is one worker of a cluster (``--redis``): the lifespan
+    connects to Redis (``game.cluster_redis.ClusterNode``), registers the worker and its
+    games with leases and relays spectators of games other workers run. Only the first
+    worker to start (no other worker's lease holds) marks the games and tournaments a
+    previous run left running as aborted and interrupted: the others' are live."""
     if max_games_per_client < 1 or max_games < 1 or max_spectators < 1:
         raise ValueError("max_games, max_games_per_client and max_spectators must be at least 1")
     if send_board not in SEND_BOARD_POLICIES:
@@ -410,6 +427,7 @@ def create_app(
         *arena_routes(),
         *queue_routes(),
         *ladder_routes(),
+        *cluster_routes(),
         # Last: the page's paths never shadow an API route.
         *web_routes(),
     ]
@@ -424,9 +442,26 @@ def create_app(
             stack.push_async_callback(pool.close_sessions)
             store = await GameStore.open(settings.db_url)
             stack.push_async_callback(store.close)
-            aborted = await store.abort_running(ended_at=datetime.now(UTC))
-            if aborted:
-                log.warning("marked %d game(s) left running by a previous run as aborted", aborted)
+            node = None
+            first = True  # the only process, or the first worker of a cluster
+            if cluster is not None:
+                from game.cluster_redis import ClusterNode  # only with --redis
+
+                node = await ClusterNode.open(
+                    cluster.redis_url,
+                    worker_id=cluster.worker_id,
+                    url=cluster.url,
+                    leases=cluster.leases,
+                    max_games=settings.max_games,
+                )
+                stack.push_async_callback(node.close)
+                first = not await node.others()
+            if first:
+                aborted = await store.abort_running(ended_at=datetime.now(UTC))
+                if aborted:
+                    log.warning(
+                        "marked %d game(s) left running by a previous run as aborted", aborted
+                    )
             # Every request made on a bot's behalf: checked addresses, no redirects.
             http = settings.policy.client_session()
             stack.push_async_callback(http.close)
@@ -467,6 +502,10 @@ def create_app(
                 send_board=settings.send_board,
                 analyst=analyst,
             )
+            if node is not None:
+                manager.cluster = node
+                await node.start(manager)
+                log.info("cluster worker %s (%s)", node.worker_id, node.url)
             # The arena: ratings settled before a game's `end` goes out, and at startup
             # those a previous run left pending (after abort_running: its games are void).
             ratings = RatingBook(store)
@@ -489,7 +528,8 @@ def create_app(
                 ratings=ratings,
                 resume_series=resume_series,
             )
-            await tournaments.recover()
+            if first:  # else the other workers' tournaments may be running
+                await tournaments.recover()
             # Matchmaking for people: the /queue and open challenges.
             arena = ArenaForQueue(registry, ratings)
             queue = QueueHub(manager, arena)

@@ -15,3 +15,6 @@ from tests.browser import chromium, web_page  # noqa: F401
 # db_url (SQLite and PostgreSQL) and a GameStore on it, for the store's tests.
 from tests.databases import db_url, store  # noqa: F401
 from tests.postgres import postgres_cluster  # noqa: F401
+
+# The Redis server of the cluster's tests (tests/redis_server.py).
+from tests.redis_server import redis_server  # noqa: F401

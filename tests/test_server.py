@@ -446,6 +446,8 @@ async def test_the_openapi_document_describes_the_rest_routes(tmp_path: Path) ->
             page_type = response.content_type
     assert status == 200 and document["openapi"].startswith("3.1")
     assert set(document["paths"]) == {
+        "/cluster",
+        "/cluster/games/{game_id}/setup",
         "/game/new",
         "/games",
         "/games/{game_id}",

@@ -1,0 +1,107 @@
+"""``htttx-server``'s cluster options: ``--redis URL`` makes the server one worker of a
+cluster (``game.cluster``), with ``--public-url``, ``--worker-id`` and ``--lease``.
+
+Checked before the server listens, each failure one line (``ClusterUsageError``): a
+cluster shares its database, so ``--redis`` needs ``--db postgresql+asyncpg://...`` (a
+SQLite file cannot be shared between hosts, and a second process writing it would
+only queue behind the first's lock); Redis must answer a PING.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import math
+
+from game.cluster import DEFAULT_LEASE_S, ClusterSettings, Leases, new_worker_id
+
+__all__ = ["ClusterUsageError", "add_cluster_arguments", "cluster_settings"]
+
+
+class ClusterUsageError(Exception):
+    """A bad cluster option, or Redis out of reach; the message is the one line printed."""
+
+
+def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("cluster (several workers sharing PostgreSQL and Redis)")
+    group.add_argument(
+        "--redis",
+        metavar="URL",
+        help="run as one worker of a cluster, e.g. redis://127.0.0.1:6379/0 (needs a "
+        "PostgreSQL --db shared by every worker)",
+    )
+    group.add_argument(
+        "--public-url",
+        metavar="URL",
+        help="where the other workers reach this one (default http://HOST:PORT, "
+        "127.0.0.1 for 0.0.0.0)",
+    )
+    group.add_argument(
+        "--worker-id", metavar="ID", help="this worker's id (default the host name and a suffix)"
+    )
+    group.add_argument(
+        "--lease",
+        type=float,
+        default=DEFAULT_LEASE_S,
+        metavar="S",
+        help="a worker (and its games) drop out this long after its last heartbeat; "
+        "heartbeats come three times per lease (default %(default)g)",
+    )
+
+
+def _default_url(host: str, port: int) -> str:
+    """
+    >>> _default_url("0.0.0.0", 8001), _default_url("::1", 8001)
+    ('http://127.0.0.1:8001', 'http://[::1]:8001')
+    """
+    if host in ("0.0.0.0", ""):
+        host = "127.0.0.1"
+    elif host == "::":
+        host = "[::1]"
+    elif ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{port}"
+
+
+def cluster_settings(args: argparse.Namespace, db_url: str) -> ClusterSettings | None:
+    """The worker's settings from the arguments (None without ``--redis``), Redis
+    reached once; ``ClusterUsageError`` with the reason otherwise."""
+    if args.redis is None:
+        for option, value in (("--public-url", args.public_url), ("--worker-id", args.worker_id)):
+            if value is not None:
+                raise ClusterUsageError(f"{option} is for a cluster's worker: add --redis URL")
+        return None
+    if not db_url.startswith("postgresql"):
+        raise ClusterUsageError(
+            "--redis: a cluster's workers share one database; give --db "
+            "postgresql+asyncpg://... (a SQLite file cannot be shared between hosts)"
+        )
+    if not (math.isfinite(args.lease) and 0.3 <= args.lease <= 3600):
+        raise ClusterUsageError(f"--lease must be from 0.3 to 3600 seconds, got {args.lease:g}")
+    url = args.public_url or _default_url(args.host, args.port)
+    if not url.startswith(("http://", "https://")):
+        raise ClusterUsageError(f"--public-url must be an http:// or https:// URL, got {url!r}")
+    settings = ClusterSettings(
+        redis_url=args.redis,
+        url=url,
+        worker_id=args.worker_id or new_worker_id(),
+        leases=Leases(args.lease),
+    )
+    asyncio.run(_check_redis(settings))
+    return settings
+
+
+async def _check_redis(settings: ClusterSettings) -> None:
+    from game.cluster_redis import ClusterNode, ClusterUnavailable  # only with --redis
+
+    try:
+        node = await ClusterNode.open(
+            settings.redis_url,
+            worker_id=settings.worker_id,
+            url=settings.url,
+            leases=settings.leases,
+            max_games=1,
+        )
+    except ClusterUnavailable as error:
+        raise ClusterUsageError(f"--redis {settings.redis_url}: {error}") from None
+    await node.redis.aclose()

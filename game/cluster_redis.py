@@ -1,0 +1,451 @@
+"""A worker of a cluster: its leases in Redis and the spectator fan-out through Redis
+pub/sub (``ClusterNode``). Imported only when the server runs with ``--redis``.
+
+The keys, the lease arithmetic and the messages are ``game.cluster``'s. What this adds:
+
+* ``start`` registers the worker (``worker:<id>``, leased) and renews it, with the keys
+  of its live games and of their seat tokens, every ``Leases.heartbeat`` seconds;
+  ``close`` deletes them.
+* ``game_started`` / ``game_ended``: the manager's calls, as a game starts and ends.
+* ``publish``: the owner's one publish per packet for a game's spectators. Publishes and
+  key deletions go through one queue and one task, in order, pipelined: the game never
+  waits on Redis.
+* ``spectate``: a spectator, on this worker, of a game another worker runs. The first
+  one subscribes to the game's channel (one subscription per game per worker, shared by
+  all its spectators here: a ``_Mirror`` with a ``game.fanout.Fanout`` of its own, so
+  the writes are coalesced as on the owner); each then fetches the game's setup from
+  the owner (``GET /cluster/games/<id>/setup``, which says how many updates the setup
+  already shows) and gets the updates after it from the channel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import deque
+from collections.abc import Callable, Coroutine
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import aiohttp
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+
+from game.cluster import (
+    ENDED_HEADER,
+    SETUP_HEADER,
+    Leases,
+    Message,
+    WorkerInfo,
+    compact_text,
+    decode_message,
+    encode_message,
+    game_key,
+    spectate_channel,
+    token_key,
+    worker_key,
+    worker_pattern,
+)
+from game.fanout import Fanout, Spectator, Update
+
+if TYPE_CHECKING:
+    from game.manager import GameManager
+    from game.seats import InboundConnection
+
+__all__ = ["ClusterNode", "ClusterUnavailable"]
+
+log = logging.getLogger("game.cluster")
+
+#: Messages a mirror keeps for late joiners whose setup is older than the stream.
+HISTORY = 512
+#: How long closing waits for the queued publishes to go out.
+CLOSE_FLUSH = 5.0
+#: How long fetching a setup from the owner may take.
+FETCH_TIMEOUT = 10.0
+
+_Command = Callable[[Any], None]
+
+
+class ClusterUnavailable(Exception):
+    """Redis cannot be reached (or the URL is not a Redis URL)."""
+
+
+def _now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+class ClusterNode:
+    """This worker's part in the cluster (see the module docstring)."""
+
+    def __init__(
+        self,
+        client: aioredis.Redis,
+        *,
+        worker_id: str,
+        url: str,
+        leases: Leases,
+        max_games: int,
+    ) -> None:
+        self.redis = client
+        self.worker_id = worker_id
+        self.url = url.rstrip("/")
+        self.leases = leases
+        self.max_games = max_games
+        self.started = _now_iso()
+        self.manager: GameManager | None = None
+        self._tokens: dict[str, list[str]] = {}  # live game -> its token keys
+        self._commands: asyncio.Queue[_Command] = asyncio.Queue()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._mirrors: dict[str, _Mirror] = {}
+        self._mirror_lock = asyncio.Lock()
+        self._spawned: set[asyncio.Task[None]] = set()
+        self._http: aiohttp.ClientSession | None = None
+        self.published = 0  # messages published (for tests and benchmarks)
+
+    @classmethod
+    async def open(
+        cls, redis_url: str, *, worker_id: str, url: str, leases: Leases, max_games: int
+    ) -> ClusterNode:
+        """Connect and PING; ``ClusterUnavailable`` with the reason if that fails."""
+        try:
+            client = aioredis.from_url(redis_url, socket_connect_timeout=5, socket_timeout=15)
+        except ValueError as error:
+            raise ClusterUnavailable(str(error)) from None
+        try:
+            await client.ping()
+        except (RedisError, OSError) as error:
+            await client.aclose()
+            raise ClusterUnavailable(f"cannot reach Redis: {error}") from None
+        return cls(client, worker_id=worker_id, url=url, leases=leases, max_games=max_games)
+
+    # ------------------------------------------------------------ registry
+
+    def _info(self) -> WorkerInfo:
+        live = len(self.manager.live_game_ids()) if self.manager is not None else 0
+        return WorkerInfo(
+            id=self.worker_id,
+            url=self.url,
+            started=self.started,
+            heartbeat=_now_iso(),
+            live_games=live,
+            max_games=self.max_games,
+        )
+
+    async def start(self, manager: GameManager) -> None:
+        """Register this worker and start renewing its leases and publishing."""
+        self.manager = manager
+        self._http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=FETCH_TIMEOUT))
+        await self._heartbeat()
+        loop = asyncio.get_running_loop()
+        self._tasks = [
+            loop.create_task(self._renew(), name="htttx: cluster heartbeat"),
+            loop.create_task(self._send(), name="htttx: cluster publisher"),
+        ]
+
+    async def close(self) -> None:
+        """Stop renewing; drop this worker's keys; close the connections."""
+        for mirror in list(self._mirrors.values()):
+            await mirror.close()
+        if self._tasks:  # what the games published last (their `end`) goes out first
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._commands.join(), CLOSE_FLUSH)
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        with contextlib.suppress(RedisError, OSError):
+            keys = [worker_key(self.worker_id)]
+            for game_id, tokens in self._tokens.items():
+                keys += [game_key(game_id), *tokens]
+            await self.redis.delete(*keys)
+        if self._http is not None:
+            await self._http.close()
+        await self.redis.aclose()
+
+    async def _heartbeat(self) -> None:
+        pipe = self.redis.pipeline(transaction=False)
+        lease = self.leases.lease_ms
+        pipe.set(worker_key(self.worker_id), self._info().to_json(), px=lease)
+        for game_id, tokens in list(self._tokens.items()):
+            for key in (game_key(game_id), *tokens):
+                pipe.set(key, self.worker_id, px=lease)
+        await pipe.execute()
+
+    async def _renew(self) -> None:
+        while True:
+            await asyncio.sleep(self.leases.heartbeat)
+            try:
+                await self._heartbeat()
+            except (RedisError, OSError) as error:
+                log.warning("cluster heartbeat failed: %s", error)
+
+    async def workers(self) -> list[WorkerInfo]:
+        """Every worker whose lease holds, oldest first."""
+        keys = [key async for key in self.redis.scan_iter(match=worker_pattern(), count=500)]
+        values = await self.redis.mget(keys) if keys else []
+        found = [WorkerInfo.from_json(value) for value in values if value is not None]
+        return sorted(found, key=lambda info: (info.started, info.id))
+
+    async def others(self) -> int:
+        """Workers other than this one whose lease holds."""
+        return sum(info.id != self.worker_id for info in await self.workers())
+
+    async def worker(self, worker_id: str) -> WorkerInfo | None:
+        value = await self.redis.get(worker_key(worker_id))
+        return None if value is None else WorkerInfo.from_json(value)
+
+    # -------------------------------------------------------------- games
+
+    async def game_started(self, game_id: str, tokens: list[str]) -> None:
+        """The manager started ``game_id`` here: its keys, before anyone is told of it."""
+        keys = [token_key(token) for token in tokens]
+        self._tokens[game_id] = keys
+        pipe = self.redis.pipeline(transaction=False)
+        for key in (game_key(game_id), *keys):
+            pipe.set(key, self.worker_id, px=self.leases.lease_ms)
+        await pipe.execute()
+
+    def game_ended(self, game_id: str) -> None:
+        """``game_id`` is over and forgotten here: its keys go (after what it published)."""
+        keys = [game_key(game_id), *self._tokens.pop(game_id, [])]
+        self._commands.put_nowait(lambda pipe: pipe.delete(*keys))
+
+    def publish(self, game_id: str, message: Message) -> None:
+        """One packet to the game's spectators on other workers (queued, in order)."""
+        data = encode_message(message)
+        channel = spectate_channel(game_id)
+        self.published += 1
+        self._commands.put_nowait(lambda pipe: pipe.publish(channel, data))
+
+    async def owner(self, game_id: str) -> str | None:
+        value = await self.redis.get(game_key(game_id))
+        return None if value is None else value.decode() if isinstance(value, bytes) else value
+
+    async def token_owner_url(self, token: str) -> str | None:
+        """The URL of the worker running the game of the seat ``token``, if another."""
+        owner = await self.redis.get(token_key(token))
+        if owner is None:
+            return None
+        owner_id = owner.decode() if isinstance(owner, bytes) else owner
+        info = None if owner_id == self.worker_id else await self.worker(owner_id)
+        return None if info is None else info.url
+
+    async def _send(self) -> None:
+        """Carry out the queued commands in order, as many per round trip as are queued."""
+        while True:
+            command = await self._commands.get()
+            pipe = self.redis.pipeline(transaction=False)
+            command(pipe)
+            taken = 1
+            for _ in range(self._commands.qsize()):
+                self._commands.get_nowait()(pipe)
+                taken += 1
+            try:
+                await pipe.execute()
+            except (RedisError, OSError) as error:
+                log.warning("publishing to the cluster failed: %s", error)
+            finally:
+                for _ in range(taken):
+                    self._commands.task_done()
+
+    # -------------------------------------------------------- spectators
+
+    async def spectate(self, game_id: str, connection: InboundConnection, *, compact: bool) -> bool:
+        """Show ``connection`` a game another worker runs, to its end; False when no
+        other worker runs it (then the caller looks for its record)."""
+        manager = self.manager
+        assert manager is not None and self._http is not None
+        owner = await self.owner(game_id)
+        if owner is None or owner == self.worker_id:
+            return False
+        info = await self.worker(owner)
+        if info is None:
+            return False
+        async with self._mirror_lock:
+            mirror = self._mirrors.get(game_id)
+            if mirror is None or mirror.closed:
+                mirror = await _Mirror.open(self, game_id, manager.spectator_flush)
+                self._mirrors[game_id] = mirror
+        if mirror.watchers >= manager.max_spectators:
+            from game.manager import TooManySpectators
+
+            raise TooManySpectators(
+                f"game {game_id} already has {mirror.watchers} spectators on this worker, "
+                "the most it allows; try again later"
+            )
+        spectator = Spectator(manager.spectator_queue, _writer(connection), compact=compact)
+        mirror.joining += 1
+        try:
+            fetched = await self._fetch_setup(info.url, game_id)
+        finally:
+            mirror.joining -= 1
+        if fetched is None:
+            await mirror.close_if_idle()
+            return False
+        mirror.join(spectator, fetched)
+        await manager.serve_spectator(game_id, spectator, connection, mirror.drop)
+        return True
+
+    async def _fetch_setup(self, base: str, game_id: str) -> _Setup | None:
+        assert self._http is not None
+        try:
+            async with self._http.get(f"{base}/cluster/games/{game_id}/setup") as response:
+                if response.status != 200:
+                    return None
+                seen = int(response.headers[SETUP_HEADER])
+                ended = response.headers.get(ENDED_HEADER) == "1"
+                return _Setup(seen, (await response.text()).split("\n"), ended)
+        except (aiohttp.ClientError, TimeoutError, KeyError, ValueError) as error:
+            log.warning("game %s: its setup from %s failed: %r", game_id, base, error)
+            return None
+
+    def spawn(self, coro: Coroutine[Any, Any, None], name: str) -> None:
+        """A short task of this node's, kept until done (closing waits for none)."""
+        task = asyncio.get_running_loop().create_task(coro, name=f"htttx: {name}")
+        self._spawned.add(task)
+        task.add_done_callback(self._spawned.discard)
+
+    def forget_mirror(self, mirror: _Mirror) -> None:
+        if self._mirrors.get(mirror.game_id) is mirror:
+            del self._mirrors[mirror.game_id]
+
+
+def _writer(connection: InboundConnection) -> Any:
+    from game.outboxes import FramedConnection
+
+    return connection.frame_writer() if isinstance(connection, FramedConnection) else None
+
+
+class _Setup(NamedTuple):
+    """What the owner of a game answers for a spectator joining on another worker."""
+
+    seen: int  # the updates its setup shows
+    packets: list[str]  # the setup, the analysis so far, the end if it went out
+    ended: bool
+
+
+class _Mirror:
+    """The spectators on this worker of one game another worker runs: one subscription
+    to its channel, one ``Fanout``."""
+
+    def __init__(self, node: ClusterNode, game_id: str, pubsub: Any, flush_s: float) -> None:
+        self.node = node
+        self.game_id = game_id
+        self.pubsub = pubsub
+        self.fanout = Fanout(self.drop, flush_s=flush_s)
+        self.history: deque[Message] = deque(maxlen=HISTORY)
+        self.last_update = -1  # seq of the last update received
+        #: Spectators whose setup shows updates not received yet: added at the first
+        #: update past their setup (``seen``: the first update their setup lacks).
+        self.pending: dict[Spectator, int] = {}
+        self.joining = 0
+        self.closed = False
+        self.reader: asyncio.Task[None] | None = None
+
+    @classmethod
+    async def open(cls, node: ClusterNode, game_id: str, flush_s: float) -> _Mirror:
+        pubsub = node.redis.pubsub()
+        await pubsub.subscribe(spectate_channel(game_id))
+        # Subscribed once Redis confirms: from here on nothing published is missed.
+        deadline = time.monotonic() + FETCH_TIMEOUT
+        while time.monotonic() < deadline:
+            confirmation = await pubsub.get_message(timeout=1.0)
+            if confirmation is not None and confirmation["type"] == "subscribe":
+                break
+        mirror = cls(node, game_id, pubsub, flush_s)
+        mirror.reader = asyncio.get_running_loop().create_task(
+            mirror._read(), name=f"htttx: relay {game_id}"
+        )
+        return mirror
+
+    @property
+    def watchers(self) -> int:
+        return len(self.fanout.spectators) + len(self.pending)
+
+    async def _read(self) -> None:
+        try:
+            async for item in self.pubsub.listen():
+                if item["type"] != "message":
+                    continue
+                try:
+                    message = decode_message(item["data"])
+                except ValueError as error:
+                    log.warning("game %s: a bad spectator message: %s", self.game_id, error)
+                    continue
+                self._receive(message)
+                if message.kind == "e":
+                    break
+        except (RedisError, OSError) as error:
+            log.warning("game %s: the relay from its owner failed: %s", self.game_id, error)
+        finally:
+            self._end()
+        # Over (not cancelled: close() closes it then): the subscription goes now.
+        with contextlib.suppress(RedisError, OSError):
+            await self.pubsub.aclose()
+
+    def _receive(self, message: Message) -> None:
+        self.history.append(message)
+        text = message.text
+        if message.kind == "u":
+            self.last_update = message.seq
+            for spectator, seen in list(self.pending.items()):
+                if message.seq >= seen:
+                    del self.pending[spectator]
+                    self.fanout.add(spectator)
+            full = text.encode()
+            self.fanout.publish(Update(full, lambda: compact_text(text).encode()), skippable=False)
+        elif message.kind == "a":
+            self.fanout.publish(Update(text.encode()))
+        else:  # the end: to everyone, the pending included
+            for spectator in list(self.pending):
+                self.fanout.add(spectator)
+            self.pending.clear()
+            self.fanout.publish(Update(text.encode()), urgent=True)
+
+    def join(self, spectator: Spectator, setup: _Setup) -> None:
+        """Add ``spectator`` with the owner's packets (the setup, the analysis so far,
+        the end if it went out), whose setup shows ``setup.seen`` updates; the updates
+        received here already and not in it follow them."""
+        end = next((m.text for m in self.history if m.kind == "e"), None)
+        later = [m.text for m in self.history if m.kind == "u" and m.seq >= setup.seen]
+        if end is not None and not setup.ended:
+            later.append(end)
+        packets = [*setup.packets, *later]
+        if spectator.compact:
+            packets = [compact_text(text) for text in packets]
+        spectator.backlog = packets
+        if setup.ended or end is not None or self.closed:
+            spectator.close()
+        elif self.last_update + 1 >= setup.seen:
+            self.fanout.add(spectator)
+        else:
+            self.pending[spectator] = setup.seen
+
+    def drop(self, spectator: Spectator) -> None:
+        self.pending.pop(spectator, None)
+        self.fanout.remove(spectator)
+        spectator.dropped.set()
+        if not self.watchers and not self.joining and not self.closed:
+            self.node.spawn(self.close_if_idle(), f"close relay {self.game_id}")
+
+    async def close_if_idle(self) -> None:
+        if not self.watchers and not self.joining:
+            await self.close()
+
+    def _end(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.node.forget_mirror(self)
+            for spectator in list(self.pending):
+                spectator.close()
+            self.pending.clear()
+            self.fanout.close()
+
+    async def close(self) -> None:
+        self._end()
+        if self.reader is not None and self.reader is not asyncio.current_task():
+            self.reader.cancel()
+            await asyncio.gather(self.reader, return_exceptions=True)
+        with contextlib.suppress(RedisError, OSError):
+            await self.pubsub.aclose()

@@ -1,0 +1,61 @@
+"""The cluster's routes: ``GET /cluster`` (the workers whose lease holds) and
+``GET /cluster/games/{id}/setup`` (what a worker relaying a game it does not run asks
+its owner for when a spectator joins; ``game.cluster_redis``). Without ``--redis``
+both answer 404: the server runs alone."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from game.cluster import ENDED_HEADER, SETUP_HEADER
+from game.server_state import _runtime
+
+__all__ = ["cluster_routes"]
+
+NOT_CLUSTERED = "this server runs alone: it was started without --redis"
+
+
+def _age(heartbeat: str, now: datetime) -> float:
+    try:
+        return (now - datetime.fromisoformat(heartbeat)).total_seconds()
+    except ValueError:
+        return float("inf")
+
+
+async def cluster(request: Request) -> Response:
+    node = _runtime(request).manager.cluster
+    if node is None:
+        return JSONResponse({"detail": NOT_CLUSTERED}, status_code=404)
+    now = datetime.now(UTC)
+    workers = await node.workers()
+    return JSONResponse(
+        {
+            "worker": node.worker_id,
+            "lease_s": node.leases.lease,
+            "workers": [info.public(_age(info.heartbeat, now), node.leases) for info in workers],
+        }
+    )
+
+
+async def game_setup(request: Request) -> Response:
+    manager = _runtime(request).manager
+    if manager.cluster is None:
+        return JSONResponse({"detail": NOT_CLUSTERED}, status_code=404)
+    game_id = request.path_params["game_id"]
+    found = await manager.cluster_setup(game_id)
+    if found is None:
+        return JSONResponse({"detail": f"game {game_id!r} does not run here"}, status_code=404)
+    seen, packets, ended = found
+    headers = {SETUP_HEADER: str(seen), ENDED_HEADER: "1" if ended else "0"}
+    return PlainTextResponse("\n".join(packets), headers=headers)
+
+
+def cluster_routes() -> list[BaseRoute]:
+    return [
+        Route("/cluster", cluster, methods=["GET"]),
+        Route("/cluster/games/{game_id}/setup", game_setup, methods=["GET"]),
+    ]

@@ -1,0 +1,291 @@
+"""Two workers of a cluster in one test process: two game servers sharing a PostgreSQL
+database (tests/postgres.py) and a Redis (tests/redis_server.py), each on a loopback
+port of its own."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import socket
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from game.cluster import ClusterSettings, Leases, game_key, token_key
+from game.serve import main as serve_main
+from game.server import GameServer, create_app, serving
+from tests.postgres import PostgresCluster
+from tests.redis_server import RedisServer
+from tests.test_server import (
+    HUMAN_MATCH,
+    choose,
+    closed,
+    play_until_end,
+    receive,
+    receive_type,
+)
+
+TIMEOUT = 15.0  # only against hangs
+#: Short leases, so a stopped worker drops out soon.
+LEASES = Leases(0.6)
+
+Json = dict[str, Any]
+_databases = itertools.count(1)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@dataclass
+class Worker:
+    id: str
+    server: GameServer
+    stack: AsyncExitStack
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.server.port}"
+
+    @property
+    def ws_base(self) -> str:
+        return "ws" + self.base[4:]
+
+    async def stop(self) -> None:
+        await self.stack.aclose()
+
+
+@dataclass
+class Cluster:
+    db_url: str
+    redis_url: str
+    http: aiohttp.ClientSession
+
+    async def worker(self, worker_id: str) -> Worker:
+        port = _free_port()
+        settings = ClusterSettings(
+            redis_url=self.redis_url,
+            url=f"http://127.0.0.1:{port}",
+            worker_id=worker_id,
+            leases=LEASES,
+        )
+        stack = AsyncExitStack()
+        app = create_app(db_url=self.db_url, cluster=settings)
+        server = await stack.enter_async_context(serving(app, port=port))
+        return Worker(worker_id, server, stack)
+
+    async def get(self, url: str) -> tuple[int, Any]:
+        async with self.http.get(url) as response:
+            return response.status, await response.json()
+
+    async def worker_ids(self, base: str) -> list[str]:
+        status, answer = await self.get(f"{base}/cluster")
+        assert status == 200, answer
+        return [info["id"] for info in answer["workers"]]
+
+
+@asynccontextmanager
+async def cluster(
+    postgres_cluster: PostgresCluster, redis_server: RedisServer
+) -> AsyncIterator[Cluster]:
+    # A Redis database of its own per test: no worker of another test is listed.
+    redis_url = redis_server.url.rsplit("/", 1)[0] + f"/{next(_databases) % 16}"
+    timeout = aiohttp.ClientTimeout(total=TIMEOUT)
+    async with aiohttp.ClientSession(timeout=timeout) as http:
+        yield Cluster(postgres_cluster.new_database(), redis_url, http)
+
+
+async def test_each_worker_lists_both_and_says_so_in_health(
+    postgres_cluster: PostgresCluster, redis_server: RedisServer
+) -> None:
+    async with cluster(postgres_cluster, redis_server) as c:
+        a = await c.worker("worker-a")
+        b = await c.worker("worker-b")
+        try:
+            for worker in (a, b):
+                assert sorted(await c.worker_ids(worker.base)) == ["worker-a", "worker-b"]
+            status, listed = await c.get(f"{a.base}/cluster")
+            assert listed["worker"] == "worker-a"
+            first = next(info for info in listed["workers"] if info["id"] == "worker-a")
+            assert first["url"] == a.base and first["status"] == "live"
+            assert first["live_games"] == 0 and first["load"] == 0
+            status, health = await c.get(f"{b.base}/health")
+            assert status == 200
+            assert health["worker"] == "worker-b" and health["workers"] == 2
+            status, document = await c.get(f"{a.base}/openapi.json")
+            assert {"/cluster", "/cluster/games/{game_id}/setup"} <= set(document["paths"])
+        finally:
+            await b.stop()
+            await a.stop()
+
+
+async def test_a_spectator_on_b_follows_a_game_run_by_a_move_by_move(
+    postgres_cluster: PostgresCluster, redis_server: RedisServer
+) -> None:
+    async with cluster(postgres_cluster, redis_server) as c:
+        a = await c.worker("worker-a")
+        b = await c.worker("worker-b")
+        try:
+            body = {
+                "player_x": {"type": "human"},
+                "player_o": {"type": "bot", "bot_url": f"{a.base}/bots/center"},
+                "match_config": HUMAN_MATCH,
+            }
+            async with c.http.post(f"{a.base}/game/new", json=body) as response:
+                assert response.status == 200
+                created = await response.json()
+            game_id = created["game_id"]
+            node = a.server.app.state.arena.manager.cluster
+            owners = await node.redis.mget([game_key(game_id), token_key(created["token_x"])])
+            assert owners == [b"worker-a", b"worker-a"]  # registered before the answer
+            human_url = f"{a.ws_base}/ws?token={created['token_x']}"
+            async with c.http.ws_connect(human_url) as human:
+                await receive_type(human, "setup")
+                request = await receive_type(human, "move_request")
+                async with c.http.ws_connect(f"{b.ws_base}/spectate/{game_id}") as spectator:
+                    setup = await receive_type(spectator, "setup")
+                    assert setup["game_id"] == game_id
+                    assert [m["side"] for m in setup["moves"]] == ["o"]
+                    # Each move of the human, then of the bot, reaches B's spectator.
+                    await human.send_str(json.dumps(choose(request, HUMAN_MATCH)))
+                    for side in ("x", "o"):
+                        update = await receive_type(spectator, "board_update")
+                        assert update["move"]["side"] == side, update
+                    end = await play_until_end(human, HUMAN_MATCH)
+                    updates = []
+                    while (packet := await receive(spectator)) is not None:
+                        updates.append(packet)
+            # Over: B reads its record from the shared database, and shows it too.
+            async with asyncio.timeout(TIMEOUT):
+                while True:
+                    status, record = await c.get(f"{b.base}/games/{game_id}")
+                    assert status == 200
+                    if record["result"] is not None:
+                        break
+                    await asyncio.sleep(0.05)
+            async with c.http.ws_connect(f"{b.ws_base}/spectate/{game_id}?board=0") as late:
+                replay = await receive_type(late, "setup")
+                assert len(replay["moves"]) == len(record["moves"])
+                assert (await receive_type(late, "end"))["winner"] == end["winner"]
+            # One publish per move and one for the end, whatever the spectators.
+            node = a.server.app.state.arena.manager.cluster
+            published = node.published
+            # Its owner's keys (the game's, the seats') go once it is over.
+            keys = [game_key(game_id), token_key(created["token_x"])]
+            async with asyncio.timeout(TIMEOUT):
+                while await node.redis.exists(*keys):
+                    await asyncio.sleep(0.05)
+        finally:
+            await b.stop()
+            await a.stop()
+    assert updates[-1]["type"] == "end" and updates[-1]["winner"] == end["winner"]
+    assert [p["type"] for p in updates[:-1]] == ["board_update"] * (len(record["moves"]) - 3)
+    assert published == len(record["moves"]) + 1
+
+
+async def test_a_compact_spectator_on_b_joining_mid_game_gets_the_same_stream(
+    postgres_cluster: PostgresCluster, redis_server: RedisServer
+) -> None:
+    async with cluster(postgres_cluster, redis_server) as c:
+        a = await c.worker("worker-a")
+        b = await c.worker("worker-b")
+        try:
+            body = {
+                "player_x": {"type": "human"},
+                "player_o": {"type": "bot", "bot_url": f"{a.base}/bots/center"},
+                "match_config": HUMAN_MATCH,
+            }
+            async with c.http.post(f"{b.base}/game/new", json=body) as response:
+                created = await response.json()  # on B this time: A relays
+            game_id = created["game_id"]
+            async with c.http.ws_connect(f"{a.ws_base}/ws?token={created['token_x']}") as wrong:
+                code, reason = await closed(wrong)  # A does not relay seats yet: says where
+            assert code == 1008
+            assert reason == f"the game runs on another worker: connect to {b.base}/ws"
+            async with c.http.ws_connect(f"{b.ws_base}/ws?token={created['token_x']}") as human:
+                await receive_type(human, "setup")
+                request = await receive_type(human, "move_request")
+                await human.send_str(json.dumps(choose(request, HUMAN_MATCH)))
+                request = await receive_type(human, "move_request")
+                streams = []
+                for base in (b.ws_base, a.ws_base):  # the owner's, then the relayed one
+                    socket_ = await c.http.ws_connect(f"{base}/spectate/{game_id}?board=0")
+                    streams.append(socket_)
+                    assert len((await receive_type(socket_, "setup"))["moves"]) == 3
+                await human.send_str(json.dumps(choose(request, HUMAN_MATCH)))
+                end = await play_until_end(human, HUMAN_MATCH)
+                got = []
+                for socket_ in streams:
+                    packets = []
+                    while (packet := await receive(socket_)) is not None:
+                        packets.append(packet)
+                    got.append(packets)
+                    await socket_.close()
+        finally:
+            await b.stop()
+            await a.stop()
+    owner, relayed = got
+    assert relayed == owner and relayed[-1]["type"] == "end"
+    assert relayed[-1]["winner"] == end["winner"]
+    assert all("board" not in p for p in relayed if p["type"] == "board_update")
+
+
+async def test_a_stopped_worker_drops_out_of_the_cluster(
+    postgres_cluster: PostgresCluster, redis_server: RedisServer
+) -> None:
+    async with cluster(postgres_cluster, redis_server) as c:
+        a = await c.worker("worker-a")
+        b = await c.worker("worker-b")
+        try:
+            assert sorted(await c.worker_ids(a.base)) == ["worker-a", "worker-b"]
+            # Gone without a word: its heartbeats stop, its key stays until the lease ends.
+            b_node = b.server.app.state.arena.manager.cluster
+            for task in b_node._tasks:
+                task.cancel()
+            async with asyncio.timeout(TIMEOUT):
+                while await c.worker_ids(a.base) != ["worker-a"]:
+                    await asyncio.sleep(0.05)
+        finally:
+            await b.stop()
+            await a.stop()
+
+
+async def test_without_redis_there_is_no_cluster(tmp_path: Any) -> None:
+    app = create_app(db_url=f"sqlite+aiosqlite:///{tmp_path / 'games.sqlite'}")
+    timeout = aiohttp.ClientTimeout(total=TIMEOUT)
+    async with serving(app) as server, aiohttp.ClientSession(timeout=timeout) as http:
+        base = f"http://127.0.0.1:{server.port}"
+        async with http.get(f"{base}/cluster") as response:
+            assert response.status == 404
+            assert "started without --redis" in (await response.json())["detail"]
+        async with http.get(f"{base}/health") as response:
+            assert set(await response.json()) == {"status", "live_games"}
+
+
+def test_redis_needs_a_postgresql_database_and_a_reachable_redis(
+    capsys: pytest.CaptureFixture[str],
+    postgres_cluster: PostgresCluster,
+    redis_server: RedisServer,
+    tmp_path: Path,
+) -> None:
+    db_url = postgres_cluster.new_database()
+    dead = f"redis://127.0.0.1:{_free_port()}/0"
+    assert serve_main(["--db", db_url, "--redis", dead, "--port", "0"]) == 2
+    assert f"--redis {dead}: cannot reach Redis" in capsys.readouterr().err
+    assert serve_main(["--db", db_url, "--redis", "http://nope", "--port", "0"]) == 2
+    assert "--redis http://nope:" in capsys.readouterr().err
+    sqlite = tmp_path / "x.db"
+    assert serve_main(["--redis", redis_server.url, "--db", f"sqlite+aiosqlite:///{sqlite}"]) == 2
+    assert "a cluster's workers share one database" in capsys.readouterr().err
+    assert not sqlite.exists()  # refused before the store is opened
+    assert serve_main(["--public-url", "http://h:1"]) == 2
+    assert "--public-url is for a cluster's worker: add --redis URL" in capsys.readouterr().err
