@@ -38,9 +38,7 @@ import asyncio
 import contextlib
 import os
 import random
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -52,6 +50,8 @@ import aiohttp
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from processes import cpu_seconds, free_port, started  # noqa: E402 (bench/, next to this script)
 
 Json = dict[str, Any]
 
@@ -72,49 +72,6 @@ def _time_control_json(text: str) -> Json:
     from models import TimeControl
 
     return TimeControl.parse(text).model_dump(exclude_none=True)
-
-
-# ------------------------------------------------------------------- processes
-# (as in bench/server.py; the benchmarks are scripts, not a package)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"{process.args!r} exited with {process.returncode}")
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-            return
-        time.sleep(0.05)
-    raise TimeoutError(f"nothing listens on port {port} after {timeout} s")
-
-
-@contextlib.contextmanager
-def started(args: list[str], port: int) -> Iterator[subprocess.Popen[bytes]]:
-    process = subprocess.Popen(
-        [sys.executable, *args], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    try:
-        wait_for_port(port, process)
-        yield process
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of process ``pid`` so far (``/proc/<pid>/stat``)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 # ---------------------------------------------------------------------- client
@@ -172,7 +129,7 @@ def game_server(data: str, name: str, port: int, *extra: str) -> Iterator[int]:
     args = ["-m", "game.serve", "--port", str(port), "--db", db, "--no-example-bots"]
     args += ["--log-level", "warning", "--max-games", "2000", "--max-games-per-client", "2000"]
     args += ["--ladder", "--ladder-rate", "60000", "--ladder-time-control", TIME_CONTROL]
-    with started([*args, *extra], port) as process:
+    with started([*args, *extra], port, timeout=60.0) as process:
         yield process.pid
 
 
@@ -257,7 +214,7 @@ async def part_load(quick: bool) -> None:
     )
     with (
         tempfile.TemporaryDirectory() as data,
-        started(bot_args, bot_port),
+        started(bot_args, bot_port, timeout=60.0),
         game_server(data, "load", server_port, "--ladder-concurrency", str(at_once)) as pid,
     ):
         async with session(f"http://127.0.0.1:{server_port}") as server:
@@ -363,7 +320,7 @@ async def part_convergence(quick: bool, concurrency: int) -> None:
     )
     with (
         tempfile.TemporaryDirectory() as data,
-        started(bot_args, bot_port),
+        started(bot_args, bot_port, timeout=60.0),
         game_server(data, "converge", server_port, "--ladder-concurrency", str(concurrency)),
     ):
         async with session(f"http://127.0.0.1:{server_port}") as server:

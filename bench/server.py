@@ -34,13 +34,11 @@ import asyncio
 import contextlib
 import itertools
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +47,8 @@ import orjson
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from processes import cpu_seconds, free_port, started  # noqa: E402 (bench/, next to this script)
 
 # ----------------------------------------------------------------- the bare relay
 
@@ -107,42 +107,6 @@ def serve_relay(port: int) -> None:
 
 
 # ------------------------------------------------------------------- processes
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"{process.args!r} exited with {process.returncode}")
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-            return
-        time.sleep(0.05)
-    raise TimeoutError(f"nothing listens on port {port} after {timeout} s")
-
-
-@contextlib.contextmanager
-def started(args: list[str], port: int) -> Iterator[subprocess.Popen[bytes]]:
-    process = subprocess.Popen(
-        [sys.executable, *args],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_for_port(port, process)
-        yield process
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
 
 
 def peak_rss_mib(pid: int) -> float:
@@ -239,12 +203,6 @@ async def game_wall_time(c: Client, relay: str, moves: int, rounds: int) -> None
         f"{moves}-move game: server {server * 1000:.0f} ms, bare relay {relayed * 1000:.0f} ms "
         f"-> {server / relayed:.2f}x ({verdict} the 1.3x target)"
     )
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of process ``pid`` so far (``/proc/<pid>/stat``)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def play_unwatched(c: Client, moves: int) -> None:

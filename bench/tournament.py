@@ -421,7 +421,7 @@ async def memory(
 
 async def run(quick: bool) -> None:
     # bench/ is this script's directory, so bench/server.py imports as ``server``.
-    from server import free_port, started
+    from processes import free_port, started
 
     lattice_port, threat_port = free_port(), free_port()
     lattice = f"http://127.0.0.1:{lattice_port}"

@@ -491,7 +491,7 @@ async def run(quick: bool, only: list[str], flush_ms: float | None) -> None:
     import aiohttp
 
     # bench/ is this script's directory, so bench/server.py imports as ``server``.
-    from server import free_port, started
+    from processes import free_port, started
 
     bot_port, server_port = free_port(), free_port()
     with tempfile.TemporaryDirectory() as data:
