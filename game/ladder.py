@@ -39,7 +39,14 @@ from typing import Final, Protocol
 from pydantic import ValidationError
 
 from game.discovery import DiscoveryError
-from game.ladder_pairing import DEFAULT_EXPLORE, Pairing, choose_pairs, pick_bot_near
+from game.ladder_pairing import (
+    DEFAULT_EXPLORE,
+    Entrant,
+    Pairing,
+    Rated,
+    choose_pairs,
+    pick_bot_near,
+)
 from game.manager import GameManager, ManagerClosed, TooManyGames
 from models import (
     EndCause,
@@ -138,24 +145,12 @@ class LadderSettings:
 # -------------------------------------------------- what the ladder uses of others
 
 
-class _Rated(Protocol):
-    @property
-    def mu(self) -> float: ...
+class LadderEntrant(Entrant, Protocol):
+    """What the ladder reads of ``game.registry.LadderEntrant``: what pairing reads
+    (``game.ladder_pairing.Entrant``), the URL and why a bot is backed off."""
 
-
-class LadderEntrant(Protocol):
-    """What the ladder reads of ``game.registry.LadderEntrant``."""
-
-    @property
-    def name(self) -> str: ...
     @property
     def url(self) -> str: ...
-    @property
-    def rating(self) -> _Rated: ...
-    @property
-    def last_game_at(self) -> datetime | None: ...
-    @property
-    def backoff_until(self) -> datetime | None: ...
     @property
     def backoff_reason(self) -> str | None: ...
 
@@ -237,7 +232,7 @@ class _Seen:
 
     name: str
     url: str
-    rating: _Rated
+    rating: Rated
     last_game_at: datetime | None
     backoff_until: datetime | None
     backoff_reason: str | None
@@ -367,7 +362,7 @@ class Ladder:
             backoffs=sorted(backoffs, key=lambda b: b.until),
         )
 
-    async def pick_opponent_for(self, rating: float | _Rated) -> LadderEntrant | None:
+    async def pick_opponent_for(self, rating: float | Rated) -> LadderEntrant | None:
         """A ladder bot for a person who waited (the people's queue): the free one
         nearest ``rating`` (``game.ladder_pairing.pick_bot_near``), or None."""
         entrants = await self._read_entrants()

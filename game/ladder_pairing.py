@@ -54,6 +54,7 @@ __all__ = [
     "DEFAULT_EXPLORE",
     "Entrant",
     "Pairing",
+    "Rated",
     "choose_pairs",
     "eligible",
     "pick_bot_near",
@@ -65,7 +66,9 @@ DEFAULT_EXPLORE: Final = 0.15
 _NEVER: Final = datetime.min.replace(tzinfo=UTC)
 
 
-class _Rated(Protocol):
+class Rated(Protocol):
+    """A rating as pairing reads it: its ``mu`` (``game.ratings.Rating`` is one)."""
+
     @property
     def mu(self) -> float: ...
 
@@ -76,7 +79,7 @@ class Entrant(Protocol):
     @property
     def name(self) -> str: ...
     @property
-    def rating(self) -> _Rated: ...
+    def rating(self) -> Rated: ...
     @property
     def last_game_at(self) -> datetime | None: ...
     @property
@@ -199,7 +202,7 @@ def choose_pairs(
 
 def pick_bot_near(
     entrants: Sequence[E],
-    rating: float | _Rated,
+    rating: float | Rated,
     busy: Collection[str] = (),
     *,
     now: datetime | None = None,
