@@ -254,9 +254,11 @@ class ClusterNode:
 
     @property
     def relay_frame_cap(self) -> int:
-        """The largest frame a seat relay carries: ``game.seats``'s cap on a bot's."""
-        assert self.manager is not None
-        return 4 * self.manager.limits.max_frame_bytes
+        """The largest frame a seat relay carries: the hard cap on any frame of the
+        workers' own sockets (uvicorn's ``ws_max_size``, ``bot.serve.uvicorn_config``)."""
+        from bot.connection import MAX_FRAME_BYTES
+
+        return 2 * MAX_FRAME_BYTES
 
     async def _send(self) -> None:
         """Carry out the queued commands in order, as many per round trip as are queued."""

@@ -8,8 +8,10 @@ included, so the bot address policy does not apply. Three tasks race: person to 
 owner to person, and a watch that ends the relay when the owner's lease is gone or this
 worker is closing. The first to end decides the closes (``person_close``,
 ``owner_close``). Frames are carried as they come, text or binary (the owner judges
-them as it would on its own socket), each at most ``4 * max_frame_bytes`` (the cap
-``game.seats`` puts on a bot's frames): past it both sides are closed with 1009.
+them as it would on its own socket), each at most ``ClusterNode.relay_frame_cap``, the
+hard cap of the workers' own sockets (uvicorn's ``ws_max_size``): the person's larger
+frames are cut by this worker's socket as the owner's would cut them (a drop); a larger
+one from the owner, or one that got through, closes both sides with 1009.
 """
 
 from __future__ import annotations

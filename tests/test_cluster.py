@@ -371,6 +371,34 @@ async def test_a_relay_ends_when_the_owners_lease_is_gone(
     assert refused == (1011, "the game's worker is gone (its lease expired)")
 
 
+async def test_a_relaying_worker_that_stops_leaves_the_seat_to_come_back_elsewhere(
+    postgres_cluster: PostgresCluster, redis_server: RedisServer
+) -> None:
+    async with cluster(postgres_cluster, redis_server) as c:
+        a = await c.worker("worker-a")
+        b = await c.worker("worker-b")
+        try:
+            center = {"type": "bot", "bot_url": f"{a.base}/bots/center"}
+            created = await _new_game(c, a.base, center)
+            url = f"/ws?token={created['token_x']}"
+            async with c.http.ws_connect(b.ws_base + url) as x:
+                request = await until(x, "move_request")
+                await b.stop()  # B goes away with the relay: X is closed, A sees a drop
+                code, _ = await closed(x)
+            async with c.http.ws_connect(a.ws_base + url) as x:
+                again = await until(x, "move_request")
+                assert again["board"] == request["board"]
+                await x.send_str(json.dumps(choose(again, HUMAN_MATCH)))
+                end = await play_until_end(x, HUMAN_MATCH)
+            record = await _record(c, a.base, created["game_id"])
+        finally:
+            await b.stop()
+            await a.stop()
+    assert code in (1001, 1012), code  # by the relay, or by uvicorn closing first
+    assert end["winner"] == record["result"]["winner"]
+    assert record["result"]["cause"] != "disconnect"
+
+
 async def test_a_stopped_worker_drops_out_of_the_cluster(
     postgres_cluster: PostgresCluster, redis_server: RedisServer
 ) -> None:
