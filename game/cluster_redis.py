@@ -16,6 +16,8 @@ The keys, the lease arithmetic and the messages are ``game.cluster``'s. What thi
   the writes are coalesced as on the owner); each then fetches the game's setup from
   the owner (``GET /cluster/games/<id>/setup``, which says how many updates the setup
   already shows) and gets the updates after it from the channel.
+* ``seat_route``: whether a person's seat socket here is relayed to the worker that
+  runs its game (``game.cluster_relay`` pumps it, over ``relay_http``).
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from game.cluster import (
     worker_pattern,
 )
 from game.fanout import Fanout, Spectator, Update
+from game.relay import CONNECT_TIMEOUT, route
 
 if TYPE_CHECKING:
     from game.manager import GameManager
@@ -102,6 +105,9 @@ class ClusterNode:
         self._mirror_lock = asyncio.Lock()
         self._spawned: set[asyncio.Task[None]] = set()
         self._http: aiohttp.ClientSession | None = None
+        self._relay_http: aiohttp.ClientSession | None = None
+        #: Set as this worker closes: its seat relays end (``game.cluster_relay``).
+        self.stopping = asyncio.Event()
         self.published = 0  # messages published (for tests and benchmarks)
 
     @classmethod
@@ -146,6 +152,7 @@ class ClusterNode:
 
     async def close(self) -> None:
         """Stop renewing; drop this worker's keys; close the connections."""
+        self.stopping.set()
         for mirror in list(self._mirrors.values()):
             await mirror.close()
         if self._tasks:  # what the games published last (their `end`) goes out first
@@ -161,6 +168,8 @@ class ClusterNode:
             await self.redis.delete(*keys)
         if self._http is not None:
             await self._http.close()
+        if self._relay_http is not None:
+            await self._relay_http.close()
         await self.redis.aclose()
 
     async def _heartbeat(self) -> None:
@@ -222,14 +231,34 @@ class ClusterNode:
         value = await self.redis.get(game_key(game_id))
         return None if value is None else value.decode() if isinstance(value, bytes) else value
 
-    async def token_owner_url(self, token: str) -> str | None:
-        """The URL of the worker running the game of the seat ``token``, if another."""
+    async def seat_route(self, token: str) -> tuple[str, str] | None:
+        """Where a seat socket for ``token`` is relayed (``game.relay.route``): the
+        owner's id and URL when another worker whose lease holds runs its game; None
+        to seat (or refuse) it here."""
         owner = await self.redis.get(token_key(token))
-        if owner is None:
+        owner_id = None if owner is None else owner.decode() if isinstance(owner, bytes) else owner
+        info = None if owner_id in (None, self.worker_id) else await self.worker(str(owner_id))
+        url = None if info is None else info.url
+        if route(owner_id, self.worker_id, url) is None:
             return None
-        owner_id = owner.decode() if isinstance(owner, bytes) else owner
-        info = None if owner_id == self.worker_id else await self.worker(owner_id)
-        return None if info is None else info.url
+        assert owner_id is not None and url is not None
+        return owner_id, url
+
+    def relay_http(self) -> aiohttp.ClientSession:
+        """The client session of the seat relays (``game.cluster_relay``): no total
+        timeout, a relay lasts as long as its game."""
+        if self._relay_http is None:
+            timeout = aiohttp.ClientTimeout(total=None, sock_connect=CONNECT_TIMEOUT)
+            self._relay_http = aiohttp.ClientSession(timeout=timeout)
+        return self._relay_http
+
+    @property
+    def relay_frame_cap(self) -> int:
+        """The largest frame a seat relay carries: the hard cap on any frame of the
+        workers' own sockets (uvicorn's ``ws_max_size``, ``bot.serve.uvicorn_config``)."""
+        from bot.connection import MAX_FRAME_BYTES
+
+        return 2 * MAX_FRAME_BYTES
 
     async def _send(self) -> None:
         """Carry out the queued commands in order, as many per round trip as are queued."""

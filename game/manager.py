@@ -250,6 +250,10 @@ class GameManager:
             except Exception:
                 log.exception("game %s: an end hook failed", game_id)
 
+    def seats_token(self, token: str) -> bool:
+        """Whether ``token`` is a seat of a game this manager runs (over or not)."""
+        return token in self._tokens
+
     def live_game_ids(self) -> list[str]:
         """The ids of the games running now, oldest first."""
         return list(self._games)
@@ -412,11 +416,6 @@ class GameManager:
         entry = self._tokens.get(token)
         if entry is None or entry[0].finished.is_set() or self._closing:
             why = "unknown token, or its game is over"
-            if entry is None and self.cluster is not None and not self._closing:
-                # Run by another worker (the socket is not relayed yet): say where.
-                with contextlib.suppress(Exception):
-                    if (url := await self.cluster.token_owner_url(token)) is not None:
-                        why = f"the game runs on another worker: connect to {url}/ws"
             with contextlib.suppress(Exception):
                 await connection.close(CLOSE_POLICY_VIOLATION, why)
             raise UnknownToken(why)

@@ -1,6 +1,8 @@
-"""The game server's WebSocket handlers: ``human_socket`` (a human seat, ``/ws?token=``)
-and ``spectator_socket`` (``/spectate/{game_id}``), over the ``_Inbound`` adapter that
-makes a Starlette WebSocket the manager's ``InboundConnection``."""
+"""The game server's WebSocket handlers: ``human_socket`` (a human seat, ``/ws?token=``;
+in a cluster, a seat of a game another worker runs is relayed to it,
+``game.cluster_relay``) and ``spectator_socket`` (``/spectate/{game_id}``), over the
+``_Inbound`` adapter that makes a Starlette WebSocket the manager's
+``InboundConnection``."""
 
 from __future__ import annotations
 
@@ -118,6 +120,17 @@ async def human_socket(websocket: WebSocket) -> None:
         await _close(websocket, 1008, "missing token: connect to /ws?token=<token_x or token_o>")
         return
     manager = _runtime(websocket).manager
+    node = manager.cluster
+    if node is not None and not manager.seats_token(token):
+        # A game another worker runs: relay the socket to it (``game.relay``).
+        owner = None
+        with contextlib.suppress(Exception):  # Redis unreachable: refused below
+            owner = await node.seat_route(token)
+        if owner is not None:
+            from game.cluster_relay import relay_seat  # only with --redis
+
+            await relay_seat(node, websocket, token, *owner)
+            return
     await _serve_socket(
         websocket,
         lambda c: manager.play_human(token, c),

@@ -29,6 +29,7 @@ from tests.test_server import (
     play_until_end,
     receive,
     receive_type,
+    until,
 )
 
 TIMEOUT = 15.0  # only against hangs
@@ -207,10 +208,6 @@ async def test_a_compact_spectator_on_b_joining_mid_game_gets_the_same_stream(
             async with c.http.post(f"{b.base}/game/new", json=body) as response:
                 created = await response.json()  # on B this time: A relays
             game_id = created["game_id"]
-            async with c.http.ws_connect(f"{a.ws_base}/ws?token={created['token_x']}") as wrong:
-                code, reason = await closed(wrong)  # A does not relay seats yet: says where
-            assert code == 1008
-            assert reason == f"the game runs on another worker: connect to {b.base}/ws"
             async with c.http.ws_connect(f"{b.ws_base}/ws?token={created['token_x']}") as human:
                 await receive_type(human, "setup")
                 request = await receive_type(human, "move_request")
@@ -237,6 +234,169 @@ async def test_a_compact_spectator_on_b_joining_mid_game_gets_the_same_stream(
     assert relayed == owner and relayed[-1]["type"] == "end"
     assert relayed[-1]["winner"] == end["winner"]
     assert all("board" not in p for p in relayed if p["type"] == "board_update")
+
+
+async def _new_game(c: Cluster, base: str, player_o: Json) -> Json:
+    body = {"player_x": {"type": "human"}, "player_o": player_o, "match_config": HUMAN_MATCH}
+    async with c.http.post(f"{base}/game/new", json=body) as response:
+        assert response.status == 200
+        created: Json = await response.json()
+        return created
+
+
+async def _record(c: Cluster, base: str, game_id: str) -> Json:
+    async with asyncio.timeout(TIMEOUT):
+        while True:
+            status, record = await c.get(f"{base}/games/{game_id}")
+            assert status == 200
+            if record["result"] is not None:
+                return dict(record)
+            await asyncio.sleep(0.05)
+
+
+async def test_a_persons_seat_reconnects_through_a_different_worker(
+    postgres_cluster: PostgresCluster, redis_server: RedisServer
+) -> None:
+    async with cluster(postgres_cluster, redis_server) as c:
+        a = await c.worker("worker-a")
+        b = await c.worker("worker-b")
+        try:
+            created = await _new_game(c, a.base, {"type": "human"})
+            game_id = created["game_id"]
+            # X through B (relayed to A, which runs the game), O through A.
+            x = await c.http.ws_connect(f"{b.ws_base}/ws?token={created['token_x']}")
+            async with c.http.ws_connect(f"{a.ws_base}/ws?token={created['token_o']}") as o:
+                assert len((await until(x, "setup"))["board"]["cells"]) == 1  # X's first
+                await until(o, "setup")
+                request = await until(o, "move_request")
+                await o.send_str(json.dumps(choose(request, HUMAN_MATCH)))
+                request = await until(x, "move_request")
+                await x.send_str(json.dumps(choose(request, HUMAN_MATCH)))
+                pending = await until(o, "move_request")
+                # X drops (through B); A sees a drop like any other and tells O.
+                await x.close()
+                away = await until(o, "opponent_status")
+                assert away["side"] == "x" and away["connected"] is False
+                # X is back within the reconnect window, through A this time.
+                x = await c.http.ws_connect(f"{a.ws_base}/ws?token={created['token_x']}")
+                setup = await until(x, "setup")
+                assert len(setup["board"]["cells"]) == 5  # X at the origin, O's 2, X's 2
+                back = await until(o, "opponent_status")
+                assert back == {"type": "opponent_status", "side": "x", "connected": True}
+                await o.send_str(json.dumps(choose(pending, HUMAN_MATCH)))
+                ends = await asyncio.gather(
+                    play_until_end(o, HUMAN_MATCH), play_until_end(x, HUMAN_MATCH)
+                )
+                assert await receive(x) is None
+            await x.close()
+            record = await _record(c, b.base, game_id)
+        finally:
+            await b.stop()
+            await a.stop()
+    assert ends[0] == ends[1]
+    assert ends[0]["winner"] == record["result"]["winner"]
+    result = record["result"]  # played out: neither seat forfeited for its drop
+    assert result["reason"] == "win" or result["cause"] == "turn_limit", result
+    assert [m["side"] for m in record["moves"][:3]] == ["o", "x", "o"]
+
+
+async def test_a_relayed_seat_ends_as_the_owner_closes_it(
+    postgres_cluster: PostgresCluster, redis_server: RedisServer
+) -> None:
+    async with cluster(postgres_cluster, redis_server) as c:
+        a = await c.worker("worker-a")
+        b = await c.worker("worker-b")
+        try:
+            created = await _new_game(
+                c, a.base, {"type": "bot", "bot_url": f"{a.base}/bots/center"}
+            )
+            async with c.http.ws_connect(f"{b.ws_base}/ws?token={created['token_x']}") as x:
+                await until(x, "move_request")
+                await x.send_str("{not json")  # A's nope, its end and its close reach X
+                nope = await until(x, "nope")
+                end = await until(x, "end")
+                code, reason = await closed(x)
+            # The game is over: its token is unknown on both workers now.
+            async with c.http.ws_connect(f"{b.ws_base}/ws?token={created['token_x']}") as late:
+                refused = await closed(late)
+        finally:
+            await b.stop()
+            await a.stop()
+    assert nope["reason"] and end["winner"] == "o" and end["reason"] == "forfeit"
+    assert code == 1000, (code, reason)
+    assert refused == (1008, "unknown token, or its game is over")
+
+
+async def test_an_unknown_token_on_another_worker_is_refused_with_a_reason(
+    postgres_cluster: PostgresCluster, redis_server: RedisServer
+) -> None:
+    async with cluster(postgres_cluster, redis_server) as c:
+        a = await c.worker("worker-a")
+        b = await c.worker("worker-b")
+        try:
+            async with c.http.ws_connect(f"{b.ws_base}/ws?token=made-up") as ws:
+                refused = await closed(ws)
+            # A token whose key names A (say, its game just ended): B relays it, and A's
+            # refusal reaches the person as it is.
+            node = b.server.app.state.arena.manager.cluster
+            await node.redis.set(token_key("just-ended"), "worker-a", px=60_000)
+            async with c.http.ws_connect(f"{b.ws_base}/ws?token=just-ended") as ws:
+                passed_on = await closed(ws)
+        finally:
+            await b.stop()
+            await a.stop()
+    assert refused == (1008, "unknown token, or its game is over")
+    assert passed_on == refused
+
+
+async def test_a_relay_ends_when_the_owners_lease_is_gone(
+    postgres_cluster: PostgresCluster, redis_server: RedisServer
+) -> None:
+    async with cluster(postgres_cluster, redis_server) as c:
+        a = await c.worker("worker-a")
+        b = await c.worker("worker-b")
+        try:
+            created = await _new_game(
+                c, a.base, {"type": "bot", "bot_url": f"{a.base}/bots/center"}
+            )
+            async with c.http.ws_connect(f"{b.ws_base}/ws?token={created['token_x']}") as x:
+                await until(x, "move_request")
+                # A falls silent (its heartbeats stop): its lease runs out, B lets go.
+                for task in a.server.app.state.arena.manager.cluster._tasks:
+                    task.cancel()
+                refused = await closed(x)
+        finally:
+            await b.stop()
+            await a.stop()
+    assert refused == (1011, "the game's worker is gone (its lease expired)")
+
+
+async def test_a_relaying_worker_that_stops_leaves_the_seat_to_come_back_elsewhere(
+    postgres_cluster: PostgresCluster, redis_server: RedisServer
+) -> None:
+    async with cluster(postgres_cluster, redis_server) as c:
+        a = await c.worker("worker-a")
+        b = await c.worker("worker-b")
+        try:
+            center = {"type": "bot", "bot_url": f"{a.base}/bots/center"}
+            created = await _new_game(c, a.base, center)
+            url = f"/ws?token={created['token_x']}"
+            async with c.http.ws_connect(b.ws_base + url) as x:
+                request = await until(x, "move_request")
+                await b.stop()  # B goes away with the relay: X is closed, A sees a drop
+                code, _ = await closed(x)
+            async with c.http.ws_connect(a.ws_base + url) as x:
+                again = await until(x, "move_request")
+                assert again["board"] == request["board"]
+                await x.send_str(json.dumps(choose(again, HUMAN_MATCH)))
+                end = await play_until_end(x, HUMAN_MATCH)
+            record = await _record(c, a.base, created["game_id"])
+        finally:
+            await b.stop()
+            await a.stop()
+    assert code in (1001, 1012), code  # by the relay, or by uvicorn closing first
+    assert end["winner"] == record["result"]["winner"]
+    assert record["result"]["cause"] != "disconnect"
 
 
 async def test_a_stopped_worker_drops_out_of_the_cluster(

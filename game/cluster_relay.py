@@ -1,0 +1,156 @@
+"""A human seat's socket on a worker that does not run its game, relayed to the one that
+does: the pumping (``relay_seat``). The decisions (whether to relay, the closes) are
+``game.relay``'s; the owner's URL comes from its worker key (``game.cluster_redis``).
+
+The relay opens an ordinary WebSocket client (aiohttp's) to the owner's
+``/ws?token=...``: a cluster's peers are trusted hosts, loopback and private addresses
+included, so the bot address policy does not apply. Three tasks race: person to owner,
+owner to person, and a watch that ends the relay when the owner's lease is gone or this
+worker is closing. The first to end decides the closes (``person_close``,
+``owner_close``). Frames are carried as they come, text or binary (the owner judges
+them as it would on its own socket), each at most ``ClusterNode.relay_frame_cap``, the
+hard cap of the workers' own sockets (uvicorn's ``ws_max_size``): the person's larger
+frames are cut by this worker's socket as the owner's would cut them (a drop); a larger
+one from the owner, or one that got through, closes both sides with 1009.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING, NamedTuple
+
+import aiohttp
+from redis.exceptions import RedisError
+from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
+
+from game.access_log import redact_tokens
+from game.relay import CONNECT_TIMEOUT, Ending, owner_close, owner_ws_url, person_close
+
+if TYPE_CHECKING:
+    from game.cluster_redis import ClusterNode
+
+__all__ = ["relay_seat"]
+
+log = logging.getLogger("game.cluster")
+
+#: How long closing the owner's side may take.
+CLOSE_TIMEOUT = 5.0
+
+
+class _End(NamedTuple):
+    ending: Ending
+    code: int | None = None
+    reason: str = ""
+
+
+async def relay_seat(
+    node: ClusterNode, websocket: WebSocket, token: str, owner_id: str, owner_url: str
+) -> None:
+    """Accept ``websocket`` and relay it to ``owner_url``'s ``/ws?token=`` until either
+    side closes; then close the other with what ``game.relay`` says."""
+    await websocket.accept()
+    cap = node.relay_frame_cap
+    try:
+        async with asyncio.timeout(CONNECT_TIMEOUT):
+            owner = await node.relay_http().ws_connect(
+                owner_ws_url(owner_url, token),
+                max_msg_size=cap,
+                timeout=aiohttp.ClientWSTimeout(ws_receive=None, ws_close=CLOSE_TIMEOUT),
+            )
+    except (aiohttp.ClientError, TimeoutError, OSError) as error:
+        why = redact_tokens(str(error)) or type(error).__name__  # a URL may hold it
+        await _close_person(websocket, *person_close(Ending.CONNECT_FAILED, reason=why))
+        return
+    tasks = [
+        asyncio.create_task(_to_owner(websocket, owner, cap), name="htttx: relay to owner"),
+        asyncio.create_task(_to_person(websocket, owner), name="htttx: relay to person"),
+        asyncio.create_task(_watch(node, owner_id), name="htttx: relay watch"),
+    ]
+    end = _End(Ending.SHUTDOWN)  # if this handler is cancelled
+    try:
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        end = _first(done)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        with contextlib.suppress(aiohttp.ClientError, TimeoutError, OSError):
+            if end.ending is not Ending.OWNER_CLOSED:
+                code, reason = owner_close(end.ending, end.code, end.reason)
+                await owner.close(code=code, message=reason.encode())
+            await owner.close()
+        if end.ending is not Ending.PERSON_CLOSED:
+            await _close_person(websocket, *person_close(end.ending, end.code, end.reason))
+
+
+def _first(done: set[asyncio.Task[_End]]) -> _End:
+    for task in done:
+        if not task.cancelled() and task.exception() is None:
+            return task.result()
+    error = next(iter(done)).exception()
+    return _End(Ending.OWNER_CLOSED, None, repr(error))  # a broken link: 1011
+
+
+async def _to_owner(websocket: WebSocket, owner: aiohttp.ClientWebSocketResponse, cap: int) -> _End:
+    while True:
+        try:
+            message = await websocket.receive()
+        except (RuntimeError, OSError):
+            return _End(Ending.PERSON_CLOSED)
+        if message["type"] == "websocket.disconnect":
+            return _End(Ending.PERSON_CLOSED, message.get("code"), message.get("reason") or "")
+        text, data = message.get("text"), message.get("bytes")
+        size = len(text.encode()) if text is not None else len(data or b"")
+        if size > cap:
+            return _End(Ending.TOO_BIG, reason=f"a frame of {size} bytes; at most {cap}")
+        try:
+            if text is not None:
+                await owner.send_str(text)
+            elif data is not None:
+                await owner.send_bytes(data)
+        except (aiohttp.ClientError, OSError) as error:
+            return _End(Ending.OWNER_CLOSED, owner.close_code, str(error))
+
+
+async def _to_person(websocket: WebSocket, owner: aiohttp.ClientWebSocketResponse) -> _End:
+    while True:
+        message = await owner.receive()
+        kind = message.type
+        if kind is aiohttp.WSMsgType.TEXT:
+            sent = websocket.send_text(message.data)
+        elif kind is aiohttp.WSMsgType.BINARY:
+            sent = websocket.send_bytes(message.data)
+        elif kind is aiohttp.WSMsgType.CLOSE:
+            return _End(Ending.OWNER_CLOSED, message.data, message.extra or "")
+        elif kind is aiohttp.WSMsgType.ERROR:
+            return _End(Ending.OWNER_CLOSED, owner.close_code, str(message.data))
+        else:  # CLOSING, CLOSED
+            return _End(Ending.OWNER_CLOSED, owner.close_code, "")
+        try:
+            await sent
+        except (RuntimeError, OSError, WebSocketDisconnect):
+            return _End(Ending.PERSON_CLOSED)
+
+
+async def _watch(node: ClusterNode, owner_id: str) -> _End:
+    """Ends when the owner's lease is gone (checked every heartbeat) or this worker is
+    closing; a Redis error counts as neither."""
+    while True:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(node.stopping.wait(), node.leases.heartbeat)
+        if node.stopping.is_set():
+            return _End(Ending.SHUTDOWN)
+        try:
+            if await node.worker(owner_id) is None:
+                return _End(Ending.OWNER_GONE)
+        except (RedisError, OSError) as error:
+            log.warning("relay: checking worker %s failed: %s", owner_id, error)
+
+
+async def _close_person(websocket: WebSocket, code: int, reason: str) -> None:
+    if WebSocketState.DISCONNECTED in (websocket.application_state, websocket.client_state):
+        return
+    with contextlib.suppress(RuntimeError, OSError, WebSocketDisconnect):
+        await websocket.close(code, reason)
