@@ -52,6 +52,7 @@ from game.cluster import (
 )
 from game.fanout import Fanout, Spectator, Update
 from game.relay import CONNECT_TIMEOUT, route
+from game.spectating import serve_spectator
 
 if TYPE_CHECKING:
     from game.manager import GameManager
@@ -313,7 +314,7 @@ class ClusterNode:
             await mirror.close_if_idle()
             return False
         mirror.join(spectator, fetched)
-        await manager.serve_spectator(game_id, spectator, connection, mirror.drop)
+        await serve_spectator(game_id, spectator, connection, mirror.drop)
         return True
 
     async def _fetch_setup(self, base: str, game_id: str) -> _Setup | None:

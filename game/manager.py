@@ -12,6 +12,7 @@ deadline on every wait and a bound on every queue:
 * ``game.outboxes``: what a game sends never waits on a peer.
 * ``game.recorder``: the record, written in order, with group commit.
 * ``game.reads``: what readers get, live games from memory.
+* ``game.spectating``: writing one spectator's packets (here and for a cluster's relays).
 * ``game.analyst``: with an analysis bot (``analyst``), a watched game hands it each new
   position (``RunningGame._feed_analysis``, after every input) and its answers go to
   that game's spectators only (``RunningGame._publish_analysis``, one encode each); a
@@ -65,7 +66,6 @@ from game.seats import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_PING_INTERVAL,
     DEFAULT_PONG_TIMEOUT,
-    DEFAULT_SEND_TIMEOUT,
     InboundConnection,
 )
 from game.session import (
@@ -76,8 +76,8 @@ from game.session import (
     SessionLimits,
     resolve_send_board,
 )
+from game.spectating import UnknownGame, send_finished, serve_spectator
 from game.store import ABORTED_RESULT, GameStore
-from game.watchdog import SendWatchdog
 from models import (
     CLOSE_NORMAL,
     CLOSE_POLICY_VIOLATION,
@@ -146,10 +146,6 @@ class LiveProgress(NamedTuple):
     to_move: Player | None
     clock_x_ms: int | None
     clock_o_ms: int | None
-
-
-class UnknownGame(LookupError):
-    """``spectate`` a game that is neither running nor stored."""
 
 
 class TooManySpectators(Exception):
@@ -471,7 +467,7 @@ class GameManager:
             cluster = self.cluster
             if cluster is not None and await cluster.spectate(game_id, connection, compact=compact):
                 return
-            await self._spectate_record(game_id, connection)
+            await send_finished(self.records, game_id, connection)
             return
         if len(game.spectators) >= self.max_spectators:
             raise TooManySpectators(
@@ -494,7 +490,7 @@ class GameManager:
         elif not game.add_spectator(spectator):  # ending without an `end` for spectators
             spectator.close()
 
-        await self.serve_spectator(game_id, spectator, connection, game.drop)
+        await serve_spectator(game_id, spectator, connection, game.drop)
 
     async def cluster_setup(self, game_id: str) -> tuple[int, list[str], bool] | None:
         """For a spectator on another worker of the cluster: how many updates the setup
@@ -509,86 +505,6 @@ class GameManager:
         end = game.end_text
         text = setup if isinstance(setup, str) else (await setup).decode()
         return seen, [text, *packets, *([end] if end is not None else [])], end is not None
-
-    async def serve_spectator(
-        self,
-        game_id: str,
-        spectator: Spectator,
-        connection: InboundConnection,
-        drop: Callable[[Spectator], None],
-    ) -> None:
-        """Write ``spectator``'s packets to ``connection`` until it closes, leaves or is
-        too slow; ``drop`` takes it out of its fanout. Then close the connection."""
-        loop = asyncio.get_running_loop()
-
-        async def pump() -> None:
-            watchdog = SendWatchdog(DEFAULT_SEND_TIMEOUT)
-            try:
-                if spectator.setup is not None:
-                    await watchdog.send(connection.send_text((await spectator.setup).decode()))
-                backlog, spectator.backlog = spectator.backlog, []
-                for packet in backlog:
-                    await watchdog.send(connection.send_text(packet))
-                del backlog  # up to thousands of packets: not held for the whole game
-                # From here on the game writes to the socket itself while this task is
-                # idle; it is woken for what cannot be written so (game.fanout).
-                while (texts := spectator.take()) is not None:
-                    if not texts:
-                        await spectator.idle()
-                    for text in texts:
-                        await watchdog.send(connection.send_text(text))
-            finally:
-                watchdog.close()
-
-        async def read() -> None:
-            # Spectators have nothing to say; reading notices when one leaves.
-            with contextlib.suppress(Exception):
-                while True:
-                    await connection.receive_text()
-
-        name = f"spectator {game_id}"
-        tasks = {
-            loop.create_task(pump(), name=f"htttx: write {name}"),
-            loop.create_task(read(), name=f"htttx: read {name}"),
-            loop.create_task(spectator.dropped.wait(), name=f"htttx: drop {name}"),
-        }
-        code, reason = CLOSE_NORMAL, "the game is over"
-        try:
-            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-            wrote = [t for t in done if t.get_name().startswith("htttx: write")]
-            if spectator.dropped.is_set():
-                code, reason = CLOSE_POLICY_VIOLATION, "too slow: the spectator could not keep up"
-            elif not wrote:
-                code, reason = CLOSE_NORMAL, "the spectator left"
-            elif not wrote[0].cancelled() and isinstance(wrote[0].exception(), TimeoutError):
-                code = CLOSE_POLICY_VIOLATION
-                reason = f"too slow: an update took {DEFAULT_SEND_TIMEOUT:g} s or more to send"
-        finally:
-            drop(spectator)
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            with contextlib.suppress(Exception):
-                async with asyncio.timeout(CLOSE_WAIT):
-                    await connection.close(code, reason)
-
-    async def _spectate_record(self, game_id: str, connection: InboundConnection) -> None:
-        snapshot = await self.records.snapshot(game_id)
-        if snapshot is None:
-            with contextlib.suppress(Exception):
-                await connection.close(CLOSE_POLICY_VIOLATION, "no such game")
-            raise UnknownGame(f"no game {game_id!r}")
-        setup, end = snapshot
-        try:
-            async with asyncio.timeout(2 * DEFAULT_SEND_TIMEOUT):
-                await connection.send_text(setup.decode())
-                if end is not None:
-                    await connection.send_text(end.decode())
-        except Exception as exc:
-            log.debug("spectator of finished game %s: %r", game_id, exc)
-        with contextlib.suppress(Exception):
-            async with asyncio.timeout(CLOSE_WAIT):
-                await connection.close(CLOSE_NORMAL, "the game is over")
 
     # ------------------------------------------------------------- shutdown
 

@@ -25,10 +25,10 @@ from starlette.responses import Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-import game.manager as game_manager
 import game.recorder as game_recorder
 import game.running as game_running
 import game.session as game_session
+import game.spectating as game_spectating
 from bot.bots import RandomBot, ThreatBot
 from bot.capabilities import Meta
 from bot.serve import BotPool, create_app, serving
@@ -1016,7 +1016,7 @@ async def test_a_slow_spectator_is_dropped_and_the_game_goes_on(
 async def test_a_spectator_taking_no_data_is_closed_after_the_send_limit(
     manager: GameManager, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(game_manager, "DEFAULT_SEND_TIMEOUT", 0.2)
+    monkeypatch.setattr(game_spectating, "DEFAULT_SEND_TIMEOUT", 0.2)
     game_id, _token_x, _token_o = await start_humans(manager)
     stuck = FakeConnection(reads=False)  # its first send (the setup) never ends
 
