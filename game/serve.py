@@ -23,23 +23,17 @@ import asyncio
 import contextlib
 import errno
 import gc
-import json
 import math
 import os
-import shlex
 import socket
 import sys
 from collections.abc import Sequence
 from typing import Any
 
-import aiohttp
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+from sqlalchemy.exc import SQLAlchemyError
 
-from game import notation
 from game.analysis import DEFAULT_ANALYSIS_TIME, MAX_ANALYSIS_TIME
 from game.analyst import open_analyst
-from game.ascii import render
 from game.clock import DEFAULT_STALL_LIMIT
 from game.cluster_cli import ClusterUsageError, add_cluster_arguments, cluster_settings
 from game.discovery import DEFAULT_POLICY, AddressPolicy, DiscoveryError, PolicySyntaxError
@@ -60,11 +54,10 @@ from game.limits import (
 )
 from game.manager import DEFAULT_COMMIT_INTERVAL, DEFAULT_MAX_SPECTATORS
 from game.registry import DEFAULT_RECHECK_S
-from game.rules import Position
+from game.serve_intro import API_TOKEN_VARIABLE, banner, run_demo, safe_url
 from game.server import (
     DEFAULT_MAX_GAMES,
     DEFAULT_MAX_GAMES_PER_CLIENT,
-    HOSTED_BOTS,
     GameServer,
     create_app,
     server_config,
@@ -72,15 +65,11 @@ from game.server import (
 from game.server_state import hosted_bot_named
 from game.session import SEND_BOARD_POLICIES, SessionLimits, SessionLimitsError
 from game.store import GameStore, StoreError
-from models import GameRecord
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "main"]
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8001  # the prototype's game server port
-API_TOKEN_VARIABLE = "HTTTX_API_TOKEN"
-#: The demo game gives up after this long (it normally takes well under a second).
-DEMO_TIMEOUT = 120.0
 #: A longer group commit would put too many moves at risk in a crash to be useful.
 MAX_COMMIT_INTERVAL_MS = 60_000
 
@@ -388,15 +377,7 @@ def _open_store(url: str) -> None:
         raise UsageError(f"--db: {error}") from None
     except (SQLAlchemyError, OSError) as error:
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise UsageError(f"--db {_safe_url(url)}: cannot open the store: {first}") from None
-
-
-def _safe_url(url: str) -> str:
-    """The URL with any password hidden, for printing."""
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except ArgumentError:
-        return url
+        raise UsageError(f"--db {safe_url(url)}: cannot open the store: {first}") from None
 
 
 async def _find_analysis_bot(url: str, policy: AddressPolicy, time_limit: float) -> None:
@@ -429,153 +410,6 @@ def _listen(host: str, port: int) -> socket.socket:
 
 
 # ------------------------------------------------------------------ messages
-
-
-def _local_base(server: GameServer) -> str:
-    """A URL that reaches the server from this machine, even when bound to 0.0.0.0."""
-    host = server.config.host
-    if host in ("0.0.0.0", ""):
-        host = "127.0.0.1"
-    elif host == "::":
-        host = "[::1]"
-    elif ":" in host:
-        host = f"[{host}]"
-    return f"http://{host}:{server.port}"
-
-
-def curl_command(base: str, *, with_token: bool) -> str:
-    """A ready-to-paste ``curl`` that pairs two hosted bots."""
-    body = {
-        "player_x": {"type": "bot", "bot_url": f"{base}/bots/threat"},
-        "player_o": {"type": "bot", "bot_url": f"{base}/bots/random"},
-    }
-    auth = f' -H "authorization: Bearer ${API_TOKEN_VARIABLE}"' if with_token else ""
-    return (
-        f"curl -s -X POST {base}/game/new -H 'content-type: application/json'{auth} "
-        f"-d {shlex.quote(json.dumps(body, separators=(',', ':')))}"
-    )
-
-
-def _banner(
-    server: GameServer,
-    *,
-    db_url: str,
-    example_bots: bool,
-    with_token: bool,
-    analysis_bot: str | None = None,
-    ladder: LadderSettings | None = None,
-    ladder_hosted_bots: bool = False,
-) -> str:
-    base = _local_base(server)
-    ws = "ws" + base[4:]
-    lines = [
-        f"htttx-arena game server on {base}",
-        f"  web page    {base}/   (live games, replays, bots, tournaments)",
-        f"  REST        POST {base}/game/new",
-        "              GET /games   /games/<id>   /games/<id>/notation   /bots   /health",
-        "              POST/GET /tournaments   GET /tournaments/<id>[/games]  POST .../stop|resume",
-        "              POST/GET /series   GET /series/<id>   POST /series/<id>/stop|resume",
-        "              POST/GET /bots   GET|PATCH|DELETE /bots/<name>[/ratings]   GET /leaderboard",
-        f"  docs        {base}/docs   (OpenAPI 3.1: {base}/openapi.json)",
-        f"  humans      {ws}/ws?token=<token_x or token_o>",
-        f"  spectators  {ws}/spectate/<game_id>",
-        f"  people      {ws}/queue   (matchmaking)   POST {base}/challenges   {base}/c/<id>",
-        f"  store       {_safe_url(db_url)}",
-    ]
-    if analysis_bot is not None:
-        hosted = hosted_bot_named(analysis_bot)
-        where = analysis_bot if hosted is None else f"{hosted.__name__}, in this process"
-        lines.append(f"  analysis    {where}   (evaluates watched games for spectators)")
-    if ladder is not None:
-        joined = ", with the example bots" if ladder_hosted_bots else ""
-        lines.append(
-            f"  ladder      GET {base}/ladder   ({ladder.concurrency} at once, at most "
-            f"{ladder.rate:g} a minute, {ladder.clock.text}{joined}; POST /bots to join)"
-        )
-    if example_bots:
-        lines.append("  bots        " + "   ".join(f"{base}{path}" for path in HOSTED_BOTS))
-        lines += ["", "Pair two hosted bots:", "  " + curl_command(base, with_token=with_token)]
-    if with_token:
-        lines.append(f"  ({API_TOKEN_VARIABLE} is set: POST /game/new needs it as a Bearer token)")
-    lines += ["", "Ctrl-C stops the server (running games are recorded as aborted)."]
-    return "\n".join(lines)
-
-
-# ---------------------------------------------------------------------- demo
-
-
-async def play_demo(base: str, api_token: str | None) -> GameRecord:
-    """Play one game between two hosted bots through the server's own API: create it,
-    follow it as a spectator until its ``end``, and read its record back."""
-    headers = {"authorization": f"Bearer {api_token}"} if api_token else {}
-    body = {
-        "name": "htttx-arena demo",
-        "player_x": {"type": "bot", "bot_url": f"{base}/bots/threat"},
-        "player_o": {"type": "bot", "bot_url": f"{base}/bots/random"},
-    }
-    timeout = aiohttp.ClientTimeout(total=DEMO_TIMEOUT)
-    async with aiohttp.ClientSession(timeout=timeout) as http:
-        async with http.post(f"{base}/game/new", json=body, headers=headers) as response:
-            answer: dict[str, Any] = await response.json()
-            if response.status != 200:
-                raise RuntimeError(f"POST /game/new answered {response.status}: {answer}")
-        game_id = str(answer["game_id"])
-        # The spectator socket closes after the end (or at once, if the game is already
-        # over: then the record is complete anyway).
-        async with http.ws_connect(f"ws{base[4:]}/spectate/{game_id}") as socket_:
-            async for _message in socket_:
-                pass
-        for _ in range(100):  # the result is written just before the socket closes
-            async with http.get(f"{base}/games/{game_id}") as response:
-                record = GameRecord.model_validate_json(await response.read())
-            if record.result is not None:
-                return record
-            await asyncio.sleep(0.05)
-        return record
-
-
-def describe(record: GameRecord) -> str:
-    """The board, the result and the notation of a finished game."""
-    position = Position(record.match.view_distance, record.match.win_distance)
-    for move in record.moves:
-        for piece in move.pieces:
-            if position.outcome is None:
-                position.place(piece.q, piece.r)
-    line = position.outcome.line if position.outcome is not None else ()
-    result = record.result
-    after = f"after {len(record.moves)} moves"
-    if result is None:
-        summary = f"unfinished {after}"
-    else:
-        cause = f" ({result.cause.value})" if result.cause is not None else ""
-        won = f"{result.winner.value} wins by {result.reason.value}" if result.winner else "draw"
-        summary = f"{won}{cause} {after}"
-    players = f"{record.player_x.name or 'x'} (x) vs {record.player_o.name or 'o'} (o)"
-    return "\n".join(
-        [
-            f"Demo game {record.game_id}: {players}",
-            "",
-            render(position.stones, highlight=line),
-            "",
-            summary,
-            "",
-            notation.dumps(record).rstrip(),
-        ]
-    )
-
-
-async def _demo(server: GameServer, api_token: str | None) -> None:
-    base = _local_base(server)
-    try:
-        record = await play_demo(base, api_token)
-    except (aiohttp.ClientError, TimeoutError, RuntimeError, ValueError) as error:
-        print(f"The demo game failed: {error}", file=sys.stderr, flush=True)
-        return
-    print("\n" + describe(record), flush=True)
-    print(
-        f"\nIts record: {base}/games/{record.game_id}  and  {base}/games/{record.game_id}/notation",
-        flush=True,
-    )
 
 
 # ------------------------------------------------------------------------ gc
@@ -654,7 +488,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     def started(server: GameServer) -> None:
         tune_gc()  # everything the server needs is loaded and made by now
         print(
-            _banner(
+            banner(
                 server,
                 db_url=args.db,
                 example_bots=args.example_bots,
@@ -666,7 +500,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             flush=True,
         )
         if args.demo:
-            task = asyncio.create_task(_demo(server, api_token), name="demo game")
+            task = asyncio.create_task(run_demo(server, api_token), name="demo game")
             server.tasks.add(task)
             task.add_done_callback(server.tasks.discard)
 

@@ -28,8 +28,8 @@ from aiohttp import web
 from game import notation
 from game.discovery import AddressPolicy
 from game.rules import Position
-from game.serve import curl_command
 from game.serve import main as serve_main
+from game.serve_intro import curl_command
 from game.server import GameServer, create_app, redact_tokens, serving
 from game.store import GameStore, RecordStatus
 from models import EndCause, GameRecord, Player, ResultReason
