@@ -11,7 +11,10 @@ Routes (``create_app``):
   ``MAX_PLAYER_FILTER`` characters). ``GET /games/{id}``.
 * ``GET /games/{id}/notation``: ``?download=1`` adds ``Content-Disposition:
   attachment`` with the file name ``notation_filename(id)`` (``<id>.htttx``).
-* ``GET /health``, ``GET /openapi.json``, ``GET /docs``.
+* ``GET /health``, ``GET /openapi.json``, ``GET /docs``. (These, with ``POST /game/new``
+  and the games, are ``game.game_routes``.)
+* ``GET /ladder``, ``POST /ladder/pause|resume`` (``game.ladder_routes``); ``GET /cluster``
+  on a cluster's worker (``game.cluster_routes``).
 * ``POST /tournaments``, ``GET /tournaments``, ``GET /tournaments/{id}``,
   ``POST /tournaments/{id}/stop|resume`` (``game.tournament_routes``).
 * ``POST /series``, ``GET /series``, ``GET /series/{id}``, ``POST /series/{id}/stop|resume``
@@ -41,20 +44,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from typing import Any, Final
 
 import uvicorn
-from pydantic import BaseModel
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
-from starlette.routing import BaseRoute, Route, WebSocketRoute
+from starlette.routing import BaseRoute, WebSocketRoute
 
-from bot.serve import BotPool, ListeningServer, mount_bot, read_body, uvicorn_config
+from bot.serve import BotPool, ListeningServer, mount_bot, uvicorn_config
 from bot.serve import create_app as create_bot_app
 from bot.serve import serving as serving_bot
 from game.access_log import TokenRedactingFilter, install_token_filter, redact_tokens
@@ -63,8 +62,9 @@ from game.analyst import open_analyst
 from game.challenges import Challenges
 from game.cluster import ClusterSettings
 from game.cluster_routes import cluster_routes
-from game.discovery import DEFAULT_POLICY, AddressPolicy, DiscoveryError, capabilities_url
+from game.discovery import DEFAULT_POLICY, AddressPolicy, capabilities_url
 from game.fanout import SPECTATOR_FLUSH_S
+from game.game_routes import game_routes, http_error
 from game.ladder import LadderSettings
 from game.ladder_host import open_ladder
 from game.ladder_routes import ladder_routes
@@ -74,11 +74,9 @@ from game.manager import (
     DEFAULT_COMMIT_INTERVAL,
     DEFAULT_MAX_SPECTATORS,
     GameManager,
-    ManagerClosed,
-    TooManyGames,
     check_commit_interval,
 )
-from game.openapi import _docs_page, _openapi
+from game.openapi import _openapi
 from game.queue_arena import ArenaForQueue
 from game.queue_hub import QueueHub
 from game.queue_routes import queue_routes
@@ -89,31 +87,17 @@ from game.series_routes import series_routes
 from game.server_state import (
     HOSTED_BOTS,
     _Runtime,
-    _runtime,
     _Settings,
-    _settings,
-    _without_token,
     hosted_bot_named,
 )
 from game.session import SEND_BOARD_POLICIES, SendBoardPolicy, SessionLimits
 from game.sockets import human_socket, spectator_socket
 from game.store import (
-    MAX_PAGE_SIZE,
-    MAX_PLAYER_FILTER,
     GameStore,
-    InvalidCursorError,
-    RecordStatus,
 )
 from game.tournament_director import TournamentDirector
 from game.tournament_routes import tournament_routes
 from game.web_routes import web_routes
-from models import (
-    MAX_ECHO_CHARS,
-    NewGameRequest,
-    ProtocolError,
-    clip_text,
-    parse_body,
-)
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
@@ -134,178 +118,8 @@ DEFAULT_MAX_GAMES: Final = 1000
 DEFAULT_MAX_GAMES_PER_CLIENT: Final = 16
 #: ``POST /game/new`` bodies are small; anything bigger is refused unread (413).
 DEFAULT_MAX_BODY_BYTES: Final = 64 * 1024
-#: The longest ``detail`` of a 422 from ``POST /game/new``: it may quote what the client
-#: sent (keys, a URL), so it is clipped like any echo.
-MAX_ERROR_DETAIL_CHARS: Final = 500
 #: The only addresses the analysis bot hosted in-process (--analysis-bot NAME) is dialled at.
 LOOPBACK_ONLY: Final = AddressPolicy.parse("allow=loopback;deny=")
-#: The longest game id kept in a notation file's name (``notation_filename``).
-MAX_FILENAME_STEM: Final = 100
-_UNSAFE_IN_FILENAME: Final = re.compile(r"[^A-Za-z0-9._-]")
-
-
-# ------------------------------------------------------------------- helpers
-
-
-def _error(status: int, detail: str, headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse({"detail": detail}, status_code=status, headers=headers)
-
-
-def _json(model: BaseModel, status: int = 200) -> Response:
-    return Response(model.model_dump_json(), status_code=status, media_type="application/json")
-
-
-def _echo(text: str) -> str:
-    """A value the client sent, quoted and clipped for an error message."""
-    return clip_text(repr(text), MAX_ECHO_CHARS)
-
-
-def _client(request: Request) -> str:
-    return request.client.host if request.client is not None else "unknown"
-
-
-# ------------------------------------------------------------------ REST routes
-
-
-async def new_game(request: Request) -> Response:
-    """Create a game; the manager fetches the bots' capabilities before answering."""
-    runtime, settings = _runtime(request), _settings(request)
-    if (refused := _without_token(request)) is not None:
-        return refused
-    if runtime.closing:
-        return _error(503, "the server is shutting down; it takes no new games")
-    body = await read_body(request, settings.max_body_bytes)
-    if body is None:
-        return _error(413, f"request body over {settings.max_body_bytes} bytes")
-    try:
-        game = parse_body(NewGameRequest, body)
-    except ProtocolError as error:
-        return _error(422, clip_text(str(error), MAX_ERROR_DETAIL_CHARS))
-    client = _client(request)
-    if runtime.games_of(client) >= settings.max_games_per_client:
-        return _error(
-            429,
-            f"this client already has {settings.max_games_per_client} live games, the "
-            "most allowed; wait for one to end",
-        )
-    runtime.creating[client] += 1
-    try:
-        created = await runtime.manager.create_game(game)
-    except DiscoveryError as error:  # names the bot's URL, and may quote its answer
-        return _error(422, clip_text(str(error), MAX_ERROR_DETAIL_CHARS))
-    except (TooManyGames, ManagerClosed) as error:
-        return _error(503, str(error))
-    else:
-        runtime.by_client.setdefault(client, set()).add(created.game_id)
-    finally:
-        runtime.creating[client] -= 1
-        if not runtime.creating[client]:
-            del runtime.creating[client]
-    return _json(created)
-
-
-async def list_games(request: Request) -> Response:
-    """Games newest first, live and over, optionally of one status and one player;
-    cursor pagination from the store."""
-    params = request.query_params
-    status: RecordStatus | None = None
-    if (status_text := params.get("status")) is not None:
-        try:
-            status = RecordStatus(status_text)
-        except ValueError:
-            choices = ", ".join(s.value for s in RecordStatus)
-            return _error(422, f"status: expected one of {choices}, got {_echo(status_text)}")
-    player = params.get("player")
-    if player is not None and not 1 <= len(player) <= MAX_PLAYER_FILTER:
-        return _error(
-            422,
-            f"player: expected a name of 1 to {MAX_PLAYER_FILTER} characters, got "
-            f"{len(player)} characters",
-        )
-    limit_text = params.get("limit", "50")
-    # ASCII digits, and few: int() refuses strings of over 4300 digits with a ValueError.
-    short_number = limit_text.isascii() and limit_text.isdecimal() and len(limit_text) <= 9
-    if not short_number or not 1 <= int(limit_text) <= MAX_PAGE_SIZE:
-        return _error(
-            422, f"limit: expected an integer from 1 to {MAX_PAGE_SIZE}, got {_echo(limit_text)}"
-        )
-    try:
-        # Live games as they stand in memory, over the store's page.
-        page = await _runtime(request).manager.records.page(
-            status=status, player=player, limit=int(limit_text), before=params.get("cursor")
-        )
-    except InvalidCursorError as error:
-        return _error(422, clip_text(f"cursor: {error}", MAX_ERROR_DETAIL_CHARS))
-    return _json(page)
-
-
-def _no_game(request: Request) -> HTTPException:
-    return HTTPException(404, f"no game {_echo(request.path_params['game_id'])}")
-
-
-async def get_game(request: Request) -> Response:
-    # A live game is read from memory: it has every move broadcast so far.
-    records = _runtime(request).manager.records
-    encoded = await records.record_json(request.path_params["game_id"])
-    if encoded is None:
-        raise _no_game(request)
-    return Response(encoded, media_type="application/json")
-
-
-async def get_notation(request: Request) -> Response:
-    download = request.query_params.get("download", "0")
-    if download not in ("0", "1"):
-        return _error(422, f"download: expected 0 or 1, got {_echo(download)}")
-    game_id = request.path_params["game_id"]
-    text = await _runtime(request).manager.records.notation(game_id)
-    if text is None:
-        raise _no_game(request)
-    headers = None
-    if download == "1":
-        headers = {"content-disposition": f'attachment; filename="{notation_filename(game_id)}"'}
-    return PlainTextResponse(text, headers=headers)
-
-
-def notation_filename(game_id: str) -> str:
-    """The file name a game's notation is saved under: ``<game_id>.htttx``, the id cut
-    down to what is safe in a header and on any file system (ASCII letters, digits,
-    ``.``, ``_``, ``-``; no leading dot; at most ``MAX_FILENAME_STEM`` characters).
-    Stored ids are not only the server's own hex: an imported record keeps its id.
-
-    >>> notation_filename("4f2a"), notation_filename('../a b"c/d'), notation_filename("..")
-    ('4f2a.htttx', 'a_b_c_d.htttx', 'game.htttx')
-    """
-    stem = _UNSAFE_IN_FILENAME.sub("_", game_id).lstrip("._")[:MAX_FILENAME_STEM]
-    return f"{stem or 'game'}.htttx"
-
-
-async def health(request: Request) -> Response:
-    runtime = _runtime(request)
-    if runtime.closing:
-        return JSONResponse({"status": "shutting down"}, status_code=503)
-    answer: dict[str, Any] = {"status": "ok", "live_games": len(runtime.manager.live_game_ids())}
-    if (node := runtime.manager.cluster) is not None:  # a worker of a cluster (--redis)
-        answer["worker"] = node.worker_id
-        try:
-            answer["workers"] = len(await node.workers())
-        except Exception as error:  # Redis down: this worker still serves
-            answer["workers"] = None
-            answer["cluster_error"] = clip_text(str(error), MAX_ERROR_DETAIL_CHARS)
-    return JSONResponse(answer)
-
-
-async def openapi_json(request: Request) -> Response:
-    return JSONResponse(request.app.state.openapi)
-
-
-async def docs(request: Request) -> Response:
-    return HTMLResponse(_docs_page(request.app.state.openapi))
-
-
-async def _http_error(request: Request, exc: Exception) -> Response:
-    # Every error is {"detail": ...} JSON, the unknown routes' 404 included.
-    assert isinstance(exc, HTTPException)
-    return _error(exc.status_code, str(exc.detail), dict(exc.headers or {}))
 
 
 # ------------------------------------------------------------------------ app
@@ -413,13 +227,7 @@ def create_app(
     # only started on first use, and the lifespan shuts it down.
     pool = BotPool()
     routes: list[BaseRoute] = [
-        Route("/game/new", new_game, methods=["POST"]),
-        Route("/games", list_games, methods=["GET"]),
-        Route("/games/{game_id}", get_game, methods=["GET"]),
-        Route("/games/{game_id}/notation", get_notation, methods=["GET"]),
-        Route("/health", health, methods=["GET"]),
-        Route("/openapi.json", openapi_json, methods=["GET"], include_in_schema=False),
-        Route("/docs", docs, methods=["GET"], include_in_schema=False),
+        *game_routes(),
         WebSocketRoute("/ws", human_socket),
         WebSocketRoute("/spectate/{game_id}", spectator_socket),
         *tournament_routes(),
@@ -567,7 +375,7 @@ def create_app(
     app = Starlette(
         routes=routes,
         lifespan=lifespan,
-        exception_handlers={HTTPException: _http_error},
+        exception_handlers={HTTPException: http_error},
     )
     app.state.settings = settings
     app.state.openapi = _openapi(host_example_bots)

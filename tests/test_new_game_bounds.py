@@ -14,7 +14,7 @@ import pytest
 
 import wire.rest
 from game import notation
-from game.server import MAX_ERROR_DETAIL_CHARS
+from game.game_routes import MAX_ERROR_DETAIL_CHARS
 from models import DEFAULT_TURN_LIMIT, EndCause, GameRecord, ResultReason
 from tests.test_server import arena, capabilities_server
 

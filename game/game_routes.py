@@ -1,0 +1,218 @@
+"""The game server's own REST routes (``game_routes``): ``POST /game/new``, ``GET /games``,
+``GET /games/{id}`` and its notation, ``GET /health``, ``GET /openapi.json`` and
+``GET /docs``; and ``http_error``, which makes every error ``{"detail": ...}`` JSON.
+
+``game.server.create_app`` mounts them with the other concepts' routes (tournaments,
+series, the arena, the queue, the ladder, the cluster, the web page).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Final
+
+from pydantic import BaseModel
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from bot.serve import read_body
+from game.discovery import DiscoveryError
+from game.manager import ManagerClosed, TooManyGames
+from game.openapi import _docs_page
+from game.server_state import _runtime, _settings, _without_token
+from game.store import MAX_PAGE_SIZE, MAX_PLAYER_FILTER, InvalidCursorError, RecordStatus
+from models import (
+    MAX_ECHO_CHARS,
+    NewGameRequest,
+    ProtocolError,
+    clip_text,
+    parse_body,
+)
+
+__all__ = ["MAX_ERROR_DETAIL_CHARS", "game_routes", "http_error", "notation_filename"]
+
+#: The longest ``detail`` of a 422 from ``POST /game/new``: it may quote what the client
+#: sent (keys, a URL), so it is clipped like any echo.
+MAX_ERROR_DETAIL_CHARS: Final = 500
+#: The longest game id kept in a notation file's name (``notation_filename``).
+MAX_FILENAME_STEM: Final = 100
+_UNSAFE_IN_FILENAME: Final = re.compile(r"[^A-Za-z0-9._-]")
+
+
+# ------------------------------------------------------------------- helpers
+
+
+def _error(status: int, detail: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"detail": detail}, status_code=status, headers=headers)
+
+
+def _json(model: BaseModel, status: int = 200) -> Response:
+    return Response(model.model_dump_json(), status_code=status, media_type="application/json")
+
+
+def _echo(text: str) -> str:
+    """A value the client sent, quoted and clipped for an error message."""
+    return clip_text(repr(text), MAX_ECHO_CHARS)
+
+
+def _client(request: Request) -> str:
+    return request.client.host if request.client is not None else "unknown"
+
+
+# ------------------------------------------------------------------ REST routes
+
+
+async def new_game(request: Request) -> Response:
+    """Create a game; the manager fetches the bots' capabilities before answering."""
+    runtime, settings = _runtime(request), _settings(request)
+    if (refused := _without_token(request)) is not None:
+        return refused
+    if runtime.closing:
+        return _error(503, "the server is shutting down; it takes no new games")
+    body = await read_body(request, settings.max_body_bytes)
+    if body is None:
+        return _error(413, f"request body over {settings.max_body_bytes} bytes")
+    try:
+        game = parse_body(NewGameRequest, body)
+    except ProtocolError as error:
+        return _error(422, clip_text(str(error), MAX_ERROR_DETAIL_CHARS))
+    client = _client(request)
+    if runtime.games_of(client) >= settings.max_games_per_client:
+        return _error(
+            429,
+            f"this client already has {settings.max_games_per_client} live games, the "
+            "most allowed; wait for one to end",
+        )
+    runtime.creating[client] += 1
+    try:
+        created = await runtime.manager.create_game(game)
+    except DiscoveryError as error:  # names the bot's URL, and may quote its answer
+        return _error(422, clip_text(str(error), MAX_ERROR_DETAIL_CHARS))
+    except (TooManyGames, ManagerClosed) as error:
+        return _error(503, str(error))
+    else:
+        runtime.by_client.setdefault(client, set()).add(created.game_id)
+    finally:
+        runtime.creating[client] -= 1
+        if not runtime.creating[client]:
+            del runtime.creating[client]
+    return _json(created)
+
+
+async def list_games(request: Request) -> Response:
+    """Games newest first, live and over, optionally of one status and one player;
+    cursor pagination from the store."""
+    params = request.query_params
+    status: RecordStatus | None = None
+    if (status_text := params.get("status")) is not None:
+        try:
+            status = RecordStatus(status_text)
+        except ValueError:
+            choices = ", ".join(s.value for s in RecordStatus)
+            return _error(422, f"status: expected one of {choices}, got {_echo(status_text)}")
+    player = params.get("player")
+    if player is not None and not 1 <= len(player) <= MAX_PLAYER_FILTER:
+        return _error(
+            422,
+            f"player: expected a name of 1 to {MAX_PLAYER_FILTER} characters, got "
+            f"{len(player)} characters",
+        )
+    limit_text = params.get("limit", "50")
+    # ASCII digits, and few: int() refuses strings of over 4300 digits with a ValueError.
+    short_number = limit_text.isascii() and limit_text.isdecimal() and len(limit_text) <= 9
+    if not short_number or not 1 <= int(limit_text) <= MAX_PAGE_SIZE:
+        return _error(
+            422, f"limit: expected an integer from 1 to {MAX_PAGE_SIZE}, got {_echo(limit_text)}"
+        )
+    try:
+        # Live games as they stand in memory, over the store's page.
+        page = await _runtime(request).manager.records.page(
+            status=status, player=player, limit=int(limit_text), before=params.get("cursor")
+        )
+    except InvalidCursorError as error:
+        return _error(422, clip_text(f"cursor: {error}", MAX_ERROR_DETAIL_CHARS))
+    return _json(page)
+
+
+def _no_game(request: Request) -> HTTPException:
+    return HTTPException(404, f"no game {_echo(request.path_params['game_id'])}")
+
+
+async def get_game(request: Request) -> Response:
+    # A live game is read from memory: it has every move broadcast so far.
+    records = _runtime(request).manager.records
+    encoded = await records.record_json(request.path_params["game_id"])
+    if encoded is None:
+        raise _no_game(request)
+    return Response(encoded, media_type="application/json")
+
+
+async def get_notation(request: Request) -> Response:
+    download = request.query_params.get("download", "0")
+    if download not in ("0", "1"):
+        return _error(422, f"download: expected 0 or 1, got {_echo(download)}")
+    game_id = request.path_params["game_id"]
+    text = await _runtime(request).manager.records.notation(game_id)
+    if text is None:
+        raise _no_game(request)
+    headers = None
+    if download == "1":
+        headers = {"content-disposition": f'attachment; filename="{notation_filename(game_id)}"'}
+    return PlainTextResponse(text, headers=headers)
+
+
+def notation_filename(game_id: str) -> str:
+    """The file name a game's notation is saved under: ``<game_id>.htttx``, the id cut
+    down to what is safe in a header and on any file system (ASCII letters, digits,
+    ``.``, ``_``, ``-``; no leading dot; at most ``MAX_FILENAME_STEM`` characters).
+    Stored ids are not only the server's own hex: an imported record keeps its id.
+
+    >>> notation_filename("4f2a"), notation_filename('../a b"c/d'), notation_filename("..")
+    ('4f2a.htttx', 'a_b_c_d.htttx', 'game.htttx')
+    """
+    stem = _UNSAFE_IN_FILENAME.sub("_", game_id).lstrip("._")[:MAX_FILENAME_STEM]
+    return f"{stem or 'game'}.htttx"
+
+
+async def health(request: Request) -> Response:
+    runtime = _runtime(request)
+    if runtime.closing:
+        return JSONResponse({"status": "shutting down"}, status_code=503)
+    answer: dict[str, Any] = {"status": "ok", "live_games": len(runtime.manager.live_game_ids())}
+    if (node := runtime.manager.cluster) is not None:  # a worker of a cluster (--redis)
+        answer["worker"] = node.worker_id
+        try:
+            answer["workers"] = len(await node.workers())
+        except Exception as error:  # Redis down: this worker still serves
+            answer["workers"] = None
+            answer["cluster_error"] = clip_text(str(error), MAX_ERROR_DETAIL_CHARS)
+    return JSONResponse(answer)
+
+
+async def openapi_json(request: Request) -> Response:
+    return JSONResponse(request.app.state.openapi)
+
+
+async def docs(request: Request) -> Response:
+    return HTMLResponse(_docs_page(request.app.state.openapi))
+
+
+async def http_error(request: Request, exc: Exception) -> Response:
+    # Every error is {"detail": ...} JSON, the unknown routes' 404 included.
+    assert isinstance(exc, HTTPException)
+    return _error(exc.status_code, str(exc.detail), dict(exc.headers or {}))
+
+
+def game_routes() -> list[BaseRoute]:
+    """The routes above, for ``create_app``."""
+    return [
+        Route("/game/new", new_game, methods=["POST"]),
+        Route("/games", list_games, methods=["GET"]),
+        Route("/games/{game_id}", get_game, methods=["GET"]),
+        Route("/games/{game_id}/notation", get_notation, methods=["GET"]),
+        Route("/health", health, methods=["GET"]),
+        Route("/openapi.json", openapi_json, methods=["GET"], include_in_schema=False),
+        Route("/docs", docs, methods=["GET"], include_in_schema=False),
+    ]
