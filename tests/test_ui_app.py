@@ -620,9 +620,15 @@ def test_main_runs_the_window_until_it_closes(
     path.write_text(SAVED_GAME)
     settings = Settings(QSettings(str(tmp_path / "ui.ini"), QSettings.Format.IniFormat))
     shown: list[MainWindow] = []
+    # Windows of earlier tests may not be deleted yet: main's is the new one.
+    earlier = [w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow)]
 
     def look_and_close() -> None:
-        window = next(w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow))
+        window = next(
+            w
+            for w in QApplication.topLevelWidgets()
+            if isinstance(w, MainWindow) and all(w is not old for old in earlier)
+        )
         shown.append(window)
         model = window.controller.model
         assert model is not None and len(model.moves) == 3
