@@ -250,6 +250,10 @@ class GameManager:
         """Whether ``token`` is a seat of a game this manager runs (over or not)."""
         return token in self._tokens
 
+    def runs(self, game_id: str) -> bool:
+        """Whether ``game_id`` is running in this process now (O(1))."""
+        return game_id in self._games
+
     def live_game_ids(self) -> list[str]:
         """The ids of the games running now, oldest first."""
         return list(self._games)

@@ -31,6 +31,7 @@ summed and counted (the moves of an opening, with none, are left out).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Final
@@ -143,11 +144,19 @@ def _now() -> datetime:
 class RatingBook:
     """The ratings of one server, kept in ``store``."""
 
-    def __init__(self, store: GameStore) -> None:
+    def __init__(self, store: GameStore, *, running: Callable[[str], bool] | None = None) -> None:
+        """``running(game_id)`` says whether a game runs in this process (the server
+        passes its ``GameManager``'s view): ``track`` then asks the store nothing more
+        about it, as the end hook will rate it. Without it, ``track`` reads the game's
+        status from the store."""
         self.store = store
+        self._running = running
         # The games this run tracked and has not settled: (x name, o name). The end
         # hook looks here first, so an untracked game costs it nothing.
         self._tracked: dict[str, tuple[str, str]] = {}
+        # Each player's kind (bot or human) as the arena has it: fixed once a name is
+        # claimed, so read once per player, not once per game.
+        self._kinds: dict[str, str] = {}
 
     async def rating_of(self, name: str) -> Rating:
         """The player's rating; ``Rating()`` for a player never rated."""
@@ -175,6 +184,8 @@ class RatingBook:
         # The game may have ended before it was tracked (its end hook did not want it):
         # its record is committed before the hooks run, so the store has its result.
         # Its status alone is read first: the whole record only for a game that is over.
+        if self._running is not None and self._running(game_id):
+            return  # the end hook will find it in _tracked
         if await self.store.game_status(game_id) is RecordStatus.RUNNING:
             return
         record = await self.store.get_game(game_id)
@@ -216,7 +227,7 @@ class RatingBook:
         at = _now()
         if outcome is None:
             return await self.store.ratings.void(game_id, at)
-        kinds = await self._kinds(record, x, o)
+        kinds = await self._kinds_of(record, x, o)
         sides = []
         for side, name in ((Player.X, x), (Player.O, o)):
             key = player_key(name)
@@ -235,16 +246,20 @@ class RatingBook:
             )
         return await self.store.ratings.settle(game_id, sides[0], sides[1], at) is not None
 
-    async def _kinds(self, record: GameRecord, x: str, o: str) -> dict[Player, str]:
-        """Each side's kind: the arena's, else the record's seat type, else bot."""
+    async def _kinds_of(self, record: GameRecord, x: str, o: str) -> dict[Player, str]:
+        """Each side's kind: the arena's (remembered once read), else the record's seat
+        type, else bot."""
         keys = {side: player_key(name) or "" for side, name in ((Player.X, x), (Player.O, o))}
-        known = await self.store.arena.players(list(keys.values()))
+        unknown = [key for key in keys.values() if key not in self._kinds]
+        if unknown:
+            for key, player in (await self.store.arena.players(unknown)).items():
+                self._kinds[key] = player.kind
         kinds: dict[Player, str] = {}
         for side, seat in ((Player.X, record.player_x), (Player.O, record.player_o)):
-            player = known.get(keys[side])
-            if player is not None:
-                kinds[side] = player.kind
-            else:
+            known = self._kinds.get(keys[side])
+            if known is not None:
+                kinds[side] = known
+            else:  # not in the arena (yet): the seat says
                 kinds[side] = "human" if seat.type is PlayerType.HUMAN else "bot"
         return kinds
 

@@ -316,7 +316,7 @@ def create_app(
                 log.info("cluster worker %s (%s)", node.worker_id, node.url)
             # The arena: ratings settled before a game's `end` goes out, and at startup
             # those a previous run left pending (after abort_running: its games are void).
-            ratings = RatingBook(store)
+            ratings = RatingBook(store, running=manager.runs)
             manager.add_end_hook(ratings.on_game_end, wants=ratings.tracks)
             settled = await ratings.settle_pending()
             if settled:

@@ -37,7 +37,7 @@ async def store(tmp_path: Path) -> AsyncIterator[GameStore]:
 async def parts(store: GameStore) -> AsyncIterator[tuple[GameManager, RatingBook, BotRegistry]]:
     async with aiohttp.ClientSession(connector=DEFAULT_POLICY.connector()) as http:
         manager = GameManager(store, http, limits=SessionLimits(no_show_s=2.0))
-        book = RatingBook(store)
+        book = RatingBook(store, running=manager.runs)
         manager.add_end_hook(book.on_game_end, wants=book.tracks)
         registry = BotRegistry(store, http)
         yield manager, book, registry

@@ -56,7 +56,7 @@ async def manager(store: GameStore, http: aiohttp.ClientSession) -> AsyncIterato
 
 @pytest.fixture
 def book(store: GameStore, manager: GameManager) -> RatingBook:
-    ratings = RatingBook(store)
+    ratings = RatingBook(store, running=manager.runs)
     manager.add_end_hook(ratings.on_game_end, wants=ratings.tracks)
     return ratings
 
