@@ -31,7 +31,7 @@ import contextlib
 import logging
 import math
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Final, Protocol
@@ -162,6 +162,10 @@ class Registry(Protocol):
 
     async def record_ladder_result(
         self, name: str, failure: str | None, detail: str | None, now: datetime
+    ) -> None: ...
+
+    async def record_ladder_results(
+        self, results: Mapping[str, tuple[str, str | None] | None], now: datetime
     ) -> None: ...
 
 
@@ -489,8 +493,8 @@ class Ladder:
             seat = _seat_of(error)
             blamed = [pair.x] if seat is Player.X else [pair.o] if seat is Player.O else []
             log.warning("ladder: %s vs %s could not start: %s", pair.x, pair.o, error)
-            for name in blamed:
-                await self._record(name, ("no_show", str(error)))
+            if blamed:
+                await self._record(dict.fromkeys(blamed, ("no_show", str(error))))
             return
         game_id = created.game_id
         ended = manager.end_of(game_id)  # looked up now: a quick game is not missed
@@ -518,18 +522,17 @@ class Ladder:
         self._sides[pair.o.casefold()] = self._sides.get(pair.o.casefold(), 0) - 1
         self._last_opponent[pair.x.casefold()] = pair.o.casefold()
         self._last_opponent[pair.o.casefold()] = pair.x.casefold()
-        for name, failure in failures_of(result, pair).items():
-            await self._record(name, failure)
+        await self._record(failures_of(result, pair))
 
-    async def _record(self, name: str, failure: tuple[str, str | None] | None) -> None:
-        cause, detail = failure if failure is not None else (None, None)
+    async def _record(self, results: dict[str, tuple[str, str | None] | None]) -> None:
         try:
-            await self.registry.record_ladder_result(name, cause, detail, self._wall())
+            await self.registry.record_ladder_results(results, self._wall())
         except Exception:
-            log.exception("ladder: cannot record %s's result", name)
-        if failure is not None:
-            self._read_at = None  # its backoff shows at the next pairing
-            log.info("ladder: %s failed (%s): %s", name, cause, detail)
+            log.exception("ladder: cannot record the results of %s", ", ".join(results))
+        for name, failure in results.items():
+            if failure is not None:
+                self._read_at = None  # its backoff shows at the next pairing
+                log.info("ladder: %s failed (%s): %s", name, *failure)
 
 
 def _aware(moment: datetime) -> datetime:

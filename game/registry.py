@@ -31,6 +31,7 @@ import hashlib
 import hmac
 import logging
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
@@ -434,10 +435,7 @@ class BotRegistry:
         key = _key(name)
         if failure is None:
             # The usual case, once a game: one write, no read.
-            cleared = await self.store.arena.update_bot(
-                key, last_game_at=now, failures_in_row=0, backoff_until=None, backoff_reason=None
-            )
-            if not cleared:
+            if not await self.store.arena.played_properly([key], now):
                 raise UnknownBot(f"no bot is registered as {name!r}")
             return
         stored = await self.store.arena.bot(key)
@@ -452,6 +450,24 @@ class BotRegistry:
             backoff_until=now + timedelta(seconds=backoff_seconds(failures)),
             backoff_reason=_clip(reason),
         )
+
+    async def record_ladder_results(
+        self, results: Mapping[str, tuple[str, str | None] | None], now: datetime
+    ) -> None:
+        """``record_ladder_result`` for each bot of one game (name: None, or its failure
+        and detail); the bots that played properly in one write. Raises UnknownBot
+        (after recording the others)."""
+        proper = [name for name, failure in results.items() if failure is None]
+        missing = None
+        if proper and await self.store.arena.played_properly(
+            [_key(name) for name in proper], now
+        ) < len(proper):
+            missing = ", ".join(repr(name) for name in proper)
+        for name, failure in results.items():
+            if failure is not None:
+                await self.record_ladder_result(name, failure[0], failure[1], now)
+        if missing is not None:
+            raise UnknownBot(f"not every one of {missing} is a registered bot")
 
     # ----------------------------------------------------------------- people
 

@@ -238,6 +238,26 @@ async def test_rechecks_run_every_interval_until_closed(
 # --------------------------------------------------------------------- ladder
 
 
+async def test_one_games_results_are_recorded_together(registry: BotRegistry, threat: str) -> None:
+    for name in ("Hexa", "Tri", "Quad"):
+        await registry.register(BotRegistration(name=name, url=threat))
+    await registry.record_ladder_result("Tri", "no_show", None, T0)  # backed off
+    later = T0 + timedelta(minutes=1)
+    await registry.record_ladder_results(
+        {"Hexa": ("timeout", "x: out of time"), "tri": None}, later
+    )
+    entrants = {e.name: e for e in await registry.ladder_entrants()}
+    assert entrants["Hexa"].backoff_reason == "timeout: x: out of time"
+    assert entrants["Hexa"].failures_in_row == 1
+    assert (entrants["Tri"].backoff_until, entrants["Tri"].failures_in_row) == (None, 0)
+    assert entrants["Tri"].last_game_at == later
+    assert entrants["Quad"].last_game_at is None  # not in that game
+    with pytest.raises(UnknownBot):
+        await registry.record_ladder_results({"Quad": None, "Nobody": None}, later)
+    quad = {e.name: e for e in await registry.ladder_entrants()}["Quad"]
+    assert quad.last_game_at == later  # the known one is recorded all the same
+
+
 async def test_failing_ladder_games_back_a_bot_off_exponentially(
     registry: BotRegistry, store: GameStore, threat: str
 ) -> None:

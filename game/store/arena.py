@@ -228,6 +228,16 @@ def _update_bot(conn: Connection, key: str, values: dict[str, Any]) -> bool:
     return bool(conn.execute(update(_bots).where(_bots.c.key == key).values(**values)).rowcount)
 
 
+def _played_properly(conn: Connection, keys: list[str], at: datetime) -> int:
+    values = {
+        "last_game_at": at,
+        "failures_in_row": 0,
+        "backoff_until": None,
+        "backoff_reason": None,
+    }
+    return int(conn.execute(update(_bots).where(_bots.c.key.in_(keys)).values(**values)).rowcount)
+
+
 def _set_token(conn: Connection, key: str, token_hash: str | None) -> None:
     conn.execute(update(_players).where(_players.c.key == key).values(token_hash=token_hash))
 
@@ -290,6 +300,12 @@ class ArenaRecords:
         if "meta" in values and values["meta"] is not None:
             values["meta"] = json.dumps(values["meta"], separators=(",", ":"))
         return await self._runner.write(_update_bot, key, values)
+
+    async def played_properly(self, keys: list[str], at: datetime) -> int:
+        """Bots that played a ladder game properly at ``at``: their last game, and no
+        failures in a row nor backoff any more; in one transaction. How many rows there
+        were."""
+        return await self._runner.write(_played_properly, keys, at)
 
     async def set_token(self, key: str, token_hash: str | None) -> None:
         """Replace a player's token hash (None: owned by the server)."""
