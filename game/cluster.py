@@ -31,6 +31,7 @@ from typing import Final, Literal
 
 __all__ = [
     "DEFAULT_LEASE_S",
+    "DEFAULT_WORK_SLOTS",
     "ENDED_HEADER",
     "PREFIX",
     "SETUP_HEADER",
@@ -52,6 +53,8 @@ __all__ = [
 PREFIX: Final = "htttx:"
 #: A worker's (and its games') lease: how long after its last heartbeat it still counts.
 DEFAULT_LEASE_S: Final = 10.0
+#: Tournament games a worker plays at once from the queue, unless told (``--work-slots``).
+DEFAULT_WORK_SLOTS: Final = 64
 #: Heartbeats per lease: a worker may miss two in a row and still hold its leases.
 HEARTBEATS_PER_LEASE: Final = 3
 
@@ -138,6 +141,8 @@ class ClusterSettings:
     url: str
     worker_id: str = field(default_factory=lambda: new_worker_id())
     leases: Leases = field(default_factory=Leases)
+    #: Tournament games it plays at once from the cluster's queue (``game.cluster_work``).
+    work_slots: int = DEFAULT_WORK_SLOTS
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
 """``htttx-server``'s cluster options: ``--redis URL`` makes the server one worker of a
-cluster (``game.cluster``), with ``--public-url``, ``--worker-id`` and ``--lease``.
+cluster (``game.cluster``), with ``--public-url``, ``--worker-id``, ``--lease`` and
+``--work-slots``.
 
 Checked before the server listens, each failure one line (``ClusterUsageError``): a
 cluster shares its database, so ``--redis`` needs ``--db postgresql+asyncpg://...`` (a
@@ -13,7 +14,13 @@ import argparse
 import asyncio
 import math
 
-from game.cluster import DEFAULT_LEASE_S, ClusterSettings, Leases, new_worker_id
+from game.cluster import (
+    DEFAULT_LEASE_S,
+    DEFAULT_WORK_SLOTS,
+    ClusterSettings,
+    Leases,
+    new_worker_id,
+)
 
 __all__ = ["ClusterUsageError", "add_cluster_arguments", "cluster_settings"]
 
@@ -47,6 +54,14 @@ def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
         help="a worker (and its games) drop out this long after its last heartbeat; "
         "heartbeats come three times per lease (default %(default)g)",
     )
+    group.add_argument(
+        "--work-slots",
+        type=int,
+        default=DEFAULT_WORK_SLOTS,
+        metavar="N",
+        help="tournament games this worker plays at once from the cluster's queue "
+        "(default %(default)d; 0: it plays none, it only serves and coordinates)",
+    )
 
 
 def _default_url(host: str, port: int) -> str:
@@ -78,6 +93,8 @@ def cluster_settings(args: argparse.Namespace, db_url: str) -> ClusterSettings |
         )
     if not (math.isfinite(args.lease) and 0.3 <= args.lease <= 3600):
         raise ClusterUsageError(f"--lease must be from 0.3 to 3600 seconds, got {args.lease:g}")
+    if not 0 <= args.work_slots <= 100_000:
+        raise ClusterUsageError(f"--work-slots must be from 0 to 100000, got {args.work_slots}")
     url = args.public_url or _default_url(args.host, args.port)
     if not url.startswith(("http://", "https://")):
         raise ClusterUsageError(f"--public-url must be an http:// or https:// URL, got {url!r}")
@@ -86,6 +103,7 @@ def cluster_settings(args: argparse.Namespace, db_url: str) -> ClusterSettings |
         url=url,
         worker_id=args.worker_id or new_worker_id(),
         leases=Leases(args.lease),
+        work_slots=args.work_slots,
     )
     asyncio.run(_check_redis(settings))
     return settings

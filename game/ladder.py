@@ -31,14 +31,22 @@ import contextlib
 import logging
 import math
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Final, Protocol
 
 from pydantic import ValidationError
 
-from game.discovery import DiscoveryError
+from game.ladder_games import (
+    LadderGames,
+    LocalGames,
+    Played,
+    PlayGame,
+    QueuedGames,
+    RatingTracker,
+    Started,
+)
 from game.ladder_pairing import (
     DEFAULT_EXPLORE,
     Entrant,
@@ -47,7 +55,7 @@ from game.ladder_pairing import (
     choose_pairs,
     pick_bot_near,
 )
-from game.manager import GameManager, ManagerClosed, TooManyGames
+from game.manager import GameManager
 from models import (
     EndCause,
     GameResult,
@@ -169,12 +177,6 @@ class Registry(Protocol):
     ) -> None: ...
 
 
-class RatingTracker(Protocol):
-    """What the ladder uses of ``game.rating_book.RatingBook``."""
-
-    async def track(self, game_id: str, x: str, o: str) -> None: ...
-
-
 # ------------------------------------------------------------------ pure helpers
 
 
@@ -218,10 +220,13 @@ def failures_of(result: GameResult, pair: Pairing) -> dict[str, tuple[str, str |
     return parts
 
 
-def _seat_of(error: DiscoveryError) -> Player | None:
+def _seat_of(text: str) -> Player | None:
     """The seat a ``GameManager.create_game`` discovery error names (its message starts
-    ``player_x:`` or ``player_o:``)."""
-    text = str(error)
+    ``player_x:`` or ``player_o:``).
+
+    >>> _seat_of("player_o: http://b/capabilities.json: connection refused")
+    <Player.O: 'O'>
+    """
     if text.startswith("player_x:"):
         return Player.X
     if text.startswith("player_o:"):
@@ -280,8 +285,12 @@ class Ladder:
         settings: LadderSettings,
         *,
         wall: Callable[[], datetime] = lambda: datetime.now(UTC),
+        games: LadderGames | None = None,
     ) -> None:
         self.manager = manager
+        #: Where its games are played: here, or by a cluster's workers (``QueuedGames``:
+        #: then this ladder schedules only while its worker holds the ladder's lease).
+        self.games: LadderGames = games if games is not None else LocalGames(manager, ratings)
         self.registry = registry
         self.ratings = ratings
         self.settings = settings
@@ -331,11 +340,13 @@ class Ladder:
         """Stop scheduling and abort the ladder's games (void: nobody failed)."""
         self._stopping = True
         self._wake.set()
-        for game_id in list(self.live):
-            self.manager.abort_game(game_id, "the ladder stopped: the server is shutting down")
+        self.games.stop("the ladder stopped: the server is shutting down")
         if self.task is not None:
             self.task.cancel()
             await asyncio.gather(self.task, return_exceptions=True)
+        if self.games.hands_over:  # played elsewhere: the next scheduler keeps the books
+            for task in self._games:
+                task.cancel()
         await asyncio.gather(*self._games, return_exceptions=True)
 
     # ------------------------------------------------------------- observing
@@ -405,6 +416,11 @@ class Ladder:
 
     async def _run(self) -> None:
         try:
+            games = self.games
+            if isinstance(games, QueuedGames):  # one scheduler for the cluster
+                await games.lead(self._lost_lead, REFRESH_S)
+                for pair, outcome in await games.adopt():
+                    self._launch_game(pair, outcome)
             await self._schedule()
         except Exception:  # a bug: the ladder stops (GET /ladder says so), the server stays
             log.exception("the ladder stopped")
@@ -459,10 +475,28 @@ class Ladder:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._wake.wait(), seconds)
 
+    def _lost_lead(self, _name: str) -> None:
+        """Another worker schedules the cluster's ladder now: stop, and wait to lead
+        again. The games queued so far are its to keep the books of."""
+        if self.task is not None:
+            self.task.cancel()
+            self.task = None
+        for task in self._games:
+            task.cancel()
+        self.start()
+
     def _launch(self, pair: Pairing, urls: tuple[str, str]) -> None:
+        request = _game_request(pair, urls, self.settings.clock)
+
+        def play(started: Started) -> Awaitable[Played]:
+            return self.games.play(request, pair, started)
+
+        self._launch_game(pair, play)
+
+    def _launch_game(self, pair: Pairing, play: PlayGame) -> None:
         self._busy.update((pair.x.casefold(), pair.o.casefold()))
         task = asyncio.get_running_loop().create_task(
-            self._play(pair, urls), name=f"ladder game {pair.x} vs {pair.o}"
+            self._play(pair, play), name=f"ladder game {pair.x} vs {pair.o}"
         )
         self._games.add(task)
         task.add_done_callback(self._ended)
@@ -473,45 +507,38 @@ class Ladder:
         if not task.cancelled() and task.exception() is not None:
             log.error("ladder game failed", exc_info=task.exception())
 
-    async def _play(self, pair: Pairing, urls: tuple[str, str]) -> None:
+    async def _play(self, pair: Pairing, play: PlayGame) -> None:
         try:
-            await self._play_one(pair, urls)
+            await self._play_one(pair, play)
         finally:
             self._busy.difference_update((pair.x.casefold(), pair.o.casefold()))
 
-    async def _play_one(self, pair: Pairing, urls: tuple[str, str]) -> None:
-        manager = self.manager
+    async def _play_one(self, pair: Pairing, play: PlayGame) -> None:
+        live: list[str] = []
+
+        def started(game_id: str) -> None:  # once, or again if its worker died
+            if not live:
+                self.games_started += 1
+            live.append(game_id)
+            self.live[game_id] = pair
+
         try:
-            created = await manager.create_game(_game_request(pair, urls, self.settings.clock))
-        except TooManyGames:
-            await asyncio.sleep(FULL_SERVER_WAIT_S)
-            return
-        except ManagerClosed:
-            return
-        except DiscoveryError as error:
-            self.failed_starts += 1
-            seat = _seat_of(error)
-            blamed = [pair.x] if seat is Player.X else [pair.o] if seat is Player.O else []
-            log.warning("ladder: %s vs %s could not start: %s", pair.x, pair.o, error)
-            if blamed:
-                await self._record(dict.fromkeys(blamed, ("no_show", str(error))))
-            return
-        game_id = created.game_id
-        ended = manager.end_of(game_id)  # looked up now: a quick game is not missed
-        self.games_started += 1
-        self.live[game_id] = pair
-        try:
-            try:
-                await self.ratings.track(game_id, pair.x, pair.o)
-            except Exception:
-                log.exception("ladder: game %s could not be declared rated", game_id)
-                manager.abort_game(game_id, "the ladder could not declare the game rated")
-            if self._stopping:
-                manager.abort_game(game_id, "the ladder stopped")
-            result = await ended
+            played = await play(started)
         finally:
-            self.live.pop(game_id, None)
-        if result is None or result.cause is EndCause.ABORTED:
+            for game_id in live:
+                self.live.pop(game_id, None)
+        if played.full:
+            return
+        if played.start_error is not None:
+            self.failed_starts += 1
+            seat = _seat_of(played.start_error)
+            blamed = [pair.x] if seat is Player.X else [pair.o] if seat is Player.O else []
+            log.warning("ladder: %s vs %s could not start: %s", pair.x, pair.o, played.start_error)
+            if blamed:
+                await self._record(dict.fromkeys(blamed, ("no_show", played.start_error)))
+            return
+        result = played.result
+        if result is None:
             self.games_void += 1
             return
         self.games_finished += 1

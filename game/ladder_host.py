@@ -18,6 +18,7 @@ from bot.serve import create_app as create_bot_app
 from bot.serve import serving as serving_bots
 from game.arena_errors import NameTaken
 from game.ladder import Ladder, LadderSettings
+from game.ladder_games import LadderGames
 from game.manager import GameManager
 from game.rating_book import RatingBook
 from game.registry import BotRegistry
@@ -36,6 +37,7 @@ async def open_ladder(
     settings: LadderSettings,
     pool: BotPool,
     hosted: Mapping[str, type[BaseBot]] | None = None,
+    games: LadderGames | None = None,
 ) -> Ladder:
     """Serve and register ``hosted`` (ladder name -> bot class), if any, then start the
     ladder; ``stack`` stops the bot server when the server closes (after the games,
@@ -56,6 +58,6 @@ async def open_ladder(
                 log.error("ladder: the hosted bot %s is not on the ladder: %s", name, error)
                 continue
             log.info("ladder: hosted bot %s at %s (%s)", bot.name, bot.url, bot.status)
-    ladder = Ladder(manager, registry, ratings, settings)
+    ladder = Ladder(manager, registry, ratings, settings, games=games)
     ladder.start()
     return ladder

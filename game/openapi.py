@@ -57,6 +57,21 @@ def _cluster_paths(error: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
             "worker": {"type": "string", "description": "the id of the worker answering"},
             "lease_s": {"type": "number"},
             "workers": {"type": "array", "items": worker},
+            "queue": {
+                "type": "object",
+                "additionalProperties": {"type": "integer"},
+                "description": "the work queue's games by status (queued, leased, done, "
+                "failed, cancelled; absent: none)",
+            },
+            "coordinating": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "the tournaments (and 'ladder') this worker coordinates",
+            },
+            "playing": {
+                "type": "integer",
+                "description": "the queue's games this worker plays now",
+            },
         },
     }
     return {

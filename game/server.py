@@ -46,7 +46,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import uvicorn
 from starlette.applications import Starlette
@@ -66,6 +66,7 @@ from game.discovery import DEFAULT_POLICY, AddressPolicy, capabilities_url
 from game.fanout import SPECTATOR_FLUSH_S
 from game.game_routes import game_routes, http_error
 from game.ladder import LadderSettings
+from game.ladder_games import QueuedGames
 from game.ladder_host import open_ladder
 from game.ladder_routes import ladder_routes
 from game.limits import ConnectionLimits, uvicorn_protocols
@@ -98,6 +99,10 @@ from game.store import (
 from game.tournament_director import TournamentDirector
 from game.tournament_routes import tournament_routes
 from game.web_routes import web_routes
+
+if TYPE_CHECKING:  # only with --redis
+    from game.cluster_redis import ClusterNode
+    from game.cluster_work import WorkPlayer
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
@@ -336,8 +341,17 @@ def create_app(
                 ratings=ratings,
                 resume_series=resume_series,
             )
+            work = None
+            if node is not None and cluster is not None:
+                work = await _share_tournaments(
+                    node, cluster, store, manager, tournaments, ratings, first=first
+                )
             if first:  # else the other workers' tournaments may be running
                 await tournaments.recover()
+            if work is not None:
+                await work.start()
+                assert tournaments.remote is not None
+                tournaments.remote.start()
             # Matchmaking for people: the /queue and open challenges.
             arena = ArenaForQueue(registry, ratings)
             queue = QueueHub(manager, arena)
@@ -351,6 +365,7 @@ def create_app(
                 ratings=ratings,
                 queue=queue,
                 challenges=Challenges(store, manager, arena),
+                work=work,
             )
             queue.start()
             if settings.ladder is not None:
@@ -367,6 +382,10 @@ def create_app(
                     settings=settings.ladder,
                     pool=pool,
                     hosted=own_bots,
+                    # On a cluster: one worker schedules, every worker plays.
+                    games=None
+                    if tournaments.remote is None
+                    else QueuedGames(tournaments.remote, store.work),
                 )
             stack.push_async_callback(runtime.drain)
             app.state.arena = runtime
@@ -381,6 +400,45 @@ def create_app(
     app.state.openapi = _openapi(host_example_bots)
     app.state.bot_pool = pool
     return app
+
+
+async def _share_tournaments(
+    node: ClusterNode,
+    cluster: ClusterSettings,
+    store: GameStore,
+    manager: GameManager,
+    tournaments: TournamentDirector,
+    ratings: RatingBook,
+    *,
+    first: bool,
+) -> WorkPlayer:
+    """A cluster's worker: tournaments coordinated by one worker and played by all,
+    through the work queue (``game.cluster_work``); the player, to start."""
+    from game.cluster_work import Coordinators, WorkPlayer  # only with --redis
+
+    if first:  # a cold start: nobody holds what a previous run left in the queue
+        cleared = await store.work.clear()
+        if cleared:
+            log.info("dropped %d queued game(s) a previous run left", cleared)
+    tournaments.remote = Coordinators(
+        node.redis,
+        store.work,
+        worker_id=node.worker_id,
+        leases=cluster.leases,
+        running_ids=store.tournaments.running_ids,
+        adopt=tournaments.adopt,
+        lost=tournaments.hand_over,
+        stopped=tournaments.stopped_elsewhere,
+    )
+    return WorkPlayer(
+        manager,
+        store.work,
+        node.redis,
+        worker_id=node.worker_id,
+        leases=cluster.leases,
+        slots=cluster.work_slots,
+        ratings=ratings,
+    )
 
 
 # --------------------------------------------------------------------- server

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hmac
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import aiohttp
 from starlette.requests import Request
@@ -29,6 +29,9 @@ from game.registry import DEFAULT_RECHECK_S, BotRegistry
 from game.session import SendBoardPolicy, SessionLimits
 from game.store import GameStore
 from game.tournament_director import TournamentDirector
+
+if TYPE_CHECKING:
+    from game.cluster_work import WorkPlayer  # only with --redis
 
 __all__ = ["HOSTED_BOTS", "hosted_bot_named"]
 
@@ -94,6 +97,8 @@ class _Runtime:
     queue: QueueHub | None = None
     challenges: Challenges | None = None
     ladder: Ladder | None = None
+    #: A cluster's worker: the tournament games it plays from the queue.
+    work: WorkPlayer | None = None
     closing: bool = False
     drained: bool = False
     # Live games created per client address, and creations under way (discovery takes
@@ -116,11 +121,15 @@ class _Runtime:
         if self.ladder is not None:
             await self.ladder.shutdown()
         await self.tournaments.shutdown()
+        if self.work is not None:
+            await self.work.close()
         if self.queue is not None:
             await self.queue.close()
         if self.challenges is not None:
             await self.challenges.close()
         await self.manager.shutdown()
+        if self.work is not None:  # its aborted games handed back for other workers
+            await self.work.drain()
         await self.pool.close_sessions(1001, "the game server is shutting down")
 
     def games_of(self, client: str) -> int:

@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from pydantic import ValidationError
 
@@ -30,6 +30,15 @@ from game.sprt import Sprt
 from game.store import GameStore
 from game.store.schema import player_key
 from game.store.tournaments import StoredTournament
+from game.store.work import tournament_source
+from game.tournament_games import (
+    _book_for,
+    _outcome_from_json,
+    _standings_for,
+    _stored_summary,
+    _view,
+    game_request,
+)
 from game.tournament_runner import (
     CommandsNotAllowedError,
     TournamentError,
@@ -37,12 +46,6 @@ from game.tournament_runner import (
     TournamentRun,
     TournamentRunningError,
     UnknownTournamentError,
-    _book_for,
-    _outcome_from_json,
-    _standings_for,
-    _stored_summary,
-    _view,
-    game_request,
 )
 from wire.errors import _problems
 from wire.tournaments import (
@@ -52,6 +55,9 @@ from wire.tournaments import (
     TournamentStatus,
     TournamentView,
 )
+
+if TYPE_CHECKING:
+    from game.cluster_work import Coordinators
 
 __all__ = ["FINISHED_VIEWS", "TournamentDirector"]
 
@@ -103,6 +109,10 @@ class TournamentDirector:
         self._finished_views: dict[str, TournamentView] = {}
         self._resuming: set[asyncio.Task[None]] = set()
         self._resume_lock = asyncio.Lock()
+        #: On a cluster (``--redis``): the work queue and the coordinators' leases
+        #: (``game.cluster_work``). A tournament is then coordinated by one worker at a
+        #: time and its games are played by all of them.
+        self.remote: Coordinators | None = None
 
     async def recover(self) -> list[str]:
         """At startup: mark tournaments a previous run left running as interrupted (their
@@ -221,6 +231,8 @@ class TournamentDirector:
         openings = await asyncio.to_thread(self.check, request)  # a book can be big
         await self.check_bots(request)
         tournament_id = self._new_id()
+        if self.remote is not None:  # held before the row exists: nobody adopts it
+            await self.remote.claim(tournament_id)
         created_at = datetime.now(UTC)
         records = self.store.tournaments if request.series is None else self.store.series
         await records.create(
@@ -273,23 +285,79 @@ class TournamentDirector:
         request = TournamentRequest.model_validate(stored.request)
         openings = await asyncio.to_thread(self.check, request)
         await self.check_bots(request)
+        if self.remote is not None and not await self.remote.claim(tournament_id):
+            raise TournamentRunningError(
+                f"tournament {tournament_id} is running already, coordinated by another worker"
+            )
         await self.store.tournaments.set_status(tournament_id, "running")
         stored = await self.store.tournaments.get(tournament_id)
         assert stored is not None
         self._finished_views.pop(tournament_id, None)
         return self._start(tournament_id, request, stored, openings)
 
-    async def stop(self, tournament_id: str, reason: str = "stopped on request") -> TournamentRun:
-        """Stop a running tournament; it can be resumed later."""
+    async def adopt(self, tournament_id: str) -> None:
+        """On a cluster: coordinate a running tournament whose coordinator is gone (its
+        lease was just claimed here, ``game.cluster_work.Coordinators``). It goes
+        on from the store, the games in play on other workers included."""
+        async with self._resume_lock:
+            run = self.runs.get(tournament_id)
+            if run is not None and not run.over:
+                return
+            stored = await self.store.tournaments.get(tournament_id)
+            if stored is None or stored.status != "running":
+                if self.remote is not None:
+                    await self.remote.release(tournament_id)
+                return
+            request = TournamentRequest.model_validate(stored.request)
+            try:
+                openings = await asyncio.to_thread(self.check, request)
+            except (TournamentError, OpeningError) as error:
+                await self.store.tournaments.set_status(
+                    tournament_id, "failed", reason=str(error), ended_at=datetime.now(UTC)
+                )
+                raise
+            self._finished_views.pop(tournament_id, None)
+            self._start(tournament_id, request, stored, openings)
+
+    def hand_over(self, tournament_id: str) -> None:
+        """On a cluster: another worker coordinates ``tournament_id`` now; stop the run
+        here without a word to the store (``TournamentRun.hand_over``)."""
+        run = self.runs.pop(tournament_id, None)
+        if run is not None and not run.over:
+            run.hand_over()
+
+    async def stop(
+        self, tournament_id: str, reason: str = "stopped on request"
+    ) -> TournamentRun | None:
+        """Stop a running tournament; it can be resumed later. On a cluster, one that
+        another worker coordinates is stopped in the store (None): its queued games are
+        dropped, and its coordinator sees it within a heartbeat (``stopped_elsewhere``)."""
         run = self.runs.get(tournament_id)
         if run is None or run.over:
-            if await self.store.tournaments.get(tournament_id) is None:
+            stored = await self.store.tournaments.get(tournament_id)
+            if stored is None:
                 raise UnknownTournamentError(f"no tournament {tournament_id!r}")
+            if self.remote is not None and stored.status == "running":
+                await self.store.tournaments.set_status(
+                    tournament_id, "stopped", reason=reason, ended_at=datetime.now(UTC)
+                )
+                await self.remote.cancel(tournament_source(tournament_id))
+                return None
             raise TournamentFinishedError(f"tournament {tournament_id} is not running")
         run.stop(reason)
         if run.task is not None:
             await asyncio.gather(run.task, return_exceptions=True)
         return run
+
+    async def stopped_elsewhere(self, tournament_id: str) -> None:
+        """On a cluster: a tournament coordinated here is no longer running in the
+        store (stopped through another worker): stop the run here with its reason."""
+        run = self.runs.get(tournament_id)
+        if run is None or run.over:
+            return
+        stored = await self.store.tournaments.get(tournament_id)
+        if stored is not None and stored.status != "running":
+            run.stop(stored.reason or "stopped through another worker")
 
     async def view(self, tournament_id: str) -> TournamentView | None:
         """The tournament with its standings; None if there is none with that id."""
@@ -327,11 +395,20 @@ class TournamentDirector:
         return TournamentPage(tournaments=summaries)
 
     async def shutdown(self) -> None:
-        """Stop every run (each ends ``interrupted``, to be resumed)."""
+        """Stop every run (each ends ``interrupted``, to be resumed). On a cluster the
+        runs are handed over instead: another worker adopts each and goes on."""
         self.stop_status = "interrupted"
         for task in list(self._resuming):
             task.cancel()
         await asyncio.gather(*self._resuming, return_exceptions=True)
+        if self.remote is not None:
+            handed = [run for run in self.runs.values() if not run.over and run.queued]
+            for run in handed:
+                self.hand_over(run.tournament_id)
+            await asyncio.gather(
+                *(run.task for run in handed if run.task is not None), return_exceptions=True
+            )
+            await self.remote.close(release=True)
         runs = [run for run in self.runs.values() if not run.over]
         for run in runs:
             run.stop("the server is shutting down")

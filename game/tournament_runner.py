@@ -30,7 +30,7 @@ import contextlib
 import logging
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Final
 
 from game.discovery import DiscoveryError
 from game.local_bot_spec import LocalBotSpec
@@ -38,26 +38,27 @@ from game.local_bots import LocalBot, LocalBotError, stop_all
 from game.manager import ManagerClosed, TooManyGames
 from game.openings import (
     Opening,
-    OpeningBook,
     OpeningError,
-    default_book,
 )
 from game.rating_book import UnratableGame
-from game.series_score import SeriesRule
-from game.sprt import Sprt
 from game.store.tournaments import StoredTournament
-from game.tournament_schedule import Schedule
-from game.tournament_standings import Failure, GameOutcome, Standings, outcome_of
+from game.store.work import tournament_source
+from game.tournament_games import (
+    _outcome_from_json,
+    _outcome_json,
+    _series_rule,
+    _standings_for,
+    _view,
+    game_request,
+)
+from game.tournament_standings import outcome_of
 from models import (
     MAX_TAG_VALUE_LENGTH,
     EndCause,
     GameResult,
     NewGameRequest,
-    PlayerConfig,
-    PlayerType,
 )
 from wire.tournaments import (
-    TournamentBot,
     TournamentRequest,
     TournamentStatus,
     TournamentSummary,
@@ -65,6 +66,7 @@ from wire.tournaments import (
 )
 
 if TYPE_CHECKING:
+    from game.cluster_work import Coordinators
     from game.tournament_director import TournamentDirector
 
 __all__ = [
@@ -110,128 +112,6 @@ class CommandsNotAllowedError(TournamentError):
     """A ``cmd=`` bot given to a server that does not start programs (REST)."""
 
 
-def _book_for(request: TournamentRequest) -> list[Opening]:
-    """The openings of ``request`` in play order (empty: none). Raises ``OpeningError``."""
-    if request.openings == "none":
-        return []
-    book = (
-        default_book()
-        if request.openings == "default"
-        else OpeningBook.from_text(request.book or "", source="book")
-    )
-    match = request.match
-    book.check(view_distance=match.view_distance, win_distance=match.win_distance)
-    if request.opening_order == "random":
-        return book.order(seed=request.seed if request.seed is not None else 0)
-    return book.order()
-
-
-def game_request(
-    request: TournamentRequest,
-    x: TournamentBot,
-    o: TournamentBot,
-    *,
-    urls: tuple[str, str],
-    name: str,
-    opening: Opening | None = None,
-    tags: dict[str, str] | None = None,
-) -> NewGameRequest:
-    """The ``POST /game/new`` body of one game of ``request``: ``x`` against ``o`` at
-    ``urls``, each with its own clock and config, from ``opening`` (its moves played out
-    first), with ``tags`` for the record. Raises ``ValidationError`` for settings the
-    server does not host (``TournamentDirector.check`` tries them first)."""
-
-    def seat(bot: TournamentBot, url: str) -> PlayerConfig:
-        return PlayerConfig(
-            type=PlayerType.BOT,
-            bot_url=url,
-            name=bot.name,
-            config=bot.config,
-            time_control=request.time_control_of(bot),
-            send_board=bot.send_board,
-        )
-
-    return NewGameRequest(
-        player_x=seat(x, urls[0]),
-        player_o=seat(o, urls[1]),
-        match_config=request.match,
-        adjudication=request.adjudication,
-        name=name[:64],
-        opening=None if opening is None else opening.wire_moves(),
-        tags=tags,
-    )
-
-
-def _outcome_json(outcome: GameOutcome, game_id: str) -> dict[str, Any]:
-    return {"winner": outcome.winner, "failures": dict(outcome.failures), "game_id": game_id}
-
-
-def _outcome_from_json(data: dict[str, Any]) -> GameOutcome:
-    failures: dict[str, Failure] = dict(data.get("failures") or {})
-    return GameOutcome(winner=data.get("winner"), failures=failures)
-
-
-def _standings_for(request: TournamentRequest, openings: int) -> Standings:
-    """Empty standings of ``request``'s schedule (``openings``: the book's length; it
-    places the openings, not the results, so a view of stored results may give 0)."""
-    schedule = Schedule(
-        [bot.name for bot in request.bots], request.format, rounds=request.rounds, openings=openings
-    )
-    sprt = request.sprt
-    series = request.series
-    return Standings(
-        schedule,
-        None if sprt is None else Sprt(sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta),
-        series=None if series is None else SeriesRule(series.best_of, series.first_to),
-    )
-
-
-def _series_rule(request: TournamentRequest) -> str | None:
-    """``best of 7`` for a series, ``None`` for a tournament."""
-    series = request.series
-    return None if series is None else SeriesRule(series.best_of, series.first_to).describe()
-
-
-def _stored_summary(stored: StoredTournament, request: TournamentRequest) -> TournamentSummary:
-    """The summary of a tournament no run holds, as the store has it."""
-    return TournamentSummary(
-        series_rule=_series_rule(request),
-        tournament_id=stored.tournament_id,
-        name=stored.name,
-        format=request.format,
-        status=cast(TournamentStatus, stored.status),
-        bots=[bot.name for bot in request.bots],
-        games_total=stored.games_total,
-        games_done=stored.games_done,
-        created_at=stored.created_at,
-        ended_at=stored.ended_at,
-        reason=stored.reason,
-    )
-
-
-def _view(
-    summary: TournamentSummary,
-    request: TournamentRequest,
-    standings: Standings,
-    live: dict[int, str],
-) -> TournamentView:
-    crosstable = None
-    if request.format == "round_robin" and len(request.bots) > 2:
-        crosstable = standings.crosstable().render()
-    return TournamentView(
-        **summary.model_dump(),
-        request=request,
-        games_running=len(live),
-        games_counted=standings.counted_games,
-        standings=standings.bot_standings(),
-        pairs=standings.pair_standings(),
-        sprt=standings.sprt_view(),
-        series=standings.series_view(),
-        crosstable=crosstable,
-        live_games=[live[index] for index in sorted(live)],
-    )
-
-
 class TournamentRun:
     """One tournament being played (or resumed), from ``openings`` (the book in play
     order, read by ``TournamentDirector.check``). Created by ``TournamentDirector``."""
@@ -263,6 +143,14 @@ class TournamentRun:
         self._local: dict[str, LocalBot] = {}
         self._restart_locks: dict[str, asyncio.Lock] = {}
         self._bots = {bot.name: bot for bot in request.bots}
+        #: On a cluster, the games are queued for any worker to play (this worker
+        #: coordinates); a local program (``cmd=``) can only be played here.
+        self._remote: Coordinators | None = (
+            director.remote if all(bot.cmd is None for bot in request.bots) else None
+        )
+        self._source = tournament_source(tournament_id)
+        self._handed_over = False
+        self._cancelling: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------- observing
 
@@ -274,6 +162,11 @@ class TournamentRun:
                 async with asyncio.timeout(timeout):
                     await self._changed.wait_for(lambda: self._version != seen or self.over)
             return self._version
+
+    @property
+    def queued(self) -> bool:
+        """Whether its games are queued for the cluster's workers (not played here)."""
+        return self._remote is not None
 
     @property
     def over(self) -> bool:
@@ -308,13 +201,31 @@ class TournamentRun:
         """Stop taking games and abort the ones running; the run ends ``stopped``."""
         if self._stopping is None:
             self._stopping = reason
+        self._abort_live(f"the tournament stopped: {reason}")
+
+    def hand_over(self) -> None:
+        """On a cluster: stop coordinating here and leave the tournament running, its
+        games in play included, for another worker to adopt (this one shuts down, or
+        lost its lease). Nothing is written."""
+        self._handed_over = True
+        if self.task is not None:
+            self.task.cancel()
+
+    def _abort_live(self, reason: str) -> None:
+        """Abort the games in play: here, or on a cluster wherever they run."""
+        remote = self._remote
+        if remote is not None:
+            if self._cancelling is None or self._cancelling.done():
+                self._cancelling = asyncio.get_running_loop().create_task(
+                    remote.cancel(self._source), name=f"htttx: cancel {self._source}"
+                )
+            return
         for game_id in list(self.live.values()):
-            self.director.manager.abort_game(game_id, f"the tournament stopped: {reason}")
+            self.director.manager.abort_game(game_id, reason)
 
     # ------------------------------------------------------------------- play
 
     async def run(self) -> None:
-        store = self.director.store.tournaments
         try:
             pending = await self._load()
             await self._start_local_bots()
@@ -333,19 +244,34 @@ class TournamentRun:
             log.exception("tournament %s failed", self.tournament_id)
             self.status, self.reason = "failed", f"internal error: {error!r}"
         finally:
-            for game_id in list(self.live.values()):
-                self.director.manager.abort_game(game_id, "the tournament ended")
             await stop_all(self._local.values())
-            self.ended_at = None if self.status == "interrupted" else datetime.now(UTC)
-            with contextlib.suppress(Exception):
-                await asyncio.shield(
-                    store.set_status(
-                        self.tournament_id, self.status, reason=self.reason, ended_at=self.ended_at
-                    )
+            if self._handed_over:  # it goes on elsewhere: nothing to write
+                log.info("tournament %s handed over to another worker", self.tournament_id)
+            else:
+                await self._end()
+
+    async def _end(self) -> None:
+        """Abort what is left, store the status the run ended with, tell the watchers."""
+        self._abort_live("the tournament ended")
+        await self._release()
+        self.ended_at = None if self.status == "interrupted" else datetime.now(UTC)
+        with contextlib.suppress(Exception):
+            await asyncio.shield(
+                self.director.store.tournaments.set_status(
+                    self.tournament_id, self.status, reason=self.reason, ended_at=self.ended_at
                 )
-            await self._notify()
-            kind = "tournament" if self.request.series is None else "series"
-            log.info("%s %s %s: %s", kind, self.tournament_id, self.status, self.reason)
+            )
+        await self._notify()
+        kind = "tournament" if self.request.series is None else "series"
+        log.info("%s %s %s: %s", kind, self.tournament_id, self.status, self.reason)
+
+    async def _release(self) -> None:
+        """On a cluster: drop what is left in the queue, and the coordinator's lease."""
+        with contextlib.suppress(Exception):
+            if self._remote is not None:
+                await asyncio.shield(self._remote.cancel(self._source))
+            if self.director.remote is not None:
+                await asyncio.shield(self.director.remote.release(self.tournament_id))
 
     def _finish_reason(self) -> str:
         if self.standings.series_score is not None:
@@ -367,6 +293,10 @@ class TournamentRun:
         for row in await store.games(self.tournament_id):
             if row.status == "done" and row.outcome is not None:
                 outcome = _outcome_from_json(row.outcome)
+            elif self._remote is not None:
+                # On a cluster the queue knows: the game may be in play on another
+                # worker, or done and waiting to be counted (_play_remote counts it).
+                continue
             elif row.game_status == "finished" and row.game_result is not None:
                 # Ended and recorded, but the run stopped before counting it.
                 game = self.schedule.game(row.idx)
@@ -430,8 +360,7 @@ class TournamentRun:
                     task.result()  # a TournamentError fails the tournament
                 if self.standings.complete and running:
                     # The SPRT decided: what still runs cannot count.
-                    for game_id in list(self.live.values()):
-                        self.director.manager.abort_game(game_id, "the SPRT has decided")
+                    self._abort_live("the SPRT has decided")
         finally:
             for task in running:
                 task.cancel()
@@ -557,7 +486,48 @@ class TournamentRun:
         except UnratableGame as error:
             raise TournamentError(f"rated: {error}") from None
 
+    async def _play_remote(self, remote: Coordinators, index: int) -> None:
+        """Queue game ``index`` for any worker of the cluster and count its result."""
+        game = self.schedule.game(index)
+        series = self.request.series
+        item = await remote.enqueue(
+            self._source,
+            index,
+            self._game_request(index).model_dump_json(),
+            rated=series is not None and series.rated,
+        )
+
+        def on_game(game_id: str) -> None:
+            self.live[index] = game_id
+
+        try:
+            settled = await remote.outcome(item, on_game)
+        finally:
+            self.live.pop(index, None)
+        if settled is None:  # cancelled: the run stops
+            return
+        if settled.status == "failed":
+            raise TournamentError(
+                f"game {index + 1} could not start after {CREATE_ATTEMPTS} tries: {settled.error}"
+            )
+        if settled.result is None or settled.game_id is None:  # not expected: play it again
+            log.error("game %d: the queue holds no result for it; playing it again", index + 1)
+            await self.director.store.work.forget(settled.item_id)
+            await self._play_remote(remote, index)
+            return
+        result = GameResult.model_validate(settled.result)
+        outcome = outcome_of(result, game.x, game.o)
+        outcome_data = _outcome_json(outcome, settled.game_id)
+        work = self.director.store.work
+        if await work.count(settled, self.tournament_id, settled.game_id, outcome_data):
+            self.games_done += 1
+            self.standings.add(index, outcome)
+            await self._notify()
+
     async def _play_game(self, index: int) -> None:
+        if self._remote is not None:
+            await self._play_remote(self._remote, index)
+            return
         store = self.director.store.tournaments
         manager = self.director.manager
         game = self.schedule.game(index)

@@ -53,3 +53,5 @@ def test_a_series_shows_its_score_on_its_page_and_on_each_game(
         expect(line.locator(".series-score")).to_have_text(last["score_before"])
         line.locator("a").click()
         expect(page).to_have_url(f"{url}/t/{series_id}")
+        # Off the page before the server stops: a poll in between would be refused.
+        page.goto("about:blank")

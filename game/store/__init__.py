@@ -177,6 +177,7 @@ from game.store.schema import (
 )
 from game.store.series import SeriesRecords
 from game.store.tournaments import TournamentRecords
+from game.store.work import WorkRecords
 from models import EndCause, GameRecord, GameResult, RecordedMove
 
 _T = TypeVar("_T")
@@ -234,6 +235,8 @@ class GameStore:
         self.arena = ArenaRecords(runner)
         #: The arena's ratings, their history and the rated games (``game.store.ratings``).
         self.ratings = RatingRecords(runner)
+        #: The cluster's work queue: games any worker may lease (``game.store.work``).
+        self.work = WorkRecords(runner)
 
     @classmethod
     async def open(cls, url: str = DEFAULT_URL) -> GameStore:

@@ -170,6 +170,17 @@ def _set_status(
     )
 
 
+def _running_ids(conn: Connection) -> list[str]:
+    return [
+        row.tournament_id
+        for row in conn.execute(
+            select(_tournaments.c.tournament_id)
+            .where(_tournaments.c.status == "running")
+            .order_by(_tournaments.c.seq)
+        )
+    ]
+
+
 def _interrupt_running(conn: Connection, reason: str) -> list[str]:
     ids = [
         row.tournament_id
@@ -205,11 +216,14 @@ def _start_game(conn: Connection, tournament_id: str, idx: int, game_id: str) ->
     )
 
 
-def _finish_game(conn: Connection, tournament_id: str, idx: int, outcome: str) -> bool:
+def _finish_game(
+    conn: Connection, tournament_id: str, idx: int, outcome: str, *, game_id: str | None = None
+) -> bool:
+    started = _started(tournament_id, idx)
+    if game_id is not None:  # that game's row, not one a replay put in its place
+        started = and_(started, _tournament_games.c.game_id == game_id)
     done = conn.execute(
-        update(_tournament_games)
-        .where(_started(tournament_id, idx))
-        .values(status="done", outcome=outcome)
+        update(_tournament_games).where(started).values(status="done", outcome=outcome)
     ).rowcount
     if done:
         conn.execute(
@@ -301,6 +315,10 @@ class TournamentRecords:
         ended_at: datetime | None = None,
     ) -> None:
         await self._runner.write(_set_status, tournament_id, status, reason, ended_at)
+
+    async def running_ids(self) -> list[str]:
+        """The ids of the tournaments that are running, oldest first."""
+        return await self._runner.read(_running_ids)
 
     async def interrupt_running(self, reason: str) -> list[str]:
         """Mark the tournaments a previous run left running as ``interrupted``; their ids."""

@@ -1,0 +1,434 @@
+"""Tournament games played by any worker of a cluster: the work queue's two ends.
+
+Imported only when the server runs with ``--redis``. The queue itself is a table in
+PostgreSQL (``game.store.work``), leased with ``SELECT ... FOR UPDATE SKIP LOCKED``:
+the database that already holds the tournaments holds their games to play, so a
+game's result and its tournament's count are written in one transaction, and no
+second system (a Redis queue library) has to agree with it. Redis only wakes the
+idle workers when work is queued, and holds the coordinators' leases.
+
+* ``WorkPlayer`` (every worker): leases queued games while it has room, plays each
+  with ``GameManager.create_game`` like any other game, renews its leases every
+  heartbeat and writes the result back. A game it cannot start is handed back (a full
+  or closing server) or failed with the reason (a bot that does not answer). A lease
+  it lost (the coordinator cancelled the game, or the worker stalled for longer than a
+  lease and another took the game over) aborts the game here.
+* ``Coordinators`` (every worker): the coordinators' side. A tournament (and the
+  ladder's scheduler) is coordinated by one worker at a time, the one holding its Redis
+  lease (``htttx:coordinator:<id>``, ``htttx:coordinator:ladder``). A tournament's
+  coordinator (``game.tournament_runner``) queues ``concurrency`` games at a time and
+  counts each as it is done; the ladder's (``game.ladder_games``) queues its pairings.
+  Every heartbeat each worker renews the leases it holds and adopts the running
+  tournaments nobody holds: a coordinator that died (or shut down) is replaced within
+  a lease, and the new one goes on from the store, the games in flight included.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Final
+
+from redis.exceptions import RedisError
+from sqlalchemy.exc import SQLAlchemyError
+
+from game.cluster import PREFIX, Leases
+from game.discovery import DiscoveryError
+from game.manager import GameManager, ManagerClosed, TooManyGames
+from game.rating_book import RatingBook, UnratableGame
+from game.store.work import WorkItem, WorkRecords
+from game.tournament_runner import CREATE_ATTEMPTS, CREATE_BACKOFF
+from models import EndCause, NewGameRequest
+
+if TYPE_CHECKING:
+    import redis.asyncio as aioredis
+
+__all__ = ["Coordinators", "WorkPlayer", "coordinator_key"]
+
+log = logging.getLogger("game.cluster")
+
+#: The channel a coordinator publishes on as it queues games: idle workers lease at once.
+WORK_CHANNEL: Final = PREFIX + "work"
+#: How often a worker with room looks for work: at once after a lease, backing off to
+#: ``POLL_MAX`` while the queue stays empty (a publish on ``WORK_CHANNEL`` wakes it).
+POLL_MIN: Final = 0.02
+POLL_MAX: Final = 1.0
+#: How often a coordinator reads the state of the games it queued.
+WATCH_INTERVAL: Final = 0.1
+
+# A lease is renewed or released only by its holder (the usual single-instance lock).
+_RENEW = (
+    "if redis.call('get', KEYS[1]) == ARGV[1] then "
+    "return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end"
+)
+_RELEASE = (
+    "if redis.call('get', KEYS[1]) == ARGV[1] then "
+    "return redis.call('del', KEYS[1]) else return 0 end"
+)
+
+
+def coordinator_key(tournament_id: str) -> str:
+    """The Redis key of a tournament's coordinator lease.
+
+    >>> coordinator_key("4f2a")
+    'htttx:coordinator:4f2a'
+    """
+    return f"{PREFIX}coordinator:{tournament_id}"
+
+
+class WorkPlayer:
+    """Plays the queue's games on this worker (see the module docstring): at most
+    ``slots`` at once, and never more than the manager's ``max_games`` allow."""
+
+    def __init__(
+        self,
+        manager: GameManager,
+        work: WorkRecords,
+        redis: aioredis.Redis,
+        *,
+        worker_id: str,
+        leases: Leases,
+        slots: int,
+        ratings: RatingBook | None = None,
+    ) -> None:
+        self.manager = manager
+        self.work = work
+        self.redis = redis
+        self.worker_id = worker_id
+        self.leases = leases
+        self.slots = slots
+        self.ratings = ratings
+        self.playing: dict[int, str | None] = {}  # item id -> its game, once created
+        self.played = 0  # games played to the end here (for tests and benchmarks)
+        self._lost: set[int] = set()
+        self._wake = asyncio.Event()
+        self._closing = False
+        self._tasks: list[asyncio.Task[None]] = []
+        self._games: set[asyncio.Task[None]] = set()
+
+    async def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._tasks = [
+            loop.create_task(self._lease_loop(), name="htttx: work leasing"),
+            loop.create_task(self._renew_loop(), name="htttx: work leases"),
+            loop.create_task(self._listen(), name="htttx: work wake-ups"),
+        ]
+
+    async def close(self) -> None:
+        """Take no more work. The games in flight end with the manager (aborted, so
+        handed back to the queue for another worker)."""
+        self._closing = True
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def drain(self) -> None:
+        """Wait for the games in flight to be settled (after the manager closed)."""
+        if self._games:
+            await asyncio.gather(*self._games, return_exceptions=True)
+
+    # ------------------------------------------------------------- leasing
+
+    def _room(self) -> int:
+        manager = self.manager
+        free_here = manager.max_games - len(manager.live_game_ids())
+        return min(self.slots - len(self.playing), free_here)
+
+    async def _lease_loop(self) -> None:
+        delay = POLL_MIN
+        while not self._closing:
+            leased: list[WorkItem] = []
+            if self._room() > 0:
+                now = time.time()
+                try:
+                    # One at a time: the workers polling side by side share the work.
+                    leased = await self.work.lease(
+                        self.worker_id,
+                        1,
+                        now=now,
+                        until=now + self.leases.lease,
+                        ended_at=datetime.now(UTC),
+                    )
+                except (SQLAlchemyError, OSError) as error:
+                    log.warning("leasing work failed: %s", error)
+            for item in leased:
+                if item.game_id is not None:
+                    log.warning(
+                        "game %s of %s: its worker %s is gone; playing it again here",
+                        item.idx + 1,
+                        item.source,
+                        item.worker,
+                    )
+                self.playing[item.item_id] = None
+                task = asyncio.get_running_loop().create_task(
+                    self._play(item), name=f"htttx: work item {item.item_id}"
+                )
+                self._games.add(task)
+                task.add_done_callback(self._games.discard)
+            delay = POLL_MIN if leased else min(2 * delay, POLL_MAX)
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), delay)
+
+    async def _listen(self) -> None:
+        """Wake the leasing loop when a coordinator queues games (or a slot frees)."""
+        while True:
+            pubsub: Any = self.redis.pubsub()
+            try:
+                await pubsub.subscribe(WORK_CHANNEL)
+                async for message in pubsub.listen():
+                    if message.get("type") == "message":
+                        self._wake.set()
+            except (RedisError, OSError) as error:
+                log.warning("work wake-ups: %s; polling meanwhile", error)
+                await asyncio.sleep(self.leases.heartbeat)
+            finally:
+                with contextlib.suppress(RedisError, OSError):
+                    await pubsub.aclose()
+
+    async def _renew_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.leases.heartbeat)
+            try:
+                lost = await self.work.renew(
+                    self.worker_id, list(self.playing), time.time() + self.leases.lease
+                )
+            except (SQLAlchemyError, OSError) as error:
+                log.warning("renewing work leases failed: %s", error)
+                continue
+            for item_id in lost:
+                self._lost.add(item_id)
+                game_id = self.playing.get(item_id)
+                if game_id is not None:
+                    self.manager.abort_game(game_id, "its tournament stopped it")
+
+    # ------------------------------------------------------------- playing
+
+    async def _create(self, item: WorkItem, request: NewGameRequest) -> str | None:
+        """The game's id; None if it was handed back or failed (done here)."""
+        wait = CREATE_BACKOFF
+        for attempt in range(1, CREATE_ATTEMPTS + 1):
+            try:
+                return (await self.manager.create_game(request)).game_id
+            except (TooManyGames, ManagerClosed):
+                await self.work.hand_back(item.item_id, self.worker_id)
+                return None
+            except DiscoveryError as error:
+                if attempt == CREATE_ATTEMPTS or item.item_id in self._lost:
+                    # The error as it is: it names the seat (the ladder blames that bot).
+                    await self.work.fail(item.item_id, self.worker_id, str(error))
+                    return None
+                log.warning("game %d: %s; trying again in %g s", item.idx + 1, error, wait)
+                await asyncio.sleep(wait)
+                wait *= 2
+        return None
+
+    async def _play(self, item: WorkItem) -> None:
+        try:
+            await self._play_item(item)
+        except Exception:  # a bug, or the store gone: the lease expires, another plays it
+            log.exception("work item %d failed here", item.item_id)
+        finally:
+            self.playing.pop(item.item_id, None)
+            self._lost.discard(item.item_id)
+            self._wake.set()  # a slot is free
+
+    async def _play_item(self, item: WorkItem) -> None:
+        request = NewGameRequest.model_validate_json(item.request)
+        game_id = await self._create(item, request)
+        if game_id is None:
+            return
+        ended = self.manager.end_of(game_id)  # looked up now: a quick game is not missed
+        self.playing[item.item_id] = game_id
+        if not await self.work.started(item, self.worker_id, game_id):
+            self.manager.abort_game(game_id, "its tournament stopped it")
+        elif item.rated and self.ratings is not None:
+            x, o = request.player_x.name or "X", request.player_o.name or "O"
+            try:
+                await self.ratings.track(game_id, x, o)
+            except UnratableGame as error:
+                self._lost.add(item.item_id)  # failed below: never played again
+                self.manager.abort_game(game_id, f"it cannot be rated: {error}")
+                await self.work.fail(item.item_id, self.worker_id, f"rated: {error}")
+        result = await ended
+        if item.item_id in self._lost:  # cancelled, or taken over: not ours to settle
+            await self.work.drop_cancelled(item.item_id)
+        elif result is None or result.cause is EndCause.ABORTED:
+            # Aborted here (this worker shuts down): another worker plays it.
+            await self.work.hand_back(item.item_id, self.worker_id)
+        elif await self.work.complete(item.item_id, self.worker_id, result.model_dump_json()):
+            self.played += 1
+
+
+class Coordinators:
+    """The coordinators' side of the queue, and their leases (see the module
+    docstring). ``adopt``: the director's call to coordinate a running tournament
+    nobody holds; ``lost``: its call when a tournament's lease held here went to
+    another worker (``claim`` may name another call for another lease); ``stopped``:
+    its call when a tournament coordinated here is no longer running in the store
+    (stopped through another worker)."""
+
+    def __init__(
+        self,
+        redis: aioredis.Redis,
+        work: WorkRecords,
+        *,
+        worker_id: str,
+        leases: Leases,
+        running_ids: Callable[[], Awaitable[list[str]]],
+        adopt: Callable[[str], Awaitable[None]],
+        lost: Callable[[str], None],
+        stopped: Callable[[str], Awaitable[None]],
+    ) -> None:
+        self.redis = redis
+        self.work = work
+        self.worker_id = worker_id
+        self.leases = leases
+        self._running_ids = running_ids
+        self._adopt = adopt
+        self._lost = lost
+        self._stopped = stopped
+        self.held: set[str] = set()
+        self._on_lost: dict[str, Callable[[str], None]] = {}
+        self.adopted: list[str] = []  # tournaments adopted here, oldest first
+        self._watched: dict[int, tuple[asyncio.Future[WorkItem | None], Callable[[str], None]]] = {}
+        self._watcher: asyncio.Task[None] | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._renew = redis.register_script(_RENEW)
+        self._release = redis.register_script(_RELEASE)
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(
+            self._keep(), name="htttx: tournament coordinators"
+        )
+
+    async def close(self, *, release: bool = True) -> None:
+        """Stop renewing and adopting; hand the tournaments held here to the others."""
+        for task in (self._task, self._watcher):
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+        if release:
+            for tournament_id in list(self.held):
+                await self.release(tournament_id)
+
+    # ------------------------------------------------------------- leases
+
+    async def claim(
+        self, tournament_id: str, *, on_lost: Callable[[str], None] | None = None
+    ) -> bool:
+        """Take a tournament's (or ``"ladder"``'s) coordinator lease; False if another
+        worker holds it. ``on_lost``: called if the lease goes to another worker (else
+        the ``lost`` given at construction)."""
+        taken = await self.redis.set(
+            coordinator_key(tournament_id), self.worker_id, nx=True, px=self.leases.lease_ms
+        )
+        if taken:
+            self.held.add(tournament_id)
+            if on_lost is not None:
+                self._on_lost[tournament_id] = on_lost
+        return bool(taken)
+
+    async def release(self, tournament_id: str) -> None:
+        self.held.discard(tournament_id)
+        self._on_lost.pop(tournament_id, None)
+        with contextlib.suppress(RedisError, OSError):
+            await self._release(keys=[coordinator_key(tournament_id)], args=[self.worker_id])
+
+    async def _keep(self) -> None:
+        while True:
+            try:
+                await self._renew_held()
+                await self._adopt_orphans()
+            except (RedisError, OSError, SQLAlchemyError) as error:
+                log.warning("tournament coordination: %s", error)
+            await asyncio.sleep(self.leases.heartbeat)
+
+    async def _renew_held(self) -> None:
+        for tournament_id in list(self.held):
+            kept = await self._renew(
+                keys=[coordinator_key(tournament_id)],
+                args=[self.worker_id, self.leases.lease_ms],
+            )
+            if not kept and tournament_id in self.held:
+                log.warning("%s: another worker coordinates it now", tournament_id)
+                self.held.discard(tournament_id)
+                self._on_lost.pop(tournament_id, self._lost)(tournament_id)
+
+    async def _adopt_orphans(self) -> None:
+        running = await self._running_ids()
+        for tournament_id in self.held - set(running):
+            await self._stopped(tournament_id)  # checks the store: maybe not made yet
+        for tournament_id in running:
+            if tournament_id in self.held or not await self.claim(tournament_id):
+                continue
+            log.warning("tournament %s has no coordinator: coordinating it here", tournament_id)
+            self.adopted.append(tournament_id)
+            try:
+                await self._adopt(tournament_id)
+            except Exception:
+                log.exception("tournament %s: adopting it failed", tournament_id)
+                await self.release(tournament_id)
+
+    # ------------------------------------------------------------- games
+
+    async def enqueue(self, source: str, idx: int, request: str, *, rated: bool) -> WorkItem:
+        """Queue a game (or find it queued before) and wake the idle workers."""
+        item = await self.work.enqueue(source, idx, request, rated=rated)
+        if item.status == "queued":
+            with contextlib.suppress(RedisError, OSError):
+                await self.redis.publish(WORK_CHANNEL, b"")
+        return item
+
+    async def outcome(self, item: WorkItem, on_game: Callable[[str], None]) -> WorkItem | None:
+        """Wait until ``item`` is done or failed (the item then), or gone (None: it was
+        cancelled). ``on_game`` is called with the id of the game played for it, each
+        time a worker starts one."""
+        if item.status in ("done", "failed"):
+            return item
+        future: asyncio.Future[WorkItem | None] = asyncio.get_running_loop().create_future()
+        self._watched[item.item_id] = (future, on_game)
+        if self._watcher is None or self._watcher.done():
+            self._watcher = asyncio.get_running_loop().create_task(
+                self._watch(), name="htttx: queued games"
+            )
+        try:
+            return await future
+        finally:
+            self._watched.pop(item.item_id, None)
+
+    async def _watch(self) -> None:
+        """One read for every game this worker's coordinators wait on."""
+        seen: dict[int, str] = {}
+        while self._watched:
+            await asyncio.sleep(WATCH_INTERVAL)
+            ids = list(self._watched)
+            try:
+                items = {item.item_id: item for item in await self.work.items(ids)}
+            except (SQLAlchemyError, OSError) as error:
+                log.warning("reading the queued games failed: %s", error)
+                continue
+            for item_id in ids:
+                entry = self._watched.get(item_id)
+                if entry is None:
+                    continue
+                future, on_game = entry
+                item = items.get(item_id)
+                if item is None or item.status in ("done", "failed"):
+                    if not future.done():
+                        future.set_result(item)
+                    seen.pop(item_id, None)
+                elif item.game_id is not None and seen.get(item_id) != item.game_id:
+                    seen[item_id] = item.game_id
+                    on_game(item.game_id)
+
+    async def cancel(self, source: str) -> None:
+        """Stop ``source``'s games: the queued ones are dropped, the ones being played
+        are aborted by their workers."""
+        cancelled = await self.work.cancel(source)
+        if cancelled:
+            log.info("%s: %d game(s) in play cancelled", source, cancelled)

@@ -1,0 +1,87 @@
+"""The ladder on a cluster: one worker schedules (the one holding the ladder's lease),
+every worker plays its games from the queue; the scheduler shut down, another takes
+over. Two workers in this test process, sharing a real PostgreSQL and a real Redis."""
+
+from __future__ import annotations
+
+import asyncio
+from contextlib import AsyncExitStack
+from typing import Any
+
+from game.cluster import ClusterSettings
+from game.ladder import Ladder, LadderSettings
+from game.ladder_games import LADDER_LEASE, QueuedGames
+from game.server import create_app, serving
+from tests.postgres import PostgresCluster
+from tests.redis_server import RedisServer
+from tests.test_cluster import Cluster, Worker, _free_port, cluster
+from tests.test_cluster_tournament import LEASES, TIMEOUT, post, runtime
+from tests.test_ladder import registered_of, three_bots
+
+FAST = LadderSettings(concurrency=2, rate=6000, time_control="none", seed=1)
+
+Json = dict[str, Any]
+
+
+async def ladder_worker(c: Cluster, worker_id: str) -> Worker:
+    port = _free_port()
+    settings = ClusterSettings(
+        redis_url=c.redis_url, url=f"http://127.0.0.1:{port}", worker_id=worker_id, leases=LEASES
+    )
+    stack = AsyncExitStack()
+    app = create_app(db_url=c.db_url, cluster=settings, ladder=FAST, host_example_bots=False)
+    server = await stack.enter_async_context(serving(app, port=port))
+    return Worker(worker_id, server, stack)
+
+
+def ladder_of(worker: Worker) -> Ladder:
+    ladder = runtime(worker).ladder
+    assert ladder is not None and isinstance(ladder.games, QueuedGames)
+    return ladder
+
+
+def schedules(worker: Worker) -> bool:
+    remote = runtime(worker).tournaments.remote
+    return remote is not None and LADDER_LEASE in remote.held
+
+
+async def until(check: Any) -> None:
+    async with asyncio.timeout(TIMEOUT):
+        while not check():
+            await asyncio.sleep(0.05)
+
+
+async def test_one_worker_schedules_the_ladder_and_every_worker_plays_it(
+    postgres_cluster: PostgresCluster, redis_server: RedisServer
+) -> None:
+    async with cluster(postgres_cluster, redis_server) as c, three_bots() as urls:
+        a = await ladder_worker(c, "worker-a")
+        b = await ladder_worker(c, "worker-b")
+        try:
+            for name, url in urls.items():
+                status, answer = await post(
+                    c, f"{a.base}/bots", {"name": name, "url": url, "ladder": True}
+                )
+                assert status == 201, answer
+            await until(lambda: schedules(a) or schedules(b))
+            leader, other = (a, b) if schedules(a) else (b, a)
+            assert not schedules(other)
+            await until(lambda: ladder_of(leader).games_finished >= 12)
+            assert ladder_of(other).games_started == 0  # it waits to lead
+            played = {w.id: runtime(w).work.played for w in (a, b)}  # type: ignore[union-attr]
+            assert all(count > 0 for count in played.values()), played
+            # Rated where they were played, and counted in the registry once each.
+            _, board = await c.get(f"{other.base}/leaderboard?kind=bot")
+            rated = sum(entry["games"] for entry in board["entries"])
+            assert rated >= 2 * 12
+            _, bots = await c.get(f"{other.base}/bots")
+            assert all(bot["games"] > 0 for bot in registered_of(bots).values())
+            # The scheduler stops: the other worker takes over and goes on.
+            await leader.stop()
+            await until(lambda: schedules(other))
+            await until(lambda: ladder_of(other).games_finished >= 6)
+            _, status_now = await c.get(f"{other.base}/ladder")
+            assert status_now["running"] and status_now["games_finished"] >= 6
+        finally:
+            for worker in (a, b):
+                await worker.stop()  # the leader's second stop does nothing

@@ -1,0 +1,289 @@
+"""Tournaments on a cluster: coordinated by one worker, played by all of them through
+the work queue in PostgreSQL (``game.store.work``, ``game.cluster_work``).
+
+The first tests run three workers in this test process (each a game server on a
+loopback port of its own, sharing a real PostgreSQL and a real Redis); the last runs
+them as processes of their own and kills one with SIGKILL in the middle of a
+500-game tournament."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import AsyncExitStack, ExitStack, contextmanager
+from pathlib import Path
+from typing import Any
+
+from game.cluster import ClusterSettings, Leases
+from game.server import create_app, serving
+from game.server_state import _Runtime
+from game.store import GameStore, RecordStatus
+from tests.postgres import PostgresCluster
+from tests.redis_server import RedisServer
+from tests.test_cluster import Cluster, Worker, _free_port, cluster
+
+ROOT = Path(__file__).resolve().parent.parent
+TIMEOUT = 240.0  # only against hangs
+#: Short leases: a stopped coordinator is replaced within a second.
+LEASES = Leases(0.9)
+#: The worker processes' lease: long enough for a loaded machine not to stall past it.
+PROCESS_LEASE = "3"
+
+Json = dict[str, Any]
+
+
+async def start_worker(c: Cluster, worker_id: str, *, slots: int = 64) -> Worker:
+    port = _free_port()
+    settings = ClusterSettings(
+        redis_url=c.redis_url,
+        url=f"http://127.0.0.1:{port}",
+        worker_id=worker_id,
+        leases=LEASES,
+        work_slots=slots,
+    )
+    stack = AsyncExitStack()
+    app = create_app(db_url=c.db_url, cluster=settings)
+    server = await stack.enter_async_context(serving(app, port=port))
+    return Worker(worker_id, server, stack)
+
+
+def runtime(worker: Worker) -> _Runtime:
+    arena: _Runtime = worker.server.app.state.arena
+    return arena
+
+
+def adopted(worker: Worker) -> list[str]:
+    remote = runtime(worker).tournaments.remote
+    assert remote is not None
+    return remote.adopted
+
+
+async def post(c: Cluster, url: str, body: Json) -> tuple[int, Json]:
+    async with c.http.post(url, json=body) as response:
+        return response.status, await response.json()
+
+
+async def until_over(c: Cluster, base: str, tournament_id: str) -> Json:
+    async with asyncio.timeout(TIMEOUT):
+        while True:
+            status, view = await c.get(f"{base}/tournaments/{tournament_id}")
+            assert status == 200, view
+            if view["status"] != "running":
+                return dict(view)
+            await asyncio.sleep(0.1)
+
+
+def tournament(bots: str, *, rounds: int, concurrency: int) -> Json:
+    """A round robin of the center and random bots served under ``bots``: 2 games a
+    round, short ones."""
+    return {
+        "name": "spread",
+        "bots": [
+            {"name": "center", "url": f"{bots}/center"},
+            {"name": "random", "url": f"{bots}/random"},
+        ],
+        "rounds": rounds,
+        "concurrency": concurrency,
+        "openings": "none",
+        "match": {"turn_limit": 24},
+    }
+
+
+async def exactly_once(db_url: str, tournament_id: str, games: int) -> list[str]:
+    """Every game of the tournament counted once, each from a finished record; the
+    ids of the counted games."""
+    async with await GameStore.open(db_url) as store:
+        rows = await store.tournaments.games(tournament_id)
+        assert sorted(row.idx for row in rows) == list(range(games))
+        assert all(row.status == "done" and row.outcome is not None for row in rows)
+        assert all(row.game_status == RecordStatus.FINISHED.value for row in rows)
+        assert len({row.game_id for row in rows}) == games
+        assert await store.work.counts() == {}  # nothing left in the queue
+        return [row.game_id for row in rows]
+
+
+async def test_a_tournament_is_played_by_every_worker_and_counted_once(
+    postgres_cluster: PostgresCluster, redis_server: RedisServer
+) -> None:
+    async with cluster(postgres_cluster, redis_server) as c:
+        workers = [await start_worker(c, f"worker-{n}") for n in "abc"]
+        a = workers[0]
+        try:
+            status, created = await post(
+                c, f"{a.base}/tournaments", tournament(f"{a.base}/bots", rounds=15, concurrency=6)
+            )
+            assert status == 201, created
+            tournament_id = created["tournament_id"]
+            # Any worker shows it, the one coordinating it live.
+            view = await until_over(c, workers[2].base, tournament_id)
+            assert view["status"] == "finished", view["reason"]
+            assert view["games_done"] == view["games_counted"] == 30
+            assert sum(line["games"] for line in view["standings"]) == 60
+            await exactly_once(c.db_url, tournament_id, 30)
+            played = {w.id: runtime(w).work.played for w in workers}  # type: ignore[union-attr]
+            assert sum(played.values()) == 30
+            assert sum(1 for count in played.values() if count > 0) >= 2, played
+            # Done: nothing queued, nobody coordinates it any more.
+            _, listed = await c.get(f"{a.base}/cluster")
+            assert listed["queue"] == {} and listed["coordinating"] == []
+            assert listed["playing"] == 0
+        finally:
+            for worker in reversed(workers):
+                await worker.stop()
+
+
+async def test_a_coordinator_that_shuts_down_hands_its_tournament_over(
+    postgres_cluster: PostgresCluster, redis_server: RedisServer
+) -> None:
+    async with cluster(postgres_cluster, redis_server) as c:
+        a = await start_worker(c, "worker-a", slots=0)  # coordinates, plays nothing
+        b = await start_worker(c, "worker-b")
+        c_worker = await start_worker(c, "worker-c")
+        try:
+            body = tournament(f"{b.base}/bots", rounds=20, concurrency=4)
+            status, created = await post(c, f"{a.base}/tournaments", body)
+            assert status == 201, created
+            tournament_id = created["tournament_id"]
+            async with asyncio.timeout(TIMEOUT):
+                while True:
+                    _, view = await c.get(f"{b.base}/tournaments/{tournament_id}")
+                    if view["games_done"] >= 5:
+                        break
+                    await asyncio.sleep(0.05)
+            await a.stop()  # its run is handed over, not interrupted
+            view = await until_over(c, b.base, tournament_id)
+            assert view["status"] == "finished", view["reason"]
+            assert view["games_done"] == 40
+            await exactly_once(c.db_url, tournament_id, 40)
+            coordinators = [w.id for w in (b, c_worker) if tournament_id in adopted(w)]
+            assert coordinators, "nobody adopted the tournament"
+        finally:
+            await c_worker.stop()
+            await b.stop()
+
+
+# ------------------------------------------------------------- worker processes
+
+
+@contextmanager
+def process(args: list[str], port: int, log: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """``python <args>`` from the repository's root, once it answers on ``port``, its
+    output to ``log``; stopped (killed if need be) on exit."""
+    with log.open("ab") as output:
+        proc = subprocess.Popen(
+            [sys.executable, *args], cwd=ROOT, stdout=output, stderr=subprocess.STDOUT
+        )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, f"{args!r} exited with {proc.returncode}"
+            assert time.monotonic() < deadline, f"{args!r} did not listen"
+            try:
+                with socket.create_connection(("127.0.0.1", port), 0.2):
+                    break
+            except OSError:
+                time.sleep(0.05)
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+async def test_a_500_game_tournament_survives_a_worker_killed_in_the_middle(
+    postgres_cluster: PostgresCluster, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    async with cluster(postgres_cluster, redis_server) as c:
+        bot_port = _free_port()
+        bot_args = ["-m", "bot.serve", "--port", str(bot_port), "--log-level", "warning"]
+        bot_args += ["--bot", "center=bot.bots:CenterBot", "--bot", "random=bot.bots:RandomBot"]
+        ports = [_free_port() for _ in range(3)]
+        with process(bot_args, bot_port, tmp_path / "bots.log"):
+            procs: list[subprocess.Popen[bytes]] = []
+            with ExitStack() as stack:
+                for index, port in enumerate(ports, 1):
+                    args = ["-m", "game.serve", "--port", str(port), "--db", c.db_url]
+                    args += ["--redis", c.redis_url, "--worker-id", f"worker-{index}"]
+                    args += ["--lease", PROCESS_LEASE, "--log-level", "warning"]
+                    log = tmp_path / f"worker-{index}.log"
+                    procs.append(stack.enter_context(process(args, port, log)))
+                bases = [f"http://127.0.0.1:{port}" for port in ports]
+                body = tournament(f"http://127.0.0.1:{bot_port}", rounds=250, concurrency=12)
+                status, created = await post(c, f"{bases[0]}/tournaments", body)
+                assert status == 201, created
+                tournament_id = created["tournament_id"]
+                async with asyncio.timeout(TIMEOUT):
+                    while True:
+                        _, view = await c.get(f"{bases[1]}/tournaments/{tournament_id}")
+                        if view["games_done"] >= 150:
+                            break
+                        await asyncio.sleep(0.1)
+                # The coordinator, in the middle of its games: no goodbye, no cleanup.
+                os.kill(procs[0].pid, signal.SIGKILL)
+                procs[0].wait()
+                view = await until_over(c, bases[1], tournament_id)
+                logs = {path.name: path.read_text() for path in tmp_path.glob("*.log")}
+                assert view["status"] == "finished", (view["reason"], logs)
+                assert view["games_done"] == view["games_counted"] == 500
+                await exactly_once(c.db_url, tournament_id, 500)
+                # What worker-1 was playing when it died is recorded so, with the cause.
+                async with await GameStore.open(c.db_url) as store:
+                    running = await store.list_games(status=RecordStatus.RUNNING, limit=10)
+                    assert running.items == []
+                    aborted = await store.list_games(status=RecordStatus.ABORTED, limit=200)
+                    causes: Counter[str | None] = Counter()
+                    for summary in aborted.items:
+                        record = await store.get_game(summary.game_id)
+                        assert record is not None and record.result is not None
+                        causes[record.result.detail] += 1
+                    assert causes, "worker-1 was playing no game when it died"
+                    assert all("worker-1" in str(detail) for detail in causes), causes
+
+
+async def test_a_tournament_is_stopped_and_resumed_through_any_worker(
+    postgres_cluster: PostgresCluster, redis_server: RedisServer
+) -> None:
+    async with cluster(postgres_cluster, redis_server) as c:
+        a = await start_worker(c, "worker-a")
+        b = await start_worker(c, "worker-b")
+        try:
+            body = tournament(f"{a.base}/bots", rounds=20, concurrency=3)
+            status, created = await post(c, f"{a.base}/tournaments", body)
+            assert status == 201, created
+            tournament_id = created["tournament_id"]
+            async with asyncio.timeout(TIMEOUT):
+                while (await c.get(f"{a.base}/tournaments/{tournament_id}"))[1]["games_done"] < 3:
+                    await asyncio.sleep(0.05)
+            # Stopped through b, which does not coordinate it: a stops its run.
+            status, _ = await post(c, f"{b.base}/tournaments/{tournament_id}/stop", {})
+            assert status == 200
+            async with asyncio.timeout(TIMEOUT):
+                while True:
+                    _, view = await c.get(f"{a.base}/tournaments/{tournament_id}")
+                    if view["status"] == "stopped" and view["games_running"] == 0:
+                        break
+                    await asyncio.sleep(0.05)
+            assert view["reason"] == "stopped on request"
+            await asyncio.sleep(LEASES.heartbeat * 2)  # nothing is played meanwhile
+            _, still = await c.get(f"{b.base}/tournaments/{tournament_id}")
+            assert still["status"] == "stopped" and still["games_done"] == view["games_done"]
+            # Resumed through b: b coordinates it now, and it finishes.
+            status, resumed = await post(c, f"{b.base}/tournaments/{tournament_id}/resume", {})
+            assert status == 200, resumed
+            finished = await until_over(c, a.base, tournament_id)
+            assert finished["status"] == "finished", finished["reason"]
+            await exactly_once(c.db_url, tournament_id, 40)
+        finally:
+            await b.stop()
+            await a.stop()
