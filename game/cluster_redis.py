@@ -6,7 +6,10 @@ The keys, the lease arithmetic and the messages are ``game.cluster``'s. What thi
 * ``start`` registers the worker (``worker:<id>``, leased) and renews it, with the keys
   of its live games and of their seat tokens, every ``Leases.heartbeat`` seconds;
   ``close`` deletes them.
-* ``game_started`` / ``game_ended``: the manager's calls, as a game starts and ends.
+* ``game_started`` / ``game_ended``: the manager's calls, as a game starts and ends;
+  they keep this run's set of live games (``games-of:<run>``), which outlives a worker
+  that dies: ``start_sweeping`` runs a ``game.cluster_sweep.Sweeper``, which records
+  the games of dead workers aborted.
 * ``publish``: the owner's one publish per packet for a game's spectators. Publishes and
   key deletions go through one queue and one task, in order, pipelined: the game never
   waits on Redis.
@@ -45,6 +48,9 @@ from game.cluster import (
     decode_message,
     encode_message,
     game_key,
+    games_of_key,
+    new_run_id,
+    runs_key,
     spectate_channel,
     token_key,
     worker_key,
@@ -55,6 +61,7 @@ from game.relay import CONNECT_TIMEOUT, route
 from game.spectating import serve_spectator
 
 if TYPE_CHECKING:
+    from game.cluster_sweep import Sweeper
     from game.manager import GameManager
     from game.seats import InboundConnection
 
@@ -98,6 +105,8 @@ class ClusterNode:
         self.leases = leases
         self.max_games = max_games
         self.started = _now_iso()
+        #: This process's run id: its set of live games is ``games-of:<run>``.
+        self.run = new_run_id()
         self.manager: GameManager | None = None
         self._tokens: dict[str, list[str]] = {}  # live game -> its token keys
         self._commands: asyncio.Queue[_Command] = asyncio.Queue()
@@ -138,6 +147,7 @@ class ClusterNode:
             heartbeat=_now_iso(),
             live_games=live,
             max_games=self.max_games,
+            run=self.run,
         )
 
     async def start(self, manager: GameManager) -> None:
@@ -151,8 +161,15 @@ class ClusterNode:
             loop.create_task(self._send(), name="htttx: cluster publisher"),
         ]
 
+    def start_sweeping(self, sweeper: Sweeper) -> None:
+        """Sweep the games of dead workers every heartbeat (``game.cluster_sweep``)
+        until this worker closes."""
+        task = asyncio.get_running_loop().create_task(sweeper.run(), name="htttx: cluster sweep")
+        self._tasks.append(task)
+
     async def close(self) -> None:
-        """Stop renewing; drop this worker's keys; close the connections."""
+        """Stop renewing; drop this worker's keys (its games are over: recorded by the
+        manager's shutdown, so there is nothing to sweep); close the connections."""
         self.stopping.set()
         for mirror in list(self._mirrors.values()):
             await mirror.close()
@@ -163,10 +180,13 @@ class ClusterNode:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         with contextlib.suppress(RedisError, OSError):
-            keys = [worker_key(self.worker_id)]
+            keys = [worker_key(self.worker_id), games_of_key(self.run)]
             for game_id, tokens in self._tokens.items():
                 keys += [game_key(game_id), *tokens]
-            await self.redis.delete(*keys)
+            pipe = self.redis.pipeline(transaction=False)
+            pipe.delete(*keys)
+            pipe.hdel(runs_key(), self.run)
+            await pipe.execute()
         if self._http is not None:
             await self._http.close()
         if self._relay_http is not None:
@@ -177,6 +197,7 @@ class ClusterNode:
         pipe = self.redis.pipeline(transaction=False)
         lease = self.leases.lease_ms
         pipe.set(worker_key(self.worker_id), self._info().to_json(), px=lease)
+        pipe.hset(runs_key(), self.run, self.worker_id)  # after the key: never seen dead
         for game_id, tokens in list(self._tokens.items()):
             for key in (game_key(game_id), *tokens):
                 pipe.set(key, self.worker_id, px=lease)
@@ -214,12 +235,19 @@ class ClusterNode:
         pipe = self.redis.pipeline(transaction=False)
         for key in (game_key(game_id), *keys):
             pipe.set(key, self.worker_id, px=self.leases.lease_ms)
+        pipe.sadd(games_of_key(self.run), game_id)
         await pipe.execute()
 
     def game_ended(self, game_id: str) -> None:
         """``game_id`` is over and forgotten here: its keys go (after what it published)."""
         keys = [game_key(game_id), *self._tokens.pop(game_id, [])]
-        self._commands.put_nowait(lambda pipe: pipe.delete(*keys))
+        games = games_of_key(self.run)
+
+        def forget(pipe: Any) -> None:
+            pipe.delete(*keys)
+            pipe.srem(games, game_id)
+
+        self._commands.put_nowait(forget)
 
     def publish(self, game_id: str, message: Message) -> None:
         """One packet to the game's spectators on other workers (queued, in order)."""

@@ -48,6 +48,10 @@ def _cluster_paths(error: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
             "live_games": {"type": "integer"},
             "max_games": {"type": "integer"},
             "load": {"type": "number", "description": "live_games / max_games"},
+            "run": {
+                "type": "string",
+                "description": "this process's random id (a restart is a new run)",
+            },
             "status": {"type": "string", "enum": ["live", "late"]},
         },
     }

@@ -1,0 +1,237 @@
+"""A cluster's workers as processes of their own (``python -m game.serve --redis ...``),
+sharing a real PostgreSQL (tests/postgres.py) and Redis (tests/redis_server.py): a
+worker killed with ``kill -9`` leaves its live games to another worker, which records
+them aborted with the cause (``game.cluster_sweep``)."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import redis.asyncio as aioredis
+
+from game.cluster import games_of_key, runs_key
+from game.rating_book import RatingBook
+from game.store import GameStore
+from tests.postgres import PostgresCluster
+from tests.redis_server import RedisServer
+from tests.test_server import choose, closed, until
+
+ROOT = Path(__file__).resolve().parent.parent
+TIMEOUT = 60.0  # only against hangs (workers start slowly on a loaded machine)
+#: Short leases: a killed worker is found dead about a second after its last heartbeat.
+LEASE = 1.0
+DETAIL = "aborted: the worker worker-a running it stopped (its lease expired)"
+MATCH = {"win_distance": 4, "turn_limit": 30}
+
+Json = dict[str, Any]
+#: A Redis database per test, from the top (tests/test_cluster.py counts from 1).
+_databases = itertools.count(15, -1)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@dataclass
+class WorkerProcess:
+    """One worker: ``python -m game.serve`` on a loopback port of its own."""
+
+    id: str
+    port: int
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def ws_base(self) -> str:
+        return f"ws://127.0.0.1:{self.port}"
+
+    def kill(self) -> None:
+        """``kill -9``: no close, no cleanup, its keys stay until their leases end."""
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+
+    async def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                await asyncio.to_thread(self.process.wait, 30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                await asyncio.to_thread(self.process.wait)
+
+
+@dataclass
+class Cluster:
+    db_url: str
+    redis_url: str
+    http: aiohttp.ClientSession
+    redis: aioredis.Redis
+    logs: Path
+    workers: list[WorkerProcess] = field(default_factory=list)
+
+    async def start(self, worker_id: str, *options: str) -> WorkerProcess:
+        port = _free_port()
+        command = [
+            sys.executable, "-m", "game.serve",
+            "--port", str(port),
+            "--db", self.db_url,
+            "--redis", self.redis_url,
+            "--worker-id", worker_id,
+            "--lease", str(LEASE),
+            "--log-level", "warning",
+            *options,
+        ]  # fmt: skip
+        log = self.logs / f"{worker_id}-{len(self.workers)}.log"
+        with log.open("wb") as stderr:
+            process = subprocess.Popen(
+                command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=stderr, env=os.environ
+            )
+        worker = WorkerProcess(worker_id, port, process, log)
+        self.workers.append(worker)
+        async with asyncio.timeout(TIMEOUT):
+            while True:
+                assert process.poll() is None, f"{worker_id} exited:\n{log.read_text()}"
+                try:
+                    async with self.http.get(f"{worker.base}/health") as response:
+                        if response.status == 200:
+                            return worker
+                except aiohttp.ClientError:
+                    pass
+                await asyncio.sleep(0.1)
+
+    async def get(self, url: str) -> tuple[int, Any]:
+        async with self.http.get(url) as response:
+            return response.status, await response.json()
+
+    async def new_game(self, base: str) -> Json:
+        """A game of two people, which stays live as long as nobody moves."""
+        body = {"player_x": {"type": "human"}, "player_o": {"type": "human"}, "match_config": MATCH}
+        async with self.http.post(f"{base}/game/new", json=body) as response:
+            assert response.status == 200, await response.text()
+            created: Json = await response.json()
+            return created
+
+    async def record(self, base: str, game_id: str, *, moves: int = 0) -> Json:
+        """The game's record once it has a result (or ``moves`` moves, while it runs)."""
+        async with asyncio.timeout(TIMEOUT):
+            while True:
+                status, record = await self.get(f"{base}/games/{game_id}")
+                assert status == 200, record
+                if record["result"] is not None or (moves and len(record["moves"]) >= moves):
+                    return dict(record)
+                await asyncio.sleep(0.05)
+
+
+@asynccontextmanager
+async def cluster(
+    postgres_cluster: PostgresCluster, redis_server: RedisServer
+) -> AsyncIterator[Cluster]:
+    redis_url = redis_server.url.rsplit("/", 1)[0] + f"/{next(_databases) % 16}"
+    client = aioredis.from_url(redis_url)
+    await client.flushdb()  # what an earlier test left there
+    timeout = aiohttp.ClientTimeout(total=TIMEOUT)
+    with tempfile.TemporaryDirectory(prefix="htttx-workers-") as logs:
+        async with aiohttp.ClientSession(timeout=timeout) as http:
+            c = Cluster(postgres_cluster.new_database(), redis_url, http, client, Path(logs))
+            try:
+                yield c
+            finally:
+                await asyncio.gather(*(worker.stop() for worker in c.workers))
+                await client.aclose()
+
+
+async def test_a_killed_workers_live_games_are_recorded_aborted_by_another_worker(
+    postgres_cluster: PostgresCluster, redis_server: RedisServer
+) -> None:
+    async with cluster(postgres_cluster, redis_server) as c:
+        a = await c.start("worker-a")
+        b = await c.start("worker-b")
+        played, idle = await c.new_game(a.base), await c.new_game(a.base)
+        game_id = played["game_id"]
+        # The played one is rated (as the arena's games are): pending until it ends.
+        store = await GameStore.open(c.db_url)
+        try:
+            await RatingBook(store).track(game_id, "alice", "bob")
+            _, listed = await c.get(f"{b.base}/cluster")
+            run_a = next(info["run"] for info in listed["workers"] if info["id"] == "worker-a")
+            assert await c.redis.smembers(games_of_key(run_a)) == {
+                played["game_id"].encode(),
+                idle["game_id"].encode(),
+            }
+            seats = [  # all seated (a seat that never comes forfeits): through A or B
+                await c.http.ws_connect(f"{base}/ws?token={game[token]}")
+                for game in (played, idle)
+                for base, token in ((a.ws_base, "token_x"), (b.ws_base, "token_o"))
+            ]
+            o = seats[1]
+            async with c.http.ws_connect(f"{b.ws_base}/spectate/{game_id}") as spectator:
+                await until(spectator, "setup")
+                request = await until(o, "move_request")
+                await o.send_str(json.dumps(choose(request, MATCH)))
+                await until(spectator, "board_update")
+                await c.record(b.base, game_id, moves=1)  # the move is in the database
+                a.kill()
+                # B's spectator is told; the seats relayed through B are cut.
+                end = await until(spectator, "end")
+            cut = [await closed(seat) for seat in seats[1::2]]
+            for seat in seats:
+                await seat.close()
+            records = [await c.record(b.base, g["game_id"]) for g in (played, idle)]
+            _, aborted = await c.get(f"{b.base}/games?status=aborted")
+            rating = await store.ratings.status(game_id)
+            pending = await store.ratings.pending()
+        finally:
+            await store.close()
+        # Swept: the dead run's set and entry are gone; B alone is listed.
+        assert not await c.redis.exists(games_of_key(run_a))
+        assert not await c.redis.hexists(runs_key(), run_a)
+        _, listed = await c.get(f"{b.base}/cluster")
+        assert [info["id"] for info in listed["workers"]] == ["worker-b"]
+    assert end["winner"] is None and end["reason"] == "draw" and end["detail"] == DETAIL
+    for record in records:
+        result = record["result"]
+        assert (result["winner"], result["reason"], result["cause"]) == (None, "draw", "aborted")
+        assert result["detail"] == "the worker worker-a running it stopped (its lease expired)"
+    assert len(records[0]["moves"]) == 1 and records[1]["moves"] == []  # the moves stay
+    assert {played["game_id"], idle["game_id"]} <= {g["game_id"] for g in aborted["items"]}
+    # kill -9: the kernel closes A's sockets, so the relays see it before the lease ends.
+    assert cut == [(1011, "the connection to the game's worker broke")] * 2
+    assert rating == "void" and pending == []  # an aborted game counts for nobody
+
+
+async def test_a_worker_that_stops_cleanly_leaves_nothing_to_sweep(
+    postgres_cluster: PostgresCluster, redis_server: RedisServer
+) -> None:
+    async with cluster(postgres_cluster, redis_server) as c:
+        a = await c.start("worker-a")
+        b = await c.start("worker-b")
+        created = await c.new_game(a.base)
+        _, listed = await c.get(f"{b.base}/cluster")
+        run_a = next(info["run"] for info in listed["workers"] if info["id"] == "worker-a")
+        await a.stop()  # its games end as a shutdown ends them, recorded by A itself
+        record = await c.record(b.base, created["game_id"])
+        assert not await c.redis.exists(games_of_key(run_a))
+        assert run_a.encode() not in await c.redis.hkeys(runs_key())
+    assert record["result"]["cause"] == "aborted"
+    assert "worker-a" not in record["result"]["detail"]  # not swept: stopped by its worker
