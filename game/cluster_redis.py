@@ -112,6 +112,8 @@ class ClusterNode:
         self._commands: asyncio.Queue[_Command] = asyncio.Queue()
         self._tasks: list[asyncio.Task[None]] = []
         self._mirrors: dict[str, _Mirror] = {}
+        #: Live games of this worker whose setup another worker fetched: followed there.
+        self._remote: set[str] = set()
         self._mirror_lock = asyncio.Lock()
         self._spawned: set[asyncio.Task[None]] = set()
         self._http: aiohttp.ClientSession | None = None
@@ -208,8 +210,27 @@ class ClusterNode:
             await asyncio.sleep(self.leases.heartbeat)
             try:
                 await self._heartbeat()
+                await self._still_watched()
             except (RedisError, OSError) as error:
                 log.warning("cluster heartbeat failed: %s", error)
+
+    def watched_remotely(self, game_id: str) -> None:
+        """Another worker relays ``game_id`` (run here) to spectators: until no worker
+        is subscribed to its channel (looked at every heartbeat), it is analysed for
+        them (``RunningGame.watch_remote``)."""
+        self._remote.add(game_id)
+
+    async def _still_watched(self) -> None:
+        """The games no other worker relays any more (no subscriber left on their
+        channel) are unwatched: one ``PUBSUB NUMSUB`` per heartbeat."""
+        games = list(self._remote)
+        if not games or self.manager is None:
+            return
+        counts = await self.redis.pubsub_numsub(*map(spectate_channel, games))
+        for game_id, (_channel, subscribers) in zip(games, counts, strict=True):
+            if not subscribers and game_id in self._remote:
+                self._remote.discard(game_id)
+                self.manager.unwatched_remotely(game_id)
 
     async def workers(self) -> list[WorkerInfo]:
         """Every worker whose lease holds, oldest first."""
@@ -242,6 +263,7 @@ class ClusterNode:
         """``game_id`` is over and forgotten here: its keys go (after what it published)."""
         keys = [game_key(game_id), *self._tokens.pop(game_id, [])]
         games = games_of_key(self.run)
+        self._remote.discard(game_id)
 
         def forget(pipe: Any) -> None:
             pipe.delete(*keys)
@@ -464,9 +486,16 @@ class _Mirror:
     def join(self, spectator: Spectator, setup: _Setup) -> None:
         """Add ``spectator`` with the owner's packets (the setup, the analysis so far,
         the end if it went out), whose setup shows ``setup.seen`` updates; the updates
-        received here already and not in it follow them."""
+        and analyses received here already and not in it follow them. (An analysis
+        published as the owner answered and received after this may come twice: a
+        spectator keeps the latest per ply anyway.)"""
         end = next((m.text for m in self.history if m.kind == "e"), None)
-        later = [m.text for m in self.history if m.kind == "u" and m.seq >= setup.seen]
+        shown = set(setup.packets)
+        later = [
+            m.text
+            for m in self.history
+            if (m.kind == "u" and m.seq >= setup.seen) or (m.kind == "a" and m.text not in shown)
+        ]
         if end is not None and not setup.ended:
             later.append(end)
         packets = [*setup.packets, *later]

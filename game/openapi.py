@@ -82,7 +82,8 @@ def _cluster_paths(error: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
                 "description": (
                     "The setup packet, the analysis packets so far and the end if it went "
                     "out, one JSON packet per line; x-htttx-updates: the board updates "
-                    "the setup shows; x-htttx-ended: 1 once the end went out."
+                    "the setup shows; x-htttx-ended: 1 once the end went out. The game "
+                    "is analysed (--analysis-bot) while the asking worker relays it."
                 ),
                 "parameters": [
                     {

@@ -1,7 +1,8 @@
 """A cluster's workers as processes of their own (``python -m game.serve --redis ...``),
 sharing a real PostgreSQL (tests/postgres.py) and Redis (tests/redis_server.py): a
 worker killed with ``kill -9`` leaves its live games to another worker, which records
-them aborted with the cause (``game.cluster_sweep``)."""
+them aborted with the cause (``game.cluster_sweep``); and the analysis of a game
+reaches its spectators on other workers."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from game.rating_book import RatingBook
 from game.store import GameStore
 from tests.postgres import PostgresCluster
 from tests.redis_server import RedisServer
+from tests.test_cluster import cluster as in_process_cluster
 from tests.test_server import choose, closed, until
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -235,3 +237,68 @@ async def test_a_worker_that_stops_cleanly_leaves_nothing_to_sweep(
         assert run_a.encode() not in await c.redis.hkeys(runs_key())
     assert record["result"]["cause"] == "aborted"
     assert "worker-a" not in record["result"]["detail"]  # not swept: stopped by its worker
+
+
+async def test_a_spectator_on_another_worker_gets_the_analysis_of_each_position(
+    postgres_cluster: PostgresCluster, redis_server: RedisServer
+) -> None:
+    async with cluster(postgres_cluster, redis_server) as c:
+        a = await c.start("worker-a", "--analysis-bot", "threat")
+        b = await c.start("worker-b")
+        created = await c.new_game(a.base)
+        game_id = created["game_id"]
+        async with (
+            c.http.ws_connect(f"{a.ws_base}/ws?token={created['token_x']}") as x,
+            c.http.ws_connect(f"{a.ws_base}/ws?token={created['token_o']}") as o,
+            c.http.ws_connect(f"{b.ws_base}/spectate/{game_id}") as spectator,
+        ):
+            await until(spectator, "setup")
+            seats = {"x": x, "o": o}
+            seen: list[Json] = []
+            for ply in range(1, 4):
+                side = "o" if ply % 2 else "x"
+                request = await until(seats[side], "move_request")
+                await seats[side].send_str(json.dumps(choose(request, MATCH)))
+                # Analysed on A, which runs the game, though nobody watches it there.
+                seen.append(await _analysis(spectator, ply))
+            # A latecomer on B gets the analysis so far right after its setup.
+            async with c.http.ws_connect(f"{b.ws_base}/spectate/{game_id}") as late:
+                setup = await until(late, "setup")
+                backlog = [await until(late, "analysis") for _ in range(4)]
+    assert all(p["bot"] == "ThreatBot" for p in seen)
+    assert len(setup["moves"]) == 3
+    assert [p["ply"] for p in backlog] == [0, 1, 2, 3]
+    assert backlog[1:] == seen
+
+
+async def _analysis(ws: aiohttp.ClientWebSocketResponse, ply: int) -> Json:
+    """The next ``analysis`` packet of position ``ply``, skipping any other packet."""
+    while True:
+        packet = await until(ws, "analysis")
+        if packet["ply"] == ply:
+            return packet
+
+
+async def test_the_owner_stops_analysing_for_other_workers_once_their_spectators_leave(
+    postgres_cluster: PostgresCluster, redis_server: RedisServer
+) -> None:
+    # Workers in this process: the owner's game is looked at directly.
+    async with in_process_cluster(postgres_cluster, redis_server) as c:
+        a = await c.worker("worker-a")
+        b = await c.worker("worker-b")
+        try:
+            body = {"player_x": {"type": "human"}, "player_o": {"type": "human"}}
+            async with c.http.post(f"{a.base}/game/new", json=body) as response:
+                game_id = (await response.json())["game_id"]
+            game = a.server.app.state.arena.manager._games[game_id]
+            assert not game.watched_remotely
+            async with c.http.ws_connect(f"{b.ws_base}/spectate/{game_id}") as spectator:
+                await until(spectator, "setup")
+                assert game.watched_remotely  # from its setup on
+            # B's relay unsubscribes as its last spectator leaves; A sees it at a heartbeat.
+            async with asyncio.timeout(TIMEOUT):
+                while game.watched_remotely:
+                    await asyncio.sleep(0.05)
+        finally:
+            await b.stop()
+            await a.stop()
