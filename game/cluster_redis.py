@@ -107,6 +107,8 @@ class ClusterNode:
         self.started = _now_iso()
         #: This process's run id: its set of live games is ``games-of:<run>``.
         self.run = new_run_id()
+        self._registered = False  # after the first heartbeat
+        self._sweeper: Sweeper | None = None
         self.manager: GameManager | None = None
         self._tokens: dict[str, list[str]] = {}  # live game -> its token keys
         self._commands: asyncio.Queue[_Command] = asyncio.Queue()
@@ -166,6 +168,7 @@ class ClusterNode:
     def start_sweeping(self, sweeper: Sweeper) -> None:
         """Sweep the games of dead workers every heartbeat (``game.cluster_sweep``)
         until this worker closes."""
+        self._sweeper = sweeper
         task = asyncio.get_running_loop().create_task(sweeper.run(), name="htttx: cluster sweep")
         self._tasks.append(task)
 
@@ -198,12 +201,17 @@ class ClusterNode:
     async def _heartbeat(self) -> None:
         pipe = self.redis.pipeline(transaction=False)
         lease = self.leases.lease_ms
+        pipe.hexists(runs_key(), self.run)  # gone: another worker swept this run
         pipe.set(worker_key(self.worker_id), self._info().to_json(), px=lease)
         pipe.hset(runs_key(), self.run, self.worker_id)  # after the key: never seen dead
         for game_id, tokens in list(self._tokens.items()):
             for key in (game_key(game_id), *tokens):
                 pipe.set(key, self.worker_id, px=lease)
-        await pipe.execute()
+        registered, *_ = await pipe.execute()
+        if self._registered and not registered and self._sweeper is not None:
+            # This worker's lease lapsed while it ran (stopped, or cut off from Redis).
+            self.spawn(self._sweeper.swept_here(), "rejoin after a sweep")
+        self._registered = True
 
     async def _renew(self) -> None:
         while True:

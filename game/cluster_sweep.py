@@ -18,6 +18,11 @@ have not cleaned up; for each one, the worker that wins the lock ``sweep:<run>``
    worker (one publish on its channel: their relays end), if it has any;
 4. deletes the run's set and its entry.
 
+A worker taken for dead while it still runs (its lease lapsed: a pause longer than
+the lease, Redis out of reach) finds at its next heartbeat that its run was swept
+(``swept_here``): it ends the games recorded aborted with that same result and keeps
+the others, whose moves the store still takes.
+
 Every step may be done twice (another worker may sweep again once the lock expires if
 this one dies halfway): aborting and settling change nothing the second time.
 """
@@ -42,7 +47,7 @@ from game.cluster import (
     worker_key,
 )
 from game.reads import snapshot_of
-from game.store import ABORTED_RESULT, GameStore
+from game.store import ABORTED_RESULT, GameStore, RecordStatus
 from models import GameResult, dump_packet
 
 if TYPE_CHECKING:
@@ -136,6 +141,33 @@ class Sweeper:
                 len(game_ids),
             )
         return len(aborted)
+
+    async def swept_here(self) -> None:
+        """This worker's own run was swept: its lease lapsed while it still ran (a pause
+        longer than the lease, Redis out of reach), and another worker took it for dead.
+        The live games that worker recorded aborted end here too, with the same result
+        (the players and spectators get that ``end``; the store keeps the record as it
+        is); the others go back into this run's set."""
+        manager = self.node.manager
+        assert manager is not None
+        live = manager.live_game_ids()
+        ended = []
+        for game_id in live:
+            if await self.store.game_status(game_id) is RecordStatus.ABORTED:
+                ended.append(game_id)
+        detail = lease_expired_result(self.node.worker_id).detail
+        assert detail is not None
+        for game_id in ended:
+            manager.abort_game(game_id, detail)
+        others = [game_id for game_id in live if game_id not in ended]
+        if others:
+            await self.node.redis.sadd(games_of_key(self.node.run), *others)
+        log.warning(
+            "this worker's lease lapsed and another worker took it for dead: ended %d "
+            "game(s) it recorded aborted, kept %d",
+            len(ended),
+            len(others),
+        )
 
     async def _end_spectators(self, game_ids: list[str]) -> None:
         """The ``end`` of each game that has spectators on some worker, on its channel."""

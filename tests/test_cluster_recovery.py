@@ -214,7 +214,7 @@ async def test_a_killed_workers_live_games_are_recorded_aborted_by_another_worke
     for record in records:
         result = record["result"]
         assert (result["winner"], result["reason"], result["cause"]) == (None, "draw", "aborted")
-        assert result["detail"] == "the worker worker-a running it stopped (its lease expired)"
+        assert "aborted: " + result["detail"] == DETAIL
     assert len(records[0]["moves"]) == 1 and records[1]["moves"] == []  # the moves stay
     assert {played["game_id"], idle["game_id"]} <= {g["game_id"] for g in aborted["items"]}
     # kill -9: the kernel closes A's sockets, so the relays see it before the lease ends.
@@ -302,3 +302,42 @@ async def test_the_owner_stops_analysing_for_other_workers_once_their_spectators
         finally:
             await b.stop()
             await a.stop()
+
+
+async def test_a_worker_taken_for_dead_while_it_runs_ends_the_games_recorded_aborted(
+    postgres_cluster: PostgresCluster, redis_server: RedisServer
+) -> None:
+    async with in_process_cluster(postgres_cluster, redis_server) as c:
+        a = await c.worker("worker-a")
+        b = await c.worker("worker-b")
+        try:
+            body = {"player_x": {"type": "human"}, "player_o": {"type": "human"}}
+            async with c.http.post(f"{a.base}/game/new", json=body) as response:
+                created = await response.json()
+            game_id = created["game_id"]
+            x = await c.http.ws_connect(f"{a.ws_base}/ws?token={created['token_x']}")
+            o = await c.http.ws_connect(f"{a.ws_base}/ws?token={created['token_o']}")
+            await until(o, "move_request")
+            # A's heartbeats stop (a long pause): B takes it for dead and sweeps its game.
+            node = a.server.app.state.arena.manager.cluster
+            renew = node._tasks[0]
+            renew.cancel()
+            async with asyncio.timeout(TIMEOUT):
+                while (await c.get(f"{b.base}/games/{game_id}"))[1]["result"] is None:
+                    await asyncio.sleep(0.05)
+            # A game started on A meanwhile is A's own: kept when A finds out.
+            async with c.http.post(f"{a.base}/game/new", json=body) as response:
+                later = (await response.json())["game_id"]
+            node._tasks[0] = asyncio.get_running_loop().create_task(node._renew())
+            ends = [await until(seat, "end") for seat in (x, o)]
+            await x.close()
+            await o.close()
+            _, record = await c.get(f"{b.base}/games/{game_id}")
+            assert a.server.app.state.arena.manager.runs(later)
+            kept = await node.redis.smembers(games_of_key(node.run))
+        finally:
+            await b.stop()
+            await a.stop()
+    assert ends[0] == ends[1] and ends[0]["detail"] == DETAIL
+    assert "aborted: " + record["result"]["detail"] == DETAIL  # as the sweeper recorded it
+    assert kept == {later.encode()}
