@@ -148,6 +148,12 @@ class Sweeper:
         The live games that worker recorded aborted end here too, with the same result
         (the players and spectators get that ``end``; the store keeps the record as it
         is); the others go back into this run's set."""
+        try:
+            await self._rejoin()
+        except Exception:  # Redis or the store failed: logged, the games play on here
+            log.exception("this worker's run was swept; rejoining the cluster failed")
+
+    async def _rejoin(self) -> None:
         manager = self.node.manager
         assert manager is not None
         live = manager.live_game_ids()

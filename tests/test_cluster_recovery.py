@@ -239,6 +239,43 @@ async def test_a_worker_that_stops_cleanly_leaves_nothing_to_sweep(
     assert "worker-a" not in record["result"]["detail"]  # not swept: stopped by its worker
 
 
+async def test_a_worker_restarted_with_its_id_after_kill_9_waits_for_its_lease_to_end(
+    postgres_cluster: PostgresCluster, redis_server: RedisServer
+) -> None:
+    async with cluster(postgres_cluster, redis_server) as c:
+        a = await c.start("worker-a")
+        b = await c.start("worker-b")
+        created = await c.new_game(a.base)
+        _, listed = await c.get(f"{b.base}/cluster")
+        run_a = next(info["run"] for info in listed["workers"] if info["id"] == "worker-a")
+        a.kill()
+        again = await c.start("worker-a")  # its previous run's key expires first
+        record = await c.record(again.base, created["game_id"])
+        _, listed = await c.get(f"{again.base}/cluster")
+        # Yet a second process of a live worker's id is refused: they would take each
+        # other for dead.
+        log = c.logs / "duplicate.log"
+        with log.open("wb") as stderr:
+            duplicate = subprocess.Popen(
+                [
+                    sys.executable, "-m", "game.serve",
+                    "--port", str(_free_port()),
+                    "--db", c.db_url,
+                    "--redis", c.redis_url,
+                    "--worker-id", "worker-b",
+                    "--lease", str(LEASE),
+                ],
+                cwd=ROOT, stdout=subprocess.DEVNULL, stderr=stderr,
+            )  # fmt: skip
+        status = await asyncio.to_thread(duplicate.wait, TIMEOUT)
+        refused = log.read_text()
+    assert "aborted: " + record["result"]["detail"] == DETAIL
+    assert sorted(info["id"] for info in listed["workers"]) == ["worker-a", "worker-b"]
+    assert run_a not in {info["run"] for info in listed["workers"]}  # a new run
+    assert status == 2
+    assert "--worker-id worker-b: a live worker of the cluster has this id" in refused
+
+
 async def test_a_spectator_on_another_worker_gets_the_analysis_of_each_position(
     postgres_cluster: PostgresCluster, redis_server: RedisServer
 ) -> None:
