@@ -2,7 +2,8 @@
 sharing a real PostgreSQL (tests/postgres.py) and Redis (tests/redis_server.py): a
 worker killed with ``kill -9`` leaves its live games to another worker, which records
 them aborted with the cause (``game.cluster_sweep``); and the analysis of a game
-reaches its spectators on other workers."""
+reaches its spectators on other workers. Where a test looks into a worker (its game,
+its heartbeats), the workers run in the test's process (tests/test_cluster.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ import itertools
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -29,6 +29,7 @@ from game.rating_book import RatingBook
 from game.store import GameStore
 from tests.postgres import PostgresCluster
 from tests.redis_server import RedisServer
+from tests.test_cluster import _free_port
 from tests.test_cluster import cluster as in_process_cluster
 from tests.test_server import choose, closed, until
 
@@ -42,13 +43,6 @@ MATCH = {"win_distance": 4, "turn_limit": 30}
 Json = dict[str, Any]
 #: A Redis database per test, from the top (tests/test_cluster.py counts from 1).
 _databases = itertools.count(15, -1)
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 @dataclass
@@ -92,9 +86,8 @@ class Cluster:
     logs: Path
     workers: list[WorkerProcess] = field(default_factory=list)
 
-    async def start(self, worker_id: str, *options: str) -> WorkerProcess:
-        port = _free_port()
-        command = [
+    def command(self, worker_id: str, port: int, *options: str) -> list[str]:
+        return [
             sys.executable, "-m", "game.serve",
             "--port", str(port),
             "--db", self.db_url,
@@ -104,11 +97,21 @@ class Cluster:
             "--log-level", "warning",
             *options,
         ]  # fmt: skip
-        log = self.logs / f"{worker_id}-{len(self.workers)}.log"
+
+    def spawn(
+        self, worker_id: str, port: int, *options: str
+    ) -> tuple[subprocess.Popen[bytes], Path]:
+        """The worker's process, its stderr in a log file of its own."""
+        log = self.logs / f"{worker_id}-{len(self.workers)}-{port}.log"
         with log.open("wb") as stderr:
-            process = subprocess.Popen(
+            command = self.command(worker_id, port, *options)
+            return subprocess.Popen(
                 command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=stderr, env=os.environ
-            )
+            ), log
+
+    async def start(self, worker_id: str, *options: str) -> WorkerProcess:
+        port = _free_port()
+        process, log = self.spawn(worker_id, port, *options)
         worker = WorkerProcess(worker_id, port, process, log)
         self.workers.append(worker)
         async with asyncio.timeout(TIMEOUT):
@@ -254,19 +257,9 @@ async def test_a_worker_restarted_with_its_id_after_kill_9_waits_for_its_lease_t
         _, listed = await c.get(f"{again.base}/cluster")
         # Yet a second process of a live worker's id is refused: they would take each
         # other for dead.
-        log = c.logs / "duplicate.log"
-        with log.open("wb") as stderr:
-            duplicate = subprocess.Popen(
-                [
-                    sys.executable, "-m", "game.serve",
-                    "--port", str(_free_port()),
-                    "--db", c.db_url,
-                    "--redis", c.redis_url,
-                    "--worker-id", "worker-b",
-                    "--lease", str(LEASE),
-                ],
-                cwd=ROOT, stdout=subprocess.DEVNULL, stderr=stderr,
-            )  # fmt: skip
+        port = _free_port()
+        duplicate, log = c.spawn("worker-b", port)
+        c.workers.append(WorkerProcess("worker-b", port, duplicate, log))  # stopped at the end
         status = await asyncio.to_thread(duplicate.wait, TIMEOUT)
         refused = log.read_text()
     assert "aborted: " + record["result"]["detail"] == DETAIL
