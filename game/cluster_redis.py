@@ -424,8 +424,9 @@ class _Mirror:
         self.fanout = Fanout(self.drop, flush_s=flush_s)
         self.history: deque[Message] = deque(maxlen=HISTORY)
         self.last_update = -1  # seq of the last update received
-        #: Spectators whose setup shows updates not received yet: added at the first
-        #: update past their setup (``seen``: the first update their setup lacks).
+        #: Spectators whose setup shows updates not received yet (``seen``: the first
+        #: update their setup lacks): each such update is left out for them as it comes.
+        #: They get the analyses and the end meanwhile.
         self.pending: dict[Spectator, int] = {}
         self.joining = 0
         self.closed = False
@@ -449,7 +450,7 @@ class _Mirror:
 
     @property
     def watchers(self) -> int:
-        return len(self.fanout.spectators) + len(self.pending)
+        return len(self.fanout.spectators)
 
     async def _read(self) -> None:
         try:
@@ -478,16 +479,15 @@ class _Mirror:
         if message.kind == "u":
             self.last_update = message.seq
             for spectator, seen in list(self.pending.items()):
-                if message.seq >= seen:
+                if message.seq < seen:
+                    self.fanout.skip_next(spectator)  # its setup shows this move
+                else:
                     del self.pending[spectator]
-                    self.fanout.add(spectator)
             full = text.encode()
-            self.fanout.publish(Update(full, lambda: compact_text(text).encode()), skippable=False)
+            self.fanout.publish(Update(full, lambda: compact_text(text).encode()), skippable=True)
         elif message.kind == "a":
             self.fanout.publish(Update(text.encode()))
-        else:  # the end: to everyone, the pending included
-            for spectator in list(self.pending):
-                self.fanout.add(spectator)
+        else:  # the end: to everyone
             self.pending.clear()
             self.fanout.publish(Update(text.encode()), urgent=True)
 
@@ -512,9 +512,9 @@ class _Mirror:
         spectator.backlog = packets
         if setup.ended or end is not None or self.closed:
             spectator.close()
-        elif self.last_update + 1 >= setup.seen:
-            self.fanout.add(spectator)
-        else:
+            return
+        self.fanout.add(spectator)
+        if self.last_update + 1 < setup.seen:
             self.pending[spectator] = setup.seen
 
     def drop(self, spectator: Spectator) -> None:
@@ -532,8 +532,6 @@ class _Mirror:
         if not self.closed:
             self.closed = True
             self.node.forget_mirror(self)
-            for spectator in list(self.pending):
-                spectator.close()
             self.pending.clear()
             self.fanout.close()
 

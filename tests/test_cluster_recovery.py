@@ -24,7 +24,9 @@ from typing import Any
 import aiohttp
 import redis.asyncio as aioredis
 
-from game.cluster import games_of_key, runs_key
+from game.cluster import Leases, Message, encode_message, games_of_key, runs_key, spectate_channel
+from game.cluster_redis import ClusterNode, _Mirror, _Setup
+from game.fanout import Spectator
 from game.rating_book import RatingBook
 from game.store import GameStore
 from tests.postgres import PostgresCluster
@@ -371,3 +373,44 @@ async def test_a_worker_taken_for_dead_while_it_runs_ends_the_games_recorded_abo
     assert ends[0] == ends[1] and ends[0]["detail"] == DETAIL
     assert "aborted: " + record["result"]["detail"] == DETAIL  # as the sweeper recorded it
     assert kept == {later.encode()}
+
+
+async def test_a_relay_passes_on_the_analyses_to_a_spectator_whose_setup_is_ahead(
+    redis_server: RedisServer,
+) -> None:
+    # A worker relaying game g: its spectator's setup shows 3 updates (seq 0 to 2), of
+    # which none has reached this worker yet (the first came before it subscribed).
+    redis_url = redis_server.url.rsplit("/", 1)[0] + f"/{next(_databases) % 16}"
+    node = await ClusterNode.open(
+        redis_url, worker_id="b", url="http://127.0.0.1:1", leases=Leases(LEASE), max_games=1
+    )
+    texts = {
+        "u1": '{"type":"board_update","n":1}',
+        "a2": '{"type":"analysis","ply":3}',
+        "u2": '{"type":"board_update","n":2}',
+        "u3": '{"type":"board_update","n":3}',
+        "end": '{"type":"end"}',
+    }
+    messages = [
+        Message("u", 1, texts["u1"]),
+        Message("a", 2, texts["a2"]),  # of the position its setup shows
+        Message("u", 2, texts["u2"]),
+        Message("u", 3, texts["u3"]),
+        Message("e", 4, texts["end"]),
+    ]
+    try:
+        mirror = await _Mirror.open(node, "g", 0.0)
+        spectator = Spectator(64)
+        mirror.join(spectator, _Setup(3, ['{"type":"setup"}'], False))
+        for message in messages:
+            await node.redis.publish(spectate_channel("g"), encode_message(message))
+        got: list[str] = []
+        async with asyncio.timeout(TIMEOUT):
+            while texts["end"] not in got:
+                got += spectator.take() or []
+                await asyncio.sleep(0.01)
+        await mirror.close()
+    finally:
+        await node.close()
+    # The updates its setup shows are left out; the analysis and the rest come.
+    assert got == [texts["a2"], texts["u3"], texts["end"]]
