@@ -14,6 +14,11 @@ What is in Redis (``game.cluster_redis`` reads and writes it), every key under
 * channel ``spectate:<game id>``: the owner publishes each packet for the game's
   spectators once (``encode_message``); a worker with spectators of a game it does not
   run subscribes to it once, whatever the number of its spectators.
+* ``runs`` -> a hash of every worker process ("run": a random id per process, in its
+  ``WorkerInfo.run``) to its worker id, and ``games-of:<run>`` -> the set of the live
+  games that run plays (no lease: they outlive a worker killed with ``kill -9``). A run
+  whose worker key is gone, or names another run, is dead: one worker, holding the
+  lock ``sweep:<run>``, records its games aborted (``game.cluster_sweep``).
 
 >>> game_key("4f2a"), worker_key("w1"), spectate_channel("4f2a")
 ('htttx:game:4f2a', 'htttx:worker:w1', 'htttx:spectate:4f2a')
@@ -40,11 +45,16 @@ __all__ = [
     "Message",
     "WorkerInfo",
     "compact_text",
+    "dead_runs",
     "decode_message",
     "encode_message",
     "game_key",
+    "games_of_key",
+    "new_run_id",
     "new_worker_id",
+    "runs_key",
     "spectate_channel",
+    "sweep_key",
     "token_key",
     "worker_key",
     "worker_status",
@@ -89,6 +99,24 @@ def spectate_channel(game_id: str) -> str:
     return f"{PREFIX}spectate:{game_id}"
 
 
+def runs_key() -> str:
+    return f"{PREFIX}runs"
+
+
+def games_of_key(run: str) -> str:
+    """The set of the live games of one worker process (``WorkerInfo.run``).
+
+    >>> games_of_key("9c1e")
+    'htttx:games-of:9c1e'
+    """
+    return f"{PREFIX}games-of:{run}"
+
+
+def sweep_key(run: str) -> str:
+    """The lock of the worker sweeping a dead run's games (``SET NX PX``)."""
+    return f"{PREFIX}sweep:{run}"
+
+
 def worker_pattern() -> str:
     """The SCAN pattern matching every worker's key."""
     return f"{PREFIX}worker:*"
@@ -102,6 +130,16 @@ def new_worker_id() -> str:
     """
     host = socket.gethostname().split(".")[0] or "worker"
     return f"{host}-{secrets.token_hex(4)}"
+
+
+def new_run_id() -> str:
+    """A worker process's run id: random, so a worker restarted with the same id is a
+    new run and its previous run's games are swept all the same.
+
+    >>> len(new_run_id())
+    16
+    """
+    return secrets.token_hex(8)
 
 
 @dataclass(frozen=True)
@@ -155,6 +193,7 @@ class WorkerInfo:
     heartbeat: str  # ISO 8601, UTC: its last renewal
     live_games: int
     max_games: int
+    run: str = ""  # this process's run id (``new_run_id``)
 
     @property
     def load(self) -> float:
@@ -178,6 +217,7 @@ class WorkerInfo:
             heartbeat=str(data["heartbeat"]),
             live_games=int(data["live_games"]),
             max_games=int(data["max_games"]),
+            run=str(data.get("run", "")),
         )
 
     def public(self, now_heartbeat_age: float, leases: Leases) -> dict[str, object]:
@@ -197,6 +237,29 @@ def worker_status(heartbeat_age: float, leases: Leases) -> str:
     ('live', 'late')
     """
     return "live" if heartbeat_age <= 2 * leases.heartbeat else "late"
+
+
+def dead_runs(
+    runs: dict[str, str], workers: dict[str, WorkerInfo | None], own_run: str
+) -> list[tuple[str, str]]:
+    """The ``(run, worker id)`` of the runs in ``runs`` (run -> worker id) that are
+    over: their worker's lease is gone (``workers`` maps it to None) or holds for
+    another run of that worker (restarted with the same id). This worker's own run
+    never is.
+
+    >>> info = WorkerInfo("w1", "http://h", "t", "t", 0, 1, run="new")
+    >>> dead_runs({"old": "w1", "new": "w1", "r3": "w3", "me": "w2"},
+    ...           {"w1": info, "w3": None, "w2": None}, own_run="me")
+    [('old', 'w1'), ('r3', 'w3')]
+    """
+    dead = []
+    for run, worker_id in sorted(runs.items()):
+        if run == own_run:
+            continue
+        info = workers.get(worker_id)
+        if info is None or info.run != run:
+            dead.append((run, worker_id))
+    return dead
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,10 @@ cluster (``game.cluster``), with ``--public-url``, ``--worker-id``, ``--lease`` 
 Checked before the server listens, each failure one line (``ClusterUsageError``): a
 cluster shares its database, so ``--redis`` needs ``--db postgresql+asyncpg://...`` (a
 SQLite file cannot be shared between hosts, and a second process writing it would
-only queue behind the first's lock); Redis must answer a PING.
+only queue behind the first's lock); Redis must answer a PING; ``--worker-id`` must not
+be a live worker's (two processes of one id would take each other for dead, and the
+cluster would record the other's games aborted). A worker of that id whose heartbeats
+have stopped (killed, and restarted at once) is waited for: its lease ends soon.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import math
+from typing import TYPE_CHECKING
 
 from game.cluster import (
     DEFAULT_LEASE_S,
@@ -20,7 +24,11 @@ from game.cluster import (
     ClusterSettings,
     Leases,
     new_worker_id,
+    worker_key,
 )
+
+if TYPE_CHECKING:
+    import redis.asyncio as aioredis
 
 __all__ = ["ClusterUsageError", "add_cluster_arguments", "cluster_settings"]
 
@@ -122,4 +130,24 @@ async def _check_redis(settings: ClusterSettings) -> None:
         )
     except ClusterUnavailable as error:
         raise ClusterUsageError(f"--redis {settings.redis_url}: {error}") from None
-    await node.redis.aclose()
+    try:
+        await _wait_for_worker_id(node.redis, settings)
+    finally:
+        await node.redis.aclose()
+
+
+async def _wait_for_worker_id(client: aioredis.Redis, settings: ClusterSettings) -> None:
+    """Return once no worker holds ``settings.worker_id``: a dead one's key expires with
+    its lease; a live one's changes at its next heartbeat (then the id is refused)."""
+    key = worker_key(settings.worker_id)
+    first = await client.get(key)
+    while first is not None:
+        await asyncio.sleep(min(0.5, settings.leases.heartbeat / 2))
+        value = await client.get(key)
+        if value is None:
+            return
+        if value != first:
+            raise ClusterUsageError(
+                f"--worker-id {settings.worker_id}: a live worker of the cluster has this "
+                "id (its heartbeats go on); give another, or none for a random one"
+            )

@@ -6,7 +6,10 @@ The keys, the lease arithmetic and the messages are ``game.cluster``'s. What thi
 * ``start`` registers the worker (``worker:<id>``, leased) and renews it, with the keys
   of its live games and of their seat tokens, every ``Leases.heartbeat`` seconds;
   ``close`` deletes them.
-* ``game_started`` / ``game_ended``: the manager's calls, as a game starts and ends.
+* ``game_started`` / ``game_ended``: the manager's calls, as a game starts and ends;
+  they keep this run's set of live games (``games-of:<run>``), which outlives a worker
+  that dies: ``start_sweeping`` runs a ``game.cluster_sweep.Sweeper``, which records
+  the games of dead workers aborted.
 * ``publish``: the owner's one publish per packet for a game's spectators. Publishes and
   key deletions go through one queue and one task, in order, pipelined: the game never
   waits on Redis.
@@ -45,6 +48,9 @@ from game.cluster import (
     decode_message,
     encode_message,
     game_key,
+    games_of_key,
+    new_run_id,
+    runs_key,
     spectate_channel,
     token_key,
     worker_key,
@@ -55,6 +61,7 @@ from game.relay import CONNECT_TIMEOUT, route
 from game.spectating import serve_spectator
 
 if TYPE_CHECKING:
+    from game.cluster_sweep import Sweeper
     from game.manager import GameManager
     from game.seats import InboundConnection
 
@@ -98,11 +105,17 @@ class ClusterNode:
         self.leases = leases
         self.max_games = max_games
         self.started = _now_iso()
+        #: This process's run id: its set of live games is ``games-of:<run>``.
+        self.run = new_run_id()
+        self._registered = False  # after the first heartbeat
+        self._sweeper: Sweeper | None = None
         self.manager: GameManager | None = None
         self._tokens: dict[str, list[str]] = {}  # live game -> its token keys
         self._commands: asyncio.Queue[_Command] = asyncio.Queue()
         self._tasks: list[asyncio.Task[None]] = []
         self._mirrors: dict[str, _Mirror] = {}
+        #: Live games of this worker whose setup another worker fetched: followed there.
+        self._remote: set[str] = set()
         self._mirror_lock = asyncio.Lock()
         self._spawned: set[asyncio.Task[None]] = set()
         self._http: aiohttp.ClientSession | None = None
@@ -138,6 +151,7 @@ class ClusterNode:
             heartbeat=_now_iso(),
             live_games=live,
             max_games=self.max_games,
+            run=self.run,
         )
 
     async def start(self, manager: GameManager) -> None:
@@ -151,8 +165,16 @@ class ClusterNode:
             loop.create_task(self._send(), name="htttx: cluster publisher"),
         ]
 
+    def start_sweeping(self, sweeper: Sweeper) -> None:
+        """Sweep the games of dead workers every heartbeat (``game.cluster_sweep``)
+        until this worker closes."""
+        self._sweeper = sweeper
+        task = asyncio.get_running_loop().create_task(sweeper.run(), name="htttx: cluster sweep")
+        self._tasks.append(task)
+
     async def close(self) -> None:
-        """Stop renewing; drop this worker's keys; close the connections."""
+        """Stop renewing; drop this worker's keys (its games are over: recorded by the
+        manager's shutdown, so there is nothing to sweep); close the connections."""
         self.stopping.set()
         for mirror in list(self._mirrors.values()):
             await mirror.close()
@@ -163,10 +185,13 @@ class ClusterNode:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         with contextlib.suppress(RedisError, OSError):
-            keys = [worker_key(self.worker_id)]
+            keys = [worker_key(self.worker_id), games_of_key(self.run)]
             for game_id, tokens in self._tokens.items():
                 keys += [game_key(game_id), *tokens]
-            await self.redis.delete(*keys)
+            pipe = self.redis.pipeline(transaction=False)
+            pipe.delete(*keys)
+            pipe.hdel(runs_key(), self.run)
+            await pipe.execute()
         if self._http is not None:
             await self._http.close()
         if self._relay_http is not None:
@@ -176,19 +201,44 @@ class ClusterNode:
     async def _heartbeat(self) -> None:
         pipe = self.redis.pipeline(transaction=False)
         lease = self.leases.lease_ms
+        pipe.hexists(runs_key(), self.run)  # gone: another worker swept this run
         pipe.set(worker_key(self.worker_id), self._info().to_json(), px=lease)
+        pipe.hset(runs_key(), self.run, self.worker_id)  # after the key: never seen dead
         for game_id, tokens in list(self._tokens.items()):
             for key in (game_key(game_id), *tokens):
                 pipe.set(key, self.worker_id, px=lease)
-        await pipe.execute()
+        registered, *_ = await pipe.execute()
+        if self._registered and not registered and self._sweeper is not None:
+            # This worker's lease lapsed while it ran (stopped, or cut off from Redis).
+            self.spawn(self._sweeper.swept_here(), "rejoin after a sweep")
+        self._registered = True
 
     async def _renew(self) -> None:
         while True:
             await asyncio.sleep(self.leases.heartbeat)
             try:
                 await self._heartbeat()
+                await self._still_watched()
             except (RedisError, OSError) as error:
                 log.warning("cluster heartbeat failed: %s", error)
+
+    def watched_remotely(self, game_id: str) -> None:
+        """Another worker relays ``game_id`` (run here) to spectators: until no worker
+        is subscribed to its channel (looked at every heartbeat), it is analysed for
+        them (``RunningGame.watch_remote``)."""
+        self._remote.add(game_id)
+
+    async def _still_watched(self) -> None:
+        """The games no other worker relays any more (no subscriber left on their
+        channel) are unwatched: one ``PUBSUB NUMSUB`` per heartbeat."""
+        games = list(self._remote)
+        if not games or self.manager is None:
+            return
+        counts = await self.redis.pubsub_numsub(*map(spectate_channel, games))
+        for game_id, (_channel, subscribers) in zip(games, counts, strict=True):
+            if not subscribers and game_id in self._remote:
+                self._remote.discard(game_id)
+                self.manager.unwatched_remotely(game_id)
 
     async def workers(self) -> list[WorkerInfo]:
         """Every worker whose lease holds, oldest first."""
@@ -214,12 +264,20 @@ class ClusterNode:
         pipe = self.redis.pipeline(transaction=False)
         for key in (game_key(game_id), *keys):
             pipe.set(key, self.worker_id, px=self.leases.lease_ms)
+        pipe.sadd(games_of_key(self.run), game_id)
         await pipe.execute()
 
     def game_ended(self, game_id: str) -> None:
         """``game_id`` is over and forgotten here: its keys go (after what it published)."""
         keys = [game_key(game_id), *self._tokens.pop(game_id, [])]
-        self._commands.put_nowait(lambda pipe: pipe.delete(*keys))
+        games = games_of_key(self.run)
+        self._remote.discard(game_id)
+
+        def forget(pipe: Any) -> None:
+            pipe.delete(*keys)
+            pipe.srem(games, game_id)
+
+        self._commands.put_nowait(forget)
 
     def publish(self, game_id: str, message: Message) -> None:
         """One packet to the game's spectators on other workers (queued, in order)."""
@@ -366,8 +424,9 @@ class _Mirror:
         self.fanout = Fanout(self.drop, flush_s=flush_s)
         self.history: deque[Message] = deque(maxlen=HISTORY)
         self.last_update = -1  # seq of the last update received
-        #: Spectators whose setup shows updates not received yet: added at the first
-        #: update past their setup (``seen``: the first update their setup lacks).
+        #: Spectators whose setup shows updates not received yet (``seen``: the first
+        #: update their setup lacks): each such update is left out for them as it comes.
+        #: They get the analyses and the end meanwhile.
         self.pending: dict[Spectator, int] = {}
         self.joining = 0
         self.closed = False
@@ -391,7 +450,7 @@ class _Mirror:
 
     @property
     def watchers(self) -> int:
-        return len(self.fanout.spectators) + len(self.pending)
+        return len(self.fanout.spectators)
 
     async def _read(self) -> None:
         try:
@@ -420,25 +479,31 @@ class _Mirror:
         if message.kind == "u":
             self.last_update = message.seq
             for spectator, seen in list(self.pending.items()):
-                if message.seq >= seen:
+                if message.seq < seen:
+                    self.fanout.skip_next(spectator)  # its setup shows this move
+                else:
                     del self.pending[spectator]
-                    self.fanout.add(spectator)
             full = text.encode()
-            self.fanout.publish(Update(full, lambda: compact_text(text).encode()), skippable=False)
+            self.fanout.publish(Update(full, lambda: compact_text(text).encode()), skippable=True)
         elif message.kind == "a":
             self.fanout.publish(Update(text.encode()))
-        else:  # the end: to everyone, the pending included
-            for spectator in list(self.pending):
-                self.fanout.add(spectator)
+        else:  # the end: to everyone
             self.pending.clear()
             self.fanout.publish(Update(text.encode()), urgent=True)
 
     def join(self, spectator: Spectator, setup: _Setup) -> None:
         """Add ``spectator`` with the owner's packets (the setup, the analysis so far,
         the end if it went out), whose setup shows ``setup.seen`` updates; the updates
-        received here already and not in it follow them."""
+        and analyses received here already and not in it follow them. (An analysis
+        published as the owner answered and received after this may come twice: a
+        spectator keeps the latest per ply anyway.)"""
         end = next((m.text for m in self.history if m.kind == "e"), None)
-        later = [m.text for m in self.history if m.kind == "u" and m.seq >= setup.seen]
+        shown = set(setup.packets)
+        later = [
+            m.text
+            for m in self.history
+            if (m.kind == "u" and m.seq >= setup.seen) or (m.kind == "a" and m.text not in shown)
+        ]
         if end is not None and not setup.ended:
             later.append(end)
         packets = [*setup.packets, *later]
@@ -447,9 +512,9 @@ class _Mirror:
         spectator.backlog = packets
         if setup.ended or end is not None or self.closed:
             spectator.close()
-        elif self.last_update + 1 >= setup.seen:
-            self.fanout.add(spectator)
-        else:
+            return
+        self.fanout.add(spectator)
+        if self.last_update + 1 < setup.seen:
             self.pending[spectator] = setup.seen
 
     def drop(self, spectator: Spectator) -> None:
@@ -467,8 +532,6 @@ class _Mirror:
         if not self.closed:
             self.closed = True
             self.node.forget_mirror(self)
-            for spectator in list(self.pending):
-                spectator.close()
             self.pending.clear()
             self.fanout.close()
 

@@ -182,6 +182,13 @@ class Fanout:
         if skip:
             self._skipping.add(spectator)
 
+    def skip_next(self, spectator: Spectator) -> None:
+        """``spectator`` leaves out the next update (published ``skippable``) too: for a
+        relaying worker, which learns one update at a time that a spectator's setup
+        already has it (``game.cluster_redis``)."""
+        spectator.skip += 1
+        self._skipping.add(spectator)
+
     def remove(self, spectator: Spectator) -> None:
         self.spectators.discard(spectator)
         self._skipping.discard(spectator)

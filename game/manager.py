@@ -505,10 +505,19 @@ class GameManager:
             return None
         seen = game.updates_shown  # taken with the setup: no await in between
         setup = game.spectator_setup()
+        game.watch_remote()  # analysed for them too, until their relays end
+        if self.cluster is not None:
+            self.cluster.watched_remotely(game_id)
         packets = [*game.analysis_backlog()]
         end = game.end_text
         text = setup if isinstance(setup, str) else (await setup).decode()
         return seen, [text, *packets, *([end] if end is not None else [])], end is not None
+
+    def unwatched_remotely(self, game_id: str) -> None:
+        """No other worker of the cluster relays ``game_id`` to spectators any more."""
+        game = self._games.get(game_id)
+        if game is not None:
+            game.unwatch_remote()
 
     # ------------------------------------------------------------- shutdown
 

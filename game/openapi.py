@@ -48,6 +48,10 @@ def _cluster_paths(error: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
             "live_games": {"type": "integer"},
             "max_games": {"type": "integer"},
             "load": {"type": "number", "description": "live_games / max_games"},
+            "run": {
+                "type": "string",
+                "description": "this process's random id (a restart is a new run)",
+            },
             "status": {"type": "string", "enum": ["live", "late"]},
         },
     }
@@ -93,7 +97,8 @@ def _cluster_paths(error: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
                 "description": (
                     "The setup packet, the analysis packets so far and the end if it went "
                     "out, one JSON packet per line; x-htttx-updates: the board updates "
-                    "the setup shows; x-htttx-ended: 1 once the end went out."
+                    "the setup shows; x-htttx-ended: 1 once the end went out. The game "
+                    "is analysed (--analysis-bot) while the asking worker relays it."
                 ),
                 "parameters": [
                     {

@@ -31,7 +31,7 @@ summed and counted (the moves of an opening, with none, are left out).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Final
@@ -205,13 +205,19 @@ class RatingBook:
             return
         await self._settle(game_id, names[0], names[1], record)
 
-    async def settle_pending(self) -> int:
+    async def settle_pending(self, game_ids: Collection[str] | None = None) -> int:
         """Settle the tracked games a previous run did not: rate the finished ones, void
         the aborted ones (run it after ``GameStore.abort_running``). Games still
-        running are left alone. Returns how many were rated or voided."""
+        running are left alone. Returns how many were rated or voided.
+
+        ``game_ids``: only those games (a dead worker's, once ``GameStore.abort_games``
+        recorded them: ``game.cluster_sweep``), not every pending one."""
         done = 0
+        only = None if game_ids is None else set(game_ids)
         for pending in await self.store.ratings.pending():
             if pending.game_status == RecordStatus.RUNNING.value:
+                continue
+            if only is not None and pending.game_id not in only:
                 continue
             if pending.game_status is None:
                 done += await self.store.ratings.void(pending.game_id, _now())

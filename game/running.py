@@ -168,6 +168,8 @@ class RunningGame:
         self.spectators = self.fanout.spectators  # the same set, closed with it
         #: The analysis bot's view of this game, made when it is first watched.
         self.analysis: GameAnalysis | None = None
+        #: Spectators on other workers of the cluster follow it (``watch_remote``).
+        self.watched_remotely = False
         self._analysed_ply = -1  # the last position handed to it
         self.end_text: str | None = None
         self.finished = asyncio.Event()
@@ -365,7 +367,7 @@ class RunningGame:
     def _feed_analysis(self) -> None:
         """A watched game's new position to its analysis (O(1) if none: runs per input)."""
         analysis, session = self.analysis, self.session
-        if analysis is None or not self.spectators or session.over:
+        if analysis is None or session.over or not (self.spectators or self.watched_remotely):
             return
         ply, side = session.ply, session.to_move
         if ply == self._analysed_ply or side is None:
@@ -487,8 +489,23 @@ class RunningGame:
     def drop(self, spectator: Spectator) -> None:
         self.fanout.remove(spectator)
         spectator.dropped.set()
-        if not self.spectators and self.analysis is not None:
+        self._unwatched()
+
+    def _unwatched(self) -> None:
+        if not self.spectators and not self.watched_remotely and self.analysis is not None:
             self.analysis.unwatch()  # only watched games are analysed
+
+    def watch_remote(self) -> None:
+        """Spectators on another worker of the cluster follow this game (one asked for
+        its setup): analysed as if watched here, its analysis published to them, until
+        ``unwatch_remote``."""
+        self.watched_remotely = True
+        self._watch()
+
+    def unwatch_remote(self) -> None:
+        """No worker relays this game to spectators any more."""
+        self.watched_remotely = False
+        self._unwatched()
 
     def _watch(self) -> None:
         """Watched: the analysis (with an analysis bot) starts at the position as it is."""

@@ -189,7 +189,9 @@ def create_app(
     connects to Redis (``game.cluster_redis.ClusterNode``), registers the worker and its
     games with leases and relays spectators of games other workers run. Only the first
     worker to start (no other worker's lease holds) marks the games and tournaments a
-    previous run left running as aborted and interrupted: the others' are live."""
+    previous run left running as aborted and interrupted: the others' are live. Every
+    worker records the games of a worker that died (its lease gone) as aborted, with
+    the cause (``game.cluster_sweep``)."""
     if max_games_per_client < 1 or max_games < 1 or max_spectators < 1:
         raise ValueError("max_games, max_games_per_client and max_spectators must be at least 1")
     if send_board not in SEND_BOARD_POLICIES:
@@ -326,6 +328,10 @@ def create_app(
             settled = await ratings.settle_pending()
             if settled:
                 log.info("settled %d rated game(s) a previous run left pending", settled)
+            if node is not None:  # the games of the cluster's dead workers: aborted
+                from game.cluster_sweep import Sweeper
+
+                node.start_sweeping(Sweeper(node, store, ratings))
             registry = BotRegistry(
                 store, http, policy=settings.policy, discovery_timeout=settings.discovery_timeout
             )

@@ -357,11 +357,19 @@ class TournamentDirector:
             return
         stored = await self.store.tournaments.get(tournament_id)
         if stored is not None and stored.status != "running":
-            run.stop(stored.reason or "stopped through another worker")
+            run.stop(stored.reason or "stopped through another worker", in_store=True)
+
+    def _current(self, tournament_id: str) -> TournamentRun | None:
+        """The run here that says how the tournament stands: on a cluster only one that
+        runs (a run over here may have been resumed on another worker since)."""
+        run = self.runs.get(tournament_id)
+        if run is None or (run.over and self.remote is not None):
+            return None
+        return run
 
     async def view(self, tournament_id: str) -> TournamentView | None:
         """The tournament with its standings; None if there is none with that id."""
-        run = self.runs.get(tournament_id)
+        run = self._current(tournament_id)
         if run is not None:
             return run.view()
         if tournament_id in self._finished_views:
@@ -376,7 +384,9 @@ class TournamentDirector:
             if row.status == "done" and row.outcome is not None:
                 standings.add(row.idx, _outcome_from_json(row.outcome))
         view = _view(_stored_summary(stored, request), request, standings, {})
-        if stored.status in ("finished", "failed"):
+        # Kept once it can change no more (on a cluster, another worker may resume a
+        # failed one).
+        if stored.status == "finished" or (stored.status == "failed" and self.remote is None):
             if len(self._finished_views) >= FINISHED_VIEWS:
                 self._finished_views.pop(next(iter(self._finished_views)))
             self._finished_views[tournament_id] = view
@@ -386,7 +396,7 @@ class TournamentDirector:
         """The newest tournaments, running ones as they stand now."""
         summaries = []
         for stored in await self.store.tournaments.recent(limit):
-            run = self.runs.get(stored.tournament_id)
+            run = self._current(stored.tournament_id)
             if run is not None:
                 summaries.append(run.summary())
                 continue

@@ -150,6 +150,7 @@ class TournamentRun:
         )
         self._source = tournament_source(tournament_id)
         self._handed_over = False
+        self._stopped_in_store = False
         self._cancelling: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------- observing
@@ -197,10 +198,13 @@ class TournamentRun:
 
     # ----------------------------------------------------------------- control
 
-    def stop(self, reason: str = "stopped on request") -> None:
-        """Stop taking games and abort the ones running; the run ends ``stopped``."""
+    def stop(self, reason: str = "stopped on request", *, in_store: bool = False) -> None:
+        """Stop taking games and abort the ones running; the run ends ``stopped``.
+        ``in_store``: the store says so already (stopped through another worker of a
+        cluster): the run writes nothing."""
         if self._stopping is None:
             self._stopping = reason
+        self._stopped_in_store = self._stopped_in_store or in_store
         self._abort_live(f"the tournament stopped: {reason}")
 
     def hand_over(self) -> None:
@@ -251,16 +255,20 @@ class TournamentRun:
                 await self._end()
 
     async def _end(self) -> None:
-        """Abort what is left, store the status the run ended with, tell the watchers."""
+        """Abort what is left, store the status the run ended with (unless the store
+        said it first: stopped through another worker, which may have resumed it since),
+        then give up the coordinator's lease, and tell the watchers. The status goes in
+        before the lease goes: no other worker adopts a run that is over."""
         self._abort_live("the tournament ended")
-        await self._release()
         self.ended_at = None if self.status == "interrupted" else datetime.now(UTC)
-        with contextlib.suppress(Exception):
-            await asyncio.shield(
-                self.director.store.tournaments.set_status(
-                    self.tournament_id, self.status, reason=self.reason, ended_at=self.ended_at
+        if not self._stopped_in_store:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(
+                    self.director.store.tournaments.set_status(
+                        self.tournament_id, self.status, reason=self.reason, ended_at=self.ended_at
+                    )
                 )
-            )
+        await self._release()
         await self._notify()
         kind = "tournament" if self.request.series is None else "series"
         log.info("%s %s %s: %s", kind, self.tournament_id, self.status, self.reason)

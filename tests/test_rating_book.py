@@ -211,6 +211,20 @@ async def test_settle_pending_rates_what_a_previous_run_finished(
     assert await restarted.settle_pending() == 0
 
 
+async def test_settle_pending_of_given_games_leaves_the_others_pending(
+    manager: GameManager, store: GameStore
+) -> None:
+    unhooked = RatingBook(store)
+    swept, _, _ = await start_humans(manager)
+    await unhooked.track(swept, "Ada", "Bob")
+    other, _, _ = await start_humans(manager)
+    await unhooked.track(other, "Cy", "Di")
+    await manager.shutdown()  # both aborted (as a dead worker's games are swept)
+    assert await unhooked.settle_pending([swept, "unknown"]) == 1
+    assert await store.ratings.status(swept) == "void"
+    assert await store.ratings.status(other) == "pending"
+
+
 async def test_a_game_needs_two_players(store: GameStore) -> None:
     book = RatingBook(store)
     with pytest.raises(UnratableGame, match="one player"):

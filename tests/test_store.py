@@ -464,6 +464,23 @@ async def test_games_running_at_a_restart_are_aborted_with_their_moves(db_url: s
             await after.add_move("running", 3, move(Player.X, (7, 7), (7, 8)))
 
 
+async def test_abort_games_aborts_only_the_running_games_it_is_given(store: GameStore) -> None:
+    for game_id in ("a", "b", "other"):
+        await store.create_game(record(game_id))
+    await store.add_move("a", 0, move(Player.O, (1, 0), (1, 1)))
+    await store.finish_game("b", WIN_X, ended_at=T0)
+    why = ABORTED_RESULT.model_copy(update={"detail": "its worker died"})
+    given = ["a", "b", "unknown"]
+    assert await store.abort_games(given, why, ended_at=T0) == ["a"]
+    assert await store.abort_games(given, why, ended_at=T0) == []  # done already
+    aborted = await store.get_game("a")
+    assert aborted is not None and aborted.result == why and len(aborted.moves) == 1
+    assert await store.game_status("b") is RecordStatus.FINISHED
+    assert await store.game_status("other") is RecordStatus.RUNNING
+    with pytest.raises(ValueError, match="aborted result"):
+        await store.abort_games(["other"], WIN_X, ended_at=T0)
+
+
 # ------------------------------------------------------------------ opening
 
 

@@ -7,7 +7,8 @@ import asyncio
 from datetime import UTC, datetime
 
 from game.store import GameStore, RecordStatus
-from game.store.work import WORKER_LOST_DETAIL, tournament_source
+from game.store.schema import worker_lost_result
+from game.store.work import tournament_source
 from models import EndCause, GameRecord
 from tests.postgres import PostgresCluster
 from tests.test_store import record as make_record
@@ -59,7 +60,7 @@ async def test_an_expired_lease_is_taken_over_and_its_game_recorded_aborted(
     assert (
         stored is not None and stored.result is not None and stored.result.cause is EndCause.ABORTED
     )
-    assert stored.result.detail == WORKER_LOST_DETAIL.format("w1")
+    assert stored.result.detail == worker_lost_result("w1").detail
     # The old holder's writes change nothing now: the game counts once, w2's.
     assert not await store.work.complete(item.item_id, "w1", "{}")
     assert not await store.work.hand_back(item.item_id, "w1")

@@ -134,6 +134,7 @@ from game.store.errors import (
     UnsupportedDatabaseError,
 )
 from game.store.queries import (
+    _abort_games,
     _abort_running,
     _build_record,
     _count_games,
@@ -366,6 +367,20 @@ class GameStore:
         Returns how many games were aborted.
         """
         return await self._runner.write(_abort_running, ended_at)
+
+    async def abort_games(
+        self, game_ids: list[str], result: GameResult, *, ended_at: datetime
+    ) -> list[str]:
+        """Mark the games of ``game_ids`` that are still running aborted with ``result``
+        (whose ``cause`` must be ``ABORTED``), keeping their moves; for the games of a
+        worker of a cluster that died (``game.cluster_sweep``). Returns the ids of those
+        it aborted: one over already (or unknown) keeps its record. Aborting them again
+        changes nothing."""
+        if result.cause is not EndCause.ABORTED:
+            raise ValueError(f"abort_games records an aborted result, got cause {result.cause}")
+        if not game_ids:
+            return []
+        return await self._runner.write(_abort_games, list(game_ids), _to_json(result), ended_at)
 
     # ------------------------------------------------------------------ reading
 

@@ -192,16 +192,31 @@ def _finish_game(
 
 
 def _abort_running(conn: Connection, ended_at: datetime) -> int:
-    outcome = conn.execute(
-        update(_games)
-        .where(_games.c.status == RecordStatus.RUNNING.value)
-        .values(
-            status=RecordStatus.ABORTED.value,
-            result=_to_json(LEFT_RUNNING_RESULT),
-            ended_at=ended_at,
-        )
+    return len(_abort_games(conn, None, _to_json(LEFT_RUNNING_RESULT), ended_at))
+
+
+#: Game ids per ``IN (...)`` of ``_abort_games``.
+_ABORT_CHUNK: Final = 500
+
+
+def _abort_games(
+    conn: Connection, game_ids: list[str] | None, result: str, ended_at: datetime
+) -> list[str]:
+    """Mark the running games among ``game_ids`` (None: every running game) aborted
+    with ``result``; the ids of those it changed (a game over already is left as it is)."""
+    running = _games.c.status == RecordStatus.RUNNING.value
+    values = {"status": RecordStatus.ABORTED.value, "result": result, "ended_at": ended_at}
+    chunks = (
+        [None]
+        if game_ids is None
+        else [game_ids[i : i + _ABORT_CHUNK] for i in range(0, len(game_ids), _ABORT_CHUNK)]
     )
-    return int(outcome.rowcount)
+    aborted: list[str] = []
+    for chunk in chunks:
+        where = running if chunk is None else running & _games.c.game_id.in_(chunk)
+        statement = update(_games).where(where).values(**values).returning(_games.c.game_id)
+        aborted += conn.execute(statement).scalars()
+    return aborted
 
 
 _T = TypeVar("_T")

@@ -60,6 +60,17 @@ LEFT_RUNNING_RESULT: Final = ABORTED_RESULT.model_copy(
 """The ``result`` given at startup to games a previous run left running (a crash)."""
 
 
+def worker_lost_result(worker_id: str) -> GameResult:
+    """The ``result`` recorded for a live game of a cluster's worker that died (by the
+    worker that sweeps up after it, or that takes over its queued game).
+
+    >>> worker_lost_result("w3").end_detail
+    'aborted: the worker w3 running it stopped (its lease expired)'
+    """
+    detail = f"the worker {worker_id} running it stopped (its lease expired)"
+    return ABORTED_RESULT.model_copy(update={"detail": detail})
+
+
 # --------------------------------------------------------------------------- values
 
 

@@ -61,19 +61,17 @@ from sqlalchemy.engine import Connection
 
 from game.store.runners import _Runner
 from game.store.schema import (
-    ABORTED_RESULT,
     MAX_GAME_ID_LENGTH,
     RecordStatus,
     _games,
     _metadata,
     _to_json,
+    worker_lost_result,
 )
 from game.store.tournaments import _finish_game, _start_game
 
-__all__ = ["LADDER_SOURCE", "WORKER_LOST_DETAIL", "WorkItem", "WorkRecords", "tournament_source"]
+__all__ = ["LADDER_SOURCE", "WorkItem", "WorkRecords", "tournament_source"]
 
-#: The recorded ``detail`` of a game whose worker died while it ran (``{}``: its id).
-WORKER_LOST_DETAIL: Final = "the worker {} running it stopped answering (its lease expired)"
 
 _work_items = Table(
     "work_items",
@@ -213,9 +211,7 @@ def _lease(
     for row in rows:
         if row.game_id is not None and row.worker is not None:
             # Its worker died while it played: that game is over, with the cause.
-            lost = ABORTED_RESULT.model_copy(
-                update={"detail": WORKER_LOST_DETAIL.format(row.worker)}
-            )
+            lost = worker_lost_result(row.worker)
             conn.execute(
                 update(_games)
                 .where(
