@@ -14,6 +14,11 @@ What is in Redis (``game.cluster_redis`` reads and writes it), every key under
 * channel ``spectate:<game id>``: the owner publishes each packet for the game's
   spectators once (``encode_message``); a worker with spectators of a game it does not
   run subscribes to it once, whatever the number of its spectators.
+* ``queue-leader`` -> the id of the worker whose ``/queue`` pairs people (the queue's
+  *leader*, ``game.cluster_queue``), leased like a worker's key; the other workers relay
+  their ``/queue`` sockets to it.
+* channel ``challenge-accepted``: a challenge's id, published by the worker that took
+  it, for the worker whose queue socket waits on it (``game.cluster_queue``).
 
 >>> game_key("4f2a"), worker_key("w1"), spectate_channel("4f2a")
 ('htttx:game:4f2a', 'htttx:worker:w1', 'htttx:spectate:4f2a')
@@ -38,11 +43,13 @@ __all__ = [
     "Leases",
     "Message",
     "WorkerInfo",
+    "challenge_channel",
     "compact_text",
     "decode_message",
     "encode_message",
     "game_key",
     "new_worker_id",
+    "queue_leader_key",
     "spectate_channel",
     "token_key",
     "worker_key",
@@ -84,6 +91,20 @@ def token_key(token: str) -> str:
 
 def spectate_channel(game_id: str) -> str:
     return f"{PREFIX}spectate:{game_id}"
+
+
+def queue_leader_key() -> str:
+    """The key naming the queue's leader (its worker id).
+
+    >>> queue_leader_key(), challenge_channel()
+    ('htttx:queue-leader', 'htttx:challenge-accepted')
+    """
+    return f"{PREFIX}queue-leader"
+
+
+def challenge_channel() -> str:
+    """The channel on which a taken challenge's id is announced to every worker."""
+    return f"{PREFIX}challenge-accepted"
 
 
 def worker_pattern() -> str:

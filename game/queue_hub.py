@@ -162,6 +162,18 @@ class QueueHub:
             person.client.finish(CLOSE_GOING_AWAY, "the game server is shutting down")
         self._people.clear()
 
+    def evict(self, code: int, reason: str) -> int:
+        """Close every waiting client with ``code`` and ``reason`` (no ``nope``: they
+        may come back): this worker no longer leads a cluster's queue
+        (``game.cluster_queue``). How many were waiting."""
+        people = list(self._people.values())
+        for person in people:
+            self._forget(person.client)
+            person.client.finish(code, reason)
+        self._people.clear()
+        self._changed()
+        return len(people)
+
     # ----------------------------------------------------------------- inputs
 
     async def join(self, client: QueueClient, packet: QueueJoinPacket) -> None:

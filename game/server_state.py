@@ -6,7 +6,7 @@ from __future__ import annotations
 import hmac
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import aiohttp
 from starlette.requests import Request
@@ -29,6 +29,9 @@ from game.registry import DEFAULT_RECHECK_S, BotRegistry
 from game.session import SendBoardPolicy, SessionLimits
 from game.store import GameStore
 from game.tournament_director import TournamentDirector
+
+if TYPE_CHECKING:
+    from game.cluster_queue import ClusterChallenges, QueueLeadership
 
 __all__ = ["HOSTED_BOTS", "hosted_bot_named"]
 
@@ -93,6 +96,10 @@ class _Runtime:
     # The /queue and open challenges (game.queue_hub, game.challenges).
     queue: QueueHub | None = None
     challenges: Challenges | None = None
+    # A cluster's worker (--redis): who leads the /queue, and challenges taken on other
+    # workers (game.cluster_queue).
+    queue_leadership: QueueLeadership | None = None
+    cluster_challenges: ClusterChallenges | None = None
     ladder: Ladder | None = None
     closing: bool = False
     drained: bool = False
@@ -116,6 +123,10 @@ class _Runtime:
         if self.ladder is not None:
             await self.ladder.shutdown()
         await self.tournaments.shutdown()
+        if self.queue_leadership is not None:  # before its people are closed
+            await self.queue_leadership.close()
+        if self.cluster_challenges is not None:
+            await self.cluster_challenges.close()
         if self.queue is not None:
             await self.queue.close()
         if self.challenges is not None:

@@ -1,0 +1,166 @@
+"""The people's queue across the workers of a cluster (``game.cluster_queue``): workers
+in this test process sharing a PostgreSQL database and a Redis (``tests.test_cluster``),
+people on real sockets over loopback. Timeouts only stop a broken test from hanging."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import aiohttp
+
+from game.cluster import queue_leader_key
+from game.server_state import _Runtime
+from tests.postgres import PostgresCluster
+from tests.redis_server import RedisServer
+from tests.test_cluster import TIMEOUT, Cluster, Worker, cluster
+from tests.test_queue_server import play_line
+from tests.test_server import closed, until
+
+Json = dict[str, Any]
+
+
+def runtime(worker: Worker) -> _Runtime:
+    state: _Runtime = worker.server.app.state.arena
+    return state
+
+
+async def leader(worker: Worker) -> str | None:
+    """The queue's leader, as Redis names it."""
+    node = runtime(worker).manager.cluster
+    assert node is not None
+    value = await node.redis.get(queue_leader_key())
+    return value.decode() if isinstance(value, bytes) else value
+
+
+async def join(
+    c: Cluster, worker: Worker, name: str, **fields: Any
+) -> aiohttp.ClientWebSocketResponse:
+    """A ``/queue`` socket on ``worker`` that has joined the queue as ``name``."""
+    ws = await c.http.ws_connect(f"{worker.ws_base}/queue")
+    await ws.send_str(json.dumps({"type": "queue_join", "name": name, **fields}))
+    return ws
+
+
+async def play(c: Cluster, matched: list[tuple[Worker, Json]]) -> list[Json]:
+    """Each person plays their seat through the worker they queued on: the ``end``s."""
+    seats = [
+        await c.http.ws_connect(worker.ws_base + packet["ws_url"]) for worker, packet in matched
+    ]
+    try:
+        sides = [packet["side"] for _worker, packet in matched]
+        return list(
+            await asyncio.gather(
+                *(play_line(ws, side) for ws, side in zip(seats, sides, strict=True))
+            )
+        )
+    finally:
+        for ws in seats:
+            await ws.close()
+
+
+async def record(c: Cluster, base: str, game_id: str) -> Json:
+    """The game's record once it has its result."""
+    async with asyncio.timeout(TIMEOUT):
+        while True:
+            status, found = await c.get(f"{base}/games/{game_id}")
+            if status == 200 and found["result"] is not None:
+                answer: Json = found
+                return answer
+            await asyncio.sleep(0.05)
+
+
+async def stop_all(*workers: Worker) -> None:
+    for worker in reversed(workers):
+        await worker.stop()
+
+
+async def test_two_people_on_two_workers_that_do_not_lead_are_paired_and_play(
+    postgres_cluster: PostgresCluster, redis_server: RedisServer
+) -> None:
+    async with cluster(postgres_cluster, redis_server) as c:
+        a = await c.worker("worker-a")  # the first: it leads the queue
+        b = await c.worker("worker-b")
+        d = await c.worker("worker-d")
+        try:
+            assert await leader(b) == "worker-a"
+            ann = await join(c, b, "ann")
+            assert (await until(ann, "player_token"))["name"] == "ann"
+            waiting = await until(ann, "queue_waiting")
+            assert waiting["players_waiting"] == 1
+            bo = await join(c, d, "bo")
+            matched = [(b, await until(ann, "matched")), (d, await until(bo, "matched"))]
+            for ws in (ann, bo):
+                assert (await closed(ws))[0] == 1000
+            (_, ann_seat), (_, bo_seat) = matched
+            game_id = ann_seat["game_id"]
+            assert bo_seat["game_id"] == game_id
+            assert ann_seat["opponent"]["name"] == "bo" and bo_seat["opponent"]["name"] == "ann"
+            assert game_id in runtime(a).manager.live_game_ids()  # the leader runs it
+            ends = await play(c, matched)
+            found = await record(c, d.base, game_id)
+        finally:
+            await stop_all(a, b, d)
+    assert ends[0] == ends[1] and ends[0]["winner"] == "o"
+    assert found["result"]["winner"] == "o"
+    names = {found["player_x"]["name"], found["player_o"]["name"]}
+    assert names == {"ann", "bo"}
+
+
+async def test_when_the_leader_stops_a_new_one_takes_over_and_the_waiting_are_paired(
+    postgres_cluster: PostgresCluster, redis_server: RedisServer
+) -> None:
+    async with cluster(postgres_cluster, redis_server) as c:
+        a = await c.worker("worker-a")
+        b = await c.worker("worker-b")
+        d = await c.worker("worker-d")
+        try:
+            ann = await join(c, b, "ann")
+            token = (await until(ann, "player_token"))["token"]
+            await until(ann, "queue_waiting")
+            await a.stop()  # the leader: its queue closes, and the key is given up
+            code, reason = await closed(ann)
+            assert code in (1001, 1012), (code, reason)  # the hub's close, or uvicorn's
+            # B or D takes the queue over at its next heartbeat (or as a socket comes).
+            ann = await join(c, b, "ann", player_token=token)
+            await until(ann, "queue_waiting")
+            new = await leader(b)
+            assert new in ("worker-b", "worker-d")
+            successor = b if new == "worker-b" else d
+            leadership = runtime(successor).queue_leadership
+            assert leadership is not None and leadership.leading
+            bo = await join(c, d, "bo")
+            matched = [(b, await until(ann, "matched")), (d, await until(bo, "matched"))]
+            game_id = matched[0][1]["game_id"]
+            assert game_id in runtime(successor).manager.live_game_ids()
+            ends = await play(c, matched)
+            found = await record(c, d.base, game_id)
+        finally:
+            await stop_all(b, d)
+    assert ends[0] == ends[1] and found["result"]["winner"] == "o"
+
+
+async def test_a_leader_that_lost_the_key_tells_its_waiting_people_to_join_again(
+    postgres_cluster: PostgresCluster, redis_server: RedisServer
+) -> None:
+    async with cluster(postgres_cluster, redis_server) as c:
+        a = await c.worker("worker-a")
+        b = await c.worker("worker-b")
+        try:
+            # Not paired: they wait for different time controls.
+            direct = await join(c, a, "ann", time_control="300")
+            relayed = await join(c, b, "bo", time_control="600")
+            for ws in (direct, relayed):
+                await until(ws, "queue_waiting")
+            node = runtime(a).manager.cluster
+            assert node is not None
+            # As if A had missed its renewals and B had taken the queue over.
+            await node.redis.set(queue_leader_key(), "worker-b", px=60_000)
+            codes = [await closed(ws) for ws in (direct, relayed)]
+            leadership = runtime(a).queue_leadership
+            assert leadership is not None and not leadership.leading
+        finally:
+            await stop_all(a, b)
+    for code, reason in codes:
+        assert code == 1011 and "join again" in reason, (code, reason)
