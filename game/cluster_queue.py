@@ -168,7 +168,8 @@ class QueueLeadership:
     # ------------------------------------------------------------- the task
 
     async def _run(self) -> None:
-        while True:
+        # Not `while True`: redis-py may turn a cancellation into a ConnectionError.
+        while not self._closed:
             await asyncio.sleep(self.node.leases.heartbeat)
             try:
                 await self._step()
@@ -229,10 +230,10 @@ class ClusterChallenges:
     async def close(self) -> None:
         self.challenges.peers = None
         tasks = [*self._tasks, *([self._reader] if self._reader is not None else [])]
+        self._reader = None
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        self._reader = None
         with contextlib.suppress(RedisError, OSError):
             await self._pubsub.aclose()
         if self._http is not None:
@@ -265,7 +266,7 @@ class ClusterChallenges:
             return None
 
     async def _read(self) -> None:
-        while True:
+        while self._reader is not None:  # close() clears it (see QueueLeadership._run)
             try:
                 async for item in self._pubsub.listen():
                     if item["type"] == "message":

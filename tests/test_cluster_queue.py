@@ -164,3 +164,66 @@ async def test_a_leader_that_lost_the_key_tells_its_waiting_people_to_join_again
             await stop_all(a, b)
     for code, reason in codes:
         assert code == 1011 and "join again" in reason, (code, reason)
+
+
+async def test_a_challenge_accepted_on_another_worker_seats_its_creator_waiting_elsewhere(
+    postgres_cluster: PostgresCluster, redis_server: RedisServer
+) -> None:
+    async with cluster(postgres_cluster, redis_server) as c:
+        a = await c.worker("worker-a")  # leads the queue: ann's socket is relayed to it
+        b = await c.worker("worker-b")
+        d = await c.worker("worker-d")
+        try:
+            ann = await c.http.ws_connect(f"{b.ws_base}/queue")
+            await ann.send_str(json.dumps({"type": "challenge_create", "name": "ann"}))
+            token = (await until(ann, "player_token"))["token"]
+            created = await until(ann, "challenge_created")
+            challenge_id = created["challenge_id"]
+            # Bo accepts it on D, which runs its game.
+            url = f"{d.base}/challenges/{challenge_id}/accept"
+            async with c.http.post(url, json={"name": "bo"}) as response:
+                assert response.status == 200
+                accepted = await response.json()
+            mine = await until(ann, "matched")
+            assert (await closed(ann))[0] == 1000
+            assert mine["game_id"] == accepted["game_id"]
+            assert mine["challenge_id"] == challenge_id
+            assert {mine["side"], accepted["side"]} == {"x", "o"}
+            assert accepted["game_id"] in runtime(d).manager.live_game_ids()
+            # Ann's seat, asked of a worker that neither runs the game nor took it.
+            status, view = await c.get(f"{a.base}/challenges/{challenge_id}?token={token}")
+            assert status == 200 and view["status"] == "accepted"
+            assert view["matched"]["token"] == mine["token"]
+            ends = await play(c, [(b, mine), (d, accepted)])
+            found = await record(c, a.base, accepted["game_id"])
+        finally:
+            await stop_all(a, b, d)
+    assert ends[0] == ends[1] and found["result"]["winner"] == "o"
+    assert found["tags"]["Challenge"] == challenge_id
+
+
+async def test_a_leader_that_stops_renewing_loses_the_queue_as_its_lease_ends(
+    postgres_cluster: PostgresCluster, redis_server: RedisServer
+) -> None:
+    async with cluster(postgres_cluster, redis_server) as c:
+        a = await c.worker("worker-a")
+        b = await c.worker("worker-b")
+        try:
+            ann = await join(c, b, "ann")
+            token = (await until(ann, "player_token"))["token"]
+            await until(ann, "queue_waiting")
+            # A hangs (as a dead worker would): its lead is not renewed, and expires.
+            leadership = runtime(a).queue_leadership
+            assert leadership is not None and leadership._task is not None
+            leadership._task.cancel()
+            code, reason = await closed(ann)  # B's relay sees the leader change
+            ann = await join(c, b, "ann", player_token=token)
+            await until(ann, "queue_waiting")
+            assert await leader(b) == "worker-b"  # at its heartbeat, or as ann came
+            bo = await join(c, b, "bo")
+            game_id = (await until(ann, "matched"))["game_id"]
+            assert (await until(bo, "matched"))["game_id"] == game_id
+            assert game_id in runtime(b).manager.live_game_ids()
+        finally:
+            await stop_all(a, b)
+    assert code == 1011 and "join again" in reason, (code, reason)
