@@ -27,16 +27,19 @@ def _age(heartbeat: str, now: datetime) -> float:
 
 
 async def cluster(request: Request) -> Response:
-    node = _runtime(request).manager.cluster
+    runtime = _runtime(request)
+    node = runtime.manager.cluster
     if node is None:
         return JSONResponse({"detail": NOT_CLUSTERED}, status_code=404)
     now = datetime.now(UTC)
     workers = await node.workers()
+    leadership = runtime.queue_leadership  # game.cluster_queue
     return JSONResponse(
         {
             "worker": node.worker_id,
             "lease_s": node.leases.lease,
             "workers": [info.public(_age(info.heartbeat, now), node.leases) for info in workers],
+            "queue_leader": None if leadership is None else await leadership.leader(),
         }
     )
 

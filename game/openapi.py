@@ -57,6 +57,10 @@ def _cluster_paths(error: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
             "worker": {"type": "string", "description": "the id of the worker answering"},
             "lease_s": {"type": "number"},
             "workers": {"type": "array", "items": worker},
+            "queue_leader": {
+                "type": ["string", "null"],
+                "description": "the worker that pairs the people of /queue (none yet: null)",
+            },
         },
     }
     return {

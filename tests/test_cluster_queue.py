@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -14,7 +17,7 @@ from game.cluster import queue_leader_key
 from game.server_state import _Runtime
 from tests.postgres import PostgresCluster
 from tests.redis_server import RedisServer
-from tests.test_cluster import TIMEOUT, Cluster, Worker, cluster
+from tests.test_cluster import TIMEOUT, Cluster, Worker, _free_port, cluster
 from tests.test_queue_server import play_line
 from tests.test_server import closed, until
 
@@ -85,6 +88,8 @@ async def test_two_people_on_two_workers_that_do_not_lead_are_paired_and_play(
         d = await c.worker("worker-d")
         try:
             assert await leader(b) == "worker-a"
+            status, listed = await c.get(f"{d.base}/cluster")
+            assert status == 200 and listed["queue_leader"] == "worker-a"
             ann = await join(c, b, "ann")
             assert (await until(ann, "player_token"))["name"] == "ann"
             waiting = await until(ann, "queue_waiting")
@@ -227,3 +232,59 @@ async def test_a_leader_that_stops_renewing_loses_the_queue_as_its_lease_ends(
         finally:
             await stop_all(a, b)
     assert code == 1011 and "join again" in reason, (code, reason)
+
+
+async def test_a_leader_killed_mid_wait_is_replaced_and_its_waiting_person_is_paired(
+    postgres_cluster: PostgresCluster, redis_server: RedisServer
+) -> None:
+    async with cluster(postgres_cluster, redis_server) as c:
+        # The leader is a process of its own, to be killed with SIGKILL.
+        port = _free_port()
+        command = [
+            sys.executable, "-m", "game.serve", "--port", str(port), "--db", c.db_url,
+            "--redis", c.redis_url, "--worker-id", "worker-a", "--lease", "1",
+            "--log-level", "warning",
+        ]  # fmt: skip
+        root = Path(__file__).resolve().parent.parent
+        a = subprocess.Popen(command, cwd=root, stdout=subprocess.DEVNULL)
+        b: Worker | None = None
+        try:
+            async with asyncio.timeout(60):  # a process's start, on a busy machine
+                while True:
+                    assert a.poll() is None, "worker-a exited"
+                    try:
+                        status, listed = await c.get(f"http://127.0.0.1:{port}/cluster")
+                        if status == 200 and listed["queue_leader"] == "worker-a":
+                            break
+                    except aiohttp.ClientError:
+                        pass
+                    await asyncio.sleep(0.1)
+            b = await c.worker("worker-b")
+            ann = await join(c, b, "ann")
+            token = (await until(ann, "player_token"))["token"]
+            await until(ann, "queue_waiting")
+            a.kill()
+            await asyncio.to_thread(a.wait)
+            code, reason = await closed(ann)  # the relay to A broke
+            assert code == 1011, (code, reason)
+            # Ann comes back (as the desktop client does, again while refused with
+            # 1013): B leads once A's lease has ended, and pairs her.
+            async with asyncio.timeout(TIMEOUT):
+                while True:
+                    ann = await join(c, b, "ann", player_token=token)
+                    message = await ann.receive()
+                    if message.type is aiohttp.WSMsgType.TEXT:
+                        assert json.loads(message.data)["type"] == "queue_waiting"
+                        break
+                    assert message.type is aiohttp.WSMsgType.CLOSE and message.data == 1013
+                    await asyncio.sleep(0.1)
+            assert await leader(b) == "worker-b"
+            bo = await join(c, b, "bo")
+            game_id = (await until(ann, "matched"))["game_id"]
+            assert (await until(bo, "matched"))["game_id"] == game_id
+            assert game_id in runtime(b).manager.live_game_ids()
+        finally:
+            a.kill()
+            await asyncio.to_thread(a.wait)
+            if b is not None:
+                await b.stop()
