@@ -182,7 +182,7 @@ class QueueLeadership:
             renewed = await self.node.redis.eval(
                 _RENEW, 1, queue_leader_key(), self.node.worker_id, self.node.leases.lease_ms
             )
-            if renewed:
+            if renewed or await self._take():  # lapsed and taken back: still ours
                 return
             self.leading = False
             evicted = self.hub.evict(
@@ -196,9 +196,9 @@ class QueueLeadership:
         taken = await self.node.redis.set(
             queue_leader_key(), self.node.worker_id, nx=True, px=self.node.leases.lease_ms
         )
-        if taken:
-            self.leading = True
+        if taken and not self.leading:
             log.info("queue: this worker (%s) leads the queue now", self.node.worker_id)
+        self.leading = self.leading or bool(taken)
         return bool(taken)
 
 

@@ -15,6 +15,7 @@ import aiohttp
 
 from game.cluster import queue_leader_key
 from game.server_state import _Runtime
+from models import BotRegistration
 from tests.postgres import PostgresCluster
 from tests.redis_server import RedisServer
 from tests.test_cluster import TIMEOUT, Cluster, Worker, _free_port, cluster
@@ -288,3 +289,28 @@ async def test_a_leader_killed_mid_wait_is_replaced_and_its_waiting_person_is_pa
             await asyncio.to_thread(a.wait)
             if b is not None:
                 await b.stop()
+
+
+async def test_a_person_on_another_worker_gets_a_ladder_bot_from_the_leader(
+    postgres_cluster: PostgresCluster, redis_server: RedisServer
+) -> None:
+    async with cluster(postgres_cluster, redis_server) as c:
+        a = await c.worker("worker-a")  # leads the queue
+        b = await c.worker("worker-b")
+        try:
+            # Registered on B (the registry is the shared database's), served by B.
+            registration = BotRegistration(name="Randy", url=f"{b.base}/bots/random")
+            await runtime(b).registry.register(registration)
+            ann = await join(c, b, "ann", bot_after_s=0.2, time_control="none")
+            matched = await until(ann, "matched")
+            assert matched["opponent"] == {"name": "Randy", "kind": "bot", "rating": 1500}
+            assert matched["game_id"] in runtime(a).manager.live_game_ids()
+            async with c.http.ws_connect(b.ws_base + matched["ws_url"]) as game:
+                await game.send_str('{"type": "resign"}')
+                end = await until(game, "end")
+            found = await record(c, b.base, matched["game_id"])
+        finally:
+            await stop_all(a, b)
+    assert end["winner"] != matched["side"] and end["detail"].startswith("resign")
+    bot_side = found["player_x"] if matched["side"] == "o" else found["player_o"]
+    assert bot_side["name"] == "Randy"
