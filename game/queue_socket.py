@@ -79,6 +79,8 @@ async def queue_socket(websocket: WebSocket) -> None:
             writer.cancel()
             await asyncio.gather(writer, return_exceptions=True)
             await _close(websocket, CLOSE_GOING_AWAY, "")
+        finally:
+            client.gone.set()
 
 
 async def _write(websocket: WebSocket, client: QueueClient) -> None:
