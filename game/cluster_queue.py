@@ -162,7 +162,7 @@ class QueueLeadership:
         async def leads() -> bool:
             return await self.leads(leader)
 
-        await relay_socket(self.node, websocket, url, leads, QUEUE)
+        await relay_socket(self.node, websocket, url, leads, QUEUE, same_host=True)
         return True
 
     # ------------------------------------------------------------- the task

@@ -75,17 +75,27 @@ async def relay_seat(
 
 
 async def relay_socket(
-    node: ClusterNode, websocket: WebSocket, url: str, still_there: StillThere, peer: Peer
+    node: ClusterNode,
+    websocket: WebSocket,
+    url: str,
+    still_there: StillThere,
+    peer: Peer,
+    *,
+    same_host: bool = False,
 ) -> None:
     """Accept ``websocket`` and relay it to the WebSocket ``url`` (another worker's)
     until either side closes or ``still_there`` (asked every heartbeat) says no; then
-    close the other side with what ``game.relay`` says, naming ``peer``."""
+    close the other side with what ``game.relay`` says, naming ``peer``. ``same_host``:
+    the other worker is told the person's ``Host`` (the links it makes, a challenge's
+    page, then name the host the person uses, not the worker's own URL)."""
     await websocket.accept()
     cap = node.relay_frame_cap
+    host = websocket.headers.get("host") if same_host else None
     try:
         async with asyncio.timeout(CONNECT_TIMEOUT):
             owner = await node.relay_http().ws_connect(
                 url,
+                headers={"Host": host} if host else None,
                 max_msg_size=cap,
                 timeout=aiohttp.ClientWSTimeout(ws_receive=None, ws_close=CLOSE_TIMEOUT),
             )

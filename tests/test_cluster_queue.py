@@ -185,6 +185,8 @@ async def test_a_challenge_accepted_on_another_worker_seats_its_creator_waiting_
             token = (await until(ann, "player_token"))["token"]
             created = await until(ann, "challenge_created")
             challenge_id = created["challenge_id"]
+            # Its page is on the worker ann uses, not on the leader that made it.
+            assert created["url"] == f"{b.base}/c/{challenge_id}"
             # Bo accepts it on D, which runs its game.
             url = f"{d.base}/challenges/{challenge_id}/accept"
             async with c.http.post(url, json={"name": "bo"}) as response:
