@@ -46,14 +46,14 @@ from game.challenges import Challenges
 from game.cluster import challenge_channel, queue_leader_key
 from game.cluster_relay import relay_socket
 from game.queue_hub import QueueHub
-from game.relay import QUEUE, queue_ws_url
+from game.relay import QUEUE, LeaderChanging, queue_route
 from game.sockets import _close
 from models import CLOSE_INTERNAL_ERROR, CLOSE_TRY_AGAIN_LATER, MatchedPacket
 
 if TYPE_CHECKING:
     from game.cluster_redis import ClusterNode
 
-__all__ = ["ClusterChallenges", "LeaderChanging", "QueueLeadership"]
+__all__ = ["ClusterChallenges", "QueueLeadership"]
 
 log = logging.getLogger("game.cluster")
 
@@ -71,10 +71,6 @@ if redis.call('get', KEYS[1]) == ARGV[1] then
 end
 return 0
 """
-
-
-class LeaderChanging(Exception):
-    """The queue's leader is named but its worker's lease is gone: it is changing."""
 
 
 def _text(value: bytes | str | None) -> str | None:
@@ -126,8 +122,8 @@ class QueueLeadership:
     async def route(self) -> tuple[str, str] | None:
         """Where a ``/queue`` socket arriving here goes: None to serve it here (this
         worker leads, or has just become the leader), else the leader's id and
-        ``/queue`` URL. ``LeaderChanging`` when the named leader's lease is gone;
-        Redis errors as they come."""
+        ``/queue`` URL (``game.relay.queue_route``). ``LeaderChanging`` when the
+        named leader's lease is gone; Redis errors as they come."""
         if self._closed:
             return None  # shutting down: the hub refuses it
         leader = await self.leader()
@@ -138,11 +134,8 @@ class QueueLeadership:
             self.leading = leader is not None
             return None
         info = await self.node.worker(leader)
-        if info is None:
-            raise LeaderChanging(
-                f"the queue's leader {leader} stopped answering; try again in a moment"
-            )
-        return leader, queue_ws_url(info.url)
+        url = queue_route(leader, self.node.worker_id, None if info is None else info.url)
+        return None if url is None else (leader, url)
 
     async def relay(self, websocket: WebSocket) -> bool:
         """Relay ``websocket`` (a ``/queue`` socket, not accepted yet) to the leader

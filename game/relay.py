@@ -36,11 +36,13 @@ __all__ = [
     "GAME",
     "QUEUE",
     "Ending",
+    "LeaderChanging",
     "Peer",
     "owner_close",
     "owner_ws_url",
     "peer_ws_url",
     "person_close",
+    "queue_route",
     "queue_ws_url",
     "route",
     "sendable",
@@ -112,6 +114,31 @@ def route(owner_id: str | None, self_id: str, owner_url: str | None) -> str | No
     if owner_id is None or owner_id == self_id or owner_url is None:
         return None
     return owner_ws_url(owner_url)
+
+
+class LeaderChanging(Exception):
+    """The queue's leader is named but its worker's lease is gone: it is changing."""
+
+
+def queue_route(leader: str | None, self_id: str, leader_url: str | None) -> str | None:
+    """Where a ``/queue`` socket goes: None to serve it here (no leader, or this worker
+    leads), else the leader's ``/queue`` URL; ``LeaderChanging`` when the leader's
+    worker lease is gone (no URL).
+
+    >>> queue_route("w-a", "w-b", "http://10.0.0.7:8001")
+    'ws://10.0.0.7:8001/queue'
+    >>> queue_route("w-b", "w-b", None) is None, queue_route(None, "w-b", None) is None
+    (True, True)
+    >>> queue_route("w-a", "w-b", None)
+    Traceback (most recent call last):
+    game.relay.LeaderChanging: the queue's leader w-a stopped answering; try again in a moment
+    """
+    if leader is None or leader == self_id:
+        return None
+    if leader_url is None:
+        why = f"the queue's leader {leader} stopped answering; try again in a moment"
+        raise LeaderChanging(why)
+    return queue_ws_url(leader_url)
 
 
 class Ending(Enum):
