@@ -16,6 +16,12 @@
   answer; the creator gets ``matched`` on the queue socket that created it, if still
   open, and from ``GET /challenges/{id}?token=<creator's person token>`` while the game
   runs (the seat token is kept in memory only: after a restart the game is over anyway).
+* *In a cluster* (``peers``, ``game.cluster_queue.ClusterChallenges``): the worker that
+  takes a challenge runs its game and keeps the creator's seat; it announces the
+  acceptance to the other workers, and the one whose queue socket waits on it asks the
+  game's worker for the creator's seat (``GET /challenges/{id}?token=``, with the
+  creator's person token) and sends it ``matched``. ``GET /challenges/{id}?token=`` on
+  any worker answers the seat the same way.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ import random
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Final
+from typing import Final, Protocol
 
 from game.manager import GameManager
 from game.queue_games import Contender, QueueArena, check_time_control, start_game
@@ -50,6 +56,7 @@ __all__ = [
     "MAX_OPEN_CHALLENGES",
     "ChallengeClosed",
     "ChallengeError",
+    "ChallengePeers",
     "Challenges",
     "NoSuchChallenge",
     "OwnChallenge",
@@ -101,6 +108,19 @@ def challenge_url(base_url: str, challenge_id: str) -> str:
     return f"{base}/c/{challenge_id}"
 
 
+class ChallengePeers(Protocol):
+    """The other workers of a cluster, as challenges need them."""
+
+    async def announce(self, challenge_id: str) -> None:
+        """Tell the other workers that ``challenge_id`` was taken here (never raises)."""
+        ...
+
+    async def seat(self, challenge_id: str, game_id: str, token: str) -> MatchedPacket | None:
+        """The creator's seat, from the worker that runs ``game_id`` when another does
+        (``token``: the creator's person token); None if none does or it has none."""
+        ...
+
+
 @dataclass
 class _Seat:
     creator_key: str
@@ -123,6 +143,9 @@ class Challenges:
         self.arena = arena
         self._rng = rng or random.Random()
         self._watchers: dict[str, QueueClient] = {}
+        self._watch_tokens: dict[str, str] = {}  # the watching creators' person tokens
+        #: The other workers of a cluster (``--redis``), if any.
+        self.peers: ChallengePeers | None = None
         self._seats: dict[str, _Seat] = {}  # the creators' seats while their games run
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -168,18 +191,42 @@ class Challenges:
             return view
         await self.arena.claim(stored.creator, token)  # QueueRefusal: not the creator's
         seat = self._seats.get(challenge_id)
-        return view if seat is None else view.model_copy(update={"matched": seat.matched})
+        matched = None if seat is None else seat.matched
+        if matched is None and stored.game_id is not None and self.peers is not None:
+            matched = await self.peers.seat(challenge_id, stored.game_id, token)
+        return view if matched is None else view.model_copy(update={"matched": matched})
 
-    def watch(self, challenge_id: str, client: QueueClient) -> None:
-        """``client`` (the creator's queue socket) gets ``matched`` on acceptance."""
+    def watch(self, challenge_id: str, client: QueueClient, token: str | None = None) -> None:
+        """``client`` (the creator's queue socket) gets ``matched`` on acceptance;
+        ``token``, the creator's person token, fetches the seat from the worker that
+        took it, in a cluster."""
         client.challenge_id = challenge_id
         self._watchers[challenge_id] = client
+        if token is not None:
+            self._watch_tokens[challenge_id] = token
 
     def unwatch(self, client: QueueClient) -> None:
         if client.challenge_id is not None:
             if self._watchers.get(client.challenge_id) is client:
                 del self._watchers[client.challenge_id]
+                self._watch_tokens.pop(client.challenge_id, None)
             client.challenge_id = None
+
+    async def accepted_elsewhere(self, challenge_id: str) -> None:
+        """Another worker took ``challenge_id``: its creator's socket here, if any, gets
+        ``matched`` with the seat that worker keeps (``peers.seat``)."""
+        watcher = self._watchers.get(challenge_id)
+        token = self._watch_tokens.get(challenge_id)
+        if watcher is None or token is None or self.peers is None:
+            return
+        stored = await self.store.challenges.get(challenge_id)
+        if stored is None or stored.game_id is None:
+            return
+        matched = await self.peers.seat(challenge_id, stored.game_id, token)
+        if matched is None or self._watchers.get(challenge_id) is not watcher:
+            return
+        self.unwatch(watcher)
+        watcher.finish(CLOSE_NORMAL, "matched", matched)
 
     async def accept(self, challenge_id: str, request: ChallengeAccept) -> ChallengeAccepted:
         """Take the challenge and start its game: the accepter's seat."""
@@ -210,10 +257,12 @@ class Challenges:
         mine = started.matched[creator_side]
         self._seats[challenge_id] = _Seat(stored.creator_key, mine)
         self._forget_seat_after(challenge_id, started.game_id)
-        watcher = self._watchers.pop(challenge_id, None)
+        watcher = self._watchers.get(challenge_id)
         if watcher is not None:
-            watcher.challenge_id = None
+            self.unwatch(watcher)
             watcher.finish(CLOSE_NORMAL, "matched", mine)
+        elif self.peers is not None:  # the creator may wait on another worker
+            await self.peers.announce(challenge_id)
         theirs = started.matched[creator_side.other]
         return ChallengeAccepted(
             game_id=started.game_id,

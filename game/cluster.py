@@ -19,6 +19,11 @@ What is in Redis (``game.cluster_redis`` reads and writes it), every key under
   games that run plays (no lease: they outlive a worker killed with ``kill -9``). A run
   whose worker key is gone, or names another run, is dead: one worker, holding the
   lock ``sweep:<run>``, records its games aborted (``game.cluster_sweep``).
+* ``queue-leader`` -> the id of the worker whose ``/queue`` pairs people (the queue's
+  *leader*, ``game.cluster_queue``), leased like a worker's key; the other workers relay
+  their ``/queue`` sockets to it.
+* channel ``challenge-accepted``: a challenge's id, published by the worker that took
+  it, for the worker whose queue socket waits on it (``game.cluster_queue``).
 
 >>> game_key("4f2a"), worker_key("w1"), spectate_channel("4f2a")
 ('htttx:game:4f2a', 'htttx:worker:w1', 'htttx:spectate:4f2a')
@@ -44,6 +49,7 @@ __all__ = [
     "Leases",
     "Message",
     "WorkerInfo",
+    "challenge_channel",
     "compact_text",
     "dead_runs",
     "decode_message",
@@ -52,6 +58,7 @@ __all__ = [
     "games_of_key",
     "new_run_id",
     "new_worker_id",
+    "queue_leader_key",
     "runs_key",
     "spectate_channel",
     "sweep_key",
@@ -115,6 +122,20 @@ def games_of_key(run: str) -> str:
 def sweep_key(run: str) -> str:
     """The lock of the worker sweeping a dead run's games (``SET NX PX``)."""
     return f"{PREFIX}sweep:{run}"
+
+
+def queue_leader_key() -> str:
+    """The key naming the queue's leader (its worker id).
+
+    >>> queue_leader_key(), challenge_channel()
+    ('htttx:queue-leader', 'htttx:challenge-accepted')
+    """
+    return f"{PREFIX}queue-leader"
+
+
+def challenge_channel() -> str:
+    """The channel on which a taken challenge's id is announced to every worker."""
+    return f"{PREFIX}challenge-accepted"
 
 
 def worker_pattern() -> str:

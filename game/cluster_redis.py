@@ -214,7 +214,9 @@ class ClusterNode:
         self._registered = True
 
     async def _renew(self) -> None:
-        while True:
+        # Not `while True`: redis-py may turn the cancellation of a command into a
+        # ConnectionError, caught below, and the loop would outlive close().
+        while not self.stopping.is_set():
             await asyncio.sleep(self.leases.heartbeat)
             try:
                 await self._heartbeat()
@@ -332,6 +334,9 @@ class ClusterNode:
             try:
                 await pipe.execute()
             except (RedisError, OSError) as error:
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():  # redis-py's error for it
+                    raise asyncio.CancelledError from error
                 log.warning("publishing to the cluster failed: %s", error)
             finally:
                 for _ in range(taken):

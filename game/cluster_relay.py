@@ -1,5 +1,7 @@
-"""A human seat's socket on a worker that does not run its game, relayed to the one that
-does: the pumping (``relay_seat``). The decisions (whether to relay, the closes) are
+"""A person's socket relayed to another worker: the pumping. ``relay_seat``: a human
+seat's socket on a worker that does not run its game, to the one that does;
+``relay_socket`` (the same pump, any socket): a ``/queue`` socket to the queue's leader
+(``game.cluster_queue``). The decisions (whether to relay, the closes) are
 ``game.relay``'s; the owner's URL comes from its worker key (``game.cluster_redis``).
 
 The relay opens an ordinary WebSocket client (aiohttp's) to the owner's
@@ -19,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, NamedTuple
 
 import aiohttp
@@ -26,12 +29,20 @@ from redis.exceptions import RedisError
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 from game.access_log import redact_tokens
-from game.relay import CONNECT_TIMEOUT, Ending, owner_close, owner_ws_url, person_close
+from game.relay import (
+    CONNECT_TIMEOUT,
+    GAME,
+    Ending,
+    Peer,
+    owner_close,
+    owner_ws_url,
+    person_close,
+)
 
 if TYPE_CHECKING:
     from game.cluster_redis import ClusterNode
 
-__all__ = ["relay_seat"]
+__all__ = ["relay_seat", "relay_socket"]
 
 log = logging.getLogger("game.cluster")
 
@@ -45,28 +56,58 @@ class _End(NamedTuple):
     reason: str = ""
 
 
+#: Whether the owner still holds what the socket was relayed to it for (its lease, or
+#: the queue's lead); a Redis error raised here counts as yes.
+StillThere = Callable[[], Awaitable[bool]]
+
+
 async def relay_seat(
     node: ClusterNode, websocket: WebSocket, token: str, owner_id: str, owner_url: str
 ) -> None:
     """Accept ``websocket`` and relay it to ``owner_url``'s ``/ws?token=`` until either
-    side closes; then close the other with what ``game.relay`` says."""
+    side closes, or the owner's lease is gone; then close the other with what
+    ``game.relay`` says."""
+
+    async def leased() -> bool:
+        return await node.worker(owner_id) is not None
+
+    await relay_socket(node, websocket, owner_ws_url(owner_url, token), leased, GAME)
+
+
+async def relay_socket(
+    node: ClusterNode,
+    websocket: WebSocket,
+    url: str,
+    still_there: StillThere,
+    peer: Peer,
+    *,
+    same_host: bool = False,
+) -> None:
+    """Accept ``websocket`` and relay it to the WebSocket ``url`` (another worker's)
+    until either side closes or ``still_there`` (asked every heartbeat) says no; then
+    close the other side with what ``game.relay`` says, naming ``peer``. ``same_host``:
+    the other worker is told the person's ``Host`` (the links it makes, a challenge's
+    page, then name the host the person uses, not the worker's own URL)."""
     await websocket.accept()
     cap = node.relay_frame_cap
+    host = websocket.headers.get("host") if same_host else None
     try:
         async with asyncio.timeout(CONNECT_TIMEOUT):
             owner = await node.relay_http().ws_connect(
-                owner_ws_url(owner_url, token),
+                url,
+                headers={"Host": host} if host else None,
                 max_msg_size=cap,
                 timeout=aiohttp.ClientWSTimeout(ws_receive=None, ws_close=CLOSE_TIMEOUT),
             )
     except (aiohttp.ClientError, TimeoutError, OSError) as error:
         why = redact_tokens(str(error)) or type(error).__name__  # a URL may hold it
-        await _close_person(websocket, *person_close(Ending.CONNECT_FAILED, reason=why))
+        closing = person_close(Ending.CONNECT_FAILED, reason=why, peer=peer)
+        await _close_person(websocket, *closing)
         return
     tasks = [
         asyncio.create_task(_to_owner(websocket, owner, cap), name="htttx: relay to owner"),
         asyncio.create_task(_to_person(websocket, owner), name="htttx: relay to person"),
-        asyncio.create_task(_watch(node, owner_id), name="htttx: relay watch"),
+        asyncio.create_task(_watch(node, still_there), name="htttx: relay watch"),
     ]
     end = _End(Ending.SHUTDOWN)  # if this handler is cancelled
     try:
@@ -82,7 +123,8 @@ async def relay_seat(
                 await owner.close(code=code, message=reason.encode())
             await owner.close()
         if end.ending is not Ending.PERSON_CLOSED:
-            await _close_person(websocket, *person_close(end.ending, end.code, end.reason))
+            closing = person_close(end.ending, end.code, end.reason, peer)
+            await _close_person(websocket, *closing)
 
 
 def _first(done: set[asyncio.Task[_End]]) -> _End:
@@ -134,19 +176,19 @@ async def _to_person(websocket: WebSocket, owner: aiohttp.ClientWebSocketRespons
             return _End(Ending.PERSON_CLOSED)
 
 
-async def _watch(node: ClusterNode, owner_id: str) -> _End:
-    """Ends when the owner's lease is gone (checked every heartbeat) or this worker is
-    closing; a Redis error counts as neither."""
+async def _watch(node: ClusterNode, still_there: StillThere) -> _End:
+    """Ends when the owner no longer holds what the socket was relayed for (its lease,
+    checked every heartbeat) or this worker is closing; a Redis error counts as neither."""
     while True:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(node.stopping.wait(), node.leases.heartbeat)
         if node.stopping.is_set():
             return _End(Ending.SHUTDOWN)
         try:
-            if await node.worker(owner_id) is None:
+            if not await still_there():
                 return _End(Ending.OWNER_GONE)
         except (RedisError, OSError) as error:
-            log.warning("relay: checking worker %s failed: %s", owner_id, error)
+            log.warning("relay: checking its worker failed: %s", error)
 
 
 async def _close_person(websocket: WebSocket, code: int, reason: str) -> None:

@@ -27,22 +27,24 @@ def _age(heartbeat: str, now: datetime) -> float:
 
 
 async def cluster(request: Request) -> Response:
-    node = _runtime(request).manager.cluster
+    runtime = _runtime(request)
+    node = runtime.manager.cluster
     if node is None:
         return JSONResponse({"detail": NOT_CLUSTERED}, status_code=404)
-    runtime = _runtime(request)
     now = datetime.now(UTC)
     workers = await node.workers()
     remote = runtime.tournaments.remote
+    leadership = runtime.queue_leadership  # game.cluster_queue
     return JSONResponse(
         {
             "worker": node.worker_id,
             "lease_s": node.leases.lease,
             "workers": [info.public(_age(info.heartbeat, now), node.leases) for info in workers],
             # The work queue (game.store.work) and what this worker coordinates.
-            "queue": await runtime.store.work.counts(),
+            "work_queue": await runtime.store.work.counts(),
             "coordinating": sorted(remote.held) if remote is not None else [],
             "playing": len(runtime.work.playing) if runtime.work is not None else 0,
+            "queue_leader": None if leadership is None else await leadership.leader(),
         }
     )
 

@@ -43,6 +43,7 @@ __all__ = [
     "DEFAULT_REQUEST_TIMEOUT",
     "ConnectionCounter",
     "ConnectionLimits",
+    "parse_networks",
     "raise_fd_limit",
     "uvicorn_protocols",
 ]
@@ -85,6 +86,27 @@ class ConnectionLimits:
             raise ValueError(
                 f"keep_alive_timeout must be at least 1 second, got {self.keep_alive_timeout}"
             )
+
+
+def parse_networks(text: str) -> tuple[IPNetwork, ...]:
+    """Comma-separated addresses or networks (CIDR), e.g. a cluster's other workers or
+    a load balancer, whose connections are not counted per client.
+
+    >>> parse_networks("10.0.0.0/8, 192.168.1.7")
+    (IPv4Network('10.0.0.0/8'), IPv4Network('192.168.1.7/32'))
+    >>> parse_networks("10.0.0.0/33")
+    Traceback (most recent call last):
+    ValueError: '10.0.0.0/33' is not an address or a network (CIDR)
+    """
+    networks: list[IPNetwork] = []
+    for part in text.split(","):
+        if not (part := part.strip()):
+            continue
+        try:
+            networks.append(ipaddress.ip_network(part, strict=False))
+        except ValueError:
+            raise ValueError(f"{part!r} is not an address or a network (CIDR)") from None
+    return tuple(networks)
 
 
 class ConnectionCounter:

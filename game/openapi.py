@@ -61,11 +61,11 @@ def _cluster_paths(error: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
             "worker": {"type": "string", "description": "the id of the worker answering"},
             "lease_s": {"type": "number"},
             "workers": {"type": "array", "items": worker},
-            "queue": {
+            "work_queue": {
                 "type": "object",
                 "additionalProperties": {"type": "integer"},
-                "description": "the work queue's games by status (queued, leased, done, "
-                "failed, cancelled; absent: none)",
+                "description": "the work queue's tournament and ladder games by status "
+                "(queued, leased, done, failed, cancelled; absent: none)",
             },
             "coordinating": {
                 "type": "array",
@@ -74,7 +74,11 @@ def _cluster_paths(error: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
             },
             "playing": {
                 "type": "integer",
-                "description": "the queue's games this worker plays now",
+                "description": "the work queue's games this worker plays now",
+            },
+            "queue_leader": {
+                "type": ["string", "null"],
+                "description": "the worker that pairs the people of /queue (none yet: null)",
             },
         },
     }

@@ -60,6 +60,8 @@ log = logging.getLogger("game.queue")
 #: Packets waiting for one queue socket at most; a client that lets more pile up is
 #: dropped (it is not reading).
 CLIENT_OUTBOX: Final = 64
+#: How long closing waits for the waiting people's sockets to close.
+CLOSE_WAIT_S: Final = 2.0
 #: Why a game is aborted when a person left while it was being created.
 LEFT_BEFORE_START: Final = "a player left the queue before the game began"
 
@@ -87,6 +89,8 @@ class QueueClient:
         self.told: int | None = None
         #: It is closing or closed: nothing more is sent.
         self.done = False
+        #: Set once its socket is closed (``game.queue_socket``).
+        self.gone = asyncio.Event()
 
     def send(self, packet: BaseModel) -> None:
         """Queue ``packet``; a client that has ``CLIENT_OUTBOX`` unread is dropped."""
@@ -158,9 +162,26 @@ class QueueHub:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        for person in self._people.values():
-            person.client.finish(CLOSE_GOING_AWAY, "the game server is shutting down")
+        clients = [person.client for person in self._people.values()]
+        for client in clients:
+            client.finish(CLOSE_GOING_AWAY, "the game server is shutting down")
         self._people.clear()
+        # Their close goes out before the server's own (uvicorn's 1012, no reason).
+        with contextlib.suppress(TimeoutError):
+            gone = [client.gone.wait() for client in clients]
+            await asyncio.wait_for(asyncio.gather(*gone), CLOSE_WAIT_S)
+
+    def evict(self, code: int, reason: str) -> int:
+        """Close every waiting client with ``code`` and ``reason`` (no ``nope``: they
+        may come back): this worker no longer leads a cluster's queue
+        (``game.cluster_queue``). How many were waiting."""
+        people = list(self._people.values())
+        for person in people:
+            self._forget(person.client)
+            person.client.finish(code, reason)
+        self._people.clear()
+        self._changed()
+        return len(people)
 
     # ----------------------------------------------------------------- inputs
 

@@ -3,11 +3,12 @@
 
 One socket, one purpose: a ``queue_join`` (wait for an opponent) or a
 ``challenge_create`` (wait for someone to accept); ``queue_leave`` stops waiting and the
-socket may then be used again. A client must send its first packet within
-``FIRST_PACKET_S``. Anything malformed — not JSON, an unknown ``type``, a binary frame,
-a frame over ``MAX_QUEUE_FRAME_BYTES``, a refused name — gets ``nope`` with the reason
-and the socket is closed (1008). ``matched`` is the last packet: the socket is closed
-normally after it.
+socket may then be used again. In a cluster, the worker that leads the queue serves
+every ``/queue`` socket; the others relay theirs to it (``game.cluster_queue``). A
+client must send its first packet within ``FIRST_PACKET_S``. Anything malformed —
+not JSON, an unknown ``type``, a binary frame, a frame over ``MAX_QUEUE_FRAME_BYTES``,
+a refused name — gets ``nope`` with the reason and the socket is closed (1008).
+``matched`` is the last packet: the socket is closed normally after it.
 """
 
 from __future__ import annotations
@@ -49,9 +50,13 @@ SEND_TIMEOUT_S: Final = 10.0
 
 
 async def queue_socket(websocket: WebSocket) -> None:
-    """``/queue``: see the module docstring."""
-    await websocket.accept()
+    """``/queue``: see the module docstring. On a cluster's worker that does not lead
+    the queue, the socket is relayed to the one that does (``game.cluster_queue``)."""
     runtime = _runtime(websocket)
+    leadership = runtime.queue_leadership
+    if leadership is not None and not runtime.closing and await leadership.relay(websocket):
+        return
+    await websocket.accept()
     hub, challenges = runtime.queue, runtime.challenges
     if runtime.closing or hub is None or challenges is None:
         await _close(websocket, CLOSE_GOING_AWAY, "the game server is shutting down")
@@ -74,6 +79,8 @@ async def queue_socket(websocket: WebSocket) -> None:
             writer.cancel()
             await asyncio.gather(writer, return_exceptions=True)
             await _close(websocket, CLOSE_GOING_AWAY, "")
+        finally:
+            client.gone.set()
 
 
 async def _write(websocket: WebSocket, client: QueueClient) -> None:
@@ -156,4 +163,5 @@ async def _handle(
                 client.send(PlayerTokenPacket(name=view.creator, token=view.player_token))
             client.send(ChallengeCreatedPacket(challenge_id=view.challenge_id, url=view.url))
             if not client.done:
-                challenges.watch(view.challenge_id, client)
+                token = view.player_token or packet.player_token
+                challenges.watch(view.challenge_id, client, token)

@@ -1,5 +1,7 @@
-"""A human seat's socket relayed to the worker that runs its game: the decisions (pure,
-no I/O). ``game.cluster_relay`` is the adapter that pumps the frames.
+"""A person's socket relayed to another worker of a cluster: the decisions (pure, no
+I/O). ``game.cluster_relay`` is the adapter that pumps the frames. Two sockets are
+relayed so: a human seat's ``/ws?token=`` to the worker that runs its game (``GAME``),
+and a ``/queue`` to the worker that leads the queue (``QUEUE``, ``game.cluster_queue``).
 
 A person's ``/ws?token=T`` may reach any worker of a cluster (a load balancer with no
 affinity). The worker that runs the game (its *owner*, ``htttx:token:<sha256 of T>``)
@@ -16,6 +18,7 @@ drops, returns and reconnect window apply as to any.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import Enum
 from typing import Final
 
@@ -30,16 +33,55 @@ from models import (
 
 __all__ = [
     "CONNECT_TIMEOUT",
+    "GAME",
+    "QUEUE",
     "Ending",
+    "LeaderChanging",
+    "Peer",
     "owner_close",
     "owner_ws_url",
+    "peer_ws_url",
     "person_close",
+    "queue_route",
+    "queue_ws_url",
     "route",
     "sendable",
 ]
 
 #: How long opening the socket to the owner may take.
 CONNECT_TIMEOUT: Final = 10.0
+
+
+@dataclass(frozen=True)
+class Peer:
+    """The worker a socket is relayed to, as the person's close reasons name it."""
+
+    #: Who it is, e.g. "the game's worker".
+    name: str
+    #: Why the relay ends when it no longer holds what it was relayed to for.
+    gone: str
+
+
+#: A seat relayed to the worker that runs its game.
+GAME: Final = Peer("the game's worker", "the game's worker is gone (its lease expired)")
+#: A ``/queue`` socket relayed to the queue's leader.
+QUEUE: Final = Peer(
+    "the queue's worker", "the queue moved to another worker (its leader changed): join again"
+)
+
+
+def peer_ws_url(base: str, path: str) -> str:
+    """A socket of the worker at ``base`` (its worker key's URL): ``path`` as given.
+
+    >>> peer_ws_url("https://a.example/", "/queue")
+    'wss://a.example/queue'
+    """
+    base = base.rstrip("/")
+    if base.startswith("https://"):
+        base = "wss://" + base[len("https://") :]
+    elif base.startswith("http://"):
+        base = "ws://" + base[len("http://") :]
+    return f"{base}{path}"
 
 
 def owner_ws_url(base: str, token: str | None = None) -> str:
@@ -52,12 +94,16 @@ def owner_ws_url(base: str, token: str | None = None) -> str:
     """
     from urllib.parse import quote
 
-    base = base.rstrip("/")
-    if base.startswith("https://"):
-        base = "wss://" + base[len("https://") :]
-    elif base.startswith("http://"):
-        base = "ws://" + base[len("http://") :]
-    return f"{base}/ws" if token is None else f"{base}/ws?token={quote(token, safe='')}"
+    return peer_ws_url(base, "/ws" if token is None else f"/ws?token={quote(token, safe='')}")
+
+
+def queue_ws_url(base: str) -> str:
+    """The queue leader's ``/queue`` socket.
+
+    >>> queue_ws_url("http://127.0.0.1:8101")
+    'ws://127.0.0.1:8101/queue'
+    """
+    return peer_ws_url(base, "/queue")
 
 
 def route(owner_id: str | None, self_id: str, owner_url: str | None) -> str | None:
@@ -70,6 +116,31 @@ def route(owner_id: str | None, self_id: str, owner_url: str | None) -> str | No
     return owner_ws_url(owner_url)
 
 
+class LeaderChanging(Exception):
+    """The queue's leader is named but its worker's lease is gone: it is changing."""
+
+
+def queue_route(leader: str | None, self_id: str, leader_url: str | None) -> str | None:
+    """Where a ``/queue`` socket goes: None to serve it here (no leader, or this worker
+    leads), else the leader's ``/queue`` URL; ``LeaderChanging`` when the leader's
+    worker lease is gone (no URL).
+
+    >>> queue_route("w-a", "w-b", "http://10.0.0.7:8001")
+    'ws://10.0.0.7:8001/queue'
+    >>> queue_route("w-b", "w-b", None) is None, queue_route(None, "w-b", None) is None
+    (True, True)
+    >>> queue_route("w-a", "w-b", None)
+    Traceback (most recent call last):
+    game.relay.LeaderChanging: the queue's leader w-a stopped answering; try again in a moment
+    """
+    if leader is None or leader == self_id:
+        return None
+    if leader_url is None:
+        why = f"the queue's leader {leader} stopped answering; try again in a moment"
+        raise LeaderChanging(why)
+    return queue_ws_url(leader_url)
+
+
 class Ending(Enum):
     """Why a relay ends."""
 
@@ -79,7 +150,8 @@ class Ending(Enum):
     PERSON_CLOSED = "person closed"
     #: The owner could not be reached (refused, timed out).
     CONNECT_FAILED = "connect failed"
-    #: The owner's worker lease expired while relaying.
+    #: The owner's worker lease expired while relaying (for the queue: another
+    #: worker leads it now).
     OWNER_GONE = "owner gone"
     #: A frame larger than the relay carries.
     TOO_BIG = "too big"
@@ -98,9 +170,12 @@ def sendable(code: int | None) -> bool:
     return code not in (1004, 1005, 1006, 1015) and not 1016 <= code <= 2999
 
 
-def person_close(ending: Ending, code: int | None = None, reason: str = "") -> tuple[int, str]:
+def person_close(
+    ending: Ending, code: int | None = None, reason: str = "", peer: Peer = GAME
+) -> tuple[int, str]:
     """The close the person gets. The owner's close passes through as it is (a ``nope``
-    and 1008 reach the person unchanged); a broken link to the owner is 1011.
+    and 1008 reach the person unchanged); a broken link to the owner is 1011. ``peer``
+    names the worker relayed to (a game's, by default, or the queue's).
 
     >>> person_close(Ending.OWNER_CLOSED, 1008, "unknown token, or its game is over")
     (1008, 'unknown token, or its game is over')
@@ -110,17 +185,19 @@ def person_close(ending: Ending, code: int | None = None, reason: str = "") -> t
     1013
     >>> person_close(Ending.OWNER_GONE)
     (1011, "the game's worker is gone (its lease expired)")
+    >>> person_close(Ending.CONNECT_FAILED, reason="refused", peer=QUEUE)
+    (1013, "cannot reach the queue's worker: refused")
     """
     if ending is Ending.OWNER_CLOSED:
         if sendable(code):
             assert code is not None
             return code, clip_close_reason(reason)
-        return CLOSE_INTERNAL_ERROR, "the connection to the game's worker broke"
+        return CLOSE_INTERNAL_ERROR, f"the connection to {peer.name} broke"
     if ending is Ending.CONNECT_FAILED:
-        why = f"cannot reach the game's worker: {reason}" if reason else "cannot reach it"
+        why = f"cannot reach {peer.name}: {reason}" if reason else "cannot reach it"
         return CLOSE_TRY_AGAIN_LATER, clip_close_reason(why)
     if ending is Ending.OWNER_GONE:
-        return CLOSE_INTERNAL_ERROR, "the game's worker is gone (its lease expired)"
+        return CLOSE_INTERNAL_ERROR, clip_close_reason(peer.gone)
     if ending is Ending.TOO_BIG:
         return CLOSE_MESSAGE_TOO_BIG, clip_close_reason(reason or "frame too large")
     if ending is Ending.SHUTDOWN:

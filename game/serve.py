@@ -3,7 +3,8 @@
     htttx-server [--host H] [--port P] [--db URL] [--log-level L]
                  [--address-policy 'allow=...;deny=...' | --allow LIST --deny LIST]
                  [--no-example-bots] [--demo] [--max-games N] [--max-games-per-client N]
-                 [--max-connections-per-client N] [--request-timeout S]
+                 [--max-connections-per-client N] [--trusted-networks CIDR,...]
+                 [--request-timeout S]
                  [--keep-alive-timeout S] [--send-board {auto,always}]
                  [--analysis-bot URL [--analysis-time S]] [--bot-recheck S]
                  [--ladder [--ladder-concurrency N] [--ladder-rate GAMES_PER_MIN]
@@ -49,7 +50,10 @@ from game.limits import (
     DEFAULT_KEEP_ALIVE_TIMEOUT,
     DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
     DEFAULT_REQUEST_TIMEOUT,
+    LOOPBACK,
     ConnectionLimits,
+    IPNetwork,
+    parse_networks,
     raise_fd_limit,
 )
 from game.manager import DEFAULT_COMMIT_INTERVAL, DEFAULT_MAX_SPECTATORS
@@ -72,6 +76,13 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8001  # the prototype's game server port
 #: A longer group commit would put too many moves at risk in a crash to be useful.
 MAX_COMMIT_INTERVAL_MS = 60_000
+
+
+def _networks(text: str) -> tuple[IPNetwork, ...]:
+    try:
+        return parse_networks(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 class UsageError(Exception):
@@ -162,6 +173,15 @@ def _arguments() -> argparse.ArgumentParser:
         metavar="N",
         help="open connections one client address may hold (loopback is not counted); "
         "more are answered 429 and closed (default %(default)s)",
+    )
+    parser.add_argument(
+        "--trusted-networks",
+        type=_networks,
+        default=(),
+        metavar="CIDR,...",
+        help="addresses or networks whose connections are not counted per client, as "
+        "loopback's are not: a cluster's other workers (their relays of people's sockets "
+        "all come from them), a load balancer",
     )
     parser.add_argument(
         "--request-timeout",
@@ -506,6 +526,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     connection_limits = ConnectionLimits(
         max_per_client=args.max_connections_per_client,
+        exempt=(*LOOPBACK, *args.trusted_networks),
         request_timeout=args.request_timeout,
         keep_alive_timeout=args.keep_alive_timeout,
     )

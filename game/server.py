@@ -374,6 +374,16 @@ def create_app(
                 work=work,
             )
             queue.start()
+            if node is not None:  # one worker leads the cluster's queue
+                from game.cluster_queue import ClusterChallenges, QueueLeadership
+
+                runtime.queue_leadership = QueueLeadership(node, queue)
+                stack.push_async_callback(runtime.queue_leadership.close)
+                await runtime.queue_leadership.start()
+                assert runtime.challenges is not None
+                runtime.cluster_challenges = ClusterChallenges(node, runtime.challenges)
+                stack.push_async_callback(runtime.cluster_challenges.close)
+                await runtime.cluster_challenges.start()
             if settings.ladder is not None:
                 # Before the drain is pushed: it runs first at exit, so the ladder's games
                 # are aborted before the hosted bots' server stops under them.

@@ -31,6 +31,7 @@ from game.store import GameStore
 from game.tournament_director import TournamentDirector
 
 if TYPE_CHECKING:
+    from game.cluster_queue import ClusterChallenges, QueueLeadership
     from game.cluster_work import WorkPlayer  # only with --redis
 
 __all__ = ["HOSTED_BOTS", "hosted_bot_named"]
@@ -96,6 +97,10 @@ class _Runtime:
     # The /queue and open challenges (game.queue_hub, game.challenges).
     queue: QueueHub | None = None
     challenges: Challenges | None = None
+    # A cluster's worker (--redis): who leads the /queue, and challenges taken on other
+    # workers (game.cluster_queue).
+    queue_leadership: QueueLeadership | None = None
+    cluster_challenges: ClusterChallenges | None = None
     ladder: Ladder | None = None
     #: A cluster's worker: the tournament games it plays from the queue.
     work: WorkPlayer | None = None
@@ -123,6 +128,10 @@ class _Runtime:
         await self.tournaments.shutdown()
         if self.work is not None:
             await self.work.close()
+        if self.queue_leadership is not None:  # before its people are closed
+            await self.queue_leadership.close()
+        if self.cluster_challenges is not None:
+            await self.cluster_challenges.close()
         if self.queue is not None:
             await self.queue.close()
         if self.challenges is not None:

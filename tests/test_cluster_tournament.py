@@ -132,7 +132,7 @@ async def test_a_tournament_is_played_by_every_worker_and_counted_once(
             assert sum(1 for count in played.values() if count > 0) >= 2, played
             # Done: nothing queued, nobody coordinates it any more.
             _, listed = await c.get(f"{a.base}/cluster")
-            assert listed["queue"] == {} and listed["coordinating"] == []
+            assert listed["work_queue"] == {} and listed["coordinating"] == []
             assert listed["playing"] == 0
         finally:
             for worker in reversed(workers):

@@ -17,7 +17,13 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from game.limits import MAX_FD_LIMIT, ConnectionCounter, ConnectionLimits, raise_fd_limit
+from game.limits import (
+    MAX_FD_LIMIT,
+    ConnectionCounter,
+    ConnectionLimits,
+    parse_networks,
+    raise_fd_limit,
+)
 from game.serve import main as serve_main
 from game.server import GameServer, create_app, serving
 
@@ -147,6 +153,16 @@ def test_loopback_is_exempt_by_default() -> None:
     assert not counter.admit(object(), "192.0.2.1")
 
 
+def test_trusted_networks_are_not_counted_like_loopback() -> None:
+    # A cluster's other workers: every person's socket they relay comes from them.
+    trusted = parse_networks("10.1.0.0/16, 192.0.2.9")
+    counter = ConnectionCounter(ConnectionLimits(max_per_client=1, exempt=trusted))
+    assert all(counter.admit(object(), "10.1.2.3") for _ in range(5))
+    assert all(counter.admit(object(), "192.0.2.9") for _ in range(5))
+    assert counter.admit(object(), "192.0.2.1")
+    assert not counter.admit(object(), "192.0.2.1")
+
+
 def test_an_ipv4_client_counts_the_same_through_a_dual_stack_socket() -> None:
     counter = ConnectionCounter(ConnectionLimits(max_per_client=1))
     assert counter.admit(object(), "::ffff:127.0.0.1")  # loopback, however written
@@ -185,3 +201,10 @@ def test_bad_limits_are_one_line_errors(
 ) -> None:
     assert serve_main(argv) == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_bad_trusted_network_is_a_one_line_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        serve_main(["--trusted-networks", "10.0.0.0/8,10.0.0.0/33"])
+    assert exited.value.code == 2
+    assert "'10.0.0.0/33' is not an address or a network" in capsys.readouterr().err
