@@ -33,8 +33,8 @@ process, the client.
    the whole game, its creation and its spectator's arrival included, per move.
 
 Nothing is asserted; the script prints figures. Run: ``.venv/bin/python bench/cluster.py``
-(``--quick`` for fewer games and rounds). It needs PostgreSQL's server binaries and
-``redis-server`` (``make postgres redis``).
+(``--quick`` for fewer games and rounds; ``--part 1`` or ``--part 2`` for one of them).
+It needs PostgreSQL's server binaries and ``redis-server`` (``make postgres redis``).
 """
 
 from __future__ import annotations
@@ -401,11 +401,11 @@ async def fanout_cost(bench: Bench, quick: bool) -> None:
     local = medians[settings[3].name]
     its_worker = remote["spectator's worker"]
     print(
-        f"   added per move: publishing with nobody watching +{unwatched['owner'] - base:.0f} us "
-        f"on the owner (+{unwatched['Redis']:.0f} us of Redis); one spectator on another "
-        f"worker +{sum(remote.values()) - sum(unwatched.values()):.0f} us in all "
+        f"   added per move: publishing with nobody watching {unwatched['owner'] - base:+.0f} us "
+        f"on the owner ({unwatched['Redis']:+.0f} us of Redis); one spectator on another "
+        f"worker {sum(remote.values()) - sum(unwatched.values()):+.0f} us in all "
         f"(its worker {its_worker:.0f} us); one spectator on the single "
-        f"process +{local['owner'] - base:.0f} us"
+        f"process {local['owner'] - base:+.0f} us"
     )
     print(
         f"   of which the Redis client's: one pipelined PUBLISH round trip (4 KB, nobody "
@@ -445,7 +445,7 @@ def start_servers(
     return single, workers
 
 
-async def run(quick: bool) -> int:
+async def run(quick: bool, parts: tuple[int, ...]) -> int:
     bindir, redis_bin = _postgres_bindir(), redis_executable()
     if bindir is None or redis_bin is None:
         print("PostgreSQL and redis-server are needed: `make postgres redis`", file=sys.stderr)
@@ -488,9 +488,12 @@ async def run(quick: bool) -> int:
                 )
                 for server in (single, *workers):  # warm up every path
                     await bench.play_watched(server, bot_urls[0], 10)
-                await games_per_second(bench, quick)
-                print()
-                await fanout_cost(bench, quick)
+                if 1 in parts:
+                    await games_per_second(bench, quick)
+                if parts == (1, 2):
+                    print()
+                if 2 in parts:
+                    await fanout_cost(bench, quick)
             finally:
                 await client.aclose()
                 await db.close()
@@ -500,10 +503,11 @@ async def run(quick: bool) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer games and rounds")
+    parser.add_argument("--part", type=int, choices=(1, 2), help="run only this part")
     args = parser.parse_args()
     print((__doc__ or "").split("\n\n")[0])
     print(f"(pid {os.getpid()}, {os.cpu_count()} CPUs)\n")
-    return asyncio.run(run(args.quick))
+    return asyncio.run(run(args.quick, (args.part,) if args.part else (1, 2)))
 
 
 if __name__ == "__main__":
