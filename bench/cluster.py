@@ -59,6 +59,7 @@ import redis.asyncio as aioredis
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from games import new_bot_game  # noqa: E402 (bench/, next to this script)
 from processes import (  # noqa: E402 (bench/, next to this script)
     cpu_seconds,
     free_port,
@@ -130,16 +131,7 @@ class Bench:
     redis_pid: int
 
     async def new_game(self, server: Server, bot: str, moves: int) -> str:
-        seat = {"type": "bot", "bot_url": bot}
-        body = {
-            "player_x": seat,
-            "player_o": seat,
-            "match_config": {"turn_limit": moves, "heartbeat": 5000},
-        }
-        async with self.http.post(f"{server.url}/game/new", json=body) as response:
-            if response.status != 200:
-                raise RuntimeError(f"POST /game/new: {response.status} {await response.text()}")
-            return str((await response.json())["game_id"])
+        return await new_bot_game(self.http, server.url, bot, moves)
 
     async def watch(self, server: Server, game_id: str) -> str:
         """Follow the compact stream of ``game_id`` on ``server`` to its `end`: its reason

@@ -58,6 +58,7 @@ sys.path.insert(0, str(ROOT))
 # Its siblings by bare name also when the bot server imports this as ``bench.web``.
 sys.path.insert(0, str(ROOT / "bench"))
 
+from games import new_bot_game  # noqa: E402
 from playwright.sync_api import Page, sync_playwright  # noqa: E402
 from processes import free_port, settled_cpu, started, thread_cpu_seconds  # noqa: E402
 
@@ -272,15 +273,7 @@ class Setting:
     flush_s: float
 
     async def new_game(self, turns: int) -> str:
-        body = {
-            "player_x": {"type": "bot", "bot_url": self.bot},
-            "player_o": {"type": "bot", "bot_url": self.bot},
-            "match_config": {"turn_limit": turns, "heartbeat": 5000},
-        }
-        async with self.http.post(f"{self.server}/game/new", json=body) as response:
-            if response.status != 200:
-                raise RuntimeError(f"POST /game/new: {response.status} {await response.text()}")
-            return str((await response.json())["game_id"])
+        return await new_bot_game(self.http, self.server, self.bot, turns)
 
     async def wait_idle(self) -> None:
         """Until the server runs no game (its end is polled: nobody watches it)."""
