@@ -49,7 +49,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 import aiohttp
 import asyncpg  # type: ignore[import-untyped]
@@ -70,8 +70,6 @@ from processes import (  # noqa: E402 (bench/, next to this script)
 
 from tests.postgres import PostgresCluster, _postgres_bindir  # noqa: E402
 from tests.redis_server import RedisServer, redis_executable  # noqa: E402
-
-Json = dict[str, Any]
 
 #: Part 1: moves per game, games per worker in a round and rounds (full, quick), games
 #: at once per worker.
@@ -156,8 +154,9 @@ class Bench:
                     return
             await asyncio.sleep(0.05)
 
-    def spent(self) -> Spent:
-        """The CPU of every part so far (clock ticks: phases last seconds)."""
+    async def spent(self) -> Spent:
+        """What every part has spent so far (CPU in clock ticks: phases last seconds)."""
+        stats = await self.redis.info("stats")
         servers = [self.single, *self.workers]
         cpu = {
             "game servers": sum(cpu_seconds(server.pid) for server in servers),
@@ -166,14 +165,9 @@ class Bench:
             "Redis": cpu_seconds(self.redis_pid),
             "client": time.process_time(),
         }
-        return Spent(time.perf_counter(), cpu, 0, 0)
-
-    async def spent_with_redis(self) -> Spent:
-        stats = await self.redis.info("stats")
-        spent = self.spent()
         return Spent(
-            spent.at,
-            spent.cpu,
+            time.perf_counter(),
+            cpu,
             int(stats["total_commands_processed"]),
             int(stats["total_net_input_bytes"]),
         )
@@ -236,10 +230,10 @@ async def throughput(
             return await bench.play_watched(servers[which], bench.bots[which], MOVES)
 
     games = games_each * len(servers)
-    before = await bench.spent_with_redis()
+    before = await bench.spent()
     async with asyncio.timeout(WAIT_LIMIT):
         reasons = await asyncio.gather(*(one(index) for index in range(games)))
-    after = await bench.spent_with_redis()
+    after = await bench.spent()
     db_after = await bench.db_counts()
     phase = Phase(
         name=name,
