@@ -4,14 +4,17 @@ Processes: a throwaway PostgreSQL and Redis, started as ``make cluster`` starts 
 (``tests/postgres.py``, ``tests/redis_server.py``); three bot servers hosting
 ``LatticeBot`` (instant, and it never makes a line: every game lasts exactly its turn
 limit), one per worker; a single game server (``python -m game.serve`` without
-``--redis``) and three workers (with it), all on the same PostgreSQL database; and this
-process, the client.
+``--redis``), another with ``--commit-interval 100`` (ms; the default is 10) and three
+workers (with ``--redis``), all on the same PostgreSQL database; and this process, the
+client.
 
 1. Games per second with 1, 2 and 3 workers: ``GAMES`` games of ``MOVES`` moves per
    worker, created round robin over the workers with ``POST /game/new`` (worker *i*'s
    games between bot server *i*'s bots), ``IN_FLIGHT`` at once on each; each game's end
    is read by a spectator of its compact stream (``?board=0``) on its owner, which
-   sends the `end` at once. The single process plays the same games, for comparison.
+   sends the `end` at once. The single process plays the same games, for comparison,
+   and so does the one that commits at most every 100 ms ("single, 100 ms"): what a
+   longer ``--commit-interval`` saves the database.
    Printed: games/s and the ratio to one worker's; the CPU each part of the cluster
    spent per game (the game servers, the bot servers, PostgreSQL's postmaster and
    backends, Redis, this client) and how many of the machine's cores were busy in all;
@@ -86,6 +89,8 @@ PG_STATS_DELAY: Final = 11.0
 #: Only against hangs.
 WAIT_LIMIT: Final = 300.0
 WORKERS: Final = 3
+#: The other single process's --commit-interval (ms).
+BATCHED_COMMIT_MS: Final = 100
 
 
 @dataclass(frozen=True)
@@ -122,6 +127,7 @@ class Bench:
     db: asyncpg.Connection
     db_name: str
     single: Server
+    batched: Server  # the single process with BATCHED_COMMIT_MS
     workers: list[Server]
     bots: list[str]
     bot_pids: list[int]
@@ -157,7 +163,7 @@ class Bench:
     async def spent(self) -> Spent:
         """What every part has spent so far (CPU in clock ticks: phases last seconds)."""
         stats = await self.redis.info("stats")
-        servers = [self.single, *self.workers]
+        servers = [self.single, self.batched, *self.workers]
         cpu = {
             "game servers": sum(cpu_seconds(server.pid) for server in servers),
             "bot servers": sum(cpu_seconds(pid) for pid in self.bot_pids),
@@ -287,7 +293,10 @@ def print_throughput(phases: list[Phase], games_each: int, rounds: int) -> None:
 
 async def games_per_second(bench: Bench, quick: bool) -> None:
     games_each = GAMES[1] if quick else GAMES[0]
-    settings = [("single process", [bench.single])]
+    settings = [
+        ("single process", [bench.single]),
+        (f"single, {BATCHED_COMMIT_MS} ms", [bench.batched]),
+    ]
     settings += [
         (f"{n} worker{'s' if n > 1 else ''}", bench.workers[:n]) for n in range(1, WORKERS + 1)
     ]
@@ -410,9 +419,10 @@ def _postmaster_pid(postgres: PostgresCluster) -> int:
 
 def start_servers(
     stack: contextlib.ExitStack[bool | None], db_url: str, redis_url: str
-) -> tuple[Server, list[Server]]:
-    """The single process, then the workers one at a time (the first cleans up after a
-    previous run, the others join it), each stopped as ``stack`` closes."""
+) -> tuple[Server, Server, list[Server]]:
+    """The single processes (the second with ``BATCHED_COMMIT_MS``), then the workers one
+    at a time (the first cleans up after a previous run, the others join it), each
+    stopped as ``stack`` closes."""
     common = ["--db", db_url, "--no-example-bots", "--log-level", "warning"]
     common += ["--max-games", "1000", "--max-games-per-client", "1000"]
 
@@ -424,11 +434,12 @@ def start_servers(
         return Server(name, f"http://127.0.0.1:{port}", process.pid)
 
     single = start("single", [])
+    batched = start("batched", ["--commit-interval", str(BATCHED_COMMIT_MS)])
     workers = [
         start(f"w{n}", ["--redis", redis_url, "--worker-id", f"w{n}"])
         for n in range(1, WORKERS + 1)
     ]
-    return single, workers
+    return single, batched, workers
 
 
 async def run(quick: bool, parts: tuple[int, ...]) -> int:
@@ -452,7 +463,7 @@ async def run(quick: bool, parts: tuple[int, ...]) -> int:
             process = stack.enter_context(started([*args, "--log-level", "warning"], port))
             bot_urls.append(f"http://127.0.0.1:{port}")
             bot_pids.append(process.pid)
-        single, workers = start_servers(stack, db_url, redis.url)
+        single, batched, workers = start_servers(stack, db_url, redis.url)
         db = await asyncpg.connect(
             user="postgres", database=db_name, host=str(postgres.socket_dir), port=postgres.PORT
         )
@@ -466,13 +477,14 @@ async def run(quick: bool, parts: tuple[int, ...]) -> int:
                     db=db,
                     db_name=db_name,
                     single=single,
+                    batched=batched,
                     workers=workers,
                     bots=bot_urls,
                     bot_pids=bot_pids,
                     postmaster=_postmaster_pid(postgres),
                     redis_pid=redis.process.pid,
                 )
-                for server in (single, *workers):  # warm up every path
+                for server in (single, batched, *workers):  # warm up every path
                     await bench.play_watched(server, bot_urls[0], 10)
                 if 1 in parts:
                     await games_per_second(bench, quick)
