@@ -102,7 +102,8 @@ chromium:
 test: lint postgres redis chromium
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest
 
-bench: $(STAMP_DEV)
+# bench/cluster.py starts a throwaway PostgreSQL and Redis, as the tests do.
+bench: $(STAMP_DEV) postgres redis
 	@set -e; for script in bench/*.py; do \
 		echo "== $$script"; $(PY) $$script; \
 	done

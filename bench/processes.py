@@ -1,6 +1,8 @@
 """What the benchmark scripts share to run servers as processes of their own: a free
 loopback port, waiting for it to listen, starting and stopping a process, and reading a
-process's CPU time (so a figure is the server's CPU, not the benchmark's).
+process's CPU time (so a figure is the server's CPU, not the benchmark's): in clock
+ticks (``cpu_seconds``), in nanoseconds (``thread_cpu_seconds``, for short windows), or
+for a process and its children (``tree_cpu_seconds``, e.g. PostgreSQL's backends).
 
 The scripts run as ``python bench/<script>.py``, so this folder is on ``sys.path``: they
 import this as ``processes``, as they import each other.
@@ -8,6 +10,7 @@ import this as ``processes``, as they import each other.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import socket
@@ -17,7 +20,16 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["ROOT", "cpu_seconds", "free_port", "started", "wait_for_port"]
+__all__ = [
+    "ROOT",
+    "cpu_seconds",
+    "free_port",
+    "settled_cpu",
+    "started",
+    "thread_cpu_seconds",
+    "tree_cpu_seconds",
+    "wait_for_port",
+]
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -64,3 +76,46 @@ def cpu_seconds(pid: int) -> float:
     """User + system CPU time of process ``pid`` so far (``/proc/<pid>/stat``)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def thread_cpu_seconds(pid: int) -> float:
+    """Run time of every thread of process ``pid`` so far (``schedstat``: nanoseconds,
+    where ``/proc/<pid>/stat`` counts 10 ms ticks, too coarse for a window of moves)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(FileNotFoundError):  # a thread that just ended
+            total += int((task / "schedstat").read_text().split()[0])
+    return total / 1e9
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU time (clock ticks) of process ``pid``, of its children alive now, and of the
+    children it has reaped: a server that forks a process per connection (PostgreSQL's
+    postmaster and its backends) counted whole."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError):  # a process that just ended
+            continue
+        if stat.parent.name == str(pid):
+            total += sum(int(value) for value in fields[11:15])  # its own and reaped ones
+        elif fields[1] == str(pid):
+            total += int(fields[11]) + int(fields[12])
+    return total / tick
+
+
+async def settled_cpu(*pids: int, limit: float = 120.0) -> list[float]:
+    """``thread_cpu_seconds`` of each of ``pids`` once none of them works any more (each
+    under 1% of a core over 50 ms: idle but for its timers), within ``limit`` seconds: a
+    server may still be writing what it owes its readers when the benchmark's window
+    closes, or committing what it played."""
+    last = [thread_cpu_seconds(pid) for pid in pids]
+    async with asyncio.timeout(limit):
+        while True:
+            await asyncio.sleep(0.05)
+            now = [thread_cpu_seconds(pid) for pid in pids]
+            if all(after - before < 0.0005 for before, after in zip(last, now, strict=True)):
+                return now
+            last = now

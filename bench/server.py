@@ -48,6 +48,7 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from games import new_bot_game  # noqa: E402 (bench/, next to this script)
 from processes import cpu_seconds, free_port, started  # noqa: E402 (bench/, next to this script)
 
 # ----------------------------------------------------------------- the bare relay
@@ -130,15 +131,7 @@ class Client:
         self.bot = bot
 
     async def new_game(self, moves: int, heartbeat_ms: int = 5000) -> str:
-        body = {
-            "player_x": {"type": "bot", "bot_url": self.bot},
-            "player_o": {"type": "bot", "bot_url": self.bot},
-            "match_config": {"turn_limit": moves, "heartbeat": heartbeat_ms},
-        }
-        async with self.http.post(f"{self.server}/game/new", json=body) as response:
-            if response.status != 200:
-                raise RuntimeError(f"POST /game/new: {response.status} {await response.text()}")
-            return str((await response.json())["game_id"])
+        return await new_bot_game(self.http, self.server, self.bot, moves, heartbeat_ms)
 
     async def watch(self, game_id: str) -> tuple[dict[str, Any], list[float]]:
         """Spectate until ``end``: the end packet and the arrival times of the updates."""

@@ -55,8 +55,12 @@ from typing import Any, Final
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+# Its siblings by bare name also when the bot server imports this as ``bench.web``.
+sys.path.insert(0, str(ROOT / "bench"))
 
+from games import new_bot_game  # noqa: E402
 from playwright.sync_api import Page, sync_playwright  # noqa: E402
+from processes import free_port, settled_cpu, started, thread_cpu_seconds  # noqa: E402
 
 from bot.bot import Deadline  # noqa: E402
 from bot.bots import LatticeBot  # noqa: E402
@@ -248,29 +252,6 @@ async def swarm_process() -> AsyncIterator[Swarm]:
 # ------------------------------------------------------------------ measuring
 
 
-def cpu_seconds(pid: int) -> float:
-    """Run time of every thread of process ``pid`` so far (``schedstat``: nanoseconds,
-    where ``/proc/<pid>/stat`` counts 10 ms ticks, too coarse for a window of moves)."""
-    total = 0
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        with contextlib.suppress(FileNotFoundError):  # a thread that just ended
-            total += int((task / "schedstat").read_text().split()[0])
-    return total / 1e9
-
-
-async def settled_cpu(pid: int) -> float:
-    """The server's CPU once it has stopped working (within ``WAIT_LIMIT``): paused at a
-    move, it may still be writing the frames it owes slow readers."""
-    last = cpu_seconds(pid)
-    async with asyncio.timeout(WAIT_LIMIT):
-        while True:
-            await asyncio.sleep(0.05)
-            now = cpu_seconds(pid)
-            if now - last < 0.0005:  # under 1% of a core: idle but for its timers
-                return now
-            last = now
-
-
 @dataclass(frozen=True)
 class PerMove:
     cpu_us: float
@@ -292,15 +273,7 @@ class Setting:
     flush_s: float
 
     async def new_game(self, turns: int) -> str:
-        body = {
-            "player_x": {"type": "bot", "bot_url": self.bot},
-            "player_o": {"type": "bot", "bot_url": self.bot},
-            "match_config": {"turn_limit": turns, "heartbeat": 5000},
-        }
-        async with self.http.post(f"{self.server}/game/new", json=body) as response:
-            if response.status != 200:
-                raise RuntimeError(f"POST /game/new: {response.status} {await response.text()}")
-            return str((await response.json())["game_id"])
+        return await new_bot_game(self.http, self.server, self.bot, turns)
 
     async def wait_idle(self) -> None:
         """Until the server runs no game (its end is polled: nobody watches it)."""
@@ -323,13 +296,13 @@ async def watched_game(s: Setting, spectators: int, *, compact: bool = True) -> 
         query = "?board=0" if compact else ""
         url = s.server.replace("http", "ws", 1) + f"/spectate/{game_id}{query}"
         finished = await s.swarm.watch(url, spectators)
-    cpu_before, started_at = cpu_seconds(s.server_pid), time.perf_counter()
+    cpu_before, started_at = thread_cpu_seconds(s.server_pid), time.perf_counter()
     s.gates.open("start")
     await s.gates.reached("paused")
     wall = time.perf_counter() - started_at
     if spectators:
         await asyncio.sleep(s.flush_s)  # the last flush of the window is due by then
-    cpu = await settled_cpu(s.server_pid) - cpu_before
+    cpu = (await settled_cpu(s.server_pid, limit=WAIT_LIMIT))[0] - cpu_before
     s.gates.open("resume")
     if finished is not None:
         report = await finished()
@@ -489,9 +462,6 @@ FIGURES: Final[dict[str, Callable[[Setting], Awaitable[None]]]] = {
 
 async def run(quick: bool, only: list[str], flush_ms: float | None) -> None:
     import aiohttp
-
-    # bench/ is this script's directory, so bench/server.py imports as ``server``.
-    from processes import free_port, started
 
     bot_port, server_port = free_port(), free_port()
     with tempfile.TemporaryDirectory() as data:
