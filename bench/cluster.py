@@ -396,7 +396,7 @@ async def fanout_cost(bench: Bench, quick: bool) -> None:
     local = medians[settings[3].name]
     its_worker = remote["spectator's worker"]
     print(
-        f"   added per move: publishing with nobody watching {unwatched['owner'] - base:+.0f} us "
+        f"   added per move: a worker nobody watches {unwatched['owner'] - base:+.0f} us "
         f"on the owner ({unwatched['Redis']:+.0f} us of Redis); one spectator on another "
         f"worker {sum(remote.values()) - sum(unwatched.values()):+.0f} us in all "
         f"(its worker {its_worker:.0f} us); one spectator on the single "
@@ -405,8 +405,9 @@ async def fanout_cost(bench: Bench, quick: bool) -> None:
     print(
         f"   of which the Redis client's: one pipelined PUBLISH round trip (4 KB, nobody "
         f"subscribed) costs {await publish_cost(bench):.0f} us of CPU (redis-py, in this "
-        "process); the owner's other added work: building and encoding every move's "
-        "board_update with the whole board, which an unwatched single process skips"
+        "process); the owner's other added work for a spectator elsewhere: building and "
+        "encoding every move's board_update with the whole board, which a game nobody "
+        "watches skips"
     )
 
 

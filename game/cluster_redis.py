@@ -10,7 +10,9 @@ The keys, the lease arithmetic and the messages are ``game.cluster``'s. What thi
   they keep this run's set of live games (``games-of:<run>``), which outlives a worker
   that dies: ``start_sweeping`` runs a ``game.cluster_sweep.Sweeper``, which records
   the games of dead workers aborted.
-* ``publish``: the owner's one publish per packet for a game's spectators. Publishes and
+* ``publish``: the owner's one publish per packet for a game's spectators, only while
+  another worker relays the game (``watched_remotely``: from its fetch of the setup on,
+  until ``PUBSUB NUMSUB`` finds no subscriber left). Publishes and
   key deletions go through one queue and one task, in order, pipelined: the game never
   waits on Redis.
 * ``spectate``: a spectator, on this worker, of a game another worker runs. The first
@@ -116,6 +118,7 @@ class ClusterNode:
         self._mirrors: dict[str, _Mirror] = {}
         #: Live games of this worker whose setup another worker fetched: followed there.
         self._remote: set[str] = set()
+        self._setups: dict[str, int] = {}  # setups fetched of each game in _remote
         self._mirror_lock = asyncio.Lock()
         self._spawned: set[asyncio.Task[None]] = set()
         self._http: aiohttp.ClientSession | None = None
@@ -226,20 +229,27 @@ class ClusterNode:
 
     def watched_remotely(self, game_id: str) -> None:
         """Another worker relays ``game_id`` (run here) to spectators: until no worker
-        is subscribed to its channel (looked at every heartbeat), it is analysed for
-        them (``RunningGame.watch_remote``)."""
+        is subscribed to its channel (looked at every heartbeat), it is published and
+        analysed for them (``RunningGame.watch_remote``)."""
         self._remote.add(game_id)
+        self._setups[game_id] = self._setups.get(game_id, 0) + 1
 
     async def _still_watched(self) -> None:
         """The games no other worker relays any more (no subscriber left on their
-        channel) are unwatched: one ``PUBSUB NUMSUB`` per heartbeat."""
+        channel) are unwatched: one ``PUBSUB NUMSUB`` per heartbeat. A game whose setup
+        was fetched while the count was on its way stays watched: that worker had
+        subscribed first (``_Mirror.open``), the count may not show it."""
         games = list(self._remote)
         if not games or self.manager is None:
             return
+        setups = {game_id: self._setups.get(game_id) for game_id in games}
         counts = await self.redis.pubsub_numsub(*map(spectate_channel, games))
         for game_id, (_channel, subscribers) in zip(games, counts, strict=True):
-            if not subscribers and game_id in self._remote:
+            if subscribers or game_id not in self._remote:
+                continue
+            if self._setups.get(game_id) == setups[game_id]:
                 self._remote.discard(game_id)
+                self._setups.pop(game_id, None)
                 self.manager.unwatched_remotely(game_id)
 
     async def workers(self) -> list[WorkerInfo]:
@@ -274,6 +284,7 @@ class ClusterNode:
         keys = [game_key(game_id), *self._tokens.pop(game_id, [])]
         games = games_of_key(self.run)
         self._remote.discard(game_id)
+        self._setups.pop(game_id, None)
 
         def forget(pipe: Any) -> None:
             pipe.delete(*keys)

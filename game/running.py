@@ -384,7 +384,7 @@ class RunningGame:
         if self.end_text is not None or self._ending:
             return  # nothing may follow a spectator's `end`
         self.fanout.publish(Update(text.encode()))
-        if (cluster := self.manager.cluster) is not None:
+        if (cluster := self.manager.cluster) is not None and self.watched_remotely:
             cluster.publish(self.game_id, Message("a", self.updates, text))
 
     def _pending(self, side: Player) -> bool:
@@ -435,9 +435,9 @@ class RunningGame:
                     self.updates += 1
                     if self._unsent_updates:
                         self._unsent_updates -= 1
-                # An unwatched move is not even built (in a cluster, other workers'
-                # spectators may watch it: published once).
-                if self.spectators or is_end or self.manager.cluster is not None:
+                # An unwatched move is not even built (on a cluster, nor published:
+                # another worker's spectators watch from their setup's fetch on).
+                if self.spectators or is_end or self.watched_remotely:
                     self._broadcast(action, is_end)
             case RequestStatelessTurn(side, request, time_limit):
                 self._post_turn(side, request, time_limit)
@@ -462,13 +462,13 @@ class RunningGame:
             update = Update(dump_packet(action.packet))
             self.end_text = update.text()
             self.fanout.publish(update, urgent=True)
-            if cluster is not None:
+            if cluster is not None and self.watched_remotely:
                 cluster.publish(self.game_id, Message("e", self.updates, self.end_text))
             return
         compact = (lambda: dump_packet(action.compact_packet())) if action.has_compact else None
         update = Update(lambda: dump_packet(action.packet), compact)
         self.fanout.publish(update, skippable=True)
-        if cluster is not None:  # once per move, whatever the spectators here and there
+        if cluster is not None and self.watched_remotely:  # once, however many watch
             cluster.publish(self.game_id, Message("u", self.updates - 1, update.text()))
 
     def add_spectator(self, spectator: Spectator) -> bool:

@@ -177,7 +177,8 @@ async def test_a_spectator_on_b_follows_a_game_run_by_a_move_by_move(
                 replay = await receive_type(late, "setup")
                 assert len(replay["moves"]) == len(record["moves"])
                 assert (await receive_type(late, "end"))["winner"] == end["winner"]
-            # One publish per move and one for the end, whatever the spectators.
+            # One publish per move from B's fetch of the setup on (it showed one
+            # move), and one for the end, whatever the spectators.
             node = a.server.app.state.arena.manager.cluster
             published = node.published
             # Its owner's keys (the game's, the seats') go once it is over.
@@ -190,7 +191,33 @@ async def test_a_spectator_on_b_follows_a_game_run_by_a_move_by_move(
             await a.stop()
     assert updates[-1]["type"] == "end" and updates[-1]["winner"] == end["winner"]
     assert [p["type"] for p in updates[:-1]] == ["board_update"] * (len(record["moves"]) - 3)
-    assert published == len(record["moves"]) + 1
+    assert published == len(record["moves"]) - 1 + 1
+
+
+async def test_a_game_nobody_watches_from_another_worker_is_not_published(
+    postgres_cluster: PostgresCluster, redis_server: RedisServer
+) -> None:
+    async with cluster(postgres_cluster, redis_server) as c:
+        a = await c.worker("worker-a")
+        try:
+            body = {
+                "player_x": {"type": "bot", "bot_url": f"{a.base}/bots/center"},
+                "player_o": {"type": "bot", "bot_url": f"{a.base}/bots/random"},
+                "match_config": {"turn_limit": 30},
+            }
+            async with c.http.post(f"{a.base}/game/new", json=body) as response:
+                assert response.status == 200
+                game_id = (await response.json())["game_id"]
+            # A spectator on the owner itself: no other worker needs a message.
+            async with c.http.ws_connect(f"{a.ws_base}/spectate/{game_id}") as spectator:
+                await receive_type(spectator, "setup")
+                while (packet := await receive(spectator)) is not None:
+                    last = packet
+            assert last["type"] == "end"
+            node = a.server.app.state.arena.manager.cluster
+            assert node.published == 0
+        finally:
+            await a.stop()
 
 
 async def test_a_compact_spectator_on_b_joining_mid_game_gets_the_same_stream(
