@@ -17,7 +17,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from game.cluster import ClusterSettings, Leases, game_key, token_key
+from game.cluster import DEFAULT_WORK_SLOTS, ClusterSettings, Leases, game_key, token_key
 from game.serve import main as serve_main
 from game.server import GameServer, create_app, serving
 from tests.postgres import PostgresCluster
@@ -71,16 +71,25 @@ class Cluster:
     redis_url: str
     http: aiohttp.ClientSession
 
-    async def worker(self, worker_id: str) -> Worker:
+    async def worker(
+        self,
+        worker_id: str,
+        *,
+        leases: Leases = LEASES,
+        work_slots: int = DEFAULT_WORK_SLOTS,
+        **options: Any,
+    ) -> Worker:
+        """A worker listening on a port of its own; ``options`` for ``create_app``."""
         port = _free_port()
         settings = ClusterSettings(
             redis_url=self.redis_url,
             url=f"http://127.0.0.1:{port}",
             worker_id=worker_id,
-            leases=LEASES,
+            leases=leases,
+            work_slots=work_slots,
         )
         stack = AsyncExitStack()
-        app = create_app(db_url=self.db_url, cluster=settings)
+        app = create_app(db_url=self.db_url, cluster=settings, **options)
         server = await stack.enter_async_context(serving(app, port=port))
         return Worker(worker_id, server, stack)
 

@@ -5,16 +5,13 @@ over. Two workers in this test process, sharing a real PostgreSQL and a real Red
 from __future__ import annotations
 
 import asyncio
-from contextlib import AsyncExitStack
 from typing import Any
 
-from game.cluster import ClusterSettings
 from game.ladder import Ladder, LadderSettings
 from game.ladder_games import LADDER_LEASE, QueuedGames
-from game.server import create_app, serving
 from tests.postgres import PostgresCluster
 from tests.redis_server import RedisServer
-from tests.test_cluster import Cluster, Worker, _free_port, cluster
+from tests.test_cluster import Cluster, Worker, cluster
 from tests.test_cluster_tournament import LEASES, TIMEOUT, post, runtime
 from tests.test_ladder import registered_of, three_bots
 
@@ -24,14 +21,7 @@ Json = dict[str, Any]
 
 
 async def ladder_worker(c: Cluster, worker_id: str) -> Worker:
-    port = _free_port()
-    settings = ClusterSettings(
-        redis_url=c.redis_url, url=f"http://127.0.0.1:{port}", worker_id=worker_id, leases=LEASES
-    )
-    stack = AsyncExitStack()
-    app = create_app(db_url=c.db_url, cluster=settings, ladder=FAST, host_example_bots=False)
-    server = await stack.enter_async_context(serving(app, port=port))
-    return Worker(worker_id, server, stack)
+    return await c.worker(worker_id, leases=LEASES, ladder=FAST, host_example_bots=False)
 
 
 def ladder_of(worker: Worker) -> Ladder:

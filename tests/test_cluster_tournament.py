@@ -17,12 +17,11 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
-from contextlib import AsyncExitStack, ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
-from game.cluster import ClusterSettings, Leases
-from game.server import create_app, serving
+from game.cluster import Leases
 from game.server_state import _Runtime
 from game.store import GameStore, RecordStatus
 from tests.postgres import PostgresCluster
@@ -40,18 +39,7 @@ Json = dict[str, Any]
 
 
 async def start_worker(c: Cluster, worker_id: str, *, slots: int = 64) -> Worker:
-    port = _free_port()
-    settings = ClusterSettings(
-        redis_url=c.redis_url,
-        url=f"http://127.0.0.1:{port}",
-        worker_id=worker_id,
-        leases=LEASES,
-        work_slots=slots,
-    )
-    stack = AsyncExitStack()
-    app = create_app(db_url=c.db_url, cluster=settings)
-    server = await stack.enter_async_context(serving(app, port=port))
-    return Worker(worker_id, server, stack)
+    return await c.worker(worker_id, leases=LEASES, work_slots=slots)
 
 
 def runtime(worker: Worker) -> _Runtime:
