@@ -61,7 +61,8 @@ from game.fanout import MAX_SPECTATOR_FLUSH_S, SPECTATOR_FLUSH_S, Spectator
 from game.outboxes import CLOSE_WAIT, FramedConnection, Outbox
 from game.reads import DEFAULT_CACHE_BYTES, RecordReader
 from game.recorder import DEFAULT_COMMIT_INTERVAL, check_commit_interval
-from game.running import Attach, Detach, Frame, RunningGame, Slot
+from game.running import RunningGame
+from game.running_events import Attach, Detach, Frame, Slot
 from game.seats import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_PING_INTERVAL,

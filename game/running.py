@@ -28,16 +28,15 @@ import contextlib
 import logging
 from collections import deque
 from collections.abc import Coroutine
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any
 
 from game.analyst import GameAnalysis
 from game.cluster import Message
-from game.discovery import BotEndpoint
 from game.fanout import Fanout, Spectator, Update
 from game.outboxes import CLOSE_WAIT, Outbox
 from game.reads import INLINE_ENCODE_MOVES, encode_setup
 from game.recorder import Recorder, WriteMove, WriteResult
+from game.running_events import Abort, Answer, Attach, Detach, Frame, GameEvent, Slot
 from game.seats import BotSocketSeat, SeatConnectError, StatelessSeat
 from game.session import (
     Action,
@@ -47,7 +46,6 @@ from game.session import (
     GameSession,
     RecordMove,
     RequestStatelessTurn,
-    SeatInfo,
     SendTo,
 )
 from models import (
@@ -67,18 +65,7 @@ from models import (
 if TYPE_CHECKING:
     from game.manager import GameManager
 
-__all__ = [
-    "END_COMMIT_WAIT",
-    "Abort",
-    "Answer",
-    "Attach",
-    "Detach",
-    "Frame",
-    "GameEvent",
-    "RunningGame",
-    "Slot",
-    "carries_end",
-]
+__all__ = ["END_COMMIT_WAIT", "RunningGame", "carries_end"]
 
 log = logging.getLogger("game.manager")
 
@@ -89,64 +76,11 @@ END_COMMIT_WAIT = 10.0
 SETUP_REUSE_S = 1.0
 
 
-@dataclass(frozen=True)
-class Attach:
-    """A connection became the seat's (a bot's socket opened, a human came)."""
-
-    side: Player
-    conn: object
-    outbox: Outbox
-
-
-@dataclass(frozen=True)
-class Frame:
-    side: Player
-    conn: object
-    data: str | bytes
-    at: float
-
-
-@dataclass(frozen=True)
-class Detach:
-    side: Player
-    conn: object
-    why: str
-    at: float
-
-
-@dataclass(frozen=True)
-class Answer:
-    side: Player
-    turn: int
-    answer: StatelessMoveResponse | BaseException
-    at: float
-
-
-@dataclass(frozen=True)
-class Abort:
-    reason: str
-
-
-GameEvent: TypeAlias = Attach | Frame | Detach | Answer | Abort
-
-
 class _Alarm:
     """In the inbox: the game's alarm rang (see ``RunningGame._play``)."""
 
 
 _ALARM = _Alarm()
-
-
-@dataclass
-class Slot:
-    """One seat of a running game, as the adapter sees it."""
-
-    info: SeatInfo
-    endpoint: BotEndpoint | None = None
-    token: str | None = None
-    conn: object | None = None  # identity of the current connection
-    outbox: Outbox | None = None
-    socket: BotSocketSeat | None = None
 
 
 class RunningGame:

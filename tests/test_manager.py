@@ -37,7 +37,8 @@ from game.discovery import DEFAULT_POLICY, NoUsableProtocol
 from game.manager import GameManager, TooManyGames, UnknownGame, UnknownToken
 from game.reads import encode_setup
 from game.rules import Position
-from game.running import RunningGame, Slot
+from game.running import RunningGame
+from game.running_events import Slot
 from game.seats import ConnectionClosed
 from game.session import GameSession, SeatInfo, SessionLimits
 from game.session_packets import board_update
