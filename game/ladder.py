@@ -225,7 +225,7 @@ def _seat_of(text: str) -> Player | None:
     ``player_x:`` or ``player_o:``).
 
     >>> _seat_of("player_o: http://b/capabilities.json: connection refused")
-    <Player.O: 'O'>
+    <Player.O: 'o'>
     """
     if text.startswith("player_x:"):
         return Player.X
