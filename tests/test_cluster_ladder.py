@@ -11,17 +11,13 @@ from game.ladder import Ladder, LadderSettings
 from game.ladder_games import LADDER_LEASE, QueuedGames
 from tests.postgres import PostgresCluster
 from tests.redis_server import RedisServer
-from tests.test_cluster import Cluster, Worker, cluster
+from tests.test_cluster import Worker, cluster, workers
 from tests.test_cluster_tournament import LEASES, TIMEOUT, post, runtime
 from tests.test_ladder import registered_of, three_bots
 
 FAST = LadderSettings(concurrency=2, rate=6000, time_control="none", seed=1)
 
 Json = dict[str, Any]
-
-
-async def ladder_worker(c: Cluster, worker_id: str) -> Worker:
-    return await c.worker(worker_id, leases=LEASES, ladder=FAST, host_example_bots=False)
 
 
 def ladder_of(worker: Worker) -> Ladder:
@@ -44,34 +40,33 @@ async def until(check: Any) -> None:
 async def test_one_worker_schedules_the_ladder_and_every_worker_plays_it(
     postgres_cluster: PostgresCluster, redis_server: RedisServer
 ) -> None:
-    async with cluster(postgres_cluster, redis_server) as c, three_bots() as urls:
-        a = await ladder_worker(c, "worker-a")
-        b = await ladder_worker(c, "worker-b")
-        try:
-            for name, url in urls.items():
-                status, answer = await post(
-                    c, f"{a.base}/bots", {"name": name, "url": url, "ladder": True}
-                )
-                assert status == 201, answer
-            await until(lambda: schedules(a) or schedules(b))
-            leader, other = (a, b) if schedules(a) else (b, a)
-            assert not schedules(other)
-            await until(lambda: ladder_of(leader).games_finished >= 12)
-            assert ladder_of(other).games_started == 0  # it waits to lead
-            played = {w.id: runtime(w).work.played for w in (a, b)}  # type: ignore[union-attr]
-            assert all(count > 0 for count in played.values()), played
-            # Rated where they were played, and counted in the registry once each.
-            _, board = await c.get(f"{other.base}/leaderboard?kind=bot")
-            rated = sum(entry["games"] for entry in board["entries"])
-            assert rated >= 2 * 12
-            _, bots = await c.get(f"{other.base}/bots")
-            assert all(bot["games"] > 0 for bot in registered_of(bots).values())
-            # The scheduler stops: the other worker takes over and goes on.
-            await leader.stop()
-            await until(lambda: schedules(other))
-            await until(lambda: ladder_of(other).games_finished >= 6)
-            _, status_now = await c.get(f"{other.base}/ladder")
-            assert status_now["running"] and status_now["games_finished"] >= 6
-        finally:
-            for worker in (a, b):
-                await worker.stop()  # the leader's second stop does nothing
+    options = {"leases": LEASES, "ladder": FAST, "host_example_bots": False}
+    async with (
+        cluster(postgres_cluster, redis_server) as c,
+        three_bots() as urls,
+        workers(c, "worker-a", "worker-b", **options) as (a, b),
+    ):
+        for name, url in urls.items():
+            status, answer = await post(
+                c, f"{a.base}/bots", {"name": name, "url": url, "ladder": True}
+            )
+            assert status == 201, answer
+        await until(lambda: schedules(a) or schedules(b))
+        leader, other = (a, b) if schedules(a) else (b, a)
+        assert not schedules(other)
+        await until(lambda: ladder_of(leader).games_finished >= 12)
+        assert ladder_of(other).games_started == 0  # it waits to lead
+        played = {w.id: runtime(w).work.played for w in (a, b)}  # type: ignore[union-attr]
+        assert all(count > 0 for count in played.values()), played
+        # Rated where they were played, and counted in the registry once each.
+        _, board = await c.get(f"{other.base}/leaderboard?kind=bot")
+        rated = sum(entry["games"] for entry in board["entries"])
+        assert rated >= 2 * 12
+        _, bots = await c.get(f"{other.base}/bots")
+        assert all(bot["games"] > 0 for bot in registered_of(bots).values())
+        # The scheduler stops: the other worker takes over and goes on.
+        await leader.stop()  # (stopped again on the way out: that does nothing)
+        await until(lambda: schedules(other))
+        await until(lambda: ladder_of(other).games_finished >= 6)
+        _, status_now = await c.get(f"{other.base}/ladder")
+        assert status_now["running"] and status_now["games_finished"] >= 6

@@ -31,8 +31,10 @@ from game.rating_book import RatingBook
 from game.store import GameStore
 from tests.postgres import PostgresCluster
 from tests.redis_server import RedisServer
+from tests.test_cluster import Cluster as InProcessCluster
 from tests.test_cluster import _free_port
 from tests.test_cluster import cluster as in_process_cluster
+from tests.test_cluster import workers as in_process_workers
 from tests.test_server import choose, closed, until
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -131,6 +133,11 @@ class Cluster:
         async with self.http.get(url) as response:
             return response.status, await response.json()
 
+    async def run_of(self, base: str, worker_id: str) -> str:
+        """The id of the run of ``worker_id``, as the worker at ``base`` lists it."""
+        _, listed = await self.get(f"{base}/cluster")
+        return str(next(info["run"] for info in listed["workers"] if info["id"] == worker_id))
+
     async def new_game(self, base: str) -> Json:
         """A game of two people, which stays live as long as nobody moves."""
         body = {"player_x": {"type": "human"}, "player_o": {"type": "human"}, "match_config": MATCH}
@@ -180,8 +187,7 @@ async def test_a_killed_workers_live_games_are_recorded_aborted_by_another_worke
         store = await GameStore.open(c.db_url)
         try:
             await RatingBook(store).track(game_id, "alice", "bob")
-            _, listed = await c.get(f"{b.base}/cluster")
-            run_a = next(info["run"] for info in listed["workers"] if info["id"] == "worker-a")
+            run_a = await c.run_of(b.base, "worker-a")
             assert await c.redis.smembers(games_of_key(run_a)) == {
                 played["game_id"].encode(),
                 idle["game_id"].encode(),
@@ -234,8 +240,7 @@ async def test_a_worker_that_stops_cleanly_leaves_nothing_to_sweep(
         a = await c.start("worker-a")
         b = await c.start("worker-b")
         created = await c.new_game(a.base)
-        _, listed = await c.get(f"{b.base}/cluster")
-        run_a = next(info["run"] for info in listed["workers"] if info["id"] == "worker-a")
+        run_a = await c.run_of(b.base, "worker-a")
         await a.stop()  # its games end as a shutdown ends them, recorded by A itself
         record = await c.record(b.base, created["game_id"])
         assert not await c.redis.exists(games_of_key(run_a))
@@ -251,8 +256,7 @@ async def test_a_worker_restarted_with_its_id_after_kill_9_waits_for_its_lease_t
         a = await c.start("worker-a")
         b = await c.start("worker-b")
         created = await c.new_game(a.base)
-        _, listed = await c.get(f"{b.base}/cluster")
-        run_a = next(info["run"] for info in listed["workers"] if info["id"] == "worker-a")
+        run_a = await c.run_of(b.base, "worker-a")
         a.kill()
         again = await c.start("worker-a")  # its previous run's key expires first
         record = await c.record(again.base, created["game_id"])
@@ -311,65 +315,62 @@ async def _analysis(ws: aiohttp.ClientWebSocketResponse, ply: int) -> Json:
             return packet
 
 
+async def _people_game(c: InProcessCluster, base: str) -> Json:
+    """A game of two people on the in-process worker at ``base``: its ``/game/new`` answer."""
+    body = {"player_x": {"type": "human"}, "player_o": {"type": "human"}}
+    async with c.http.post(f"{base}/game/new", json=body) as response:
+        created: Json = await response.json()
+        return created
+
+
 async def test_the_owner_stops_analysing_for_other_workers_once_their_spectators_leave(
     postgres_cluster: PostgresCluster, redis_server: RedisServer
 ) -> None:
     # Workers in this process: the owner's game is looked at directly.
-    async with in_process_cluster(postgres_cluster, redis_server) as c:
-        a = await c.worker("worker-a")
-        b = await c.worker("worker-b")
-        try:
-            body = {"player_x": {"type": "human"}, "player_o": {"type": "human"}}
-            async with c.http.post(f"{a.base}/game/new", json=body) as response:
-                game_id = (await response.json())["game_id"]
-            game = a.server.app.state.arena.manager._games[game_id]
-            assert not game.watched_remotely
-            async with c.http.ws_connect(f"{b.ws_base}/spectate/{game_id}") as spectator:
-                await until(spectator, "setup")
-                assert game.watched_remotely  # from its setup on
-            # B's relay unsubscribes as its last spectator leaves; A sees it at a heartbeat.
-            async with asyncio.timeout(TIMEOUT):
-                while game.watched_remotely:
-                    await asyncio.sleep(0.05)
-        finally:
-            await b.stop()
-            await a.stop()
+    async with (
+        in_process_cluster(postgres_cluster, redis_server) as c,
+        in_process_workers(c, "worker-a", "worker-b") as (a, b),
+    ):
+        game_id = (await _people_game(c, a.base))["game_id"]
+        game = a.server.app.state.arena.manager._games[game_id]
+        assert not game.watched_remotely
+        async with c.http.ws_connect(f"{b.ws_base}/spectate/{game_id}") as spectator:
+            await until(spectator, "setup")
+            assert game.watched_remotely  # from its setup on
+        # B's relay unsubscribes as its last spectator leaves; A sees it at a heartbeat.
+        async with asyncio.timeout(TIMEOUT):
+            while game.watched_remotely:
+                await asyncio.sleep(0.05)
 
 
 async def test_a_worker_taken_for_dead_while_it_runs_ends_the_games_recorded_aborted(
     postgres_cluster: PostgresCluster, redis_server: RedisServer
 ) -> None:
-    async with in_process_cluster(postgres_cluster, redis_server) as c:
-        a = await c.worker("worker-a")
-        b = await c.worker("worker-b")
-        try:
-            body = {"player_x": {"type": "human"}, "player_o": {"type": "human"}}
-            async with c.http.post(f"{a.base}/game/new", json=body) as response:
-                created = await response.json()
-            game_id = created["game_id"]
-            x = await c.http.ws_connect(f"{a.ws_base}/ws?token={created['token_x']}")
-            o = await c.http.ws_connect(f"{a.ws_base}/ws?token={created['token_o']}")
-            await until(o, "move_request")
-            # A's heartbeats stop (a long pause): B takes it for dead and sweeps its game.
-            node = a.server.app.state.arena.manager.cluster
-            renew = node._tasks[0]
-            renew.cancel()
-            async with asyncio.timeout(TIMEOUT):
-                while (await c.get(f"{b.base}/games/{game_id}"))[1]["result"] is None:
-                    await asyncio.sleep(0.05)
-            # A game started on A meanwhile is A's own: kept when A finds out.
-            async with c.http.post(f"{a.base}/game/new", json=body) as response:
-                later = (await response.json())["game_id"]
-            node._tasks[0] = asyncio.get_running_loop().create_task(node._renew())
-            ends = [await until(seat, "end") for seat in (x, o)]
-            await x.close()
-            await o.close()
-            _, record = await c.get(f"{b.base}/games/{game_id}")
-            assert a.server.app.state.arena.manager.runs(later)
-            kept = await node.redis.smembers(games_of_key(node.run))
-        finally:
-            await b.stop()
-            await a.stop()
+    async with (
+        in_process_cluster(postgres_cluster, redis_server) as c,
+        in_process_workers(c, "worker-a", "worker-b") as (a, b),
+    ):
+        created = await _people_game(c, a.base)
+        game_id = created["game_id"]
+        x = await c.http.ws_connect(f"{a.ws_base}/ws?token={created['token_x']}")
+        o = await c.http.ws_connect(f"{a.ws_base}/ws?token={created['token_o']}")
+        await until(o, "move_request")
+        # A's heartbeats stop (a long pause): B takes it for dead and sweeps its game.
+        node = a.server.app.state.arena.manager.cluster
+        renew = node._tasks[0]
+        renew.cancel()
+        async with asyncio.timeout(TIMEOUT):
+            while (await c.get(f"{b.base}/games/{game_id}"))[1]["result"] is None:
+                await asyncio.sleep(0.05)
+        # A game started on A meanwhile is A's own: kept when A finds out.
+        later = (await _people_game(c, a.base))["game_id"]
+        node._tasks[0] = asyncio.get_running_loop().create_task(node._renew())
+        ends = [await until(seat, "end") for seat in (x, o)]
+        await x.close()
+        await o.close()
+        _, record = await c.get(f"{b.base}/games/{game_id}")
+        assert a.server.app.state.arena.manager.runs(later)
+        kept = await node.redis.smembers(games_of_key(node.run))
     assert ends[0] == ends[1] and ends[0]["detail"] == DETAIL
     assert "aborted: " + record["result"]["detail"] == DETAIL  # as the sweeper recorded it
     assert kept == {later.encode()}

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,7 @@ from game.server_state import _Runtime
 from game.store import GameStore, RecordStatus
 from tests.postgres import PostgresCluster
 from tests.redis_server import RedisServer
-from tests.test_cluster import Cluster, Worker, _free_port, cluster
+from tests.test_cluster import Cluster, Worker, _free_port, cluster, workers
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 240.0  # only against hangs
@@ -36,10 +36,6 @@ LEASES = Leases(0.9)
 PROCESS_LEASE = "3"
 
 Json = dict[str, Any]
-
-
-async def start_worker(c: Cluster, worker_id: str, *, slots: int = 64) -> Worker:
-    return await c.worker(worker_id, leases=LEASES, work_slots=slots)
 
 
 def runtime(worker: Worker) -> _Runtime:
@@ -58,14 +54,28 @@ async def post(c: Cluster, url: str, body: Json) -> tuple[int, Json]:
         return response.status, await response.json()
 
 
-async def until_over(c: Cluster, base: str, tournament_id: str) -> Json:
+async def until_view(
+    c: Cluster, base: str, tournament_id: str, ready: Callable[[Json], bool]
+) -> Json:
+    """The tournament as ``base`` shows it, once ``ready`` says it is."""
     async with asyncio.timeout(TIMEOUT):
         while True:
             status, view = await c.get(f"{base}/tournaments/{tournament_id}")
             assert status == 200, view
-            if view["status"] != "running":
+            if ready(view):
                 return dict(view)
-            await asyncio.sleep(0.1)
+            await asyncio.sleep(0.05)
+
+
+async def until_over(c: Cluster, base: str, tournament_id: str) -> Json:
+    return await until_view(c, base, tournament_id, lambda view: view["status"] != "running")
+
+
+async def create(c: Cluster, base: str, body: Json) -> str:
+    """The id of the tournament ``body`` creates through ``base``."""
+    status, created = await post(c, f"{base}/tournaments", body)
+    assert status == 201, created
+    return str(created["tournament_id"])
 
 
 def tournament(bots: str, *, rounds: int, concurrency: int) -> Json:
@@ -100,61 +110,46 @@ async def exactly_once(db_url: str, tournament_id: str, games: int) -> list[str]
 async def test_a_tournament_is_played_by_every_worker_and_counted_once(
     postgres_cluster: PostgresCluster, redis_server: RedisServer
 ) -> None:
-    async with cluster(postgres_cluster, redis_server) as c:
-        workers = [await start_worker(c, f"worker-{n}") for n in "abc"]
-        a = workers[0]
-        try:
-            status, created = await post(
-                c, f"{a.base}/tournaments", tournament(f"{a.base}/bots", rounds=15, concurrency=6)
-            )
-            assert status == 201, created
-            tournament_id = created["tournament_id"]
-            # Any worker shows it, the one coordinating it live.
-            view = await until_over(c, workers[2].base, tournament_id)
-            assert view["status"] == "finished", view["reason"]
-            assert view["games_done"] == view["games_counted"] == 30
-            assert sum(line["games"] for line in view["standings"]) == 60
-            await exactly_once(c.db_url, tournament_id, 30)
-            played = {w.id: runtime(w).work.played for w in workers}  # type: ignore[union-attr]
-            assert sum(played.values()) == 30
-            assert sum(1 for count in played.values() if count > 0) >= 2, played
-            # Done: nothing queued, nobody coordinates it any more.
-            _, listed = await c.get(f"{a.base}/cluster")
-            assert listed["work_queue"] == {} and listed["coordinating"] == []
-            assert listed["playing"] == 0
-        finally:
-            for worker in reversed(workers):
-                await worker.stop()
+    async with (
+        cluster(postgres_cluster, redis_server) as c,
+        workers(c, "worker-a", "worker-b", "worker-c", leases=LEASES) as started,
+    ):
+        a, _, c_worker = started
+        body = tournament(f"{a.base}/bots", rounds=15, concurrency=6)
+        tournament_id = await create(c, a.base, body)
+        # Any worker shows it, the one coordinating it live.
+        view = await until_over(c, c_worker.base, tournament_id)
+        assert view["status"] == "finished", view["reason"]
+        assert view["games_done"] == view["games_counted"] == 30
+        assert sum(line["games"] for line in view["standings"]) == 60
+        await exactly_once(c.db_url, tournament_id, 30)
+        played = {w.id: runtime(w).work.played for w in started}  # type: ignore[union-attr]
+        assert sum(played.values()) == 30
+        assert sum(1 for count in played.values() if count > 0) >= 2, played
+        # Done: nothing queued, nobody coordinates it any more.
+        _, listed = await c.get(f"{a.base}/cluster")
+        assert listed["work_queue"] == {} and listed["coordinating"] == []
+        assert listed["playing"] == 0
 
 
 async def test_a_coordinator_that_shuts_down_hands_its_tournament_over(
     postgres_cluster: PostgresCluster, redis_server: RedisServer
 ) -> None:
-    async with cluster(postgres_cluster, redis_server) as c:
-        a = await start_worker(c, "worker-a", slots=0)  # coordinates, plays nothing
-        b = await start_worker(c, "worker-b")
-        c_worker = await start_worker(c, "worker-c")
-        try:
-            body = tournament(f"{b.base}/bots", rounds=20, concurrency=4)
-            status, created = await post(c, f"{a.base}/tournaments", body)
-            assert status == 201, created
-            tournament_id = created["tournament_id"]
-            async with asyncio.timeout(TIMEOUT):
-                while True:
-                    _, view = await c.get(f"{b.base}/tournaments/{tournament_id}")
-                    if view["games_done"] >= 5:
-                        break
-                    await asyncio.sleep(0.05)
-            await a.stop()  # its run is handed over, not interrupted
-            view = await until_over(c, b.base, tournament_id)
-            assert view["status"] == "finished", view["reason"]
-            assert view["games_done"] == 40
-            await exactly_once(c.db_url, tournament_id, 40)
-            coordinators = [w.id for w in (b, c_worker) if tournament_id in adopted(w)]
-            assert coordinators, "nobody adopted the tournament"
-        finally:
-            await c_worker.stop()
-            await b.stop()
+    async with (
+        cluster(postgres_cluster, redis_server) as c,
+        workers(c, "worker-a", leases=LEASES, work_slots=0) as (a,),  # coordinates, plays nothing
+        workers(c, "worker-b", "worker-c", leases=LEASES) as (b, c_worker),
+    ):
+        body = tournament(f"{b.base}/bots", rounds=20, concurrency=4)
+        tournament_id = await create(c, a.base, body)
+        await until_view(c, b.base, tournament_id, lambda view: view["games_done"] >= 5)
+        await a.stop()  # its run is handed over, not interrupted
+        view = await until_over(c, b.base, tournament_id)
+        assert view["status"] == "finished", view["reason"]
+        assert view["games_done"] == 40
+        await exactly_once(c.db_url, tournament_id, 40)
+        coordinators = [w.id for w in (b, c_worker) if tournament_id in adopted(w)]
+        assert coordinators, "nobody adopted the tournament"
 
 
 # ------------------------------------------------------------- worker processes
@@ -208,15 +203,8 @@ async def test_a_500_game_tournament_survives_a_worker_killed_in_the_middle(
                     procs.append(stack.enter_context(process(args, port, log)))
                 bases = [f"http://127.0.0.1:{port}" for port in ports]
                 body = tournament(f"http://127.0.0.1:{bot_port}", rounds=250, concurrency=12)
-                status, created = await post(c, f"{bases[0]}/tournaments", body)
-                assert status == 201, created
-                tournament_id = created["tournament_id"]
-                async with asyncio.timeout(TIMEOUT):
-                    while True:
-                        _, view = await c.get(f"{bases[1]}/tournaments/{tournament_id}")
-                        if view["games_done"] >= 150:
-                            break
-                        await asyncio.sleep(0.1)
+                tournament_id = await create(c, bases[0], body)
+                await until_view(c, bases[1], tournament_id, lambda view: view["games_done"] >= 150)
                 # The coordinator, in the middle of its games: no goodbye, no cleanup.
                 os.kill(procs[0].pid, signal.SIGKILL)
                 procs[0].wait()
@@ -242,36 +230,29 @@ async def test_a_500_game_tournament_survives_a_worker_killed_in_the_middle(
 async def test_a_tournament_is_stopped_and_resumed_through_any_worker(
     postgres_cluster: PostgresCluster, redis_server: RedisServer
 ) -> None:
-    async with cluster(postgres_cluster, redis_server) as c:
-        a = await start_worker(c, "worker-a")
-        b = await start_worker(c, "worker-b")
-        try:
-            body = tournament(f"{a.base}/bots", rounds=20, concurrency=3)
-            status, created = await post(c, f"{a.base}/tournaments", body)
-            assert status == 201, created
-            tournament_id = created["tournament_id"]
-            async with asyncio.timeout(TIMEOUT):
-                while (await c.get(f"{a.base}/tournaments/{tournament_id}"))[1]["games_done"] < 3:
-                    await asyncio.sleep(0.05)
-            # Stopped through b, which does not coordinate it: a stops its run.
-            status, _ = await post(c, f"{b.base}/tournaments/{tournament_id}/stop", {})
-            assert status == 200
-            async with asyncio.timeout(TIMEOUT):
-                while True:
-                    _, view = await c.get(f"{a.base}/tournaments/{tournament_id}")
-                    if view["status"] == "stopped" and view["games_running"] == 0:
-                        break
-                    await asyncio.sleep(0.05)
-            assert view["reason"] == "stopped on request"
-            await asyncio.sleep(LEASES.heartbeat * 2)  # nothing is played meanwhile
-            _, still = await c.get(f"{b.base}/tournaments/{tournament_id}")
-            assert still["status"] == "stopped" and still["games_done"] == view["games_done"]
-            # Resumed through b: b coordinates it now, and it finishes.
-            status, resumed = await post(c, f"{b.base}/tournaments/{tournament_id}/resume", {})
-            assert status == 200, resumed
-            finished = await until_over(c, a.base, tournament_id)
-            assert finished["status"] == "finished", finished["reason"]
-            await exactly_once(c.db_url, tournament_id, 40)
-        finally:
-            await b.stop()
-            await a.stop()
+    async with (
+        cluster(postgres_cluster, redis_server) as c,
+        workers(c, "worker-a", "worker-b", leases=LEASES) as (a, b),
+    ):
+        body = tournament(f"{a.base}/bots", rounds=20, concurrency=3)
+        tournament_id = await create(c, a.base, body)
+        await until_view(c, a.base, tournament_id, lambda view: view["games_done"] >= 3)
+        # Stopped through b, which does not coordinate it: a stops its run.
+        status, _ = await post(c, f"{b.base}/tournaments/{tournament_id}/stop", {})
+        assert status == 200
+        view = await until_view(
+            c,
+            a.base,
+            tournament_id,
+            lambda view: view["status"] == "stopped" and view["games_running"] == 0,
+        )
+        assert view["reason"] == "stopped on request"
+        await asyncio.sleep(LEASES.heartbeat * 2)  # nothing is played meanwhile
+        _, still = await c.get(f"{b.base}/tournaments/{tournament_id}")
+        assert still["status"] == "stopped" and still["games_done"] == view["games_done"]
+        # Resumed through b: b coordinates it now, and it finishes.
+        status, resumed = await post(c, f"{b.base}/tournaments/{tournament_id}/resume", {})
+        assert status == 200, resumed
+        finished = await until_over(c, a.base, tournament_id)
+        assert finished["status"] == "finished", finished["reason"]
+        await exactly_once(c.db_url, tournament_id, 40)
