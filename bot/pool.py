@@ -110,6 +110,15 @@ def _call_in_thread(slot: _BotSlot, call: Call, deadline: Deadline) -> Any:
     return _perform(slot.instance, call, deadline)
 
 
+def _call_here(slot: _BotSlot, call: Call, deadline: Deadline) -> tuple[BaseException | None, Any]:
+    """Carry out ``call`` on this thread (a bot that answers on the loop): its error
+    (None if it returned) and result."""
+    try:
+        return None, _call_in_thread(slot, call, deadline)
+    except Exception as error:
+        return error, None
+
+
 # The bots of the sessions pinned to this worker process, oldest first. Sessions forget
 # theirs when they end; the bound only guards against a leak if that message is lost.
 _worker_bots: OrderedDict[str, BaseBot] = OrderedDict()
@@ -244,12 +253,7 @@ class BotPool:
         ``finished`` runs before this returns.
         """
         if self._thread_pool is not None and slot.bot_class.answers_on_loop:
-            try:
-                result = _call_in_thread(slot, call, deadline)
-            except Exception as error:
-                finished(error, None)
-            else:
-                finished(None, result)
+            finished(*_call_here(slot, call, deadline))
             return
         loop = asyncio.get_running_loop()
         if self._thread_pool is not None:
@@ -369,6 +373,18 @@ class SessionCalls:
         """Whether calls run on the event loop (``BaseBot.answers_on_loop``, threads):
         then a submitted call has its outcome when ``submit`` returns, if the bot was idle."""
         return self._pool._thread_pool is not None and self._slot.bot_class.answers_on_loop
+
+    def call_now(self, call: Call, deadline: Deadline) -> tuple[BaseException | None, Any] | None:
+        """For a bot that answers on the loop (``on_loop``), idle: make ``call`` here and
+        now and give its error (None if it returned) and result, without a future or a
+        queue. None when that cannot be: calls are queued or running (``submit`` then)."""
+        if self._busy or self._waiting or self._closed or not self.on_loop:
+            return None
+        self._busy = True
+        try:
+            return _call_here(self._slot, call, deadline)
+        finally:
+            self._busy = False
 
     def submit(
         self, call: Call, deadline: Deadline | None = None, then: Then | None = None
