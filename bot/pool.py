@@ -15,16 +15,18 @@ import itertools
 import logging
 import math
 import multiprocessing
+import os
 import uuid
 from collections import OrderedDict, deque
 from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from bot.bot import BaseBot, Deadline, MoveDecision
 from bot.jobs import Configure, Reset, ThinkJob
+from bot.threads import Finished, PoolShutDownError, WorkerThreads
 from game.rules import Position
 from models import CLOSE_GOING_AWAY, Match, Player, PositionEvaluation
 
@@ -143,17 +145,10 @@ def _forget_in_worker(key: str) -> None:
     _worker_bots.pop(key, None)
 
 
-#: Called on the event loop with a finished call's error (None if it returned) and result.
-_Finished: TypeAlias = Callable[[BaseException | None, Any], None]
-
-
-def _hand_back(loop: asyncio.AbstractEventLoop, finished: _Finished, done: Future[Any]) -> None:
-    """In the worker (or wherever ``done`` finished): hand its outcome to the loop."""
+def _hand_back(loop: asyncio.AbstractEventLoop, finished: Finished, done: Future[Any]) -> None:
+    """In the worker process's result thread: hand ``done``'s outcome to the loop."""
     if done.cancelled():  # dropped from the executor's queue at shutdown
-        outcome: tuple[BaseException | None, Any] = (
-            RuntimeError("the bot pool was shut down"),
-            None,
-        )
+        outcome: tuple[BaseException | None, Any] = (PoolShutDownError(), None)
     elif (error := done.exception()) is not None:
         outcome = (error, None)
     else:
@@ -190,7 +185,7 @@ class BotPool:
         self.processes = processes
         self.closing = False
         self._connections: set[Connection] = set()
-        self._thread_pool: ThreadPoolExecutor | None = None
+        self._thread_pool: WorkerThreads | None = None
         self._shards: list[ProcessPoolExecutor] = []
         # Spawned, not forked: forking a process that runs an event loop and threads can
         # copy a held lock into the child and hang it.
@@ -199,7 +194,9 @@ class BotPool:
             count = workers or multiprocessing.cpu_count()
             self._shards = [self._new_shard() for _ in range(count)]
         else:
-            self._thread_pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bot")
+            # As many as ThreadPoolExecutor would start, by default.
+            count = workers or min(32, (os.cpu_count() or 1) + 4)
+            self._thread_pool = WorkerThreads(count, name="bot")
         self._next_shard = itertools.count()
 
     def __repr__(self) -> str:
@@ -243,12 +240,14 @@ class BotPool:
         self._launch(slot, call, deadline, finished)
         return future
 
-    def _launch(self, slot: _BotSlot, call: Call, deadline: Deadline, finished: _Finished) -> None:
+    def _launch(self, slot: _BotSlot, call: Call, deadline: Deadline, finished: Finished) -> None:
         """Start ``call``; ``finished(error, result)`` runs on the event loop once it is
-        over (``error`` is a ``RuntimeError`` if the pool dropped it at shutdown).
+        over (``error`` is a ``PoolShutDownError``, a ``RuntimeError``, if the pool dropped
+        it at shutdown).
 
         One loop callback per call, straight from the worker: not ``run_in_executor``,
-        whose future would take one more loop iteration to reach its waiter. A bot that
+        whose future would take one more loop iteration to reach its waiter (threads:
+        ``bot.threads``, with no future at all). A bot that
         declares ``answers_on_loop`` is called here and now when the pool has threads, and
         ``finished`` runs before this returns.
         """
@@ -257,12 +256,12 @@ class BotPool:
             return
         loop = asyncio.get_running_loop()
         if self._thread_pool is not None:
-            done = self._thread_pool.submit(_call_in_thread, slot, call, deadline)
-        else:
-            remaining = deadline.remaining()
-            seconds = None if math.isinf(remaining) else remaining
-            args = (slot.key, slot.bot_class, call, seconds, slot.keep)
-            done = self._submit(slot.shard, _call_in_worker, *args)
+            self._thread_pool.submit(_call_in_thread, (slot, call, deadline), loop, finished)
+            return
+        remaining = deadline.remaining()
+        seconds = None if math.isinf(remaining) else remaining
+        args = (slot.key, slot.bot_class, call, seconds, slot.keep)
+        done = self._submit(slot.shard, _call_in_worker, *args)
         done.add_done_callback(functools.partial(_hand_back, loop, finished))
 
     def _submit(self, shard: int, fn: Callable[..., Any], *args: Any) -> Any:
@@ -312,12 +311,13 @@ class BotPool:
     def shutdown(self) -> None:
         """Stop the workers. Queued calls are dropped; deadlines of running ones were
         cancelled when their sessions closed, so polling bots return promptly. A thread
-        cannot be killed: a bot that never returns keeps the interpreter from exiting."""
+        cannot be killed: a bot that never returns keeps its thread, but not the
+        interpreter (the worker threads are daemons)."""
         self.closing = True
         for connection in self._connections:
             connection.cancel_deadlines()
         if self._thread_pool is not None:
-            self._thread_pool.shutdown(wait=False, cancel_futures=True)
+            self._thread_pool.shutdown()
         for shard in self._shards:
             shard.shutdown(wait=False, cancel_futures=True)
             # A worker stuck in a bot would block the interpreter's exit; they hold
