@@ -22,7 +22,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeAlias
 
 from bot.bot import BaseBot, Deadline, MoveDecision
 from bot.jobs import Configure, Reset, ThinkJob
@@ -60,8 +60,10 @@ CLOSE_TIMEOUT = 5.0
 # thread or in a worker process.
 
 
-@dataclass(frozen=True)
-class ThinkCall:
+class ThinkCall(NamedTuple):
+    """A move or evaluation for the bot. (A tuple: one is made a move, and pickled for
+    a worker process.)"""
+
     kind: Literal["move", "eval"]
     position: Position
     side: Player
