@@ -48,10 +48,11 @@ class Connection:
     """Carries out a ``BotSession``'s actions on one WebSocket.
 
     Tasks: the reader (frames in) and one task per think job with a time to answer by
-    (waits for the bot, answers in time); a job without one has no task while the bot
-    thinks, only one to send its answer once it is in (a loop iteration less per move),
-    and a bot that answers on the loop not even that. ``run`` owns them and cancels them
-    when the socket closes.
+    (waits for the bot, answers in time). A job without one has no task: its answer is
+    sent from the loop callback that brings it (``start_eagerly``; a task finishes a
+    send that must wait), and a bot that answers on the loop is called by the reader
+    itself (``SessionCalls.call_now``). ``run`` owns the tasks and cancels them when the
+    socket closes.
     """
 
     _ids = itertools.count(1)

@@ -1,5 +1,6 @@
-"""Where a bot server's bots think: ``BotPool`` (threads or worker processes) and the
-per-session queue that runs one session's calls into its bot one at a time, in order.
+"""Where a bot server's bots think: ``BotPool`` (threads, ``bot.threads``, or worker
+processes) and the per-session queue that runs one session's calls into its bot one at
+a time, in order.
 
 What the adapter asks of a bot travels as picklable values (``ThinkCall``, and the
 session's ``Configure`` and ``Reset``), so the same calls run in a thread or in a worker
