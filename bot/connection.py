@@ -11,7 +11,7 @@ import functools
 import itertools
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Generator, Sequence
 from typing import Any
 
 from starlette.requests import Request
@@ -32,7 +32,7 @@ from models import (
     clip_close_reason,
 )
 
-__all__ = ["MAX_FRAME_BYTES", "Connection", "not_a_socket", "socket_endpoint"]
+__all__ = ["MAX_FRAME_BYTES", "Connection", "not_a_socket", "socket_endpoint", "start_eagerly"]
 
 # One logger for the whole bot server.
 log = logging.getLogger("bot.serve")
@@ -48,10 +48,11 @@ class Connection:
     """Carries out a ``BotSession``'s actions on one WebSocket.
 
     Tasks: the reader (frames in) and one task per think job with a time to answer by
-    (waits for the bot, answers in time); a job without one has no task while the bot
-    thinks, only one to send its answer once it is in (a loop iteration less per move),
-    and a bot that answers on the loop not even that. ``run`` owns them and cancels them
-    when the socket closes.
+    (waits for the bot, answers in time). A job without one has no task: its answer is
+    sent from the loop callback that brings it (``start_eagerly``; a task finishes a
+    send that must wait), and a bot that answers on the loop is called by the reader
+    itself (``SessionCalls.call_now``). ``run`` owns the tasks and cancels them when the
+    socket closes.
     """
 
     _ids = itertools.count(1)
@@ -142,11 +143,16 @@ class Connection:
         start the task that answers it; None if too many calls are queued. A bot that
         answers on the loop (``BaseBot.answers_on_loop``) may have answered already: then
         no task, and the result is the session's actions for that answer."""
-        elapsed = time.monotonic() - received
-        limit = None if job.time_limit is None else max(0.0, job.time_limit - elapsed)
-        deadline = Deadline(limit)
+        if job.time_limit is None:
+            deadline = Deadline(None)
+        else:
+            deadline = Deadline(max(0.0, job.time_limit - (time.monotonic() - received)))
         call = ThinkCall(job.kind, job.position, job.side, job.match)
-        if job.answer_within is None and not self._calls.on_loop:
+        if self._calls.on_loop:
+            outcome = self._calls.call_now(call, deadline)
+            if outcome is not None:  # answered already: no future, no task
+                return self._outcome(job, *outcome)
+        elif job.answer_within is None:
             # Nothing to time: no task until the answer is in (``_answered``).
             self._deadlines[job.job_id] = deadline
             try:
@@ -179,9 +185,12 @@ class Connection:
             return
         actions = self._job_answered(job, future)
         if actions:
-            task = asyncio.create_task(self._apply(actions), name=f"{self._name} answer")
-            self._jobs.add(task)
-            task.add_done_callback(self._jobs.discard)
+            # Sent from this loop callback, not from a task's first step an iteration
+            # later; a send that must wait is finished by a task.
+            task = start_eagerly(self._apply(actions), name=f"{self._name} answer")
+            if task is not None:
+                self._jobs.add(task)
+                task.add_done_callback(self._jobs.discard)
 
     def _job_over(self, job_id: int, future: asyncio.Future[Any], task: asyncio.Task[None]) -> None:
         self._jobs.discard(task)
@@ -210,10 +219,14 @@ class Connection:
     def _job_answered(self, job: ThinkJob, future: asyncio.Future[Any]) -> list[Action]:
         """The session's actions for the finished ``future`` of ``job``."""
         error = future.exception()
+        return self._outcome(job, error, None if error is not None else future.result())
+
+    def _outcome(self, job: ThinkJob, error: BaseException | None, result: Any) -> list[Action]:
+        """The session's actions for the bot's call for ``job``, which raised ``error``
+        or returned ``result``."""
         if error is not None:
             log.error("%s: the bot failed on job %d", self._name, job.job_id, exc_info=error)
             return self._feed(self._session.job_failed, job.job_id, error, time.monotonic())
-        result = future.result()
         if result is SKIPPED:  # cancelled before the bot started
             return []
         return self._feed(self._session.job_done, job.job_id, result, time.monotonic())
@@ -282,6 +295,59 @@ class Connection:
         sees ``_closed`` and returns)."""
         if self._reader is not None and self._reader is not asyncio.current_task():
             self._reader.cancel()
+
+
+# ------------------------------------------------------------------ eager start
+
+
+def start_eagerly(coro: Coroutine[Any, None, None], *, name: str) -> asyncio.Task[None] | None:
+    """Run ``coro`` here and now, up to the point where it first waits: None if it
+    finished, else the task (named ``name``) that runs the rest. What Python 3.12's eager
+    task factory does for every task, for one coroutine on 3.11: a send that finds the
+    socket ready (nearly always) goes out without a task and a loop iteration.
+
+    ``coro`` must not raise before it waits: an error there is logged, as a task's
+    would be.
+    """
+    try:
+        waiting_on = coro.send(None)
+    except StopIteration:
+        return None
+    except Exception:
+        log.exception("%s failed", name)
+        return None
+    return asyncio.create_task(_resume(coro, waiting_on), name=name)
+
+
+class _Wait:
+    """Awaiting it yields ``what`` (what a coroutine yielded: the future it waits on, or
+    None for a bare yield) to the task, which wakes when that future is done."""
+
+    __slots__ = ("_what",)
+
+    def __init__(self, what: Any) -> None:
+        self._what = what
+
+    def __await__(self) -> Generator[Any, None, None]:
+        yield self._what
+
+
+async def _resume(coro: Coroutine[Any, None, None], waiting_on: Any) -> None:
+    """Drive ``coro``, which waits on ``waiting_on``, to its end; a cancellation of this
+    task is passed into it, as if it were the task's own coroutine."""
+    while True:
+        try:
+            await _Wait(waiting_on)
+        except BaseException as error:  # cancelled (or thrown in): it is coro's to handle
+            try:
+                waiting_on = coro.throw(error)
+            except StopIteration:
+                return
+            continue
+        try:
+            waiting_on = coro.send(None)
+        except StopIteration:
+            return
 
 
 async def socket_endpoint(

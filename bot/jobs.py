@@ -6,7 +6,7 @@ the timing rules of an answer. Pure values: no I/O.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import KW_ONLY, InitVar, dataclass, field
+from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
 from pydantic import BaseModel
@@ -71,9 +71,8 @@ def heartbeat_grace(observed_interval: float | None, match: Match) -> float:
 # ----------------------------------------------------------------------- actions
 
 
-@dataclass(frozen=True)
 class ThinkJob:
-    """A request for the bot: a move or an evaluation.
+    """A request for the bot: a move or an evaluation. A value: nobody changes it.
 
     ``position`` is the bot's own copy (``side`` to move, 2 stones left). ``time_limit``
     is the request's limit in seconds, only when the bot declared it honours limits;
@@ -84,25 +83,53 @@ class ThinkJob:
     position as asked, against which its answer is checked. ``asked_as``, when given, is
     that position (a different object, equal to ``position``, which nobody changes: the
     session's own); by default it is a copy of ``position`` taken here.
+
+    A plain class with slots, not a frozen dataclass: one is made per move, and a frozen
+    dataclass's keyword ``__init__`` costs ten times as much.
     """
 
-    job_id: int
-    kind: Literal["move", "eval"]
-    position: Position
-    side: Player
-    match: Match
-    time_limit: float | None
-    answer_within: float | None
-    _: KW_ONLY
-    asked_as: InitVar[Position | None] = None
-    _original: Position = field(init=False, repr=False, compare=False)
+    __slots__ = (
+        "_original",
+        "answer_within",
+        "job_id",
+        "kind",
+        "match",
+        "position",
+        "side",
+        "time_limit",
+    )
 
-    def __post_init__(self, asked_as: Position | None) -> None:
+    def __init__(
+        self,
+        job_id: int,
+        kind: Literal["move", "eval"],
+        position: Position,
+        side: Player,
+        match: Match,
+        time_limit: float | None,
+        answer_within: float | None,
+        *,
+        asked_as: Position | None = None,
+    ) -> None:
+        self.job_id = job_id
+        self.kind = kind
+        self.position = position
+        self.side = side
+        self.match = match
+        self.time_limit = time_limit
+        self.answer_within = answer_within
         # Taken before the bot sees ``position``: checking its answer must not depend
         # on what the bot did to its copy, nor race with a bot still thinking.
-        if asked_as is None or asked_as is self.position:
-            asked_as = self.position.copy()
-        object.__setattr__(self, "_original", asked_as)
+        if asked_as is None or asked_as is position:
+            asked_as = position.copy()
+        self._original = asked_as
+
+    def __repr__(self) -> str:
+        return (
+            f"ThinkJob(job_id={self.job_id!r}, kind={self.kind!r}, position={self.position!r}, "
+            f"side={self.side!r}, time_limit={self.time_limit!r}, "
+            f"answer_within={self.answer_within!r})"
+        )
 
     def original_position(self) -> Position:
         """A fresh copy of the position as it was when the job was made."""

@@ -1,5 +1,6 @@
-"""Where a bot server's bots think: ``BotPool`` (threads or worker processes) and the
-per-session queue that runs one session's calls into its bot one at a time, in order.
+"""Where a bot server's bots think: ``BotPool`` (threads, ``bot.threads``, or worker
+processes) and the per-session queue that runs one session's calls into its bot one at
+a time, in order.
 
 What the adapter asks of a bot travels as picklable values (``ThinkCall``, and the
 session's ``Configure`` and ``Reset``), so the same calls run in a thread or in a worker
@@ -15,16 +16,18 @@ import itertools
 import logging
 import math
 import multiprocessing
+import os
 import uuid
 from collections import OrderedDict, deque
 from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeAlias
 
 from bot.bot import BaseBot, Deadline, MoveDecision
 from bot.jobs import Configure, Reset, ThinkJob
+from bot.threads import Finished, PoolShutDownError, WorkerThreads
 from game.rules import Position
 from models import CLOSE_GOING_AWAY, Match, Player, PositionEvaluation
 
@@ -58,8 +61,10 @@ CLOSE_TIMEOUT = 5.0
 # thread or in a worker process.
 
 
-@dataclass(frozen=True)
-class ThinkCall:
+class ThinkCall(NamedTuple):
+    """A move or evaluation for the bot. (A tuple: one is made a move, and pickled for
+    a worker process.)"""
+
     kind: Literal["move", "eval"]
     position: Position
     side: Player
@@ -110,6 +115,15 @@ def _call_in_thread(slot: _BotSlot, call: Call, deadline: Deadline) -> Any:
     return _perform(slot.instance, call, deadline)
 
 
+def _call_here(slot: _BotSlot, call: Call, deadline: Deadline) -> tuple[BaseException | None, Any]:
+    """Carry out ``call`` on this thread (a bot that answers on the loop): its error
+    (None if it returned) and result."""
+    try:
+        return None, _call_in_thread(slot, call, deadline)
+    except Exception as error:
+        return error, None
+
+
 # The bots of the sessions pinned to this worker process, oldest first. Sessions forget
 # theirs when they end; the bound only guards against a leak if that message is lost.
 _worker_bots: OrderedDict[str, BaseBot] = OrderedDict()
@@ -134,17 +148,10 @@ def _forget_in_worker(key: str) -> None:
     _worker_bots.pop(key, None)
 
 
-#: Called on the event loop with a finished call's error (None if it returned) and result.
-_Finished: TypeAlias = Callable[[BaseException | None, Any], None]
-
-
-def _hand_back(loop: asyncio.AbstractEventLoop, finished: _Finished, done: Future[Any]) -> None:
-    """In the worker (or wherever ``done`` finished): hand its outcome to the loop."""
+def _hand_back(loop: asyncio.AbstractEventLoop, finished: Finished, done: Future[Any]) -> None:
+    """In the worker process's result thread: hand ``done``'s outcome to the loop."""
     if done.cancelled():  # dropped from the executor's queue at shutdown
-        outcome: tuple[BaseException | None, Any] = (
-            RuntimeError("the bot pool was shut down"),
-            None,
-        )
+        outcome: tuple[BaseException | None, Any] = (PoolShutDownError(), None)
     elif (error := done.exception()) is not None:
         outcome = (error, None)
     else:
@@ -181,7 +188,7 @@ class BotPool:
         self.processes = processes
         self.closing = False
         self._connections: set[Connection] = set()
-        self._thread_pool: ThreadPoolExecutor | None = None
+        self._thread_pool: WorkerThreads | None = None
         self._shards: list[ProcessPoolExecutor] = []
         # Spawned, not forked: forking a process that runs an event loop and threads can
         # copy a held lock into the child and hang it.
@@ -190,7 +197,9 @@ class BotPool:
             count = workers or multiprocessing.cpu_count()
             self._shards = [self._new_shard() for _ in range(count)]
         else:
-            self._thread_pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bot")
+            # As many as ThreadPoolExecutor would start, by default.
+            count = workers or min(32, (os.cpu_count() or 1) + 4)
+            self._thread_pool = WorkerThreads(count, name="bot")
         self._next_shard = itertools.count()
 
     def __repr__(self) -> str:
@@ -234,31 +243,28 @@ class BotPool:
         self._launch(slot, call, deadline, finished)
         return future
 
-    def _launch(self, slot: _BotSlot, call: Call, deadline: Deadline, finished: _Finished) -> None:
+    def _launch(self, slot: _BotSlot, call: Call, deadline: Deadline, finished: Finished) -> None:
         """Start ``call``; ``finished(error, result)`` runs on the event loop once it is
-        over (``error`` is a ``RuntimeError`` if the pool dropped it at shutdown).
+        over (``error`` is a ``PoolShutDownError``, a ``RuntimeError``, if the pool dropped
+        it at shutdown).
 
         One loop callback per call, straight from the worker: not ``run_in_executor``,
-        whose future would take one more loop iteration to reach its waiter. A bot that
+        whose future would take one more loop iteration to reach its waiter (threads:
+        ``bot.threads``, with no future at all). A bot that
         declares ``answers_on_loop`` is called here and now when the pool has threads, and
         ``finished`` runs before this returns.
         """
         if self._thread_pool is not None and slot.bot_class.answers_on_loop:
-            try:
-                result = _call_in_thread(slot, call, deadline)
-            except Exception as error:
-                finished(error, None)
-            else:
-                finished(None, result)
+            finished(*_call_here(slot, call, deadline))
             return
         loop = asyncio.get_running_loop()
         if self._thread_pool is not None:
-            done = self._thread_pool.submit(_call_in_thread, slot, call, deadline)
-        else:
-            remaining = deadline.remaining()
-            seconds = None if math.isinf(remaining) else remaining
-            args = (slot.key, slot.bot_class, call, seconds, slot.keep)
-            done = self._submit(slot.shard, _call_in_worker, *args)
+            self._thread_pool.submit(_call_in_thread, (slot, call, deadline), loop, finished)
+            return
+        remaining = deadline.remaining()
+        seconds = None if math.isinf(remaining) else remaining
+        args = (slot.key, slot.bot_class, call, seconds, slot.keep)
+        done = self._submit(slot.shard, _call_in_worker, *args)
         done.add_done_callback(functools.partial(_hand_back, loop, finished))
 
     def _submit(self, shard: int, fn: Callable[..., Any], *args: Any) -> Any:
@@ -308,12 +314,13 @@ class BotPool:
     def shutdown(self) -> None:
         """Stop the workers. Queued calls are dropped; deadlines of running ones were
         cancelled when their sessions closed, so polling bots return promptly. A thread
-        cannot be killed: a bot that never returns keeps the interpreter from exiting."""
+        cannot be killed: a bot that never returns keeps its thread, but not the
+        interpreter (the worker threads are daemons)."""
         self.closing = True
         for connection in self._connections:
             connection.cancel_deadlines()
         if self._thread_pool is not None:
-            self._thread_pool.shutdown(wait=False, cancel_futures=True)
+            self._thread_pool.shutdown()
         for shard in self._shards:
             shard.shutdown(wait=False, cancel_futures=True)
             # A worker stuck in a bot would block the interpreter's exit; they hold
@@ -369,6 +376,18 @@ class SessionCalls:
         """Whether calls run on the event loop (``BaseBot.answers_on_loop``, threads):
         then a submitted call has its outcome when ``submit`` returns, if the bot was idle."""
         return self._pool._thread_pool is not None and self._slot.bot_class.answers_on_loop
+
+    def call_now(self, call: Call, deadline: Deadline) -> tuple[BaseException | None, Any] | None:
+        """For a bot that answers on the loop (``on_loop``), idle: make ``call`` here and
+        now and give its error (None if it returned) and result, without a future or a
+        queue. None when that cannot be: calls are queued or running (``submit`` then)."""
+        if self._busy or self._waiting or self._closed or not self.on_loop:
+            return None
+        self._busy = True
+        try:
+            return _call_here(self._slot, call, deadline)
+        finally:
+            self._busy = False
 
     def submit(
         self, call: Call, deadline: Deadline | None = None, then: Then | None = None

@@ -6,8 +6,8 @@ descriptions for close reasons. Shared with the desktop client's seat.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from itertools import pairwise
+from typing import NamedTuple
 
 from bot.session_errors import ImpossibleBoardError, MoveOrderError, MoveSkipError
 from game.hexgrid import Hex
@@ -33,8 +33,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class SentAnswer:
+class SentAnswer(NamedTuple):
     """The bot's last move, sent but not yet confirmed by a request's ``previous``."""
 
     side: Player
@@ -161,12 +160,18 @@ def derive_position(
 
     O(new stones) Python work, plus two flat copies of the confirmed position's
     containers and, with ``board``, one comparison of its cells with the confirmed ones
-    (C loops that mostly compare identical, interned cells).
+    (C loops that mostly compare identical, interned cells). No copy when nothing is new
+    (the same position asked again, as a game server may ask a bot that declares
+    ``move_skips``): ``old`` is the answer then, which nobody changes.
     """
     if packet.board is not None and not _extends(packet.board, packet, cells):
         return None
     if old.view_distance != match.view_distance or old.win_distance != match.win_distance:
         return None
+    if not packet.previous:
+        # ``old`` was built from all its stones, or derived and rebased: as it is.
+        fits = old.to_move == packet.side.value and old.stones_left == 2
+        return old if fits and old.outcome is None else None
     position = old.copy()
     try:
         for move in packet.previous:
@@ -210,13 +215,13 @@ def _extends(board: Board, packet: MoveRequestPacket, confirmed: list[Cell] | No
 STANDARD_STONES: dict[Hex, Side] = {(0, 0): "x"}
 
 
-@dataclass(frozen=True, eq=False)
-class ConfirmedBoard:
+class ConfirmedBoard(NamedTuple):
     """A confirmed board: the session's own ``Position`` of it, with the side of the
     request that confirmed it to move (the bot's copies are made from it; nobody
     changes it, so keeping the old value is a snapshot), and the cells of the packet
     that carried it, in the packet's order, to tell cheaply whether the next ``board``
-    extends it. ``position`` is None for the standard start before any setup."""
+    extends it. ``position`` is None for the standard start before any setup. (A tuple:
+    one is made a move.)"""
 
     position: Position | None
     cells: list[Cell] | None = None
