@@ -259,6 +259,18 @@ class ClusterNode:
         found = [WorkerInfo.from_json(value) for value in values if value is not None]
         return sorted(found, key=lambda info: (info.started, info.id))
 
+    async def games_of(self, workers: list[WorkerInfo]) -> dict[str, list[str]]:
+        """The live games of each of ``workers`` (by worker id), from their runs' sets
+        (``games-of:<run>``): one pipelined ``SMEMBERS`` each."""
+        pipe = self.redis.pipeline(transaction=False)
+        for info in workers:
+            pipe.smembers(games_of_key(info.run))
+        found = await pipe.execute() if workers else []
+        return {
+            info.id: sorted(m.decode() if isinstance(m, bytes) else m for m in members)
+            for info, members in zip(workers, found, strict=True)
+        }
+
     async def others(self) -> int:
         """Workers other than this one whose lease holds."""
         return sum(info.id != self.worker_id for info in await self.workers())

@@ -1,4 +1,5 @@
-"""The cluster's routes: ``GET /cluster`` (the workers whose lease holds) and
+"""The cluster's routes: ``GET /cluster`` (the workers whose lease holds; with
+``?games=true`` each one's live games) and
 ``GET /cluster/games/{id}/setup`` (what a worker relaying a game it does not run asks
 its owner for when a spectator joins; ``game.cluster_redis``). Without ``--redis``
 both answer 404: the server runs alone."""
@@ -35,11 +36,16 @@ async def cluster(request: Request) -> Response:
     workers = await node.workers()
     remote = runtime.tournaments.remote
     leadership = runtime.queue_leadership  # game.cluster_queue
+    listed = [info.public(_age(info.heartbeat, now), node.leases) for info in workers]
+    if request.query_params.get("games", "").lower() in ("1", "true", "yes"):
+        games = await node.games_of(workers)
+        for entry, info in zip(listed, workers, strict=True):
+            entry["games"] = games[info.id]
     return JSONResponse(
         {
             "worker": node.worker_id,
             "lease_s": node.leases.lease,
-            "workers": [info.public(_age(info.heartbeat, now), node.leases) for info in workers],
+            "workers": listed,
             # The work queue (game.store.work) and what this worker coordinates.
             "work_queue": await runtime.store.work.counts(),
             "coordinating": sorted(remote.held) if remote is not None else [],

@@ -53,6 +53,11 @@ def _cluster_paths(error: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
                 "description": "this process's random id (a restart is a new run)",
             },
             "status": {"type": "string", "enum": ["live", "late"]},
+            "games": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "the ids of its live games (only with ?games=true)",
+            },
         },
     }
     listing = {
@@ -86,6 +91,15 @@ def _cluster_paths(error: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
         "/cluster": {
             "get": {
                 "summary": "The cluster's workers whose lease holds, oldest first",
+                "parameters": [
+                    {
+                        "name": "games",
+                        "in": "query",
+                        "required": False,
+                        "schema": {"type": "boolean", "default": False},
+                        "description": "list each worker's live games",
+                    }
+                ],
                 "responses": {
                     "200": {
                         "description": "The workers",

@@ -181,6 +181,12 @@ async def test_a_spectator_on_b_follows_a_game_run_by_a_move_by_move(
         node = a.server.app.state.arena.manager.cluster
         owners = await node.redis.mget([game_key(game_id), token_key(created["token_x"])])
         assert owners == [b"worker-a", b"worker-a"]  # registered before the answer
+        # Any worker lists each worker's games when asked.
+        _, listed = await c.get(f"{b.base}/cluster?games=true")
+        games = {info["id"]: info["games"] for info in listed["workers"]}
+        assert games == {"worker-a": [game_id], "worker-b": []}
+        _, plain = await c.get(f"{b.base}/cluster")
+        assert all("games" not in info for info in plain["workers"])
         human_url = f"{a.ws_base}/ws?token={created['token_x']}"
         async with c.http.ws_connect(human_url) as human:
             await receive_type(human, "setup")
