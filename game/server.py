@@ -436,10 +436,13 @@ async def _share_tournaments(
         cleared = await store.work.clear()
         if cleared:
             log.info("dropped %d queued game(s) a previous run left", cleared)
+    # Leases are held by this process (its run), not its name: a worker restarted with
+    # the same --worker-id after kill -9 holds none of its predecessor's.
+    holder = f"{node.worker_id}/{node.run}"
     tournaments.remote = Coordinators(
         node.redis,
         store.work,
-        worker_id=node.worker_id,
+        worker_id=holder,
         leases=cluster.leases,
         running_ids=store.tournaments.running_ids,
         adopt=tournaments.adopt,
@@ -450,7 +453,7 @@ async def _share_tournaments(
         manager,
         store.work,
         node.redis,
-        worker_id=node.worker_id,
+        worker_id=holder,
         leases=cluster.leases,
         slots=cluster.work_slots,
         ratings=ratings,
