@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import random
 import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
@@ -173,6 +174,10 @@ class WorkPlayer:
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), delay)
+            # Woken together, the workers would race for each game, and whichever is
+            # nearest the database would win them all: a random head start, shorter
+            # for a worker playing fewer games, spreads them.
+            await asyncio.sleep(random.uniform(0, POLL_MIN) * (1 + len(self.playing)))
 
     async def _listen(self) -> None:
         """Wake the leasing loop when a coordinator queues games (or a slot frees)."""
