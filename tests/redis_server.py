@@ -53,6 +53,9 @@ class RedisServer:
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            # Its own session: a Ctrl-C at `make cluster` reaches the script, which
+            # stops the workers before this (they still talk to it while they stop).
+            start_new_session=True,
         )  # fmt: skip
         deadline = time.monotonic() + START_WAIT
         while time.monotonic() < deadline:

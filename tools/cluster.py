@@ -63,7 +63,13 @@ def main() -> int:
                 "--worker-id", f"worker-{index}",
                 "--log-level", "warning",
             ]  # fmt: skip
-            workers.append(subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL))
+            # A session of its own: Ctrl-C reaches this script only, which stops each
+            # worker with one SIGINT (a second one makes uvicorn quit mid-shutdown).
+            workers.append(
+                subprocess.Popen(
+                    command, cwd=ROOT, stdout=subprocess.DEVNULL, start_new_session=True
+                )
+            )
             # One at a time: the first cleans up after a previous run, the others join it.
             if not _wait_for_health(f"http://127.0.0.1:{port}", workers[-1]):
                 print(f"worker-{index} on port {port} did not start", file=sys.stderr)
