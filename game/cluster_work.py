@@ -366,7 +366,8 @@ class Coordinators:
 
     async def _adopt_orphans(self) -> None:
         running = await self._running_ids()
-        for tournament_id in self.held - set(running):
+        # Not the leases claimed with a call of their own (the ladder's): no tournaments.
+        for tournament_id in self.held - set(running) - set(self._on_lost):
             await self._stopped(tournament_id)  # checks the store: maybe not made yet
         for tournament_id in running:
             if tournament_id in self.held or not await self.claim(tournament_id):
