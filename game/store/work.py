@@ -59,11 +59,10 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Connection
 
+from game.store.queries import _abort_games
 from game.store.runners import _Runner
 from game.store.schema import (
     MAX_GAME_ID_LENGTH,
-    RecordStatus,
-    _games,
     _metadata,
     _to_json,
     worker_lost_result,
@@ -211,15 +210,8 @@ def _lease(
     for row in rows:
         if row.game_id is not None and row.worker is not None:
             # Its worker died while it played: that game is over, with the cause.
-            lost = worker_lost_result(row.worker)
-            conn.execute(
-                update(_games)
-                .where(
-                    _games.c.game_id == row.game_id,
-                    _games.c.status == RecordStatus.RUNNING.value,
-                )
-                .values(status=RecordStatus.ABORTED.value, result=_to_json(lost), ended_at=ended_at)
-            )
+            lost = _to_json(worker_lost_result(row.worker))
+            _abort_games(conn, [row.game_id], lost, ended_at)
     # A cancelled game whose worker died is not played again: only forgotten.
     gone = [row.item_id for row in rows if row.status == "cancelled"]
     if gone:
