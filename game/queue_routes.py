@@ -83,9 +83,7 @@ async def create_challenge(request: Request) -> Response:
         view = await challenges.create(asked, str(request.base_url))
     except ProtocolError as error:
         return _error(422, str(error))
-    except QueueRefusal as error:
-        return _error(error.status, str(error))
-    except ChallengeError as error:
+    except (QueueRefusal, ChallengeError) as error:  # each says its HTTP status
         return _error(error.status, str(error))
     return _json(view, 201)
 
@@ -99,9 +97,7 @@ async def get_challenge(request: Request) -> Response:
         view = await challenges.view(
             request.path_params["challenge_id"], str(request.base_url), token or None
         )
-    except QueueRefusal as error:
-        return _error(error.status, str(error))
-    except ChallengeError as error:
+    except (QueueRefusal, ChallengeError) as error:  # each says its HTTP status
         return _error(error.status, str(error))
     return _json(view)
 
@@ -118,9 +114,7 @@ async def accept_challenge(request: Request) -> Response:
         accepted = await challenges.accept(request.path_params["challenge_id"], asked)
     except ProtocolError as error:
         return _error(422, str(error))
-    except QueueRefusal as error:
-        return _error(error.status, str(error))
-    except ChallengeError as error:
+    except (QueueRefusal, ChallengeError) as error:  # each says its HTTP status
         return _error(error.status, str(error))
     except (TooManyGames, ManagerClosed, DiscoveryError) as error:
         return _error(503, str(error))
