@@ -518,11 +518,9 @@ class TournamentRun:
             raise TournamentError(
                 f"game {index + 1} could not start after {CREATE_ATTEMPTS} tries: {settled.error}"
             )
-        if settled.result is None or settled.game_id is None:  # not expected: play it again
-            log.error("game %d: the queue holds no result for it; playing it again", index + 1)
-            await self.director.store.work.forget(settled.item_id)
-            await self._play_remote(remote, index)
-            return
+        # A done item has both: only its holder completes it, after starting its game
+        # (game.store.work guards every write by holder and status).
+        assert settled.result is not None and settled.game_id is not None, settled
         result = GameResult.model_validate(settled.result)
         outcome = outcome_of(result, game.x, game.o)
         outcome_data = _outcome_json(outcome, settled.game_id)
