@@ -259,7 +259,11 @@ class TournamentRun:
         said it first: stopped through another worker, which may have resumed it since),
         then give up the coordinator's lease, and tell the watchers. The status goes in
         before the lease goes: no other worker adopts a run that is over."""
-        self._abort_live("the tournament ended")
+        if self._remote is not None:  # at once, not in a task: before the status
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self._remote.cancel(self._source))
+        else:
+            self._abort_live("the tournament ended")
         self.ended_at = None if self.status == "interrupted" else datetime.now(UTC)
         if not self._stopped_in_store:
             with contextlib.suppress(Exception):
@@ -274,11 +278,9 @@ class TournamentRun:
         log.info("%s %s %s: %s", kind, self.tournament_id, self.status, self.reason)
 
     async def _release(self) -> None:
-        """On a cluster: drop what is left in the queue, and the coordinator's lease."""
-        with contextlib.suppress(Exception):
-            if self._remote is not None:
-                await asyncio.shield(self._remote.cancel(self._source))
-            if self.director.remote is not None:
+        """On a cluster: give up the coordinator's lease."""
+        if self.director.remote is not None:
+            with contextlib.suppress(Exception):
                 await asyncio.shield(self.director.remote.release(self.tournament_id))
 
     def _finish_reason(self) -> str:
