@@ -45,7 +45,7 @@ def _cluster_paths(error: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
             "url": {"type": "string", "description": "where the other workers reach it"},
             "started": {"type": "string", "format": "date-time"},
             "heartbeat": {"type": "string", "format": "date-time"},
-            "live_games": {"type": "integer"},
+            "live_games": {"type": "integer", "description": "as of its last heartbeat"},
             "max_games": {"type": "integer"},
             "load": {"type": "number", "description": "live_games / max_games"},
             "run": {

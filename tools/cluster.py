@@ -3,8 +3,10 @@
 A throwaway PostgreSQL (tests/postgres.py: initdb in a temp dir, unix socket only) and
 Redis (tests/redis_server.py: a loopback port, no persistence), then three workers
 (``htttx-server --db ... --redis ...``) on 127.0.0.1 ports 8101, 8102 and 8103 (or
-``--ports``). Prints their URLs and waits; Ctrl-C (or a worker that exits) stops the
-workers, then Redis and PostgreSQL, and removes their data.
+``--ports``). Prints their URLs and waits. A worker that exits (say, killed with
+``kill -9`` to watch the others take over its games) is reported, and the others go on;
+Ctrl-C (or the last worker exiting) stops the workers, then Redis and PostgreSQL, and
+removes their data.
 """
 
 from __future__ import annotations
@@ -79,9 +81,19 @@ def main() -> int:
         for index, port in enumerate(ports, 1):
             print(f"worker-{index}    http://127.0.0.1:{port}/   (GET /cluster, /health)")
         print("Ctrl-C stops them all.", flush=True)
-        while all(worker.poll() is None for worker in workers):
+        running = dict(enumerate(workers, 1))
+        while running:
             time.sleep(0.5)
-        print("a worker exited: stopping the others", file=sys.stderr)
+            for index, worker in list(running.items()):
+                if worker.poll() is not None:
+                    del running[index]
+                    print(
+                        f"worker-{index} exited (status {worker.returncode}); "
+                        f"{len(running)} worker(s) go on",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+        print("every worker exited: stopping Redis and PostgreSQL", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 0
