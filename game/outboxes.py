@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from game.frames import FrameWriter
+from game.mailbox import Mailbox
 from game.seats import DEFAULT_SEND_TIMEOUT, TextSink
 from game.watchdog import SendWatchdog
 from models import CLOSE_GOING_AWAY
@@ -106,7 +107,7 @@ class Outbox:
         self._sink = sink
         self._on_failed = on_failed
         self._send_timeout = send_timeout
-        self._queue: asyncio.Queue[_Item] = asyncio.Queue(size)
+        self._queue: Mailbox[_Item] = Mailbox(size)
         self._closing = False
         self._busy = False  # the writer task is carrying out a send
         self._task = asyncio.get_running_loop().create_task(

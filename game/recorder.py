@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from game.mailbox import Mailbox
 from game.store import ABORTED_RESULT, GameStore
 from models import GameResult, RecordedMove
 
@@ -86,7 +87,7 @@ class Recorder:
         self.commit_interval = commit_interval
         self._on_failed = on_failed
         self._loop = asyncio.get_running_loop()
-        self._queue: asyncio.Queue[WriteMove | WriteResult] = asyncio.Queue(RECORDER_SIZE)
+        self._queue: Mailbox[WriteMove | WriteResult] = Mailbox(RECORDER_SIZE)
         #: Whether the result was handed over: nothing comes after it.
         self.result_queued = False
         # Set once the result is queued: the recorder then commits without waiting.

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from game.analyst import GameAnalysis
 from game.cluster import Message
 from game.fanout import Fanout, Spectator, Update
+from game.mailbox import Mailbox
 from game.outboxes import CLOSE_WAIT, Outbox
 from game.reads import INLINE_ENCODE_MOVES, encode_setup
 from game.recorder import Recorder, WriteMove, WriteResult
@@ -109,7 +110,7 @@ class RunningGame:
         self.finished = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
         self._loop = asyncio.get_running_loop()
-        self._inbox: asyncio.Queue[GameEvent | _Alarm] = asyncio.Queue(INBOX_SIZE)
+        self._inbox: Mailbox[GameEvent | _Alarm] = Mailbox(INBOX_SIZE)
         self._alarm: asyncio.TimerHandle | None = None  # rings at _alarm_at
         self._alarm_at = 0.0
         self._local: deque[GameEvent] = deque()  # inputs the game task makes for itself
@@ -167,10 +168,7 @@ class RunningGame:
     async def post(self, event: GameEvent) -> None:
         """An input for the game task (waits for room: backpressure on the producer)."""
         if not self._ending:
-            if self._inbox.full():
-                await self._inbox.put(event)
-            else:
-                self._inbox.put_nowait(event)
+            await self._inbox.put(event)
 
     def request_abort(self, reason: str) -> None:
         if not self._ending:
@@ -271,8 +269,14 @@ class RunningGame:
     async def _apply(self, actions: list[Action]) -> None:
         last = len(actions) - 1
         # The record of a game that ends here is committed before anyone gets `end`.
-        game_over = next((a for a in actions if isinstance(a, GameOver)), None)
-        self._unsent_updates = sum(isinstance(a, Broadcast) and not a.ends for a in actions)
+        game_over: GameOver | None = None
+        updates = 0
+        for action in actions:  # one pass, no generator: this runs for every move
+            if isinstance(action, Broadcast):
+                updates += not action.ends
+            elif isinstance(action, GameOver) and game_over is None:
+                game_over = action
+        self._unsent_updates = updates
         try:
             for index, action in enumerate(actions):
                 if game_over is not None and carries_end(action):

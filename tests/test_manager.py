@@ -1181,4 +1181,4 @@ async def test_a_game_sets_its_alarm_again_only_when_the_deadline_comes_earlier(
     assert game._alarm is not first and first is not None and first.cancelled()
 
     await asyncio.sleep(0.05)  # it rang: the game task would wake and look
-    assert game._alarm is None and game._inbox.qsize() == 1
+    assert game._alarm is None and len(game._inbox) == 1
