@@ -85,6 +85,8 @@ __all__ = [
 log = logging.getLogger("game.seats")
 
 DEFAULT_CONNECT_TIMEOUT = 5.0
+#: A socket's reader lets the rest of the event loop run after this many frames in a row.
+FRAMES_BETWEEN_YIELDS = 16
 DEFAULT_PING_INTERVAL = 2.0
 #: How long an idle bot may leave a ping unanswered (websockets' default ping_timeout).
 DEFAULT_PONG_TIMEOUT = 20.0
@@ -266,6 +268,7 @@ class BotSocketSeat:
             rate=MAX_CONTROL_FRAMES_PER_SECOND, burst=CONTROL_FRAME_BURST, now=loop.time()
         )
         why = "the bot closed the connection"
+        burst = 0
         try:
             while True:
                 msg = await ws.receive()
@@ -302,8 +305,12 @@ class BotSocketSeat:
                         why = f"the bot closed the connection ({ws.close_code})"
                     break
                 # While frames are queued, receive() returns without suspending: let the
-                # rest of the loop run between two frames, so no bot can starve it.
-                await asyncio.sleep(0)
+                # rest of the loop run now and then, so no bot can starve it. Not after
+                # every frame: that is one more trip through the loop per move.
+                burst += 1
+                if burst == FRAMES_BETWEEN_YIELDS:
+                    burst = 0
+                    await asyncio.sleep(0)
         except (aiohttp.ClientError, OSError) as exc:
             why = f"the connection failed: {exc!r}"
         await self._report_closed(why)
