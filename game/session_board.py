@@ -71,7 +71,8 @@ class SessionBoard:
             for index, move in enumerate(opening)
             for coord in move.pieces
         ]
-        # Keeps its JSON as it grows: the board goes out twice per move.
+        # Makes its cells and their JSON only when a board is asked for (a setup, a
+        # bot that reads the board, a spectator), then keeps them as it grows.
         self._board = GrowingBoard([Cell(q=0, r=0, p=Player.X)])
         self._board.extend(Cell(q=s.coord.q, r=s.coord.r, p=s.side) for s in self._stones)
 
@@ -92,11 +93,11 @@ class SessionBoard:
         """Every stone on the board, in the order placed."""
         return self._board.board()
 
-    def mark(self) -> tuple[int, int]:
+    def mark(self) -> int:
         """Where the board stands now (O(1)), for ``board_at``."""
         return self._board.mark()
 
-    def board_at(self, mark: tuple[int, int]) -> Board:
+    def board_at(self, mark: int) -> Board:
         """The board as it stood at ``mark``."""
         return self._board.board_at(mark)
 
@@ -142,8 +143,9 @@ class SessionBoard:
                 f"{answer} with {len(placed)} piece ({stones}) that does not win: a move "
                 "has 2 pieces, or 1 only when that stone wins",
             )
-        self._stones.extend(PlacedStone(move_index, side, coord) for coord in placed)
-        self._board.extend(Cell(q=c.q, r=c.r, p=side) for c in placed)
+        for coord in placed:
+            self._stones.append(PlacedStone(move_index, side, coord))
+            self._board.add(coord.q, coord.r, side)
         return placed
 
     def _place(self, side: Player, pieces: Sequence[Coord], path: str) -> list[Coord]:

@@ -1193,6 +1193,24 @@ def test_a_grown_board_keeps_up_with_stones_added_after_it_was_taken() -> None:
     assert orjson.loads(dump_packet(grown.board()))["cells"][-1] == {"q": -5, "r": 5, "p": "o"}
 
 
+def test_stones_added_raw_are_encoded_when_a_board_is_asked_for_at_any_earlier_mark() -> None:
+    # ``add`` only notes the stone: its Cell and JSON are made on demand, so a mark
+    # taken between two adds must still give that board, once later stones exist.
+    grown = GrowingBoard([Cell(q=0, r=0, p=Player.X)])
+    marks = []
+    for index in range(1, 9):
+        grown.add(index, -index, Player.O if index % 2 else Player.X)
+        marks.append(grown.mark())
+        if index == 4:
+            grown.board()  # encoded up to here; the rest stays raw until asked
+    assert len(grown) == 9
+    for mark in marks:
+        then = grown.board_at(mark)
+        plain = Board(cells=grown.cells[:mark])
+        assert then == plain
+        assert dump_packet(then) == dump_packet(plain)
+
+
 def test_a_changed_copy_of_a_grown_board_is_encoded_from_its_own_cells() -> None:
     board = _grown(5).board()
     changed = board.model_copy(update={"cells": board.cells[:2]})

@@ -42,48 +42,71 @@ _ENCODED_CELLS = "_encoded_cells"
 class GrowingBoard:
     """The board of a game in progress, where stones are only ever added.
 
-    It keeps the JSON of its cells as it grows, so a packet carrying the board (a
-    ``move_request`` to each seat, a ``board_update`` to spectators: twice per move)
-    costs one copy of those bytes in ``dump_packet`` instead of encoding every stone
-    again: the board of a 500-move game is 1000 stones.
+    Stones come in cheaply (``add``: no model, no JSON) and are turned into ``Cell``
+    objects and JSON only when a board is asked for, once each: most moves of a game
+    between bots that read ``previous`` never need the board, while a packet carrying
+    it (a ``setup``, a ``move_request`` to a bot that reads the board, a spectator's
+    ``board_update``) then costs one copy of those bytes in ``dump_packet`` instead of
+    encoding every stone again: the board of a 500-move game is 1000 stones.
 
     >>> from models import dump_packet
     >>> board = GrowingBoard([Cell(q=0, r=0, p=Player.X)])
-    >>> board.extend([Cell(q=1, r=0, p=Player.O)])
+    >>> board.add(1, 0, Player.O)
     >>> dump_packet(board.board())
     b'{"cells":[{"q":0,"r":0,"p":"x"},{"q":1,"r":0,"p":"o"}]}'
     >>> board.board() == Board(cells=board.cells)
     True
     """
 
-    __slots__ = ("_board", "_cells", "_json")
+    __slots__ = ("_board", "_cells", "_ends", "_json", "_pending")
 
     def __init__(self, cells: Iterable[Cell] = ()) -> None:
         self._cells: list[Cell] = []
         self._json = bytearray()
+        # Where each stone's JSON ends in _json, so any earlier board is a prefix.
+        self._ends: list[int] = []
+        # Stones added since the board was last asked for: encoded on demand.
+        self._pending: list[Cell | tuple[int, int, Player]] = []
         self._board: Board | None = None  # board() until the next stone
         self.extend(cells)
 
     def __len__(self) -> int:
-        return len(self._cells)
+        return len(self._cells) + len(self._pending)
 
     @property
     def cells(self) -> list[Cell]:
         """The stones in the order placed (a copy)."""
+        self._catch_up()
         return list(self._cells)
 
     def extend(self, cells: Iterable[Cell]) -> None:
         """Add stones (their cells must be empty: the caller checked the rules)."""
         self._board = None
-        for cell in cells:
-            if self._json:
-                self._json += b","
-            self._json += orjson.dumps(_cells_json((cell,))[0])
-            self._cells.append(cell)
+        self._pending.extend(cells)
+
+    def add(self, q: int, r: int, p: Player) -> None:
+        """Add one stone of ``p`` at ``(q, r)`` (empty: the caller checked the rules):
+        O(1), its ``Cell`` and JSON are made when a board is next asked for."""
+        self._board = None
+        self._pending.append((q, r, p))
+
+    def _catch_up(self) -> None:
+        """Make the ``Cell`` and the JSON of every stone added since the last time."""
+        if not self._pending:
+            return
+        json, ends, cells = self._json, self._ends, self._cells
+        for item in self._pending:
+            cell = item if isinstance(item, Cell) else Cell(q=item[0], r=item[1], p=item[2])
+            if json:
+                json += b","
+            json += orjson.dumps(_cells_json((cell,))[0])
+            ends.append(len(json))
+            cells.append(cell)
+        self._pending.clear()
 
     def board(self) -> Board:
         """A ``Board`` holding the stones so far: the same (frozen) one until the next
-        ``extend``, so the move's request and its spectators' update share it.
+        stone, so the move's request and its spectators' update share it.
 
         >>> board = GrowingBoard([Cell(q=0, r=0, p=Player.X)])
         >>> board.board() is board.board()
@@ -93,33 +116,35 @@ class GrowingBoard:
             self._board = self.board_as(Board)
         return self._board
 
-    def mark(self) -> tuple[int, int]:
+    def mark(self) -> int:
         """Where the board stands now, for ``board_at`` later: O(1), copies nothing."""
-        return len(self._cells), len(self._json)
+        return len(self)
 
-    def board_at(self, mark: tuple[int, int]) -> Board:
+    def board_at(self, mark: int) -> Board:
         """The board as it stood at ``mark`` (from ``mark``): stones are only ever added,
         so it is the first stones, and the first bytes of their JSON.
 
         >>> board = GrowingBoard([Cell(q=0, r=0, p=Player.X)])
         >>> then = board.mark()
-        >>> board.extend([Cell(q=1, r=0, p=Player.O)])
+        >>> board.add(1, 0, Player.O)
         >>> board.board_at(then) == GrowingBoard([Cell(q=0, r=0, p=Player.X)]).board()
         True
         >>> board.board_at(board.mark()) is board.board()
         True
         """
-        count, size = mark
-        if count == len(self._cells):
+        if mark == len(self):
             return self.board()
-        cells = self._cells[:count]
+        self._catch_up()
+        cells = self._cells[:mark]
+        size = self._ends[mark - 1] if mark else 0
         board = Board.model_construct(cells=cells)
-        object.__setattr__(board, _ENCODED_CELLS, (cells, count, bytes(self._json[:size])))
+        object.__setattr__(board, _ENCODED_CELLS, (cells, mark, bytes(self._json[:size])))
         return board
 
     def board_as(self, model: type[B], **fields: Any) -> B:
         """A board of type ``model`` (a ``Board`` subclass) with the stones so far and
         its other ``fields``, e.g. a stateless board's ``to_move``."""
+        self._catch_up()
         cells = list(self._cells)
         board = cast(B, model.model_construct(cells=cells, **fields))
         # Bypasses the frozen model on purpose: see _ENCODED_CELLS.
