@@ -320,20 +320,28 @@ class GameManager:
             )
         self._starting += 1
         try:
-            # Both at once; every task is awaited, and X's failure is reported first.
-            found = await asyncio.gather(
-                self._discover("player_x", request.player_x),
-                self._discover("player_o", request.player_o),
-                return_exceptions=True,
-            )
-            endpoints: dict[Player, BotEndpoint | None] = {}
-            for side, outcome in zip((Player.X, Player.O), found, strict=True):
-                if isinstance(outcome, BaseException):
-                    raise outcome
-                endpoints[side] = outcome
-            return await self._start(request, endpoints)
+            return await self._start(request, await self._endpoints(request))
         finally:
             self._starting -= 1
+
+    async def _endpoints(self, request: NewGameRequest) -> dict[Player, BotEndpoint | None]:
+        """How to play each seat's bot (None for a human's seat)."""
+        x, o = request.player_x, request.player_o
+        if x.type is PlayerType.BOT and o.type is PlayerType.BOT and x.bot_url == o.bot_url:
+            # One bot in both seats (a self-play game): one look at its capabilities
+            # serves both, as they are read at the same moment anyway.
+            endpoint = await self._discover("player_x and player_o", x)
+            return {Player.X: endpoint, Player.O: endpoint}
+        # Both at once; every task is awaited, and X's failure is reported first.
+        found = await asyncio.gather(
+            self._discover("player_x", x), self._discover("player_o", o), return_exceptions=True
+        )
+        endpoints: dict[Player, BotEndpoint | None] = {}
+        for side, outcome in zip((Player.X, Player.O), found, strict=True):
+            if isinstance(outcome, BaseException):
+                raise outcome
+            endpoints[side] = outcome
+        return endpoints
 
     async def _discover(self, seat: str, player: PlayerConfig) -> BotEndpoint | None:
         if player.type is not PlayerType.BOT:

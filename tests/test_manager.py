@@ -362,6 +362,29 @@ async def test_a_bot_that_cannot_be_seated_is_refused_with_the_seat_named(
     assert manager.live_game_ids() == []
 
 
+async def test_one_bot_in_both_seats_is_read_once_and_refused_for_both_seats(
+    manager: GameManager,
+) -> None:
+    fetches = 0
+
+    async def no_api(request: Request) -> Response:
+        nonlocal fetches
+        fetches += 1
+        return Response("{}", media_type="application/json")
+
+    app = Starlette(routes=[Route("/capabilities.json", no_api)])
+    app.state.bot_pool = pool = BotPool(1)
+    try:
+        async with serving(app) as server:
+            request = NewGameRequest(player_x=bot(server.url), player_o=bot(server.url))
+            with pytest.raises(NoUsableProtocol, match=r"^player_x and player_o: "):
+                await manager.create_game(request)
+    finally:
+        pool.shutdown()
+    assert fetches == 1
+    assert manager.live_game_ids() == []
+
+
 async def test_too_many_games_are_refused(store: GameStore, http: aiohttp.ClientSession) -> None:
     games = GameManager(store, http, max_games=1)
     try:
