@@ -49,7 +49,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from games import new_bot_game  # noqa: E402 (bench/, next to this script)
-from processes import cpu_seconds, free_port, started  # noqa: E402 (bench/, next to this script)
+from processes import free_port, started, thread_cpu_seconds  # noqa: E402 (bench/, next to this script)
 
 # ----------------------------------------------------------------- the bare relay
 
@@ -199,15 +199,17 @@ async def game_wall_time(c: Client, relay: str, moves: int, rounds: int) -> None
 
 
 async def play_unwatched(c: Client, moves: int) -> None:
-    """One game through the server, its end seen by polling ``GET /games/<id>`` a few
-    times a second: no spectator, so the server does what it does for any game, the
-    same work the relay does."""
-    game_id = await c.new_game(moves)
+    """One game through the server, no spectator, so the server does what it does for
+    any game, the same work the relay does. Games here run one at a time, so the game
+    is over (and recorded) once ``GET /health`` counts no live game: a look that costs
+    the server the same at any game length, where ``GET /games/<id>`` would read the
+    whole record every time."""
+    await c.new_game(moves)
     while True:
-        async with c.http.get(f"{c.server}/games/{game_id}") as response:
-            if (await response.json()).get("result") is not None:
+        await asyncio.sleep(0.05)
+        async with c.http.get(f"{c.server}/health") as response:
+            if (await response.json()).get("live_games") == 0:
                 return
-        await asyncio.sleep(0.1)
 
 
 async def cpu_per_move(
@@ -217,12 +219,12 @@ async def cpu_per_move(
     moves each, one at a time, alternating."""
     spent = {"server": 0.0, "relay": 0.0}
     for _ in range(games):
-        before = cpu_seconds(relay_pid)
+        before = thread_cpu_seconds(relay_pid)
         await c.relay(relay, moves)
-        spent["relay"] += cpu_seconds(relay_pid) - before
-        before = cpu_seconds(server_pid)
+        spent["relay"] += thread_cpu_seconds(relay_pid) - before
+        before = thread_cpu_seconds(server_pid)
         await play_unwatched(c, moves)
-        spent["server"] += cpu_seconds(server_pid) - before
+        spent["server"] += thread_cpu_seconds(server_pid) - before
     total = games * moves
     return spent["server"] / total * 1e6, spent["relay"] / total * 1e6
 
