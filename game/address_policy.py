@@ -16,6 +16,7 @@ every connection the server makes on a bot's behalf.
 from __future__ import annotations
 
 import asyncio
+import functools
 import ipaddress
 import socket
 from collections.abc import Mapping, Sequence
@@ -200,6 +201,12 @@ class AddressPolicy:
 
     def problem(self, address: str | IPAddress) -> str | None:
         """Why ``address`` (a literal IP) is not allowed, or ``None`` if it is."""
+        # Asked for every connection a game opens (its capabilities, each seat's
+        # socket), about the same few addresses: the answer is kept (a policy never
+        # changes, and an address says the same thing every time).
+        return _problem(self, address)
+
+    def _problem(self, address: str | IPAddress) -> str | None:
         ip = _ip(address)
         if ip is None:
             return f"{address!r} is not an IP address"
@@ -279,6 +286,11 @@ class AddressPolicy:
         return aiohttp.ClientSession(
             connector=self.connector(limit=0), trace_configs=[never_redirect], **options
         )
+
+
+@functools.lru_cache(maxsize=4096)
+def _problem(policy: AddressPolicy, address: str | IPAddress) -> str | None:
+    return policy._problem(address)
 
 
 def _ip(value: str | IPAddress) -> IPAddress | None:

@@ -194,3 +194,13 @@ async def test_the_session_checks_literal_ips_at_connect_time(redirector: Redire
             async with session.ws_connect("ws://[::ffff:127.0.0.1]:1/game"):
                 pass
     assert redirector.target_hits == []
+
+
+def test_each_policy_keeps_its_own_answers() -> None:
+    # Answers are kept per policy and address: asking one policy first must not
+    # decide what another one says about the same address.
+    strict, lenient = AddressPolicy(), AddressPolicy.parse("allow=private")
+    for _ in range(2):
+        assert strict.problem("10.0.0.1") is not None
+        assert lenient.problem("10.0.0.1") is None
+        assert strict.problem(ipaddress.ip_address("10.0.0.1")) is not None
