@@ -7,7 +7,8 @@ app that plays the same packets between the same two bot sockets with no rules, 
 clocks and no records), and this process, the client.
 
 0. CPU per move: the server's process CPU time (``/proc/<pid>/stat``) over 100-move
-   games played one at a time with nobody watching (their end is polled), against the
+   games played one at a time with nobody watching (their end is seen on ``GET
+   /health``), against the
    relay's over the same games (target: within 1.5x); and the marginal CPU of moves 500
    to 1000 (1000 to 2000 stones; from 500- and 1000-move games) against the 100-move
    figure: flat in game length means within 1.2x.
@@ -22,6 +23,9 @@ clocks and no records), and this process, the client.
    per-move latency a spectator sees (time between two ``board_update`` packets: the
    server, the network and the bot together) as p50/p99 over a sample of games, and the
    game server's peak RSS.
+
+In 1 to 3 each game is watched by one spectator of the compact stream (``?board=0``,
+what the web page reads), which is how the client sees its end.
 
 Nothing is asserted; the script prints figures. Run: ``.venv/bin/python bench/server.py``
 (``--quick`` for smaller numbers).
@@ -134,8 +138,10 @@ class Client:
         return await new_bot_game(self.http, self.server, self.bot, moves, heartbeat_ms)
 
     async def watch(self, game_id: str) -> tuple[dict[str, Any], list[float]]:
-        """Spectate until ``end``: the end packet and the arrival times of the updates."""
-        url = self.server.replace("http", "ws", 1) + f"/spectate/{game_id}"
+        """Spectate until ``end``: the end packet and the arrival times of the updates.
+        The compact stream (``?board=0``, what the web page reads): an update that
+        stays the same size however long the game, as the relay has no spectator."""
+        url = self.server.replace("http", "ws", 1) + f"/spectate/{game_id}?board=0"
         arrivals: list[float] = []
         async with self.http.ws_connect(url, max_msg_size=0) as ws:
             while True:
