@@ -46,10 +46,16 @@ class PlacedStone:
 
 def moves_since(stones: Sequence[PlacedStone], told: int) -> list[Move]:
     """The stones from index ``told`` on, grouped by move (``move_request.previous``)."""
-    groups: dict[int, tuple[Player, list[Coord]]] = {}
+    groups: list[tuple[Player, list[Coord]]] = []
+    index = -1
+    # A move's stones are placed together, so they are next to each other here.
     for stone in stones[told:]:
-        groups.setdefault(stone.move_index, (stone.side, []))[1].append(stone.coord)
-    return [Move(side=side, pieces=pieces) for side, pieces in groups.values()]
+        if stone.move_index != index:
+            index = stone.move_index
+            groups.append((stone.side, [stone.coord]))
+        else:
+            groups[-1][1].append(stone.coord)
+    return [Move(side=side, pieces=pieces) for side, pieces in groups]
 
 
 class SessionBoard:
