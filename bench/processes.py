@@ -24,6 +24,7 @@ __all__ = [
     "ROOT",
     "cpu_seconds",
     "free_port",
+    "main_thread_cpu_seconds",
     "settled_cpu",
     "started",
     "thread_cpu_seconds",
@@ -86,6 +87,12 @@ def thread_cpu_seconds(pid: int) -> float:
         with contextlib.suppress(FileNotFoundError):  # a thread that just ended
             total += int((task / "schedstat").read_text().split()[0])
     return total / 1e9
+
+
+def main_thread_cpu_seconds(pid: int) -> float:
+    """Run time of the main thread of process ``pid`` so far (its event loop, for our
+    servers), in the same nanoseconds as ``thread_cpu_seconds``."""
+    return int(Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()[0]) / 1e9
 
 
 def tree_cpu_seconds(pid: int) -> float:
