@@ -741,6 +741,52 @@ async def test_the_event_loop_runs_on_while_a_write_waits_for_sqlites_lock(
         assert stored is not None and stored.moves == [move(Player.O, (1, 0), (2, 0))]
 
 
+async def test_moves_of_games_queued_behind_a_busy_writer_land_in_one_commit(
+    sqlite_url: str,
+) -> None:
+    # Group commit across games: while the writer is stuck (here on SQLite's lock), the
+    # moves of other games queue up; they then go in one transaction, and a write that
+    # is wrong among them fails alone, with its own error, without losing the others.
+    games = [f"g{n}" for n in range(6)]
+    async with await GameStore.open(sqlite_url) as store:
+        for game_id in games:
+            await store.create_game(record(game_id))
+        # What the writer's connection runs straight through sqlite3 (set before it is
+        # busy: SQLite would make this call wait for the stuck statement).
+        statements: list[str] = []
+        begun = threading.Event()
+
+        def trace(statement: str) -> None:
+            statements.append(statement)
+            if statement == "BEGIN IMMEDIATE":
+                begun.set()
+
+        writer = store._runner._write_conn  # type: ignore[attr-defined]
+        writer.connection.driver_connection.set_trace_callback(trace)
+        first = move(Player.O, (1, 0), (2, 0))
+        with sqlite_locked(sqlite_url) as raw:
+            stuck = asyncio.create_task(store.add_move("g0", 0, first))
+            assert await asyncio.to_thread(begun.wait, 30)
+            queued = [
+                asyncio.create_task(store.add_move(game_id, 0, first)) for game_id in games[1:]
+            ]
+            wrong = asyncio.create_task(store.add_move("g1", 7, move(Player.X, (0, 1), (0, 2))))
+            await loop_ticks(100)
+            assert not stuck.done() and not any(task.done() for task in queued)
+            raw.execute("ROLLBACK")
+            await stuck
+            await asyncio.gather(*queued)
+            with pytest.raises(MoveIndexError):
+                await wrong
+        writer.connection.driver_connection.set_trace_callback(None)
+        # g0's commit, then one for the five queued together (the wrong write's claim
+        # found no row: it went on its own, and was refused there). Two, not six.
+        assert statements.count("COMMIT") == 2
+        for game_id in games:
+            stored = await store.get_game(game_id)
+            assert stored is not None and stored.moves == [first]
+
+
 async def test_a_write_whose_caller_is_cancelled_mid_flight_lands(sqlite_url: str) -> None:
     async with await GameStore.open(sqlite_url) as store:
         await store.create_game(record("g"))

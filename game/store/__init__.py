@@ -70,7 +70,8 @@ store's most frequent writes, a game's next moves and its result, skip SQLAlchem
 there in their usual case: the same transaction goes to the sqlite3 connection as
 prepared statements (``_SqliteThreads._straight_on_writer``), and each move is
 serialised directly rather than through pydantic's dump (``schema._move_json``: the
-same text). Reads of
+same text). The moves of several games that queue up while the writer is busy share
+one transaction (``_SqliteThreads.write_moves``: group commit across games). Reads of
 a SQLite file run on a few reader threads and, in WAL mode, never wait for writes; an
 in-memory database is one connection, used only by the writer thread. On PostgreSQL,
 the same functions run through the asyncpg engine (``AsyncConnection.run_sync``);
