@@ -61,6 +61,37 @@ class _WireBoard(msgspec.Struct, gc=False):
     cells: list[_WireCell]
 
 
+class _WireCoord(msgspec.Struct, frozen=True, gc=False):
+    """A piece of a move as msgspec reads it (the same checks as ``Coord``); hashable,
+    so it keys the intern table."""
+
+    q: int
+    r: int
+
+
+class _WireMove(msgspec.Struct, gc=False):
+    """A ``Move`` as msgspec reads it: the same checks, 1 or 2 pieces."""
+
+    side: Player
+    pieces: Annotated[list[_WireCoord], msgspec.Meta(min_length=1, max_length=2)]
+
+
+class _MoveRequestEnvelope(
+    msgspec.Struct, tag_field="type", tag="move_request", gc=False, kw_only=True
+):
+    """The packet of every move, read typed in one msgspec pass (the generic envelope
+    leaves ``side`` and ``previous`` as plain JSON for pydantic to walk again): its
+    moves come out as ``Move`` models built from checked values. The limits and clocks
+    stay plain JSON, for pydantic to judge."""
+
+    side: Player
+    previous: list[_WireMove]
+    board: _WireBoard | msgspec.UnsetType | None = msgspec.UNSET
+    move_time_limit: Any = msgspec.UNSET
+    clock_x_ms: Any = msgspec.UNSET
+    clock_o_ms: Any = msgspec.UNSET
+
+
 class _CellInterner:
     """Frozen ``Cell`` objects shared between boards; bounded, cleared when full.
 
@@ -74,7 +105,7 @@ class _CellInterner:
         self._build = TypeAdapter(list[Cell]).validate_python
 
     def board(self, wire: _WireBoard) -> Board:
-        return Board.model_construct(cells=self.cells(wire.cells))
+        return _trusted(Board, {"cells": self.cells(wire.cells)})
 
     def cells(self, wire_cells: list[_WireCell]) -> list[Cell]:
         known = self._cells
@@ -103,6 +134,58 @@ class _CellInterner:
 
 _cell_interner = _CellInterner()
 
+_set = object.__setattr__
+
+
+def _trusted(model: type[M], values: dict[str, Any]) -> M:
+    """``model.model_construct(**values)`` for values already checked, naming every field
+    of a model without extras, private attributes or aliases (``Board``, ``Move``): what
+    model_construct does, without its walk over the fields (half the cost, and a few
+    are made per move). tests/test_models.py compares the two."""
+    instance = model.__new__(model)
+    _set(instance, "__dict__", values)
+    _set(instance, "__pydantic_fields_set__", set(values))
+    _set(instance, "__pydantic_extra__", None)
+    _set(instance, "__pydantic_private__", None)
+    return instance
+
+
+#: Coords of moves read from the wire, shared (they are frozen, and the same pieces come
+#: back move after move: in ``previous``, then on the board); bounded, cleared when full.
+_coords: dict[_WireCoord, Coord] = {}
+
+
+def _coord(wire: _WireCoord) -> Coord:
+    coord = _coords.get(wire)
+    if coord is None:
+        # Validated anyway (as cheap as model_construct for two ints): msgspec checked
+        # the same things.
+        coord = Coord(q=wire.q, r=wire.r)
+        if len(_coords) >= _CellInterner.LIMIT:
+            _coords.clear()
+        _coords[wire] = coord
+    return coord
+
+
+def _move_request_fields(envelope: _MoveRequestEnvelope) -> dict[str, Any]:
+    """The fields of a typed ``move_request`` envelope, its moves and board built."""
+    previous = [
+        _trusted(Move, {"side": move.side, "pieces": [_coord(piece) for piece in move.pieces]})
+        for move in envelope.previous
+    ]
+    fields: dict[str, Any] = {"type": "move_request", "side": envelope.side, "previous": previous}
+    board = envelope.board
+    if board is not msgspec.UNSET:
+        fields["board"] = None if board is None else _cell_interner.board(board)
+    # Rare (bots that declare move_time_limit; clocked games): checked by pydantic.
+    if envelope.move_time_limit is not msgspec.UNSET:
+        fields["move_time_limit"] = envelope.move_time_limit
+    if envelope.clock_x_ms is not msgspec.UNSET:
+        fields["clock_x_ms"] = envelope.clock_x_ms
+    if envelope.clock_o_ms is not msgspec.UNSET:
+        fields["clock_o_ms"] = envelope.clock_o_ms
+    return fields
+
 
 def _envelopes() -> dict[type[msgspec.Struct], str]:
     """One msgspec struct per packet type, told apart by ``type`` like the pydantic union.
@@ -118,7 +201,7 @@ def _envelopes() -> dict[type[msgspec.Struct], str]:
             for name, field in model.model_fields.items():
                 if name != "type":
                     fields[field.alias or name] = _WireBoard if name == "board" else Any
-    return {
+    envelopes: dict[type[msgspec.Struct], str] = {
         msgspec.defstruct(
             f"_{tag}_envelope",
             [(name, kind, msgspec.UNSET) for name, kind in fields.items()],
@@ -127,7 +210,13 @@ def _envelopes() -> dict[type[msgspec.Struct], str]:
             gc=False,
         ): tag
         for tag, fields in fields_by_tag.items()
+        if tag != "move_request"
     }
+    # Every field of MoveRequestPacket is read (typed, or kept for pydantic): a field
+    # added to the model must be added to the envelope too.
+    assert set(fields_by_tag["move_request"]) == set(_MoveRequestEnvelope.__struct_fields__)
+    envelopes[_MoveRequestEnvelope] = "move_request"
+    return envelopes
 
 
 _ENVELOPE_TAGS = _envelopes()
@@ -149,6 +238,10 @@ def _fast_fields(data: JsonInput, allowed: PacketSet[Any]) -> dict[str, Any] | N
     tag = _ENVELOPE_TAGS[type(envelope)]
     if tag not in allowed.tags:
         return None
+    if type(envelope) is _MoveRequestEnvelope:
+        if allowed.models[tag] is not MoveRequestPacket:
+            return None  # another model under this name: pydantic reads it from JSON
+        return _move_request_fields(envelope)
     fields: dict[str, Any] = {"type": tag}
     for name in envelope.__struct_fields__:
         value = getattr(envelope, name)
