@@ -109,11 +109,10 @@ class _CellInterner:
 
     def cells(self, wire_cells: list[_WireCell]) -> list[Cell]:
         known = self._cells
-        get = known.get
-        holes: list[tuple[int, _WireCell]] = []
-        remember = holes.append  # returns None: a stone not seen before leaves a hole
-        cells = [get(wire) or remember((i, wire)) for i, wire in enumerate(wire_cells)]
-        if holes:
+        # A stone not seen before leaves a hole (None); a Cell is always true.
+        cells: list[Cell | None] = list(map(known.get, wire_cells))
+        if not all(cells):
+            holes = [(i, wire) for i, wire in enumerate(wire_cells) if cells[i] is None]
             # A game adds a few stones per move; a board never seen adds them all.
             unique = list(dict.fromkeys(wire for _, wire in holes))
             built = self._build([{"q": w.q, "r": w.r, "p": w.p} for w in unique])
@@ -137,14 +136,15 @@ _cell_interner = _CellInterner()
 _set = object.__setattr__
 
 
-def _trusted(model: type[M], values: dict[str, Any]) -> M:
-    """``model.model_construct(**values)`` for values already checked, naming every field
-    of a model without extras, private attributes or aliases (``Board``, ``Move``): what
-    model_construct does, without its walk over the fields (half the cost, and a few
-    are made per move). tests/test_models.py compares the two."""
+def _trusted(model: type[M], values: dict[str, Any], fields_set: set[str] | None = None) -> M:
+    """``model.model_construct(fields_set, **values)`` for values already checked,
+    naming every field of a model without validators, extras, private attributes or
+    aliases (``Board``, ``Move``, ``MoveRequestPacket``): what model_construct does,
+    without its walk over the fields (half the cost, and a few are made per move).
+    tests/test_models.py compares the two."""
     instance = model.__new__(model)
     _set(instance, "__dict__", values)
-    _set(instance, "__pydantic_fields_set__", set(values))
+    _set(instance, "__pydantic_fields_set__", set(values) if fields_set is None else fields_set)
     _set(instance, "__pydantic_extra__", None)
     _set(instance, "__pydantic_private__", None)
     return instance
@@ -167,16 +167,40 @@ def _coord(wire: _WireCoord) -> Coord:
     return coord
 
 
-def _move_request_fields(envelope: _MoveRequestEnvelope) -> dict[str, Any]:
-    """The fields of a typed ``move_request`` envelope, its moves and board built."""
+#: The fields of MoveRequestPacket set by a request without a limit or clocks.
+_GIVEN_WITHOUT_BOARD = frozenset({"type", "side", "previous"})
+_GIVEN_WITH_BOARD = _GIVEN_WITHOUT_BOARD | {"board"}
+
+
+def _move_request(envelope: _MoveRequestEnvelope) -> MoveRequestPacket | dict[str, Any]:
+    """The packet of a typed ``move_request`` envelope, its moves and board built; or
+    its fields, for pydantic to check the time limit and clocks it has."""
     previous = [
         _trusted(Move, {"side": move.side, "pieces": [_coord(piece) for piece in move.pieces]})
         for move in envelope.previous
     ]
-    fields: dict[str, Any] = {"type": "move_request", "side": envelope.side, "previous": previous}
     board = envelope.board
+    read = None if board is None or board is msgspec.UNSET else _cell_interner.board(board)
+    if (
+        envelope.move_time_limit is msgspec.UNSET
+        and envelope.clock_x_ms is msgspec.UNSET
+        and envelope.clock_o_ms is msgspec.UNSET
+    ):
+        # Every value checked: the packet as pydantic would make it, in half the time.
+        values = {
+            "type": "move_request",
+            "side": envelope.side,
+            "previous": previous,
+            "board": read,
+            "move_time_limit": None,
+            "clock_x_ms": None,
+            "clock_o_ms": None,
+        }
+        given = _GIVEN_WITHOUT_BOARD if board is msgspec.UNSET else _GIVEN_WITH_BOARD
+        return _trusted(MoveRequestPacket, values, set(given))
+    fields: dict[str, Any] = {"type": "move_request", "side": envelope.side, "previous": previous}
     if board is not msgspec.UNSET:
-        fields["board"] = None if board is None else _cell_interner.board(board)
+        fields["board"] = read
     # Rare (bots that declare move_time_limit; clocked games): checked by pydantic.
     if envelope.move_time_limit is not msgspec.UNSET:
         fields["move_time_limit"] = envelope.move_time_limit
@@ -229,8 +253,11 @@ _BOARD_CARRIERS = frozenset(
 )
 
 
-def _fast_fields(data: JsonInput, allowed: PacketSet[Any]) -> dict[str, Any] | None:
-    """The packet's fields through the envelope, or None to take the careful path."""
+def _fast_fields(
+    data: JsonInput, allowed: PacketSet[Any]
+) -> dict[str, Any] | MoveRequestPacket | None:
+    """The packet's fields through the envelope (or the packet itself, when every value
+    is checked already), or None to take the careful path."""
     try:
         envelope = _decode_envelope(data)
     except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
@@ -241,7 +268,7 @@ def _fast_fields(data: JsonInput, allowed: PacketSet[Any]) -> dict[str, Any] | N
     if type(envelope) is _MoveRequestEnvelope:
         if allowed.models[tag] is not MoveRequestPacket:
             return None  # another model under this name: pydantic reads it from JSON
-        return _move_request_fields(envelope)
+        return _move_request(envelope)
     fields: dict[str, Any] = {"type": tag}
     for name in envelope.__struct_fields__:
         value = getattr(envelope, name)
@@ -338,6 +365,8 @@ move_response, eval_response
     accepted = PACKETS if allowed is None else allowed
     try:
         fields = _fast_fields(data, accepted) or _careful_fields(data, accepted)
+        if type(fields) is MoveRequestPacket:
+            return fields
         return accepted._adapter.validate_python(fields)
     except ValidationError as exc:
         raise ProtocolError(*_problems(exc)) from None
