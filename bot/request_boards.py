@@ -117,6 +117,8 @@ def _add_previous_move(stones: dict[Hex, Side], move: Move, index: int) -> None:
 def check_alternation(packet: MoveRequestPacket, next_mover: Player | None) -> None:
     """Moves of ``previous`` then the requested side alternate, starting with
     ``next_mover`` when it is known."""
+    if not packet.previous and (next_mover is None or packet.side is next_mover):
+        return  # a request with nothing before it, for the side due (a move_skips bot)
     rule = "moves alternate unless the bot declares 'free_move_order'"
     movers = [move.side for move in packet.previous] + [packet.side]
     if next_mover is not None and movers[0] is not next_mover:
