@@ -37,7 +37,11 @@ from wire.packets import HUMAN_CLIENT_PACKETS, PACKETS, MoveRequestPacket, P, Pa
 #   values, the board as msgspec structs, type-checked);
 # - the board's Cell objects come from an intern table: Cells are frozen, and a game
 #   resends the same stones with every move, so nearly every lookup hits;
-# - pydantic then validates the packet, the board already built.
+# - pydantic then validates the packet, the board already built;
+# - except for ``move_request``, the packet of every move (a bot reads one per move):
+#   its envelope is fully typed (side, moves, board; the same checks as the models),
+#   so without a limit or clocks, which pydantic still checks, the packet is built
+#   from the checked values with no second pass (``_trusted``).
 #
 # Anything the fast path does not take (a malformed frame, a board with a wrong type,
 # a ``config`` packet whose unknown keys must be kept) goes the careful way: pydantic
