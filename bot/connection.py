@@ -64,6 +64,9 @@ class Connection:
         self._session = session
         self._calls = calls
         self._name = f"{bot_name}#{next(self._ids)}"
+        self._answer_name = f"{self._name} answer"  # made once, not once a move
+        # Fixed for the session (the pool's kind, the bot's class).
+        self._on_loop = calls.on_loop
         self._jobs: set[asyncio.Task[None]] = set()
         self._deadlines: dict[int, Deadline] = {}
         # Sends of one batch of actions stay together and batches go out in the order
@@ -148,7 +151,7 @@ class Connection:
         else:
             deadline = Deadline(max(0.0, job.time_limit - (time.monotonic() - received)))
         call = ThinkCall(job.kind, job.position, job.side, job.match)
-        if self._calls.on_loop:
+        if self._on_loop:
             outcome = self._calls.call_now(call, deadline)
             if outcome is not None:  # answered already: no future, no task
                 return self._outcome(job, *outcome)
@@ -187,7 +190,7 @@ class Connection:
         if actions:
             # Sent from this loop callback, not from a task's first step an iteration
             # later; a send that must wait is finished by a task.
-            task = start_eagerly(self._apply(actions), name=f"{self._name} answer")
+            task = start_eagerly(self._apply(actions), name=self._answer_name)
             if task is not None:
                 self._jobs.add(task)
                 task.add_done_callback(self._jobs.discard)

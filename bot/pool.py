@@ -367,6 +367,8 @@ class SessionCalls:
     def __init__(self, pool: BotPool, bot_class: type[BaseBot]) -> None:
         self._pool = pool
         self._slot = pool._slot(bot_class)
+        # Fixed for the session: the pool's kind and the bot's class do not change.
+        self._on_loop = pool._thread_pool is not None and bot_class.answers_on_loop
         self._waiting: deque[tuple[Call, Deadline, asyncio.Future[Any], Then | None]] = deque()
         self._busy = False
         self._closed = False
@@ -375,13 +377,13 @@ class SessionCalls:
     def on_loop(self) -> bool:
         """Whether calls run on the event loop (``BaseBot.answers_on_loop``, threads):
         then a submitted call has its outcome when ``submit`` returns, if the bot was idle."""
-        return self._pool._thread_pool is not None and self._slot.bot_class.answers_on_loop
+        return self._on_loop
 
     def call_now(self, call: Call, deadline: Deadline) -> tuple[BaseException | None, Any] | None:
         """For a bot that answers on the loop (``on_loop``), idle: make ``call`` here and
         now and give its error (None if it returned) and result, without a future or a
         queue. None when that cannot be: calls are queued or running (``submit`` then)."""
-        if self._busy or self._waiting or self._closed or not self.on_loop:
+        if self._busy or self._waiting or self._closed or not self._on_loop:
             return None
         self._busy = True
         try:

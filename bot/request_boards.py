@@ -117,6 +117,8 @@ def _add_previous_move(stones: dict[Hex, Side], move: Move, index: int) -> None:
 def check_alternation(packet: MoveRequestPacket, next_mover: Player | None) -> None:
     """Moves of ``previous`` then the requested side alternate, starting with
     ``next_mover`` when it is known."""
+    if not packet.previous and (next_mover is None or packet.side is next_mover):
+        return  # a request with nothing before it, for the side due (a move_skips bot)
     rule = "moves alternate unless the bot declares 'free_move_order'"
     movers = [move.side for move in packet.previous] + [packet.side]
     if next_mover is not None and movers[0] is not next_mover:
@@ -198,6 +200,8 @@ def _extends(board: Board, packet: MoveRequestPacket, confirmed: list[Cell] | No
     cells = board.cells
     if confirmed is None:
         return False
+    if not packet.previous:  # the same board again (a bot that declares move_skips)
+        return cells is confirmed or cells == confirmed
     known = len(confirmed)
     added = [(p.q, p.r, move.side) for move in packet.previous for p in move.pieces]
     if len(cells) != known + len(added):
@@ -206,9 +210,7 @@ def _extends(board: Board, packet: MoveRequestPacket, confirmed: list[Cell] | No
     # checks first.
     if cells is not confirmed and cells[:known] != confirmed:
         return False
-    return all(
-        (cell.q, cell.r, cell.p) == stone for cell, stone in zip(cells[known:], added, strict=True)
-    )
+    return [(cell.q, cell.r, cell.p) for cell in cells[known:]] == added
 
 
 #: The board of the standard start: X's stone on (0, 0).

@@ -313,7 +313,10 @@ class BotSession:
         pending = self._current(job_id)
         if pending is None:
             return []
-        return self._guarded(lambda: self._answer(pending.job, result, None, now))
+        try:  # _guarded, without a closure (once a move)
+            return self._answer(pending.job, result, None, now)
+        except Exception as exc:  # a bug here must cost one session, never the server
+            return self._close(CLOSE_INTERNAL_ERROR, f"internal error in the bot session: {exc!r}")
 
     def job_failed(self, job_id: int, error: BaseException, now: float) -> list[Action]:
         """The bot raised ``error`` working on job ``job_id``."""

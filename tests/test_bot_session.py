@@ -1162,6 +1162,37 @@ def test_a_request_that_adds_the_moves_of_previous_derives_the_position() -> Non
     assert set(job.position.legal_cells()) == set(reference.legal_cells())
 
 
+def test_a_bug_answering_closes_the_session_as_an_internal_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    session = started()
+    job = only_think(session.receive(move_request("o"), now=1.0))
+
+    def broken(*args: object) -> None:
+        raise KeyError("oops")
+
+    monkeypatch.setattr("bot.session.move_answer", broken)
+    [close] = session.job_done(job.job_id, decision((1, 0), (2, 0)), now=2.0)
+    assert isinstance(close, Close) and close.code == CLOSE_INTERNAL_ERROR
+    assert "KeyError('oops')" in close.reason and session.closed
+
+
+def test_the_same_board_asked_again_is_the_confirmed_position_and_another_is_rebuilt() -> None:
+    # move_skips: a server may ask the same position again, board and all (previous
+    # empty); a board of the same size with other stones is not the confirmed one.
+    session = started(BwsV1Alpha(move_skips=True))
+    board = [(0, 0, "x"), (1, 0, "o"), (2, 0, "o"), (-1, 0, "x"), (-2, 0, "x")]
+    first = only_think(session.receive(move_request("o", board=board), now=1.0))
+    session.job_done(first.job_id, decision((3, 0), (4, 0)), now=1.5)
+    again = only_think(session.receive(move_request("o", board=board), now=2.0))
+    assert again.asked is first.asked  # derived: nothing new, nobody changes it
+    session.job_done(again.job_id, decision((3, 0), (4, 0)), now=2.5)
+    other = [*board[:4], (-1, -1, "x")]
+    rebuilt = only_think(session.receive(move_request("o", board=other), now=3.0))
+    assert rebuilt.asked.stones == other
+    assert_same_position(rebuilt.asked, Position(setup=other, to_move="o"))
+
+
 def test_the_bot_never_holds_the_sessions_position() -> None:
     session = started()
     answered_o(session, (1, 0), (2, 0))

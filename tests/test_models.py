@@ -13,7 +13,7 @@ import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 import models
 import wire
@@ -67,6 +67,7 @@ from models import (
     parse_packet,
 )
 from wire import codec
+from wire.errors import _problems
 
 # ------------------------------------------------------------------------ samples
 
@@ -1094,6 +1095,106 @@ def test_fast_path_refuses_what_plain_pydantic_refuses(q: object, p: str) -> Non
     else:
         with pytest.raises(ProtocolError, match=r"setup\.board\.cells\[1\]\.[qp]: expected"):
             parse_packet(data)
+
+
+def _plain_pydantic_reading(data: str) -> MoveRequestPacket | str:
+    """What pydantic alone makes of ``data``: the packet, or its problem as
+    ``parse_packet`` words it."""
+    try:
+        return MoveRequestPacket.model_validate(json.loads(data))
+    except ValidationError as exc:
+        return "; ".join(_problems(exc))
+
+
+@given(
+    side=st.sampled_from(["x", "o", "X", "", 1]),
+    previous=st.lists(
+        st.fixed_dictionaries(
+            {
+                "side": st.sampled_from(["x", "o", "z", None]),
+                "pieces": st.lists(
+                    st.fixed_dictionaries({"q": json_scalars, "r": st.integers(-3, 3)}),
+                    max_size=3,
+                ),
+            }
+        ),
+        max_size=3,
+    )
+    | json_scalars,
+    board=st.sampled_from(
+        [{}, {"board": None}, {"board": {"cells": [{"q": 0, "r": 0, "p": "x"}]}}]
+    ),
+)
+def test_move_request_fast_path_agrees_with_plain_pydantic(
+    side: object, previous: object, board: dict[str, Any]
+) -> None:
+    # The typed move_request envelope accepts exactly what pydantic accepts (the same
+    # packet, the same fields set), and leaves refusals to the careful path, which
+    # words them.
+    data = json.dumps({"type": "move_request", "side": side, "previous": previous, **board})
+    expected = _plain_pydantic_reading(data)
+    if isinstance(expected, str):
+        assert problem_of(data).startswith("move_request.")
+    else:
+        packet = parse_packet(data)
+        assert packet == expected
+        assert packet.model_fields_set == expected.model_fields_set
+        assert dump_packet(packet) == dump_packet(expected)
+
+
+def test_move_request_with_limit_and_clocks_reads_as_pydantic_reads() -> None:
+    data = json.dumps(
+        {
+            "type": "move_request",
+            "side": "o",
+            "previous": [{"side": "x", "pieces": [{"q": 1, "r": 0}, {"q": 2, "r": 0}]}],
+            "board": None,
+            "move_time_limit": 2,
+            "clock_x_ms": 100,
+            "clock_o_ms": 0,
+        }
+    )
+    packet, plain = parse_packet(data), MoveRequestPacket.model_validate(json.loads(data))
+    assert packet == plain and packet.model_fields_set == plain.model_fields_set
+    for field, value in (("move_time_limit", 0), ("clock_x_ms", -1), ("clock_o_ms", 1.5)):
+        bad = json.dumps({**json.loads(data), field: value})
+        assert problem_of(bad).startswith(f"move_request.{field}: expected")
+
+
+def test_trusted_models_are_what_model_construct_makes() -> None:
+    cells = [Cell(q=0, r=0, p=Player.X), Cell(q=1, r=0, p=Player.O)]
+    pieces = [Coord(q=1, r=0), Coord(q=2, r=0)]
+    move = Move(side=Player.O, pieces=pieces)
+    request = dict.fromkeys(MoveRequestPacket.model_fields)
+    request.update(type="move_request", side=Player.X, previous=[move], board=Board(cells=cells))
+    for model, values in (
+        (Board, {"cells": cells}),
+        (Move, {"side": Player.O, "pieces": pieces}),
+        (MoveRequestPacket, request),
+    ):
+        # _trusted skips validation: nothing may hang on it.
+        decorators = model.__pydantic_decorators__
+        assert not (decorators.validators or decorators.field_validators)
+        assert not (decorators.root_validators or decorators.model_validators)
+        trusted: BaseModel = codec._trusted(model, dict(values))
+        for other in (model.model_construct(**values), model.model_validate(values)):
+            assert trusted == other
+            assert trusted.model_fields_set == other.model_fields_set
+            assert trusted.model_extra == other.model_extra
+            assert trusted.__pydantic_private__ == other.__pydantic_private__
+            assert trusted.model_dump() == other.model_dump()
+        with pytest.raises(ValidationError):  # frozen, as the real thing
+            trusted.side = None  # type: ignore[attr-defined]
+
+
+def test_coord_intern_table_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(codec._CellInterner, "LIMIT", 10)
+    for q in range(30):
+        move = {"side": "x", "pieces": [{"q": q, "r": 99}]}
+        packet = parse_packet(json.dumps({"type": "move_request", "side": "o", "previous": [move]}))
+        assert isinstance(packet, MoveRequestPacket)
+        assert packet.previous[0].pieces == [Coord(q=q, r=99)]
+        assert len(codec._coords) <= 10
 
 
 # ---------------------------------------------------------------------- docs

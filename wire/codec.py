@@ -37,7 +37,11 @@ from wire.packets import HUMAN_CLIENT_PACKETS, PACKETS, MoveRequestPacket, P, Pa
 #   values, the board as msgspec structs, type-checked);
 # - the board's Cell objects come from an intern table: Cells are frozen, and a game
 #   resends the same stones with every move, so nearly every lookup hits;
-# - pydantic then validates the packet, the board already built.
+# - pydantic then validates the packet, the board already built;
+# - except for ``move_request``, the packet of every move (a bot reads one per move):
+#   its envelope is fully typed (side, moves, board; the same checks as the models),
+#   so without a limit or clocks, which pydantic still checks, the packet is built
+#   from the checked values with no second pass (``_trusted``).
 #
 # Anything the fast path does not take (a malformed frame, a board with a wrong type,
 # a ``config`` packet whose unknown keys must be kept) goes the careful way: pydantic
@@ -61,6 +65,37 @@ class _WireBoard(msgspec.Struct, gc=False):
     cells: list[_WireCell]
 
 
+class _WireCoord(msgspec.Struct, frozen=True, gc=False):
+    """A piece of a move as msgspec reads it (the same checks as ``Coord``); hashable,
+    so it keys the intern table."""
+
+    q: int
+    r: int
+
+
+class _WireMove(msgspec.Struct, gc=False):
+    """A ``Move`` as msgspec reads it: the same checks, 1 or 2 pieces."""
+
+    side: Player
+    pieces: Annotated[list[_WireCoord], msgspec.Meta(min_length=1, max_length=2)]
+
+
+class _MoveRequestEnvelope(
+    msgspec.Struct, tag_field="type", tag="move_request", gc=False, kw_only=True
+):
+    """The packet of every move, read typed in one msgspec pass (the generic envelope
+    leaves ``side`` and ``previous`` as plain JSON for pydantic to walk again): its
+    moves come out as ``Move`` models built from checked values. The limits and clocks
+    stay plain JSON, for pydantic to judge."""
+
+    side: Player
+    previous: list[_WireMove]
+    board: _WireBoard | msgspec.UnsetType | None = msgspec.UNSET
+    move_time_limit: Any = msgspec.UNSET
+    clock_x_ms: Any = msgspec.UNSET
+    clock_o_ms: Any = msgspec.UNSET
+
+
 class _CellInterner:
     """Frozen ``Cell`` objects shared between boards; bounded, cleared when full.
 
@@ -74,15 +109,14 @@ class _CellInterner:
         self._build = TypeAdapter(list[Cell]).validate_python
 
     def board(self, wire: _WireBoard) -> Board:
-        return Board.model_construct(cells=self.cells(wire.cells))
+        return _trusted(Board, {"cells": self.cells(wire.cells)})
 
     def cells(self, wire_cells: list[_WireCell]) -> list[Cell]:
         known = self._cells
-        get = known.get
-        holes: list[tuple[int, _WireCell]] = []
-        remember = holes.append  # returns None: a stone not seen before leaves a hole
-        cells = [get(wire) or remember((i, wire)) for i, wire in enumerate(wire_cells)]
-        if holes:
+        # A stone not seen before leaves a hole (None); a Cell is always true.
+        cells: list[Cell | None] = list(map(known.get, wire_cells))
+        if not all(cells):
+            holes = [(i, wire) for i, wire in enumerate(wire_cells) if cells[i] is None]
             # A game adds a few stones per move; a board never seen adds them all.
             unique = list(dict.fromkeys(wire for _, wire in holes))
             built = self._build([{"q": w.q, "r": w.r, "p": w.p} for w in unique])
@@ -103,6 +137,83 @@ class _CellInterner:
 
 _cell_interner = _CellInterner()
 
+_set = object.__setattr__
+
+
+def _trusted(model: type[M], values: dict[str, Any], fields_set: set[str] | None = None) -> M:
+    """``model.model_construct(fields_set, **values)`` for values already checked,
+    naming every field of a model without validators, extras, private attributes or
+    aliases (``Board``, ``Move``, ``MoveRequestPacket``): what model_construct does,
+    without its walk over the fields (half the cost, and a few are made per move).
+    tests/test_models.py compares the two."""
+    instance = model.__new__(model)
+    _set(instance, "__dict__", values)
+    _set(instance, "__pydantic_fields_set__", set(values) if fields_set is None else fields_set)
+    _set(instance, "__pydantic_extra__", None)
+    _set(instance, "__pydantic_private__", None)
+    return instance
+
+
+#: Coords of moves read from the wire, shared (they are frozen, and the same pieces come
+#: back move after move: in ``previous``, then on the board); bounded, cleared when full.
+_coords: dict[_WireCoord, Coord] = {}
+
+
+def _coord(wire: _WireCoord) -> Coord:
+    coord = _coords.get(wire)
+    if coord is None:
+        # Validated anyway (as cheap as model_construct for two ints): msgspec checked
+        # the same things.
+        coord = Coord(q=wire.q, r=wire.r)
+        if len(_coords) >= _CellInterner.LIMIT:
+            _coords.clear()
+        _coords[wire] = coord
+    return coord
+
+
+#: The fields of MoveRequestPacket set by a request without a limit or clocks.
+_GIVEN_WITHOUT_BOARD = frozenset({"type", "side", "previous"})
+_GIVEN_WITH_BOARD = _GIVEN_WITHOUT_BOARD | {"board"}
+
+
+def _move_request(envelope: _MoveRequestEnvelope) -> MoveRequestPacket | dict[str, Any]:
+    """The packet of a typed ``move_request`` envelope, its moves and board built; or
+    its fields, for pydantic to check the time limit and clocks it has."""
+    previous = [
+        _trusted(Move, {"side": move.side, "pieces": [_coord(piece) for piece in move.pieces]})
+        for move in envelope.previous
+    ]
+    board = envelope.board
+    read = None if board is None or board is msgspec.UNSET else _cell_interner.board(board)
+    if (
+        envelope.move_time_limit is msgspec.UNSET
+        and envelope.clock_x_ms is msgspec.UNSET
+        and envelope.clock_o_ms is msgspec.UNSET
+    ):
+        # Every value checked: the packet as pydantic would make it, in half the time.
+        values = {
+            "type": "move_request",
+            "side": envelope.side,
+            "previous": previous,
+            "board": read,
+            "move_time_limit": None,
+            "clock_x_ms": None,
+            "clock_o_ms": None,
+        }
+        given = _GIVEN_WITHOUT_BOARD if board is msgspec.UNSET else _GIVEN_WITH_BOARD
+        return _trusted(MoveRequestPacket, values, set(given))
+    fields: dict[str, Any] = {"type": "move_request", "side": envelope.side, "previous": previous}
+    if board is not msgspec.UNSET:
+        fields["board"] = read
+    # Rare (bots that declare move_time_limit; clocked games): checked by pydantic.
+    if envelope.move_time_limit is not msgspec.UNSET:
+        fields["move_time_limit"] = envelope.move_time_limit
+    if envelope.clock_x_ms is not msgspec.UNSET:
+        fields["clock_x_ms"] = envelope.clock_x_ms
+    if envelope.clock_o_ms is not msgspec.UNSET:
+        fields["clock_o_ms"] = envelope.clock_o_ms
+    return fields
+
 
 def _envelopes() -> dict[type[msgspec.Struct], str]:
     """One msgspec struct per packet type, told apart by ``type`` like the pydantic union.
@@ -118,7 +229,7 @@ def _envelopes() -> dict[type[msgspec.Struct], str]:
             for name, field in model.model_fields.items():
                 if name != "type":
                     fields[field.alias or name] = _WireBoard if name == "board" else Any
-    return {
+    envelopes: dict[type[msgspec.Struct], str] = {
         msgspec.defstruct(
             f"_{tag}_envelope",
             [(name, kind, msgspec.UNSET) for name, kind in fields.items()],
@@ -127,7 +238,13 @@ def _envelopes() -> dict[type[msgspec.Struct], str]:
             gc=False,
         ): tag
         for tag, fields in fields_by_tag.items()
+        if tag != "move_request"
     }
+    # Every field of MoveRequestPacket is read (typed, or kept for pydantic): a field
+    # added to the model must be added to the envelope too.
+    assert set(fields_by_tag["move_request"]) == set(_MoveRequestEnvelope.__struct_fields__)
+    envelopes[_MoveRequestEnvelope] = "move_request"
+    return envelopes
 
 
 _ENVELOPE_TAGS = _envelopes()
@@ -140,8 +257,11 @@ _BOARD_CARRIERS = frozenset(
 )
 
 
-def _fast_fields(data: JsonInput, allowed: PacketSet[Any]) -> dict[str, Any] | None:
-    """The packet's fields through the envelope, or None to take the careful path."""
+def _fast_fields(
+    data: JsonInput, allowed: PacketSet[Any]
+) -> dict[str, Any] | MoveRequestPacket | None:
+    """The packet's fields through the envelope (or the packet itself, when every value
+    is checked already), or None to take the careful path."""
     try:
         envelope = _decode_envelope(data)
     except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
@@ -149,6 +269,10 @@ def _fast_fields(data: JsonInput, allowed: PacketSet[Any]) -> dict[str, Any] | N
     tag = _ENVELOPE_TAGS[type(envelope)]
     if tag not in allowed.tags:
         return None
+    if type(envelope) is _MoveRequestEnvelope:
+        if allowed.models[tag] is not MoveRequestPacket:
+            return None  # another model under this name: pydantic reads it from JSON
+        return _move_request(envelope)
     fields: dict[str, Any] = {"type": tag}
     for name in envelope.__struct_fields__:
         value = getattr(envelope, name)
@@ -245,6 +369,8 @@ move_response, eval_response
     accepted = PACKETS if allowed is None else allowed
     try:
         fields = _fast_fields(data, accepted) or _careful_fields(data, accepted)
+        if type(fields) is MoveRequestPacket:
+            return fields
         return accepted._adapter.validate_python(fields)
     except ValidationError as exc:
         raise ProtocolError(*_problems(exc)) from None
