@@ -50,6 +50,7 @@ from game.store import (
     UnknownGameError,
     UnsupportedDatabaseError,
 )
+from game.store.schema import _games as _games_table
 from game.store.schema import _move_json, _to_json
 from game.store.schema import _moves as _moves_table
 from models import (
@@ -67,6 +68,7 @@ from models import (
     RecordPlayer,
     ResultReason,
 )
+from tests.postgres import PostgresCluster
 
 T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 
@@ -782,6 +784,54 @@ async def test_moves_of_games_queued_behind_a_busy_writer_land_in_one_commit(
         # g0's commit, then one for the five queued together (the wrong write's claim
         # found no row: it went on its own, and was refused there). Two, not six.
         assert statements.count("COMMIT") == 2
+        for game_id in games:
+            stored = await store.get_game(game_id)
+            assert stored is not None and stored.moves == [first]
+
+
+async def test_on_postgresql_moves_of_games_queued_behind_a_busy_write_share_a_commit(
+    postgres_cluster: PostgresCluster,
+) -> None:
+    # The same group commit on PostgreSQL: the first game's write waits on a lock held
+    # elsewhere; the moves of five more games, and a wrong write, queue meanwhile.
+    games = [f"g{n}" for n in range(6)]
+    url = postgres_cluster.new_database()
+    async with await GameStore.open(url) as store:
+        for game_id in games:
+            await store.create_game(record(game_id))
+        engine = store._runner._engine  # type: ignore[attr-defined]
+        commits: list[None] = []
+
+        def committed(_conn: Any) -> None:
+            commits.append(None)
+
+        first = move(Player.O, (1, 0), (2, 0))
+        async with engine.connect() as other:
+            # Hold g0's row, as a writer of another process would.
+            lock = await other.begin()
+            await other.execute(
+                select(_games_table.c.seq).where(_games_table.c.game_id == "g0").with_for_update()
+            )
+            event.listen(engine.sync_engine, "commit", committed)
+            try:
+                stuck = asyncio.create_task(store.add_move("g0", 0, first))
+                await asyncio.sleep(0.3)  # its transaction is waiting for the lock
+                queued = [
+                    asyncio.create_task(store.add_move(game_id, 0, first)) for game_id in games[1:]
+                ]
+                wrong = asyncio.create_task(store.add_move("g1", 7, move(Player.X, (0, 1), (0, 2))))
+                await asyncio.sleep(0.1)
+                assert not stuck.done() and not any(task.done() for task in queued)
+                await lock.rollback()
+                await stuck
+                await asyncio.gather(*queued)
+                with pytest.raises(MoveIndexError):
+                    await wrong
+            finally:
+                event.remove(engine.sync_engine, "commit", committed)
+        # g0's commit, then one for the five queued together (the wrong write went on
+        # its own and was rolled back): two, not six.
+        assert len(commits) == 2
         for game_id in games:
             stored = await store.get_game(game_id)
             assert stored is not None and stored.moves == [first]

@@ -76,7 +76,8 @@ a SQLite file run on a few reader threads and, in WAL mode, never wait for write
 in-memory database is one connection, used only by the writer thread. On PostgreSQL,
 the same functions run through the asyncpg engine (``AsyncConnection.run_sync``);
 ``add_move`` and ``finish_game`` lock the game's row, so two writers of one game queue
-up and different games never wait for each other.
+up. Moves are written by one task of the store, the moves of every game waiting for it
+in one transaction (``engine_runner``: group commit across games, as on SQLite).
 
 Aborted games: ``status`` is ``aborted`` and ``result`` is
 ``GameResult(winner=None, reason=DRAW, cause=ABORTED, detail=<why>)``: ``ABORTED_RESULT``
@@ -120,6 +121,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from game.store.arena import ArenaRecords
 from game.store.challenges import ChallengeRecords
+from game.store.engine_runner import _AsyncEngineRunner
 from game.store.errors import (
     DuplicateGameError,
     GameNotRunningError,
@@ -152,7 +154,6 @@ from game.store.queries import (
 from game.store.ratings import RatingRecords
 from game.store.runners import (
     _async_url,
-    _AsyncEngineRunner,
     _is_memory_sqlite,
     _Runner,
     _SqliteThreads,

@@ -124,12 +124,12 @@ def _index_players(conn: Connection) -> int:
     return len(unindexed)
 
 
-def _add_moves(
+def _add_usual_moves(
     conn: Connection, game_id: str, first_index: int, rows: list[dict[str, Any]]
-) -> None:
-    # The usual case in one statement: a running game whose next index is
-    # ``first_index`` takes the moves (the UPDATE also locks the row on PostgreSQL).
-    # Anything else is sorted out by the checks below.
+) -> bool:
+    """The usual case of ``_add_moves`` in one statement and the insert: a running game
+    whose next index is ``first_index`` takes the moves (the UPDATE also locks the row
+    on PostgreSQL). False, having changed nothing, for anything else."""
     claimed = conn.execute(
         _CLAIM_NEXT_MOVES,
         {
@@ -138,8 +138,17 @@ def _add_moves(
             "claim_count": first_index + len(rows),
         },
     )
-    if claimed.rowcount == 1:
-        conn.execute(_INSERT_MOVES, rows)
+    if claimed.rowcount != 1:
+        return False
+    conn.execute(_INSERT_MOVES, rows)
+    return True
+
+
+def _add_moves(
+    conn: Connection, game_id: str, first_index: int, rows: list[dict[str, Any]]
+) -> None:
+    # The usual case first; anything else is sorted out by the checks below.
+    if _add_usual_moves(conn, game_id, first_index, rows):
         return
     row = _lock_game(
         conn, game_id, _games.c.status, _games.c.move_count, missing=f"to add move {first_index} to"

@@ -1,5 +1,6 @@
-"""Where the store's transactions run: SQLite on threads of its own, PostgreSQL
-through SQLAlchemy's asyncio engine (see Concurrency in ``game.store``).
+"""Where the store's transactions run: SQLite on threads of its own, here; PostgreSQL
+through SQLAlchemy's asyncio engine, in ``game.store.engine_runner`` (see Concurrency
+in ``game.store``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError
-from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.pool import StaticPool
 
 from game.store.errors import UnsupportedDatabaseError
@@ -497,41 +497,3 @@ def _on_loop_when_done(loop: asyncio.AbstractEventLoop, job: Future[Any]) -> asy
 
     job.add_done_callback(on_job_done)
     return ended
-
-
-class _AsyncEngineRunner:
-    """PostgreSQL (asyncpg): the same functions, run through the asyncio engine."""
-
-    # run_sync runs the function in a greenlet on the event loop's thread.
-    reads_on_loop = True
-
-    def __init__(self, engine: AsyncEngine) -> None:
-        self._engine = engine
-        self._writes: set[asyncio.Task[Any]] = set()  # under way, for close()
-
-    async def write(
-        self, fn: Callable[Concatenate[Connection, _P], _T], /, *args: _P.args, **kwargs: _P.kwargs
-    ) -> _T:
-        write = asyncio.ensure_future(self.read(fn, *args, **kwargs))
-        self._writes.add(write)
-        write.add_done_callback(self._writes.discard)
-        return await _to_completion(write)
-
-    async def write_moves(self, game_id: str, first_index: int, rows: list[dict[str, Any]]) -> None:
-        await self.write(_add_moves, game_id, first_index, rows)
-
-    async def write_result(
-        self, game_id: str, status: RecordStatus, result: str, ended_at: datetime
-    ) -> None:
-        await self.write(_finish_game, game_id, status, result, ended_at)
-
-    async def read(
-        self, fn: Callable[Concatenate[Connection, _P], _T], /, *args: _P.args, **kwargs: _P.kwargs
-    ) -> _T:
-        async with self._engine.begin() as conn:
-            return await conn.run_sync(fn, *args, **kwargs)
-
-    async def close(self) -> None:
-        while self._writes:
-            await asyncio.wait(list(self._writes))
-        await self._engine.dispose()
