@@ -1340,6 +1340,51 @@ _seconds = st.floats(min_value=1e-3, max_value=1e6, allow_nan=False, allow_infin
 _ms = st.none() | st.integers(0, 2**40)
 
 
+_evaluations = st.none() | st.builds(
+    PositionEvaluation,
+    heuristic=st.none() | st.floats(allow_nan=False, allow_infinity=False),
+    win_in=st.none() | st.integers(-(2**40), 2**40),
+)
+
+
+@given(
+    move=_moves,
+    to_move=st.none() | st.sampled_from(Player),
+    status=st.sampled_from(GameStatus),
+    clock_x=_ms,
+    clock_o=_ms,
+    evaluation=_evaluations,
+    extra=st.booleans(),
+    considered=st.booleans(),
+)
+def test_a_compact_board_update_is_written_as_pydantic_would_write_it(
+    move: Move,
+    to_move: Player | None,
+    status: GameStatus,
+    clock_x: int | None,
+    clock_o: int | None,
+    evaluation: PositionEvaluation | None,
+    extra: bool,
+    considered: bool,
+) -> None:
+    # The compact stream's update has a path of its own (one per move of a watched
+    # game); what it does not take (extra evaluation fields, considerations) goes the
+    # general way. Either way, the same bytes.
+    if extra and evaluation is not None:
+        evaluation = PositionEvaluation.model_validate({**evaluation.model_dump(), "depth": 7})
+    considerations = [MoveOption(pieces=[move.pieces[0], move.pieces[-1]])] if considered else None
+    packet = BoardUpdatePacket(
+        move=move,
+        to_move=to_move,
+        status=status,
+        clock_x_ms=clock_x,
+        clock_o_ms=clock_o,
+        evaluation=evaluation,
+        considerations=considerations,
+    )
+    assert dump_packet(packet) == codec._dump_model(packet)
+
+
 @given(
     side=st.sampled_from(Player),
     previous=st.lists(_moves, max_size=3),

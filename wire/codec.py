@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import secrets
 from collections.abc import Mapping
 from functools import cache
@@ -27,7 +28,16 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from wire.basics import Cell, Coord, Player
 from wire.board import _ENCODED_CELLS, Board, Move, _cells_json
 from wire.errors import ProtocolError, _describe, _problems
-from wire.packets import HUMAN_CLIENT_PACKETS, PACKETS, MoveRequestPacket, P, Packet, PacketSet
+from wire.packets import (
+    HUMAN_CLIENT_PACKETS,
+    PACKETS,
+    BoardUpdatePacket,
+    MoveRequestPacket,
+    P,
+    Packet,
+    PacketSet,
+)
+from wire.records import PositionEvaluation
 
 #
 # Speed. Decoding a 500-stone board into 500 pydantic models costs more than parsing
@@ -479,6 +489,11 @@ def dump_packet(packet: BaseModel) -> bytes:
         text = _dump_move_request(packet)
         if text is not None:
             return text
+    elif type(packet) is BoardUpdatePacket and packet.board is None:
+        # The compact stream's update, one per move of a watched game: the same.
+        text = _dump_board_update(packet)
+        if text is not None:
+            return text
     return _dump_model(packet)
 
 
@@ -525,6 +540,43 @@ def _dump_move_request(packet: MoveRequestPacket) -> bytes | None:
         data["clock_x_ms"] = packet.clock_x_ms
     if packet.clock_o_ms is not None:
         data["clock_o_ms"] = packet.clock_o_ms
+    try:
+        return orjson.dumps(data)
+    except orjson.JSONEncodeError:
+        return None
+
+
+def _dump_board_update(packet: BoardUpdatePacket) -> bytes | None:
+    """A ``board_update`` without ``board`` (the compact stream's) as ``_dump_model``
+    writes it; None for anything unusual (considerations, an evaluation with extra
+    fields or a number JSON has no plain form for, a subclassed part), which then goes
+    the general way."""
+    move = packet.move
+    if type(move) is not Move or packet.considerations is not None:
+        return None
+    pieces = [c.__dict__ if type(c) is Coord else {"q": c.q, "r": c.r} for c in move.pieces]
+    data: dict[str, Any] = {
+        "type": "board_update",
+        "move": {"side": move.side, "pieces": pieces},
+        "to_move": packet.to_move,  # written when None too: the game is over
+        "status": packet.status,
+    }
+    if packet.clock_x_ms is not None:
+        data["clock_x_ms"] = packet.clock_x_ms
+    if packet.clock_o_ms is not None:
+        data["clock_o_ms"] = packet.clock_o_ms
+    evaluation = packet.evaluation
+    if evaluation is not None:
+        if type(evaluation) is not PositionEvaluation or evaluation.__pydantic_extra__:
+            return None
+        heuristic, win_in = evaluation.heuristic, evaluation.win_in
+        if heuristic is not None and not math.isfinite(heuristic):
+            return None
+        data["evaluation"] = {
+            name: value
+            for name, value in (("heuristic", heuristic), ("win_in", win_in))
+            if value is not None
+        }
     try:
         return orjson.dumps(data)
     except orjson.JSONEncodeError:
