@@ -362,7 +362,10 @@ class _SqliteThreads:
         """On the writer thread: the moves waiting now, together where they can be."""
         with self._moves_lock:
             group, self._moves_waiting = self._moves_waiting, []
-        alone = self._write_together(group) if len(group) > 1 else group
+        try:
+            alone = self._write_together(group) if len(group) > 1 else group
+        except BaseException:  # e.g. no connection: each on its own, to get its error
+            alone = [write for write in group if not write.done.done()]
         for write in alone:
             try:
                 self._straight_on_writer(
