@@ -522,6 +522,13 @@ def _dump_model(packet: BaseModel) -> bytes:
     return text
 
 
+def _move_data(move: Move) -> dict[str, Any]:
+    """A ``Move`` as the JSON data its model dumps, for orjson: a Coord's ``__dict__`` is
+    exactly ``{"q", "r"}``, and orjson writes Player as its value."""
+    pieces = [c.__dict__ if type(c) is Coord else {"q": c.q, "r": c.r} for c in move.pieces]
+    return {"side": move.side, "pieces": pieces}
+
+
 def _dump_move_request(packet: MoveRequestPacket) -> bytes | None:
     """A ``move_request`` without ``board`` as ``_dump_model`` writes it, several times
     faster; None for anything unusual (a subclassed part, a number orjson refuses), which
@@ -530,9 +537,7 @@ def _dump_move_request(packet: MoveRequestPacket) -> bytes | None:
     for move in packet.previous:
         if type(move) is not Move:
             return None
-        # A Coord's __dict__ is exactly {"q", "r"}; orjson writes Player as its value.
-        pieces = [c.__dict__ if type(c) is Coord else {"q": c.q, "r": c.r} for c in move.pieces]
-        previous.append({"side": move.side, "pieces": pieces})
+        previous.append(_move_data(move))
     data: dict[str, Any] = {"type": "move_request", "side": packet.side, "previous": previous}
     if packet.move_time_limit is not None:
         data["move_time_limit"] = packet.move_time_limit
@@ -554,10 +559,9 @@ def _dump_board_update(packet: BoardUpdatePacket) -> bytes | None:
     move = packet.move
     if type(move) is not Move or packet.considerations is not None:
         return None
-    pieces = [c.__dict__ if type(c) is Coord else {"q": c.q, "r": c.r} for c in move.pieces]
     data: dict[str, Any] = {
         "type": "board_update",
-        "move": {"side": move.side, "pieces": pieces},
+        "move": _move_data(move),
         "to_move": packet.to_move,  # written when None too: the game is over
         "status": packet.status,
     }
