@@ -35,7 +35,7 @@ _P = ParamSpec("_P")
 _T = TypeVar("_T")
 
 
-@dataclass
+@dataclass(eq=False)  # each is itself: ``in`` a group means this very write
 class _WaitingMoves:
     """One game's next moves, waiting for the moves' writer task."""
 

@@ -205,7 +205,7 @@ class _Runner(Protocol):
         """Close every connection, after the writes under way."""
 
 
-@dataclass
+@dataclass(eq=False)  # each is itself: ``in`` a group means this very write
 class _MovesWrite:
     """One game's next moves, waiting for the writer thread (``_SqliteThreads``)."""
 
