@@ -82,17 +82,22 @@ def cpu_seconds(pid: int) -> float:
 def thread_cpu_seconds(pid: int) -> float:
     """Run time of every thread of process ``pid`` so far (``schedstat``: nanoseconds,
     where ``/proc/<pid>/stat`` counts 10 ms ticks, too coarse for a window of moves)."""
-    total = 0
+    total = 0.0
     for task in Path(f"/proc/{pid}/task").iterdir():
         with contextlib.suppress(FileNotFoundError):  # a thread that just ended
-            total += int((task / "schedstat").read_text().split()[0])
-    return total / 1e9
+            total += _run_time(task)
+    return total
 
 
 def main_thread_cpu_seconds(pid: int) -> float:
     """Run time of the main thread of process ``pid`` so far (its event loop, for our
     servers), in the same nanoseconds as ``thread_cpu_seconds``."""
-    return int(Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()[0]) / 1e9
+    return _run_time(Path(f"/proc/{pid}/task/{pid}"))
+
+
+def _run_time(task: Path) -> float:
+    """Seconds a thread (``/proc/<pid>/task/<tid>``) has run: ``schedstat``'s first field."""
+    return int((task / "schedstat").read_text().split()[0]) / 1e9
 
 
 def tree_cpu_seconds(pid: int) -> float:
