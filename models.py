@@ -85,10 +85,10 @@ from wire.capabilities import (
 )
 from wire.codec import (
     JsonInput,
-    dump_packet,
     parse_body,
     parse_packet,
 )
+from wire.dumping import dump_packet
 from wire.errors import (
     MAX_ECHO_CHARS,
     ProtocolError,

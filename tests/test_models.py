@@ -66,7 +66,7 @@ from models import (
     parse_body,
     parse_packet,
 )
-from wire import codec
+from wire import codec, dumping
 from wire.errors import _problems
 
 # ------------------------------------------------------------------------ samples
@@ -592,7 +592,7 @@ def test_no_nested_wire_model_has_a_required_field_that_may_be_null() -> None:
         f"{model.__name__}.{name}"
         for model in nested
         for name, field in model.model_fields.items()
-        if field.is_required() and codec._allows_none(field.annotation)
+        if field.is_required() and dumping._allows_none(field.annotation)
     }
     assert offenders == set()
 
@@ -1382,7 +1382,7 @@ def test_a_compact_board_update_is_written_as_pydantic_would_write_it(
         evaluation=evaluation,
         considerations=considerations,
     )
-    assert dump_packet(packet) == codec._dump_model(packet)
+    assert dump_packet(packet) == dumping._dump_model(packet)
 
 
 @given(
@@ -1406,4 +1406,4 @@ def test_a_move_request_is_written_as_pydantic_would_write_it(
         clock_x_ms=clock_x,
         clock_o_ms=clock_o,
     )
-    assert dump_packet(packet) == codec._dump_model(packet)
+    assert dump_packet(packet) == dumping._dump_model(packet)
