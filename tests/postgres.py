@@ -13,24 +13,24 @@ import itertools
 import os
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.throwaway_server import ThrowawayServer, session_server
 
-class PostgresCluster:
+
+class PostgresCluster(ThrowawayServer):
     """A PostgreSQL server of our own: a data directory and a unix socket in one temp dir."""
 
     PORT = 5432  # only names the socket file; the socket directory is private
 
     def __init__(self, bindir: Path) -> None:
+        super().__init__(prefix="htttx-pg-")
         self.bindir = bindir
-        self.root = Path(tempfile.mkdtemp(prefix="htttx-pg-"))
         self.data = self.root / "data"
         self.socket_dir = self.root / "socket"
-        self.log = self.root / "server.log"
         self._names = itertools.count()
         # The server refuses to run as root; the postgres user needs to own its files.
         self._as_server: list[str] = []
@@ -67,19 +67,15 @@ class PostgresCluster:
                 "start",
             )  # fmt: skip
         except subprocess.CalledProcessError as exc:
-            log = self.log.read_text() if self.log.exists() else "(no log)"
+            log = self.log_text()
             raise RuntimeError(f"PostgreSQL did not start: {exc.stderr!r}\n{log}") from exc
 
-    def stop(self) -> None:
-        with_data = self.data.exists()
-        try:
-            if with_data:
-                self._run(
-                    str(self.bindir / "pg_ctl"), "--pgdata", str(self.data),
-                    "--mode", "immediate", "stop",
-                )  # fmt: skip
-        finally:
-            shutil.rmtree(self.root, ignore_errors=True)
+    def _shut_down(self) -> None:
+        if self.data.exists():
+            self._run(
+                str(self.bindir / "pg_ctl"), "--pgdata", str(self.data),
+                "--mode", "immediate", "stop",
+            )  # fmt: skip
 
     def new_database(self) -> str:
         """Create an empty database and return its SQLAlchemy URL."""
@@ -111,15 +107,8 @@ def _postgres_bindir() -> Path | None:
 
 @pytest.fixture(scope="session")
 def postgres_cluster() -> Iterator[PostgresCluster]:
-    bindir = _postgres_bindir()
-    if bindir is None:
-        message = "PostgreSQL server binaries not found (install them with `make test`)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    cluster = PostgresCluster(bindir)
-    try:
-        cluster.start()
-        yield cluster
-    finally:
-        cluster.stop()
+    yield from session_server(
+        _postgres_bindir,
+        "PostgreSQL server binaries not found (install them with `make test`)",
+        PostgresCluster,
+    )

@@ -12,12 +12,12 @@ import os
 import shutil
 import socket
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
+
+from tests.throwaway_server import ThrowawayServer, session_server
 
 #: How long the server may take to answer its first PING.
 START_WAIT = 30.0
@@ -30,12 +30,12 @@ def _free_port() -> int:
         return port
 
 
-class RedisServer:
+class RedisServer(ThrowawayServer):
     """A ``redis-server`` of our own on 127.0.0.1, its files in one temp dir."""
 
     def __init__(self, executable: str) -> None:
+        super().__init__(prefix="htttx-redis-")
         self.executable = executable
-        self.root = Path(tempfile.mkdtemp(prefix="htttx-redis-"))
         self.port = _free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.process: subprocess.Popen[bytes] | None = None
@@ -49,7 +49,7 @@ class RedisServer:
                 "--dir", str(self.root),
                 "--save", "",
                 "--appendonly", "no",
-                "--logfile", str(self.root / "server.log"),
+                "--logfile", str(self.log),
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -60,7 +60,7 @@ class RedisServer:
         deadline = time.monotonic() + START_WAIT
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"redis-server exited at start:\n{self._log()}")
+                raise RuntimeError(f"redis-server exited at start:\n{self.log_text()}")
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=1) as conn:
                     conn.sendall(b"PING\r\n")
@@ -69,23 +69,18 @@ class RedisServer:
             except OSError:
                 pass
             time.sleep(0.05)
-        raise RuntimeError(f"redis-server did not answer within {START_WAIT:g} s:\n{self._log()}")
+        raise RuntimeError(
+            f"redis-server did not answer within {START_WAIT:g} s:\n{self.log_text()}"
+        )
 
-    def _log(self) -> str:
-        log = self.root / "server.log"
-        return log.read_text() if log.exists() else "(no log)"
-
-    def stop(self) -> None:
-        try:
-            if self.process is not None and self.process.poll() is None:
-                self.process.terminate()
-                try:
-                    self.process.wait(10)
-                except subprocess.TimeoutExpired:
-                    self.process.kill()
-                    self.process.wait()
-        finally:
-            shutil.rmtree(self.root, ignore_errors=True)
+    def _shut_down(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
 
 
 def redis_executable() -> str | None:
@@ -95,15 +90,6 @@ def redis_executable() -> str | None:
 
 @pytest.fixture(scope="session")
 def redis_server() -> Iterator[RedisServer]:
-    executable = redis_executable()
-    if executable is None:
-        message = "redis-server not found (install it with `make test`)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    server = RedisServer(executable)
-    try:
-        server.start()
-        yield server
-    finally:
-        server.stop()
+    yield from session_server(
+        redis_executable, "redis-server not found (install it with `make test`)", RedisServer
+    )

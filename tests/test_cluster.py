@@ -114,6 +114,15 @@ async def cluster(
         yield Cluster(postgres_cluster.new_database(), redis_url, http)
 
 
+@pytest.fixture
+async def c(postgres_cluster: PostgresCluster, redis_server: RedisServer) -> AsyncIterator[Cluster]:
+    """The test's ``cluster`` on the suite's servers, the workers for the test to start.
+    For every module (``tests/conftest.py``); ``tests/test_cluster_recovery.py`` has its
+    own, of worker processes."""
+    async with cluster(postgres_cluster, redis_server) as opened:
+        yield opened
+
+
 @asynccontextmanager
 async def workers(c: Cluster, *worker_ids: str, **options: Any) -> AsyncIterator[list[Worker]]:
     """The workers ``worker_ids``, started in turn with ``Cluster.worker(id, **options)``;
@@ -148,13 +157,8 @@ async def _record(c: Cluster, base: str, game_id: str) -> Json:
             await asyncio.sleep(0.05)
 
 
-async def test_each_worker_lists_both_and_says_so_in_health(
-    postgres_cluster: PostgresCluster, redis_server: RedisServer
-) -> None:
-    async with (
-        cluster(postgres_cluster, redis_server) as c,
-        workers(c, "worker-a", "worker-b") as (a, b),
-    ):
+async def test_each_worker_lists_both_and_says_so_in_health(c: Cluster) -> None:
+    async with workers(c, "worker-a", "worker-b") as (a, b):
         for worker in (a, b):
             assert sorted(await c.worker_ids(worker.base)) == ["worker-a", "worker-b"]
         status, listed = await c.get(f"{a.base}/cluster")
@@ -169,13 +173,8 @@ async def test_each_worker_lists_both_and_says_so_in_health(
         assert {"/cluster", "/cluster/games/{game_id}/setup"} <= set(document["paths"])
 
 
-async def test_a_spectator_on_b_follows_a_game_run_by_a_move_by_move(
-    postgres_cluster: PostgresCluster, redis_server: RedisServer
-) -> None:
-    async with (
-        cluster(postgres_cluster, redis_server) as c,
-        workers(c, "worker-a", "worker-b") as (a, b),
-    ):
+async def test_a_spectator_on_b_follows_a_game_run_by_a_move_by_move(c: Cluster) -> None:
+    async with workers(c, "worker-a", "worker-b") as (a, b):
         created = await _new_game(c, a.base, {"type": "bot", "bot_url": f"{a.base}/bots/center"})
         game_id = created["game_id"]
         node = a.server.app.state.arena.manager.cluster
@@ -224,13 +223,8 @@ async def test_a_spectator_on_b_follows_a_game_run_by_a_move_by_move(
     assert published == len(record["moves"]) - 1 + 1
 
 
-async def test_a_game_nobody_watches_from_another_worker_is_not_published(
-    postgres_cluster: PostgresCluster, redis_server: RedisServer
-) -> None:
-    async with (
-        cluster(postgres_cluster, redis_server) as c,
-        workers(c, "worker-a") as (a,),
-    ):
+async def test_a_game_nobody_watches_from_another_worker_is_not_published(c: Cluster) -> None:
+    async with workers(c, "worker-a") as (a,):
         body = {
             "player_x": {"type": "bot", "bot_url": f"{a.base}/bots/center"},
             "player_o": {"type": "bot", "bot_url": f"{a.base}/bots/random"},
@@ -249,13 +243,8 @@ async def test_a_game_nobody_watches_from_another_worker_is_not_published(
         assert node.published == 0
 
 
-async def test_a_compact_spectator_on_b_joining_mid_game_gets_the_same_stream(
-    postgres_cluster: PostgresCluster, redis_server: RedisServer
-) -> None:
-    async with (
-        cluster(postgres_cluster, redis_server) as c,
-        workers(c, "worker-a", "worker-b") as (a, b),
-    ):
+async def test_a_compact_spectator_on_b_joining_mid_game_gets_the_same_stream(c: Cluster) -> None:
+    async with workers(c, "worker-a", "worker-b") as (a, b):
         center = {"type": "bot", "bot_url": f"{a.base}/bots/center"}
         created = await _new_game(c, b.base, center)  # on B this time: A relays
         game_id = created["game_id"]
@@ -284,13 +273,8 @@ async def test_a_compact_spectator_on_b_joining_mid_game_gets_the_same_stream(
     assert all("board" not in p for p in relayed if p["type"] == "board_update")
 
 
-async def test_a_persons_seat_reconnects_through_a_different_worker(
-    postgres_cluster: PostgresCluster, redis_server: RedisServer
-) -> None:
-    async with (
-        cluster(postgres_cluster, redis_server) as c,
-        workers(c, "worker-a", "worker-b") as (a, b),
-    ):
+async def test_a_persons_seat_reconnects_through_a_different_worker(c: Cluster) -> None:
+    async with workers(c, "worker-a", "worker-b") as (a, b):
         created = await _new_game(c, a.base, {"type": "human"})
         game_id = created["game_id"]
         # X through B (relayed to A, which runs the game), O through A.
@@ -327,13 +311,8 @@ async def test_a_persons_seat_reconnects_through_a_different_worker(
     assert [m["side"] for m in record["moves"][:3]] == ["o", "x", "o"]
 
 
-async def test_a_relayed_seat_ends_as_the_owner_closes_it(
-    postgres_cluster: PostgresCluster, redis_server: RedisServer
-) -> None:
-    async with (
-        cluster(postgres_cluster, redis_server) as c,
-        workers(c, "worker-a", "worker-b") as (a, b),
-    ):
+async def test_a_relayed_seat_ends_as_the_owner_closes_it(c: Cluster) -> None:
+    async with workers(c, "worker-a", "worker-b") as (a, b):
         created = await _new_game(c, a.base, {"type": "bot", "bot_url": f"{a.base}/bots/center"})
         async with c.http.ws_connect(f"{b.ws_base}/ws?token={created['token_x']}") as x:
             await until(x, "move_request")
@@ -349,13 +328,8 @@ async def test_a_relayed_seat_ends_as_the_owner_closes_it(
     assert refused == (1008, "unknown token, or its game is over")
 
 
-async def test_an_unknown_token_on_another_worker_is_refused_with_a_reason(
-    postgres_cluster: PostgresCluster, redis_server: RedisServer
-) -> None:
-    async with (
-        cluster(postgres_cluster, redis_server) as c,
-        workers(c, "worker-a", "worker-b") as (_, b),  # a: the owner a token names below
-    ):
+async def test_an_unknown_token_on_another_worker_is_refused_with_a_reason(c: Cluster) -> None:
+    async with workers(c, "worker-a", "worker-b") as (_, b):  # a: the owner a token names below
         async with c.http.ws_connect(f"{b.ws_base}/ws?token=made-up") as ws:
             refused = await closed(ws)
         # A token whose key names A (say, its game just ended): B relays it, and A's
@@ -368,13 +342,8 @@ async def test_an_unknown_token_on_another_worker_is_refused_with_a_reason(
     assert passed_on == refused
 
 
-async def test_a_relay_ends_when_the_owners_lease_is_gone(
-    postgres_cluster: PostgresCluster, redis_server: RedisServer
-) -> None:
-    async with (
-        cluster(postgres_cluster, redis_server) as c,
-        workers(c, "worker-a", "worker-b") as (a, b),
-    ):
+async def test_a_relay_ends_when_the_owners_lease_is_gone(c: Cluster) -> None:
+    async with workers(c, "worker-a", "worker-b") as (a, b):
         created = await _new_game(c, a.base, {"type": "bot", "bot_url": f"{a.base}/bots/center"})
         async with c.http.ws_connect(f"{b.ws_base}/ws?token={created['token_x']}") as x:
             await until(x, "move_request")
@@ -386,12 +355,9 @@ async def test_a_relay_ends_when_the_owners_lease_is_gone(
 
 
 async def test_a_relaying_worker_that_stops_leaves_the_seat_to_come_back_elsewhere(
-    postgres_cluster: PostgresCluster, redis_server: RedisServer
+    c: Cluster,
 ) -> None:
-    async with (
-        cluster(postgres_cluster, redis_server) as c,
-        workers(c, "worker-a", "worker-b") as (a, b),
-    ):
+    async with workers(c, "worker-a", "worker-b") as (a, b):
         center = {"type": "bot", "bot_url": f"{a.base}/bots/center"}
         created = await _new_game(c, a.base, center)
         url = f"/ws?token={created['token_x']}"
@@ -410,13 +376,8 @@ async def test_a_relaying_worker_that_stops_leaves_the_seat_to_come_back_elsewhe
     assert record["result"]["cause"] != "disconnect"
 
 
-async def test_a_stopped_worker_drops_out_of_the_cluster(
-    postgres_cluster: PostgresCluster, redis_server: RedisServer
-) -> None:
-    async with (
-        cluster(postgres_cluster, redis_server) as c,
-        workers(c, "worker-a", "worker-b") as (a, b),
-    ):
+async def test_a_stopped_worker_drops_out_of_the_cluster(c: Cluster) -> None:
+    async with workers(c, "worker-a", "worker-b") as (a, b):
         assert sorted(await c.worker_ids(a.base)) == ["worker-a", "worker-b"]
         # Gone without a word: its heartbeats stop, its key stays until the lease ends.
         b_node = b.server.app.state.arena.manager.cluster

@@ -9,9 +9,7 @@ from typing import Any
 
 from game.ladder import Ladder, LadderSettings
 from game.ladder_games import LADDER_LEASE, QueuedGames
-from tests.postgres import PostgresCluster
-from tests.redis_server import RedisServer
-from tests.test_cluster import Worker, cluster, workers
+from tests.test_cluster import Cluster, Worker, workers
 from tests.test_cluster_tournament import LEASES, TIMEOUT, post, runtime
 from tests.test_ladder import registered_of, three_bots
 
@@ -37,12 +35,9 @@ async def until(check: Any) -> None:
             await asyncio.sleep(0.05)
 
 
-async def test_one_worker_schedules_the_ladder_and_every_worker_plays_it(
-    postgres_cluster: PostgresCluster, redis_server: RedisServer
-) -> None:
+async def test_one_worker_schedules_the_ladder_and_every_worker_plays_it(c: Cluster) -> None:
     options = {"leases": LEASES, "ladder": FAST, "host_example_bots": False}
     async with (
-        cluster(postgres_cluster, redis_server) as c,
         three_bots() as urls,
         workers(c, "worker-a", "worker-b", **options) as (a, b),
     ):

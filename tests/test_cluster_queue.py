@@ -17,9 +17,7 @@ from game.cluster import queue_leader_key
 from game.relay import QUEUE
 from game.server_state import _Runtime
 from models import BotRegistration
-from tests.postgres import PostgresCluster
-from tests.redis_server import RedisServer
-from tests.test_cluster import TIMEOUT, Cluster, Worker, _free_port, cluster, workers
+from tests.test_cluster import TIMEOUT, Cluster, Worker, _free_port, workers
 from tests.test_queue_server import play_line
 from tests.test_server import closed, until
 
@@ -87,11 +85,8 @@ async def record(c: Cluster, base: str, game_id: str) -> Json:
             await asyncio.sleep(0.05)
 
 
-async def test_two_people_on_two_workers_that_do_not_lead_are_paired_and_play(
-    postgres_cluster: PostgresCluster, redis_server: RedisServer
-) -> None:
+async def test_two_people_on_two_workers_that_do_not_lead_are_paired_and_play(c: Cluster) -> None:
     async with (
-        cluster(postgres_cluster, redis_server) as c,
         # worker-a, the first, leads the queue.
         workers(c, "worker-a", "worker-b", "worker-d") as (a, b, d),
     ):
@@ -120,12 +115,9 @@ async def test_two_people_on_two_workers_that_do_not_lead_are_paired_and_play(
 
 
 async def test_when_the_leader_stops_a_new_one_takes_over_and_the_waiting_are_paired(
-    postgres_cluster: PostgresCluster, redis_server: RedisServer
+    c: Cluster,
 ) -> None:
-    async with (
-        cluster(postgres_cluster, redis_server) as c,
-        workers(c, "worker-a", "worker-b", "worker-d") as (a, b, d),
-    ):
+    async with workers(c, "worker-a", "worker-b", "worker-d") as (a, b, d):
         ann, token = await waiting_in_queue(c, b, "ann")
         await a.stop()  # the leader: its queue closes, and the key is given up
         code, reason = await closed(ann)
@@ -152,12 +144,9 @@ async def test_when_the_leader_stops_a_new_one_takes_over_and_the_waiting_are_pa
 
 
 async def test_a_leader_that_lost_the_key_tells_its_waiting_people_to_join_again(
-    postgres_cluster: PostgresCluster, redis_server: RedisServer
+    c: Cluster,
 ) -> None:
-    async with (
-        cluster(postgres_cluster, redis_server) as c,
-        workers(c, "worker-a", "worker-b") as (a, b),
-    ):
+    async with workers(c, "worker-a", "worker-b") as (a, b):
         # Not paired: they wait for different time controls.
         direct = await join(c, a, "ann", time_control="300")
         relayed = await join(c, b, "bo", time_control="600")
@@ -175,10 +164,9 @@ async def test_a_leader_that_lost_the_key_tells_its_waiting_people_to_join_again
 
 
 async def test_a_challenge_accepted_on_another_worker_seats_its_creator_waiting_elsewhere(
-    postgres_cluster: PostgresCluster, redis_server: RedisServer
+    c: Cluster,
 ) -> None:
     async with (
-        cluster(postgres_cluster, redis_server) as c,
         # worker-a leads the queue: ann's socket is relayed to it.
         workers(c, "worker-a", "worker-b", "worker-d") as (a, b, d),
     ):
@@ -210,13 +198,8 @@ async def test_a_challenge_accepted_on_another_worker_seats_its_creator_waiting_
     assert found["tags"]["Challenge"] == challenge_id
 
 
-async def test_a_leader_that_stops_renewing_loses_the_queue_as_its_lease_ends(
-    postgres_cluster: PostgresCluster, redis_server: RedisServer
-) -> None:
-    async with (
-        cluster(postgres_cluster, redis_server) as c,
-        workers(c, "worker-a", "worker-b") as (a, b),
-    ):
+async def test_a_leader_that_stops_renewing_loses_the_queue_as_its_lease_ends(c: Cluster) -> None:
+    async with workers(c, "worker-a", "worker-b") as (a, b):
         ann, token = await waiting_in_queue(c, b, "ann")
         # A hangs (as a dead worker would): its lead is not renewed, and expires.
         leadership = runtime(a).queue_leadership
@@ -234,66 +217,60 @@ async def test_a_leader_that_stops_renewing_loses_the_queue_as_its_lease_ends(
 
 
 async def test_a_leader_killed_mid_wait_is_replaced_and_its_waiting_person_is_paired(
-    postgres_cluster: PostgresCluster, redis_server: RedisServer
+    c: Cluster,
 ) -> None:
-    async with cluster(postgres_cluster, redis_server) as c:
-        # The leader is a process of its own, to be killed with SIGKILL.
-        port = _free_port()
-        command = [
-            sys.executable, "-m", "game.serve", "--port", str(port), "--db", c.db_url,
-            "--redis", c.redis_url, "--worker-id", "worker-a", "--lease", "1",
-            "--log-level", "warning",
-        ]  # fmt: skip
-        root = Path(__file__).resolve().parent.parent
-        a = subprocess.Popen(command, cwd=root, stdout=subprocess.DEVNULL)
-        b: Worker | None = None
-        try:
-            async with asyncio.timeout(60):  # a process's start, on a busy machine
-                while True:
-                    assert a.poll() is None, "worker-a exited"
-                    try:
-                        status, listed = await c.get(f"http://127.0.0.1:{port}/cluster")
-                        if status == 200 and listed["queue_leader"] == "worker-a":
-                            break
-                    except aiohttp.ClientError:
-                        pass
-                    await asyncio.sleep(0.1)
-            b = await c.worker("worker-b")
-            ann, token = await waiting_in_queue(c, b, "ann")
-            a.kill()
-            await asyncio.to_thread(a.wait)
-            code, reason = await closed(ann)  # the relay to A broke
-            assert code == 1011, (code, reason)
-            # Ann comes back (as the desktop client does, again while refused with
-            # 1013): B leads once A's lease has ended, and pairs her.
-            async with asyncio.timeout(TIMEOUT):
-                while True:
-                    ann = await join(c, b, "ann", player_token=token)
-                    message = await ann.receive()
-                    if message.type is aiohttp.WSMsgType.TEXT:
-                        assert json.loads(message.data)["type"] == "queue_waiting"
+    # The leader is a process of its own, to be killed with SIGKILL.
+    port = _free_port()
+    command = [
+        sys.executable, "-m", "game.serve", "--port", str(port), "--db", c.db_url,
+        "--redis", c.redis_url, "--worker-id", "worker-a", "--lease", "1",
+        "--log-level", "warning",
+    ]  # fmt: skip
+    root = Path(__file__).resolve().parent.parent
+    a = subprocess.Popen(command, cwd=root, stdout=subprocess.DEVNULL)
+    b: Worker | None = None
+    try:
+        async with asyncio.timeout(60):  # a process's start, on a busy machine
+            while True:
+                assert a.poll() is None, "worker-a exited"
+                try:
+                    status, listed = await c.get(f"http://127.0.0.1:{port}/cluster")
+                    if status == 200 and listed["queue_leader"] == "worker-a":
                         break
-                    assert message.type is aiohttp.WSMsgType.CLOSE and message.data == 1013
-                    await asyncio.sleep(0.1)
-            assert await leader(b) == "worker-b"
-            bo = await join(c, b, "bo")
-            game_id = (await until(ann, "matched"))["game_id"]
-            assert (await until(bo, "matched"))["game_id"] == game_id
-            assert game_id in runtime(b).manager.live_game_ids()
-        finally:
-            a.kill()
-            await asyncio.to_thread(a.wait)
-            if b is not None:
-                await b.stop()
+                except aiohttp.ClientError:
+                    pass
+                await asyncio.sleep(0.1)
+        b = await c.worker("worker-b")
+        ann, token = await waiting_in_queue(c, b, "ann")
+        a.kill()
+        await asyncio.to_thread(a.wait)
+        code, reason = await closed(ann)  # the relay to A broke
+        assert code == 1011, (code, reason)
+        # Ann comes back (as the desktop client does, again while refused with
+        # 1013): B leads once A's lease has ended, and pairs her.
+        async with asyncio.timeout(TIMEOUT):
+            while True:
+                ann = await join(c, b, "ann", player_token=token)
+                message = await ann.receive()
+                if message.type is aiohttp.WSMsgType.TEXT:
+                    assert json.loads(message.data)["type"] == "queue_waiting"
+                    break
+                assert message.type is aiohttp.WSMsgType.CLOSE and message.data == 1013
+                await asyncio.sleep(0.1)
+        assert await leader(b) == "worker-b"
+        bo = await join(c, b, "bo")
+        game_id = (await until(ann, "matched"))["game_id"]
+        assert (await until(bo, "matched"))["game_id"] == game_id
+        assert game_id in runtime(b).manager.live_game_ids()
+    finally:
+        a.kill()
+        await asyncio.to_thread(a.wait)
+        if b is not None:
+            await b.stop()
 
 
-async def test_a_person_on_another_worker_gets_a_ladder_bot_from_the_leader(
-    postgres_cluster: PostgresCluster, redis_server: RedisServer
-) -> None:
-    async with (
-        cluster(postgres_cluster, redis_server) as c,
-        workers(c, "worker-a", "worker-b") as (a, b),  # a leads the queue
-    ):
+async def test_a_person_on_another_worker_gets_a_ladder_bot_from_the_leader(c: Cluster) -> None:
+    async with workers(c, "worker-a", "worker-b") as (a, b):  # a leads the queue
         # Registered on B (the registry is the shared database's), served by B.
         registration = BotRegistration(name="Randy", url=f"{b.base}/bots/random")
         await runtime(b).registry.register(registration)
@@ -311,12 +288,9 @@ async def test_a_person_on_another_worker_gets_a_ladder_bot_from_the_leader(
 
 
 async def test_a_relaying_worker_that_stops_takes_its_people_out_of_the_leaders_queue(
-    postgres_cluster: PostgresCluster, redis_server: RedisServer
+    c: Cluster,
 ) -> None:
-    async with (
-        cluster(postgres_cluster, redis_server) as c,
-        workers(c, "worker-a", "worker-b") as (a, b),  # a leads the queue
-    ):
+    async with workers(c, "worker-a", "worker-b") as (a, b):  # a leads the queue
         hub = runtime(a).queue
         assert hub is not None
         ann, token = await waiting_in_queue(c, b, "ann")

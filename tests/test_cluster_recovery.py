@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 import redis.asyncio as aioredis
 
 from game.cluster import Leases, Message, encode_message, games_of_key, runs_key, spectate_channel
@@ -175,52 +176,58 @@ async def cluster(
                 await client.aclose()
 
 
+@pytest.fixture
+async def c(postgres_cluster: PostgresCluster, redis_server: RedisServer) -> AsyncIterator[Cluster]:
+    """This module's ``c``: a ``cluster`` of worker processes (not tests/test_cluster.py's)."""
+    async with cluster(postgres_cluster, redis_server) as opened:
+        yield opened
+
+
 async def test_a_killed_workers_live_games_are_recorded_aborted_by_another_worker(
-    postgres_cluster: PostgresCluster, redis_server: RedisServer
+    c: Cluster,
 ) -> None:
-    async with cluster(postgres_cluster, redis_server) as c:
-        a = await c.start("worker-a")
-        b = await c.start("worker-b")
-        played, idle = await c.new_game(a.base), await c.new_game(a.base)
-        game_id = played["game_id"]
-        # The played one is rated (as the arena's games are): pending until it ends.
-        store = await GameStore.open(c.db_url)
-        try:
-            await RatingBook(store).track(game_id, "alice", "bob")
-            run_a = await c.run_of(b.base, "worker-a")
-            assert await c.redis.smembers(games_of_key(run_a)) == {
-                played["game_id"].encode(),
-                idle["game_id"].encode(),
-            }
-            seats = [  # all seated (a seat that never comes forfeits): through A or B
-                await c.http.ws_connect(f"{base}/ws?token={game[token]}")
-                for game in (played, idle)
-                for base, token in ((a.ws_base, "token_x"), (b.ws_base, "token_o"))
-            ]
-            o = seats[1]
-            async with c.http.ws_connect(f"{b.ws_base}/spectate/{game_id}") as spectator:
-                await until(spectator, "setup")
-                request = await until(o, "move_request")
-                await o.send_str(json.dumps(choose(request, MATCH)))
-                await until(spectator, "board_update")
-                await c.record(b.base, game_id, moves=1)  # the move is in the database
-                a.kill()
-                # B's spectator is told; the seats relayed through B are cut.
-                end = await until(spectator, "end")
-            cut = [await closed(seat) for seat in seats[1::2]]
-            for seat in seats:
-                await seat.close()
-            records = [await c.record(b.base, g["game_id"]) for g in (played, idle)]
-            _, aborted = await c.get(f"{b.base}/games?status=aborted")
-            rating = await store.ratings.status(game_id)
-            pending = await store.ratings.pending()
-        finally:
-            await store.close()
-        # Swept: the dead run's set and entry are gone; B alone is listed.
-        assert not await c.redis.exists(games_of_key(run_a))
-        assert not await c.redis.hexists(runs_key(), run_a)
-        _, listed = await c.get(f"{b.base}/cluster")
-        assert [info["id"] for info in listed["workers"]] == ["worker-b"]
+    a = await c.start("worker-a")
+    b = await c.start("worker-b")
+    played, idle = await c.new_game(a.base), await c.new_game(a.base)
+    game_id = played["game_id"]
+    # The played one is rated (as the arena's games are): pending until it ends.
+    store = await GameStore.open(c.db_url)
+    try:
+        await RatingBook(store).track(game_id, "alice", "bob")
+        run_a = await c.run_of(b.base, "worker-a")
+        assert await c.redis.smembers(games_of_key(run_a)) == {
+            played["game_id"].encode(),
+            idle["game_id"].encode(),
+        }
+        seats = [  # all seated (a seat that never comes forfeits): through A or B
+            await c.http.ws_connect(f"{base}/ws?token={game[token]}")
+            for game in (played, idle)
+            for base, token in ((a.ws_base, "token_x"), (b.ws_base, "token_o"))
+        ]
+        o = seats[1]
+        async with c.http.ws_connect(f"{b.ws_base}/spectate/{game_id}") as spectator:
+            await until(spectator, "setup")
+            request = await until(o, "move_request")
+            await o.send_str(json.dumps(choose(request, MATCH)))
+            await until(spectator, "board_update")
+            await c.record(b.base, game_id, moves=1)  # the move is in the database
+            a.kill()
+            # B's spectator is told; the seats relayed through B are cut.
+            end = await until(spectator, "end")
+        cut = [await closed(seat) for seat in seats[1::2]]
+        for seat in seats:
+            await seat.close()
+        records = [await c.record(b.base, g["game_id"]) for g in (played, idle)]
+        _, aborted = await c.get(f"{b.base}/games?status=aborted")
+        rating = await store.ratings.status(game_id)
+        pending = await store.ratings.pending()
+    finally:
+        await store.close()
+    # Swept: the dead run's set and entry are gone; B alone is listed.
+    assert not await c.redis.exists(games_of_key(run_a))
+    assert not await c.redis.hexists(runs_key(), run_a)
+    _, listed = await c.get(f"{b.base}/cluster")
+    assert [info["id"] for info in listed["workers"]] == ["worker-b"]
     assert end["winner"] is None and end["reason"] == "draw" and end["detail"] == DETAIL
     for record in records:
         result = record["result"]
@@ -233,41 +240,37 @@ async def test_a_killed_workers_live_games_are_recorded_aborted_by_another_worke
     assert rating == "void" and pending == []  # an aborted game counts for nobody
 
 
-async def test_a_worker_that_stops_cleanly_leaves_nothing_to_sweep(
-    postgres_cluster: PostgresCluster, redis_server: RedisServer
-) -> None:
-    async with cluster(postgres_cluster, redis_server) as c:
-        a = await c.start("worker-a")
-        b = await c.start("worker-b")
-        created = await c.new_game(a.base)
-        run_a = await c.run_of(b.base, "worker-a")
-        await a.stop()  # its games end as a shutdown ends them, recorded by A itself
-        record = await c.record(b.base, created["game_id"])
-        assert not await c.redis.exists(games_of_key(run_a))
-        assert run_a.encode() not in await c.redis.hkeys(runs_key())
+async def test_a_worker_that_stops_cleanly_leaves_nothing_to_sweep(c: Cluster) -> None:
+    a = await c.start("worker-a")
+    b = await c.start("worker-b")
+    created = await c.new_game(a.base)
+    run_a = await c.run_of(b.base, "worker-a")
+    await a.stop()  # its games end as a shutdown ends them, recorded by A itself
+    record = await c.record(b.base, created["game_id"])
+    assert not await c.redis.exists(games_of_key(run_a))
+    assert run_a.encode() not in await c.redis.hkeys(runs_key())
     assert record["result"]["cause"] == "aborted"
     assert "worker-a" not in record["result"]["detail"]  # not swept: stopped by its worker
 
 
 async def test_a_worker_restarted_with_its_id_after_kill_9_waits_for_its_lease_to_end(
-    postgres_cluster: PostgresCluster, redis_server: RedisServer
+    c: Cluster,
 ) -> None:
-    async with cluster(postgres_cluster, redis_server) as c:
-        a = await c.start("worker-a")
-        b = await c.start("worker-b")
-        created = await c.new_game(a.base)
-        run_a = await c.run_of(b.base, "worker-a")
-        a.kill()
-        again = await c.start("worker-a")  # its previous run's key expires first
-        record = await c.record(again.base, created["game_id"])
-        _, listed = await c.get(f"{again.base}/cluster")
-        # Yet a second process of a live worker's id is refused: they would take each
-        # other for dead.
-        port = _free_port()
-        duplicate, log = c.spawn("worker-b", port)
-        c.workers.append(WorkerProcess("worker-b", port, duplicate, log))  # stopped at the end
-        status = await asyncio.to_thread(duplicate.wait, TIMEOUT)
-        refused = log.read_text()
+    a = await c.start("worker-a")
+    b = await c.start("worker-b")
+    created = await c.new_game(a.base)
+    run_a = await c.run_of(b.base, "worker-a")
+    a.kill()
+    again = await c.start("worker-a")  # its previous run's key expires first
+    record = await c.record(again.base, created["game_id"])
+    _, listed = await c.get(f"{again.base}/cluster")
+    # Yet a second process of a live worker's id is refused: they would take each
+    # other for dead.
+    port = _free_port()
+    duplicate, log = c.spawn("worker-b", port)
+    c.workers.append(WorkerProcess("worker-b", port, duplicate, log))  # stopped at the end
+    status = await asyncio.to_thread(duplicate.wait, TIMEOUT)
+    refused = log.read_text()
     assert "aborted: " + record["result"]["detail"] == DETAIL
     assert sorted(info["id"] for info in listed["workers"]) == ["worker-a", "worker-b"]
     assert run_a not in {info["run"] for info in listed["workers"]}  # a new run
@@ -275,32 +278,29 @@ async def test_a_worker_restarted_with_its_id_after_kill_9_waits_for_its_lease_t
     assert "--worker-id worker-b: a live worker of the cluster has this id" in refused
 
 
-async def test_a_spectator_on_another_worker_gets_the_analysis_of_each_position(
-    postgres_cluster: PostgresCluster, redis_server: RedisServer
-) -> None:
-    async with cluster(postgres_cluster, redis_server) as c:
-        a = await c.start("worker-a", "--analysis-bot", "threat")
-        b = await c.start("worker-b")
-        created = await c.new_game(a.base)
-        game_id = created["game_id"]
-        async with (
-            c.http.ws_connect(f"{a.ws_base}/ws?token={created['token_x']}") as x,
-            c.http.ws_connect(f"{a.ws_base}/ws?token={created['token_o']}") as o,
-            c.http.ws_connect(f"{b.ws_base}/spectate/{game_id}") as spectator,
-        ):
-            await until(spectator, "setup")
-            seats = {"x": x, "o": o}
-            seen: list[Json] = []
-            for ply in range(1, 4):
-                side = "o" if ply % 2 else "x"
-                request = await until(seats[side], "move_request")
-                await seats[side].send_str(json.dumps(choose(request, MATCH)))
-                # Analysed on A, which runs the game, though nobody watches it there.
-                seen.append(await _analysis(spectator, ply))
-            # A latecomer on B gets the analysis so far right after its setup.
-            async with c.http.ws_connect(f"{b.ws_base}/spectate/{game_id}") as late:
-                setup = await until(late, "setup")
-                backlog = [await until(late, "analysis") for _ in range(4)]
+async def test_a_spectator_on_another_worker_gets_the_analysis_of_each_position(c: Cluster) -> None:
+    a = await c.start("worker-a", "--analysis-bot", "threat")
+    b = await c.start("worker-b")
+    created = await c.new_game(a.base)
+    game_id = created["game_id"]
+    async with (
+        c.http.ws_connect(f"{a.ws_base}/ws?token={created['token_x']}") as x,
+        c.http.ws_connect(f"{a.ws_base}/ws?token={created['token_o']}") as o,
+        c.http.ws_connect(f"{b.ws_base}/spectate/{game_id}") as spectator,
+    ):
+        await until(spectator, "setup")
+        seats = {"x": x, "o": o}
+        seen: list[Json] = []
+        for ply in range(1, 4):
+            side = "o" if ply % 2 else "x"
+            request = await until(seats[side], "move_request")
+            await seats[side].send_str(json.dumps(choose(request, MATCH)))
+            # Analysed on A, which runs the game, though nobody watches it there.
+            seen.append(await _analysis(spectator, ply))
+        # A latecomer on B gets the analysis so far right after its setup.
+        async with c.http.ws_connect(f"{b.ws_base}/spectate/{game_id}") as late:
+            setup = await until(late, "setup")
+            backlog = [await until(late, "analysis") for _ in range(4)]
     assert all(p["bot"] == "ThreatBot" for p in seen)
     assert len(setup["moves"]) == 3
     assert [p["ply"] for p in backlog] == [0, 1, 2, 3]

@@ -24,9 +24,7 @@ from typing import Any
 from game.cluster import Leases
 from game.server_state import _Runtime
 from game.store import GameStore, RecordStatus
-from tests.postgres import PostgresCluster
-from tests.redis_server import RedisServer
-from tests.test_cluster import Cluster, Worker, _free_port, cluster, workers
+from tests.test_cluster import Cluster, Worker, _free_port, workers
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 240.0  # only against hangs
@@ -107,13 +105,8 @@ async def exactly_once(db_url: str, tournament_id: str, games: int) -> list[str]
         return [row.game_id for row in rows]
 
 
-async def test_a_tournament_is_played_by_every_worker_and_counted_once(
-    postgres_cluster: PostgresCluster, redis_server: RedisServer
-) -> None:
-    async with (
-        cluster(postgres_cluster, redis_server) as c,
-        workers(c, "worker-a", "worker-b", "worker-c", leases=LEASES) as started,
-    ):
+async def test_a_tournament_is_played_by_every_worker_and_counted_once(c: Cluster) -> None:
+    async with workers(c, "worker-a", "worker-b", "worker-c", leases=LEASES) as started:
         a, _, c_worker = started
         body = tournament(f"{a.base}/bots", rounds=15, concurrency=6)
         tournament_id = await create(c, a.base, body)
@@ -132,11 +125,8 @@ async def test_a_tournament_is_played_by_every_worker_and_counted_once(
         assert listed["playing"] == 0
 
 
-async def test_a_coordinator_that_shuts_down_hands_its_tournament_over(
-    postgres_cluster: PostgresCluster, redis_server: RedisServer
-) -> None:
+async def test_a_coordinator_that_shuts_down_hands_its_tournament_over(c: Cluster) -> None:
     async with (
-        cluster(postgres_cluster, redis_server) as c,
         workers(c, "worker-a", leases=LEASES, work_slots=0) as (a,),  # coordinates, plays nothing
         workers(c, "worker-b", "worker-c", leases=LEASES) as (b, c_worker),
     ):
@@ -185,55 +175,49 @@ def process(args: list[str], port: int, log: Path) -> Iterator[subprocess.Popen[
 
 
 async def test_a_500_game_tournament_survives_a_worker_killed_in_the_middle(
-    postgres_cluster: PostgresCluster, redis_server: RedisServer, tmp_path: Path
+    c: Cluster, tmp_path: Path
 ) -> None:
-    async with cluster(postgres_cluster, redis_server) as c:
-        bot_port = _free_port()
-        bot_args = ["-m", "bot.serve", "--port", str(bot_port), "--log-level", "warning"]
-        bot_args += ["--bot", "center=bot.bots:CenterBot", "--bot", "random=bot.bots:RandomBot"]
-        ports = [_free_port() for _ in range(3)]
-        with process(bot_args, bot_port, tmp_path / "bots.log"):
-            procs: list[subprocess.Popen[bytes]] = []
-            with ExitStack() as stack:
-                for index, port in enumerate(ports, 1):
-                    args = ["-m", "game.serve", "--port", str(port), "--db", c.db_url]
-                    args += ["--redis", c.redis_url, "--worker-id", f"worker-{index}"]
-                    args += ["--lease", PROCESS_LEASE, "--log-level", "warning"]
-                    log = tmp_path / f"worker-{index}.log"
-                    procs.append(stack.enter_context(process(args, port, log)))
-                bases = [f"http://127.0.0.1:{port}" for port in ports]
-                body = tournament(f"http://127.0.0.1:{bot_port}", rounds=250, concurrency=12)
-                tournament_id = await create(c, bases[0], body)
-                await until_view(c, bases[1], tournament_id, lambda view: view["games_done"] >= 150)
-                # The coordinator, in the middle of its games: no goodbye, no cleanup.
-                os.kill(procs[0].pid, signal.SIGKILL)
-                procs[0].wait()
-                view = await until_over(c, bases[1], tournament_id)
-                logs = {path.name: path.read_text() for path in tmp_path.glob("*.log")}
-                assert view["status"] == "finished", (view["reason"], logs)
-                assert view["games_done"] == view["games_counted"] == 500
-                await exactly_once(c.db_url, tournament_id, 500)
-                # What worker-1 was playing when it died is recorded so, with the cause.
-                async with await GameStore.open(c.db_url) as store:
-                    running = await store.list_games(status=RecordStatus.RUNNING, limit=10)
-                    assert running.items == []
-                    aborted = await store.list_games(status=RecordStatus.ABORTED, limit=200)
-                    causes: Counter[str | None] = Counter()
-                    for summary in aborted.items:
-                        record = await store.get_game(summary.game_id)
-                        assert record is not None and record.result is not None
-                        causes[record.result.detail] += 1
-                    assert causes, "worker-1 was playing no game when it died"
-                    assert all("worker-1" in str(detail) for detail in causes), causes
+    bot_port = _free_port()
+    bot_args = ["-m", "bot.serve", "--port", str(bot_port), "--log-level", "warning"]
+    bot_args += ["--bot", "center=bot.bots:CenterBot", "--bot", "random=bot.bots:RandomBot"]
+    ports = [_free_port() for _ in range(3)]
+    with process(bot_args, bot_port, tmp_path / "bots.log"):
+        procs: list[subprocess.Popen[bytes]] = []
+        with ExitStack() as stack:
+            for index, port in enumerate(ports, 1):
+                args = ["-m", "game.serve", "--port", str(port), "--db", c.db_url]
+                args += ["--redis", c.redis_url, "--worker-id", f"worker-{index}"]
+                args += ["--lease", PROCESS_LEASE, "--log-level", "warning"]
+                log = tmp_path / f"worker-{index}.log"
+                procs.append(stack.enter_context(process(args, port, log)))
+            bases = [f"http://127.0.0.1:{port}" for port in ports]
+            body = tournament(f"http://127.0.0.1:{bot_port}", rounds=250, concurrency=12)
+            tournament_id = await create(c, bases[0], body)
+            await until_view(c, bases[1], tournament_id, lambda view: view["games_done"] >= 150)
+            # The coordinator, in the middle of its games: no goodbye, no cleanup.
+            os.kill(procs[0].pid, signal.SIGKILL)
+            procs[0].wait()
+            view = await until_over(c, bases[1], tournament_id)
+            logs = {path.name: path.read_text() for path in tmp_path.glob("*.log")}
+            assert view["status"] == "finished", (view["reason"], logs)
+            assert view["games_done"] == view["games_counted"] == 500
+            await exactly_once(c.db_url, tournament_id, 500)
+            # What worker-1 was playing when it died is recorded so, with the cause.
+            async with await GameStore.open(c.db_url) as store:
+                running = await store.list_games(status=RecordStatus.RUNNING, limit=10)
+                assert running.items == []
+                aborted = await store.list_games(status=RecordStatus.ABORTED, limit=200)
+                causes: Counter[str | None] = Counter()
+                for summary in aborted.items:
+                    record = await store.get_game(summary.game_id)
+                    assert record is not None and record.result is not None
+                    causes[record.result.detail] += 1
+                assert causes, "worker-1 was playing no game when it died"
+                assert all("worker-1" in str(detail) for detail in causes), causes
 
 
-async def test_a_tournament_is_stopped_and_resumed_through_any_worker(
-    postgres_cluster: PostgresCluster, redis_server: RedisServer
-) -> None:
-    async with (
-        cluster(postgres_cluster, redis_server) as c,
-        workers(c, "worker-a", "worker-b", leases=LEASES) as (a, b),
-    ):
+async def test_a_tournament_is_stopped_and_resumed_through_any_worker(c: Cluster) -> None:
+    async with workers(c, "worker-a", "worker-b", leases=LEASES) as (a, b):
         body = tournament(f"{a.base}/bots", rounds=20, concurrency=3)
         tournament_id = await create(c, a.base, body)
         await until_view(c, a.base, tournament_id, lambda view: view["games_done"] >= 3)

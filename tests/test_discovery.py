@@ -14,7 +14,7 @@ import json
 import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import aiohttp
 import pytest
@@ -632,6 +632,16 @@ async def test_document_of_exactly_the_size_cap_is_accepted(arena: Arena) -> Non
 
 # ---------------------------------------------------------------- failures
 
+Refusal = TypeVar("Refusal", bound=DiscoveryError)
+
+
+async def refusal(arena: Arena, path: str, error: type[Refusal], **options: Any) -> Refusal:
+    """What ``discover`` raises for the arena's bot at ``path`` (``options`` its
+    keywords): an ``error``, or the test fails."""
+    with pytest.raises(error) as caught:
+        await discover(f"{arena.url}/{path}", arena.session, **options)
+    return caught.value
+
 
 async def test_connection_refused() -> None:
     with socket.socket() as probe:  # a port that was free a moment ago, now closed
@@ -644,9 +654,8 @@ async def test_connection_refused() -> None:
 
 
 async def test_redirect_is_not_followed(arena: Arena) -> None:
-    with pytest.raises(BotRedirected) as caught:
-        await discover(f"{arena.url}/redirect", arena.session)
-    assert str(caught.value) == (
+    refused = await refusal(arena, "redirect", BotRedirected)
+    assert str(refused) == (
         f"{arena.url}/redirect/capabilities.json: answered 302 redirect to "
         "/target/capabilities.json; redirects are not followed, so name the bot by its "
         "final address"
@@ -655,12 +664,11 @@ async def test_redirect_is_not_followed(arena: Arena) -> None:
 
 
 async def test_silent_bot_times_out(arena: Arena) -> None:
-    with pytest.raises(BotTimedOut) as caught:
-        await discover(f"{arena.url}/silent", arena.session, timeout=SHORT)
-    assert str(caught.value) == (
+    refused = await refusal(arena, "silent", BotTimedOut, timeout=SHORT)
+    assert str(refused) == (
         f"{arena.url}/silent/capabilities.json: no complete answer within 0.3 s"
     )
-    assert isinstance(caught.value, BotUnreachable)
+    assert isinstance(refused, BotUnreachable)
 
 
 async def test_bot_stalling_mid_document_times_out(arena: Arena) -> None:
@@ -669,9 +677,8 @@ async def test_bot_stalling_mid_document_times_out(arena: Arena) -> None:
 
 
 async def test_http_error_status(arena: Arena) -> None:
-    with pytest.raises(BotHttpError) as caught:
-        await discover(f"{arena.url}/error", arena.session)
-    assert str(caught.value) == (
+    refused = await refusal(arena, "error", BotHttpError)
+    assert str(refused) == (
         f"{arena.url}/error/capabilities.json: answered HTTP 500 Internal Server Error, "
         "expected 200 with the capabilities document"
     )
@@ -683,22 +690,20 @@ async def test_not_found_hints_at_the_base_url(arena: Arena) -> None:
 
 
 async def test_document_declared_over_the_cap_is_refused_by_its_length(arena: Arena) -> None:
-    with pytest.raises(CapabilitiesTooLarge) as caught:
-        await discover(f"{arena.url}/declared-huge", arena.session)
-    assert str(caught.value) == (
+    refused = await refusal(arena, "declared-huge", CapabilitiesTooLarge)
+    assert str(refused) == (
         f"{arena.url}/declared-huge/capabilities.json: capabilities.json is 300 KiB, "
         "over the 256 KiB limit"
     )
 
 
 async def test_streamed_document_is_cut_at_the_cap(arena: Arena) -> None:
-    with pytest.raises(CapabilitiesTooLarge) as caught:
-        await discover(f"{arena.url}/huge", arena.session)
-    assert str(caught.value) == (
+    refused = await refusal(arena, "huge", CapabilitiesTooLarge)
+    assert str(refused) == (
         f"{arena.url}/huge/capabilities.json: capabilities.json is over the 256 KiB limit "
         "(stopped reading there)"
     )
-    assert isinstance(caught.value, BadCapabilities)
+    assert isinstance(refused, BadCapabilities)
     # Not read to the end: the server never got to send most of it.
     assert arena.state.chunks_sent < HUGE_CHUNKS
 
@@ -723,15 +728,13 @@ async def test_smaller_cap(arena: Arena) -> None:
 async def test_bad_documents_are_refused_with_the_problem(
     arena: Arena, path: str, problem: str
 ) -> None:
-    with pytest.raises(BadCapabilities) as caught:
-        await discover(f"{arena.url}/{path}", arena.session)
-    assert str(caught.value).startswith(f"{arena.url}/{path}/capabilities.json: {problem}")
+    refused = await refusal(arena, path, BadCapabilities)
+    assert str(refused).startswith(f"{arena.url}/{path}/capabilities.json: {problem}")
 
 
 async def test_bot_declaring_no_usable_protocol(arena: Arena) -> None:
-    with pytest.raises(NoUsableProtocol) as caught:
-        await discover(f"{arena.url}/neither", arena.session)
-    assert str(caught.value) == (
+    refused = await refusal(arena, "neither", NoUsableProtocol)
+    assert str(refused) == (
         f"{arena.url}/neither/capabilities.json: declares neither basic_websocket v1-alpha "
         "nor stateless v1-alpha, so the bot cannot be seated (it declares basic_websocket v2)"
     )
@@ -744,9 +747,8 @@ async def test_api_root_pointing_to_another_host_is_refused(arena: Arena) -> Non
 
 async def test_policy_is_checked_before_connecting(arena: Arena) -> None:
     no_loopback = AddressPolicy.parse("allow=public")
-    with pytest.raises(ForbiddenAddress) as caught:
-        await discover(f"{arena.url}/center", arena.session, policy=no_loopback)
-    assert str(caught.value) == (
+    refused = await refusal(arena, "center", ForbiddenAddress, policy=no_loopback)
+    assert str(refused) == (
         f"{arena.url}/center/capabilities.json: 127.0.0.1: not allowed by the bot address "
         "policy (allowed: public)"
     )

@@ -172,20 +172,13 @@ def _done_rows(db: Path) -> list[tuple[int, str]]:
         return []
 
 
-def test_a_run_reports_exports_and_writes_json(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def run(tmp_path: Path, capsys: pytest.CaptureFixture[str], *argv: str) -> Json:
+    """``htttx-tournament *argv`` with its database, logs, report and games in
+    ``tmp_path``; it must finish (exit 0). The JSON report."""
     report = tmp_path / "report.json"
     status = main(
         [
-            "--bot",
-            f"name=threat,cmd={THREAT}",
-            "--bot",
-            f"name=random,config.x-seed=3,cmd={RANDOM}",
-            "--rounds",
-            "2",
-            "--concurrency",
-            "2",
+            *argv,
             "--db",
             str(tmp_path / "r.sqlite"),
             "--log-dir",
@@ -194,19 +187,42 @@ def test_a_run_reports_exports_and_writes_json(
             str(report),
             "--export",
             str(tmp_path / "games"),
-            "--export-bundle",
-            str(tmp_path / "all.htttx"),
             "--no-progress",
         ]
     )
+    assert status == 0, capsys.readouterr()
+    view: Json = json.loads(report.read_text())
+    assert view["status"] == "finished"
+    return view
+
+
+def exported(tmp_path: Path) -> list[GameRecord]:
+    return [notation.loads(f.read_text()) for f in sorted((tmp_path / "games").iterdir())]
+
+
+def test_a_run_reports_exports_and_writes_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    view = run(
+        tmp_path,
+        capsys,
+        "--bot",
+        f"name=threat,cmd={THREAT}",
+        "--bot",
+        f"name=random,config.x-seed=3,cmd={RANDOM}",
+        "--rounds",
+        "2",
+        "--concurrency",
+        "2",
+        "--export-bundle",
+        str(tmp_path / "all.htttx"),
+    )
     out = capsys.readouterr().out
-    assert status == 0, out
     assert "Results of threat vs random:" in out and "Ptnml(0-2):" in out
-    view = json.loads(report.read_text())
     assert view["status"] == "finished" and view["games_counted"] == 4
     files = sorted((tmp_path / "games").glob("*.htttx"))
     assert [f.name for f in files] == [f"{n:06d}.htttx" for n in range(1, 5)]
-    records = [notation.loads(f.read_text()) for f in files]
+    records = exported(tmp_path)
     assert all(r.result is not None for r in records)
     assert {r.player_x.name for r in records} == {"threat", "random"}
     assert (tmp_path / "all.htttx").read_text().count("version[2]") == 4
@@ -216,43 +232,52 @@ def test_a_run_reports_exports_and_writes_json(
 def test_a_series_on_the_command_line_stops_once_decided(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    report = tmp_path / "report.json"
-    status = main(
-        [
-            "--bot",
-            f"name=threat,cmd={THREAT}",
-            "--bot",
-            f"name=random,cmd={RANDOM}",
-            "--series",
-            "bo5",
-            "--openings",
-            "none",
-            "--db",
-            str(tmp_path / "r.sqlite"),
-            "--log-dir",
-            str(tmp_path / "logs"),
-            "--report",
-            str(report),
-            "--export",
-            str(tmp_path / "games"),
-            "--no-progress",
-        ]
+    view = run(
+        tmp_path,
+        capsys,
+        "--bot",
+        f"name=threat,cmd={THREAT}",
+        "--bot",
+        f"name=random,cmd={RANDOM}",
+        "--series",
+        "bo5",
+        "--openings",
+        "none",
     )
     out = capsys.readouterr().out
-    assert status == 0, out
-    view = json.loads(report.read_text())
     series = view["series"]
     assert view["status"] == "finished" and series["decided"] and series["rule"] == "best of 5"
     assert view["games_total"] == 5 and view["games_counted"] == series["games"] <= 5
     assert f"Series (best of 5): {series['text']}" in out and "wins the series" in out
-    files = sorted((tmp_path / "games").glob("*.htttx"))
-    records = [notation.loads(f.read_text()) for f in files]
+    records = exported(tmp_path)
     assert len(records) == series["games"]
     # Sides alternate, and each record says the score before it.
     assert [r.player_x.name for r in records] == ["threat", "random", "threat", "random", "threat"][
         : len(records)
     ]
     assert records[0].tags["SeriesScore"] == "threat 0-0 random"
+
+
+def marked_command(mark: str, db: Path, *argv: str, random: str = "") -> list[str]:
+    """``htttx-tournament`` as a process of its own: threat against random (``random``
+    its options first), both programs run with ``HTTTX_TEST_MARK=mark`` in their
+    environment (for ``_marked_processes``); its database ``db``, its logs in
+    ``logs`` next to it, then ``argv``."""
+    return [
+        PYTHON,
+        "-m",
+        "game.tournament_cli",
+        "--bot",
+        f"name=threat,cmd=env HTTTX_TEST_MARK={mark} {THREAT}",
+        "--bot",
+        f"name=random,{random}cmd=env HTTTX_TEST_MARK={mark} {RANDOM}",
+        "--db",
+        str(db),
+        "--log-dir",
+        str(db.parent / "logs"),
+        "--no-progress",
+        *argv,
+    ]
 
 
 def _marked_processes(mark: str) -> list[int]:
@@ -277,26 +302,17 @@ def test_kill_9_in_the_middle_then_the_same_command_resumes_to_the_same_result(
     db, fresh_db = tmp_path / "r.sqlite", tmp_path / "fresh.sqlite"
 
     def command(database: Path) -> list[str]:
-        return [
-            PYTHON,
-            "-m",
-            "game.tournament_cli",
-            "--bot",
-            f"name=threat,cmd=env HTTTX_TEST_MARK={mark} {THREAT}",
-            "--bot",
-            f"name=random,config.x-seed=5,cmd=env HTTTX_TEST_MARK={mark} {RANDOM}",
+        return marked_command(
+            mark,
+            database,
             "--rounds",
             "12",
             "--concurrency",
             "2",
-            "--db",
-            str(database),
-            "--log-dir",
-            str(tmp_path / "logs"),
-            "--no-progress",
             "--report",
             str(database.with_suffix(".json")),
-        ]
+            random="config.x-seed=5,",
+        )
 
     runner = subprocess.Popen(command(db), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
@@ -397,34 +413,6 @@ def served(bot_class: str) -> str:
     return f"{PYTHON} -m bot.serve --bot crashy:{bot_class} --port {{port}}"
 
 
-def run(tmp_path: Path, capsys: pytest.CaptureFixture[str], *argv: str) -> Json:
-    """``htttx-tournament *argv`` with its database, logs, report and games in
-    ``tmp_path``; it must finish (exit 0). The JSON report."""
-    report = tmp_path / "report.json"
-    status = main(
-        [
-            *argv,
-            "--db",
-            str(tmp_path / "r.sqlite"),
-            "--log-dir",
-            str(tmp_path / "logs"),
-            "--report",
-            str(report),
-            "--export",
-            str(tmp_path / "games"),
-            "--no-progress",
-        ]
-    )
-    assert status == 0, capsys.readouterr()
-    view: Json = json.loads(report.read_text())
-    assert view["status"] == "finished"
-    return view
-
-
-def exported(tmp_path: Path) -> list[GameRecord]:
-    return [notation.loads(f.read_text()) for f in sorted((tmp_path / "games").iterdir())]
-
-
 def test_a_local_program_that_crashes_loses_with_crash_and_is_restarted(
     test_bots: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -523,22 +511,7 @@ def test_a_signal_stops_the_run_and_its_programs_and_says_how_to_resume(
 ) -> None:
     mark = f"signal-{os.getpid()}-{signum.name}"
     db = tmp_path / "r.sqlite"
-    command = [
-        PYTHON,
-        "-m",
-        "game.tournament_cli",
-        "--bot",
-        f"name=threat,cmd=env HTTTX_TEST_MARK={mark} {THREAT}",
-        "--bot",
-        f"name=random,cmd=env HTTTX_TEST_MARK={mark} {RANDOM}",
-        "--rounds",
-        "200",
-        "--db",
-        str(db),
-        "--log-dir",
-        str(tmp_path / "logs"),
-        "--no-progress",
-    ]
+    command = marked_command(mark, db, "--rounds", "200")
     runner = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         deadline = time.monotonic() + RUN_TIMEOUT
