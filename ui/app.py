@@ -26,9 +26,9 @@ from PyQt5.QtWidgets import QApplication
 
 from ui.board_widget import paint_stone
 from ui.main_window import APP_TITLE, MainWindow
-from ui.net import ServerAddressError, normalize_server_url
 from ui.online import is_challenge_url
 from ui.record_url import RecordUrlError, is_url, notation_url
+from ui.server_address import ServerAddressError, normalize_server_url
 from ui.settings import APPLICATION, ORGANISATION, Settings
 
 

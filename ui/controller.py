@@ -44,10 +44,10 @@ from models import (
     ProtocolError,
     SetupPacket,
 )
+from ui.arena_client import ArenaClient
 from ui.board_widget import BoardWidget
 from ui.game_model import GameModel, InconsistentGameError, read_spectator_packet
 from ui.game_session import SeatLink, Session, ShownPosition
-from ui.net import ArenaClient, SocketLink
 from ui.player_panel import PlayerPanel, describe_result
 from ui.replay_bar import ReplayBar
 from ui.seat import (
@@ -63,6 +63,7 @@ from ui.seat import (
     SeatStarted,
     Violation,
 )
+from ui.socket_link import SocketLink
 
 #: Seconds to wait before each reconnection attempt of a dropped socket.
 RECONNECT_DELAYS_S: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0, 8.0)

@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 
 from game.hexgrid import Hex
 from models import NewGameRequest
+from ui.arena_client import ArenaClient
 from ui.game_model import GameModel
-from ui.net import ArenaClient, SocketLink
 from ui.seat import HumanSeat, MoveRequested
+from ui.socket_link import SocketLink
 
 __all__ = ["SeatLink", "Session", "ShownPosition"]
 

@@ -36,7 +36,7 @@ import msgspec
 from PyQt5.QtCore import QObject, QTimer, pyqtSignal
 
 from models import ChallengeAccepted, ChallengeView, parse_body
-from ui.net import Call, Network, SocketLink, normalize_server_url
+from ui.net import Call, Network
 from ui.queue_client import (
     ChallengeCreated,
     Matched,
@@ -49,6 +49,8 @@ from ui.queue_client import (
     Reconnect,
     TokenIssued,
 )
+from ui.server_address import normalize_server_url
+from ui.socket_link import SocketLink
 
 __all__ = [
     "ACCEPT_TIMEOUT",

@@ -218,7 +218,7 @@ def build_request(values: FormValues) -> NewGameRequest:
 
 
 class HostedBotLike(Protocol):
-    """What the panel needs of a hosted bot (``ui.net.HostedBot`` has it)."""
+    """What the panel needs of a hosted bot (``models.HostedBot`` has it)."""
 
     @property
     def name(self) -> str: ...
