@@ -17,7 +17,8 @@ from pytestqt.qtbot import QtBot
 from game.hexgrid import Hex, hexagon
 from game.rules import Position
 from tests.random_games import unfinished_game
-from ui.board_widget import STONE_RADIUS, X_COLOR, BoardWidget, stone_icon
+from ui.board_widget import STONE_RADIUS, BoardWidget
+from ui.stones import X_COLOR, stone_icon
 
 # A small mid-game position: X at the origin, then a few moves around it.
 STONES: dict[Hex, str] = {

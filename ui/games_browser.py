@@ -28,9 +28,9 @@ from PyQt5.QtWidgets import (
 from game.store import GamePage, GameSummary, RecordStatus
 from models import GameResult, ResultReason
 from ui.arena_client import ArenaClient
-from ui.board_widget import O_COLOR, X_COLOR, stone_icon
 from ui.listing import listing_bar, listing_table
 from ui.player_panel import player_name
+from ui.stones import O_COLOR, X_COLOR, stone_icon
 
 PAGE_SIZE = 50
 STATUS_FILTERS: tuple[tuple[str, RecordStatus | None], ...] = (

@@ -41,7 +41,7 @@ from models import (
     PlayerConfig,
     PlayerType,
 )
-from ui.board_widget import stone_icon
+from ui.stones import stone_icon
 
 SeatKind = Literal["human", "hosted", "url"]
 CLOCK_TYPES: tuple[tuple[str, str], ...] = (
