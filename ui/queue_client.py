@@ -64,14 +64,13 @@ from models import (
     MatchedPacket,
     NopePacket,
     PlayerTokenPacket,
-    ProtocolError,
     QueueJoinPacket,
     QueueWaitingPacket,
     TimeControl,
     TimeControlError,
     dump_packet,
-    parse_packet,
 )
+from ui.frames import UnreadableFrame, read_frame
 
 __all__ = [
     "RECONNECT_FIRST_S",
@@ -406,11 +405,9 @@ within 2 minutes (refused). Try again later.'), 'closed')
         if self.state in ("refused", "closed", "matched", "reconnecting"):
             return []
         try:
-            packet = parse_packet(text, allowed=QUEUE_SERVER_PACKETS)
-        except ProtocolError as error:
-            return self._violation(f"bad packet from the queue: {error}")
-        except Exception as error:  # not a frame at all
-            return self._violation(f"unreadable frame from the queue: {error!r}")
+            packet = read_frame(text, QUEUE_SERVER_PACKETS, "the queue")
+        except UnreadableFrame as error:
+            return self._violation(str(error))
         match packet:
             case NopePacket(reason=reason):
                 self.state = "refused"

@@ -103,11 +103,10 @@ from models import (
     NopePacket,
     OpponentStatusPacket,
     Player,
-    ProtocolError,
     SetupPacket,
     dump_packet,
-    parse_packet,
 )
+from ui.frames import UnreadableFrame, read_frame
 
 __all__ = [
     "CellOutOfViewError",
@@ -283,11 +282,9 @@ class HumanSeat:
         if self.over and not self._refused:
             return []
         try:
-            packet = parse_packet(text, allowed=SERVER_PACKETS)
-        except ProtocolError as exc:
-            return self._violation(f"bad packet from the server: {exc}")
-        except Exception as exc:  # not a frame at all
-            return self._violation(f"unreadable frame from the server: {exc!r}")
+            packet = read_frame(text, SERVER_PACKETS, "the server")
+        except UnreadableFrame as error:
+            return self._violation(str(error))
         if self._refused:
             # After a nope only the end of the game is news; the socket is closing.
             return self._on_end(packet) if isinstance(packet, EndPacket) else []
