@@ -32,7 +32,6 @@ from PyQt5.QtCore import QObject, QTimer, pyqtSignal
 
 from game.hexgrid import Hex
 from models import (
-    CLOSE_POLICY_VIOLATION,
     AnalysisPacket,
     BoardUpdatePacket,
     EndPacket,
@@ -47,7 +46,7 @@ from models import (
 from ui.arena_client import ArenaClient
 from ui.board_widget import BoardWidget
 from ui.game_model import GameModel, InconsistentGameError, read_spectator_packet
-from ui.game_session import SeatLink, Session, ShownPosition
+from ui.game_session import GiveUp, SeatLink, Session, ShownPosition, after_drop
 from ui.player_panel import PlayerPanel
 from ui.replay_bar import ReplayBar
 from ui.seat import (
@@ -66,8 +65,6 @@ from ui.seat import (
 )
 from ui.socket_link import SocketLink
 
-#: Seconds to wait before each reconnection attempt of a dropped socket.
-RECONNECT_DELAYS_S: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0, 8.0)
 #: The cells drawn while no game is shown.
 EMPTY_BOARD: frozenset[Hex] = frozenset(
     (q, r) for q in range(-5, 6) for r in range(-5, 6) if abs(q + r) <= 5
@@ -345,12 +342,13 @@ class GameController(QObject):
         if session.model.result is not None:
             self._update_connection()
             return
-        if code == CLOSE_POLICY_VIOLATION:
+        delay = after_drop(code, session.spectator_attempts)
+        if delay is GiveUp.REFUSED:
             # Refused for good (an unknown game): trying again cannot help.
             self.panel.show_message(f"The server cannot show this game: {reason}.", "error")
             self._update_connection(lost=True)
             return
-        if session.spectator_attempts >= len(RECONNECT_DELAYS_S):
+        if delay is GiveUp.EXHAUSTED:
             detail = f": {reason}" if reason else ""
             self.panel.show_message(
                 f"Lost the connection to the server{detail}. Open the game again from "
@@ -359,7 +357,6 @@ class GameController(QObject):
             )
             self._update_connection(lost=True)
             return
-        delay = RECONNECT_DELAYS_S[session.spectator_attempts]
         session.spectator_attempts += 1
         self._update_connection(reconnecting=True)
 
@@ -456,7 +453,8 @@ class GameController(QObject):
             self._update_connection()
             self._render()
             return
-        if code == CLOSE_POLICY_VIOLATION:
+        delay = after_drop(code, entry.attempts)
+        if delay is GiveUp.REFUSED:
             # The token was refused (unknown, or the seat is taken): no use trying again.
             self.panel.show_message(
                 f"The server refused the seat of {entry.side.upper()}: {reason}.", "error"
@@ -465,7 +463,7 @@ class GameController(QObject):
             self._update_connection(lost=True)
             self._render()
             return
-        if entry.attempts >= len(RECONNECT_DELAYS_S):
+        if delay is GiveUp.EXHAUSTED:
             detail = f" ({reason})" if reason else ""
             self.panel.show_message(
                 f"Lost the connection to the server{detail}; the seat of {entry.side.upper()} "
@@ -476,7 +474,6 @@ class GameController(QObject):
             self._update_connection(lost=True)
             self._render()
             return
-        delay = RECONNECT_DELAYS_S[entry.attempts]
         entry.attempts += 1
         self._update_connection(reconnecting=True)
         self.panel.show_message(

@@ -1,6 +1,7 @@
 """What the controller holds about the shown game: the session, its human seats and
 the position on the board, and what follows from them alone (the connection in words,
-the seat to move, the seat to resign, the position to show, the end in words);
+the seat to move, the seat to resign, the position to show, the end in words, whether
+to reopen a dropped socket);
 nothing here touches a widget or a socket.
 ``ui.controller.GameController`` acts on it.
 
@@ -13,16 +14,47 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from enum import Enum
 
 from game.hexgrid import Hex
-from models import EndPacket, Match, NewGameRequest
+from models import CLOSE_POLICY_VIOLATION, EndPacket, Match, NewGameRequest
 from ui.arena_client import ArenaClient
 from ui.game_model import GameModel
 from ui.player_panel import describe_result
 from ui.seat import HumanSeat, MoveRequested
 from ui.socket_link import SocketLink
 
-__all__ = ["SeatLink", "Session", "ShownPosition"]
+__all__ = ["RECONNECT_DELAYS_S", "GiveUp", "SeatLink", "Session", "ShownPosition", "after_drop"]
+
+#: Seconds to wait before each reconnection attempt of a dropped socket.
+RECONNECT_DELAYS_S: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0, 8.0)
+
+
+class GiveUp(Enum):
+    """Why a dropped socket is not opened again."""
+
+    #: Closed with 1008: the server will not take it back (an unknown game or token).
+    REFUSED = "refused"
+    #: Every attempt of ``RECONNECT_DELAYS_S`` has been made.
+    EXHAUSTED = "exhausted"
+
+
+def after_drop(code: int, attempts: int) -> float | GiveUp:
+    """The wait (seconds) before opening again a socket that closed with ``code``
+    after ``attempts`` reconnections so far, or why it is not opened again.
+
+    >>> after_drop(1006, 0)
+    0.5
+    >>> after_drop(1008, 0)
+    <GiveUp.REFUSED: 'refused'>
+    >>> after_drop(1006, len(RECONNECT_DELAYS_S))
+    <GiveUp.EXHAUSTED: 'exhausted'>
+    """
+    if code == CLOSE_POLICY_VIOLATION:
+        return GiveUp.REFUSED
+    if attempts >= len(RECONNECT_DELAYS_S):
+        return GiveUp.EXHAUSTED
+    return RECONNECT_DELAYS_S[attempts]
 
 
 @dataclass(frozen=True)
