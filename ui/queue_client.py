@@ -58,6 +58,7 @@ from models import (
     MAX_BOT_AFTER_S,
     MAX_NAME_LENGTH,
     QUEUE_SERVER_PACKETS,
+    ChallengeAccepted,
     ChallengeCreatedPacket,
     ChallengeCreatePacket,
     ChallengeView,
@@ -92,6 +93,7 @@ __all__ = [
     "backoff_delay",
     "check_name",
     "check_time_control",
+    "matched_seat",
 ]
 
 #: The longest name a person may choose (the server's limit for names).
@@ -378,7 +380,7 @@ within 2 minutes (refused). Try again later.'), 'closed')
             raise QueueStateError(f"not waiting on a challenge (state {self.state})")
         if view.matched is not None:
             self.state = "matched"
-            self.match = _matched(view.matched)
+            self.match = matched_seat(view.matched)
             return self.match
         if view.status == "open":
             self._dropped_at = None
@@ -432,7 +434,7 @@ within 2 minutes (refused). Try again later.'), 'closed')
                 return [self.challenge]
             case MatchedPacket():
                 self.state = "matched"
-                self.match = _matched(packet)
+                self.match = matched_seat(packet)
                 return [self.match]
         return self._violation(f"unexpected packet {packet!r}")  # pragma: no cover
 
@@ -454,14 +456,16 @@ within 2 minutes (refused). Try again later.'), 'closed')
         return [QueueViolation(reason)]
 
 
-def _matched(packet: MatchedPacket) -> Matched:
-    who = packet.opponent
+def matched_seat(seat: MatchedPacket | ChallengeAccepted) -> Matched:
+    """The person's seat as the window reads it, from the queue's ``matched`` packet or
+    the answer to an accepted challenge (the server sends the same fields in both)."""
+    who = seat.opponent
     return Matched(
-        game_id=packet.game_id,
-        side=packet.side.value,
-        token=packet.token,
-        ws_url=packet.ws_url,
+        game_id=seat.game_id,
+        side=seat.side.value,
+        token=seat.token,
+        ws_url=seat.ws_url,
         opponent=Opponent(who.name, who.kind, who.rating),
-        time_control=packet.time_control,
-        rated=packet.rated,
+        time_control=seat.time_control,
+        rated=seat.rated,
     )
