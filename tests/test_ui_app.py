@@ -46,15 +46,21 @@ def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
 
 
+def make_window(qtbot: QtBot, directory: Path) -> MainWindow:
+    """A shown main window with its settings in ``directory``, for the UI tests."""
+    settings = Settings(QSettings(str(directory / "ui.ini"), QSettings.Format.IniFormat))
+    window = MainWindow(settings)
+    window.confirm_leaving = False  # a modal question would stop the test
+    qtbot.addWidget(window)
+    window.resize(1280, 800)
+    window.show()
+    qtbot.waitExposed(window)
+    return window
+
+
 @pytest.fixture
 def window(qtbot: QtBot, tmp_path: Path) -> Iterator[MainWindow]:
-    settings = Settings(QSettings(str(tmp_path / "ui.ini"), QSettings.Format.IniFormat))
-    main = MainWindow(settings)
-    main.confirm_leaving = False  # a modal question would stop the test
-    qtbot.addWidget(main)
-    main.resize(1280, 800)
-    main.show()
-    qtbot.waitExposed(main)
+    main = make_window(qtbot, tmp_path)
     yield main
     main.close()
 

@@ -20,6 +20,7 @@ from tests.test_ui_app import (
     WAIT_MS,
     click,
     connect,
+    make_window,
     pick_far_cells,
     start_human_against_threat,
 )
@@ -36,17 +37,6 @@ from ui.setup_panel import FormValues, SeatChoice
 def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with game_server(tmp_path_factory.mktemp("server")) as url:
         yield url
-
-
-def make_window(qtbot: QtBot, directory: Path) -> MainWindow:
-    settings = Settings(QSettings(str(directory / "ui.ini"), QSettings.Format.IniFormat))
-    window = MainWindow(settings)
-    window.confirm_leaving = False  # a modal question would stop the test
-    qtbot.addWidget(window)
-    window.resize(1280, 800)
-    window.show()
-    qtbot.waitExposed(window)
-    return window
 
 
 @pytest.fixture
