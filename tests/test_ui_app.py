@@ -245,13 +245,7 @@ def test_human_plays_the_threat_bot_by_clicks_until_it_wins(
 def test_two_people_at_one_screen_play_to_the_end(
     qtbot: QtBot, window: MainWindow, server_url: str
 ) -> None:
-    connect(qtbot, window, server_url)
-    window.setup.set_values(
-        FormValues(x=SeatChoice("human", name="Ann"), o=SeatChoice("human", name="Bob"))
-    )
-    window.setup.new_game_button.click()
-    controller = window.controller
-    qtbot.waitUntil(lambda: len(controller.seats) == 2, timeout=WAIT_MS)
+    controller = start_two_people(qtbot, window, server_url)
     model = controller.model
     assert model is not None and model.game_id is not None
     # X builds a line along +q from the origin; O plays far away. X's clicks and O's go
@@ -556,6 +550,18 @@ def start_human_against_threat(
     window.setup.new_game_button.click()
     controller = window.controller
     qtbot.waitUntil(lambda: controller.active_seat() is not None, timeout=WAIT_MS)
+    return controller
+
+
+def start_two_people(qtbot: QtBot, window: MainWindow, url: str) -> GameController:
+    """A game of two people at this screen, Ann (X) and Bob (O), both seats taken."""
+    connect(qtbot, window, url)
+    window.setup.set_values(
+        FormValues(x=SeatChoice("human", name="Ann"), o=SeatChoice("human", name="Bob"))
+    )
+    window.setup.new_game_button.click()
+    controller = window.controller
+    qtbot.waitUntil(lambda: len(controller.seats) == 2, timeout=WAIT_MS)
     return controller
 
 
