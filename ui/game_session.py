@@ -1,8 +1,7 @@
 """What the controller holds about the shown game: the session, its human seats and
 the position on the board, and what follows from them alone (the connection in words,
 the seat to move, the seat to resign, the position to show, the end in words, whether
-to reopen a dropped socket);
-nothing here touches a widget or a socket.
+to reopen a dropped socket). Nothing here touches a widget or a socket;
 ``ui.controller.GameController`` acts on it.
 
 A ``Session`` is replaced wholesale when another game is shown, so a late packet of the
