@@ -7,15 +7,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from PyQt5.QtCore import QSettings
 from pytestqt.qtbot import QtBot
 
 from models import AnalysisPacket, PositionEvaluation, ProtocolError, SetupPacket
+from tests.test_ui_app import make_window
 from tests.ui_server import game_server
 from ui.game_model import GameModel, read_spectator_packet
 from ui.main_window import MainWindow
 from ui.player_panel import PlayerPanel
-from ui.settings import Settings
 from ui.setup_panel import FormValues, SeatChoice
 
 WAIT_MS = 60_000  # only against hangs
@@ -23,13 +22,7 @@ WAIT_MS = 60_000  # only against hangs
 
 @pytest.fixture
 def window(qtbot: QtBot, tmp_path: Path) -> Iterator[MainWindow]:
-    settings = Settings(QSettings(str(tmp_path / "ui.ini"), QSettings.Format.IniFormat))
-    main = MainWindow(settings)
-    main.confirm_leaving = False  # a modal question would stop the test
-    qtbot.addWidget(main)
-    main.resize(1280, 800)
-    main.show()
-    qtbot.waitExposed(main)
+    main = make_window(qtbot, tmp_path)
     yield main
     main.close()
 

@@ -46,15 +46,21 @@ def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
 
 
+def make_window(qtbot: QtBot, directory: Path) -> MainWindow:
+    """A shown main window with its settings in ``directory``, for the UI tests."""
+    settings = Settings(QSettings(str(directory / "ui.ini"), QSettings.Format.IniFormat))
+    window = MainWindow(settings)
+    window.confirm_leaving = False  # a modal question would stop the test
+    qtbot.addWidget(window)
+    window.resize(1280, 800)
+    window.show()
+    qtbot.waitExposed(window)
+    return window
+
+
 @pytest.fixture
 def window(qtbot: QtBot, tmp_path: Path) -> Iterator[MainWindow]:
-    settings = Settings(QSettings(str(tmp_path / "ui.ini"), QSettings.Format.IniFormat))
-    main = MainWindow(settings)
-    main.confirm_leaving = False  # a modal question would stop the test
-    qtbot.addWidget(main)
-    main.resize(1280, 800)
-    main.show()
-    qtbot.waitExposed(main)
+    main = make_window(qtbot, tmp_path)
     yield main
     main.close()
 
@@ -239,13 +245,7 @@ def test_human_plays_the_threat_bot_by_clicks_until_it_wins(
 def test_two_people_at_one_screen_play_to_the_end(
     qtbot: QtBot, window: MainWindow, server_url: str
 ) -> None:
-    connect(qtbot, window, server_url)
-    window.setup.set_values(
-        FormValues(x=SeatChoice("human", name="Ann"), o=SeatChoice("human", name="Bob"))
-    )
-    window.setup.new_game_button.click()
-    controller = window.controller
-    qtbot.waitUntil(lambda: len(controller.seats) == 2, timeout=WAIT_MS)
+    controller = start_two_people(qtbot, window, server_url)
     model = controller.model
     assert model is not None and model.game_id is not None
     # X builds a line along +q from the origin; O plays far away. X's clicks and O's go
@@ -550,6 +550,18 @@ def start_human_against_threat(
     window.setup.new_game_button.click()
     controller = window.controller
     qtbot.waitUntil(lambda: controller.active_seat() is not None, timeout=WAIT_MS)
+    return controller
+
+
+def start_two_people(qtbot: QtBot, window: MainWindow, url: str) -> GameController:
+    """A game of two people at this screen, Ann (X) and Bob (O), both seats taken."""
+    connect(qtbot, window, url)
+    window.setup.set_values(
+        FormValues(x=SeatChoice("human", name="Ann"), o=SeatChoice("human", name="Bob"))
+    )
+    window.setup.new_game_button.click()
+    controller = window.controller
+    qtbot.waitUntil(lambda: len(controller.seats) == 2, timeout=WAIT_MS)
     return controller
 
 

@@ -17,7 +17,8 @@ from pytestqt.qtbot import QtBot
 from game.hexgrid import Hex, hexagon
 from game.rules import Position
 from tests.random_games import unfinished_game
-from ui.board_widget import STONE_RADIUS, X_COLOR, BoardWidget, stone_icon
+from ui.board_widget import STONE_RADIUS, BoardWidget
+from ui.stones import X_COLOR, stone_icon
 
 # A small mid-game position: X at the origin, then a few moves around it.
 STONES: dict[Hex, str] = {
@@ -31,13 +32,19 @@ STONES: dict[Hex, str] = {
 }
 
 
-@pytest.fixture
-def board(qtbot: QtBot) -> BoardWidget:
+def shown_board(qtbot: QtBot, width: int, height: int) -> BoardWidget:
+    """An empty board of ``width`` x ``height`` pixels, shown."""
     widget = BoardWidget()
     qtbot.addWidget(widget)
-    widget.resize(640, 480)
+    widget.resize(width, height)
     widget.show()
     qtbot.waitExposed(widget)
+    return widget
+
+
+@pytest.fixture
+def board(qtbot: QtBot) -> BoardWidget:
+    widget = shown_board(qtbot, 640, 480)
     widget.set_position(STONES, legal=_legal(STONES))
     return widget
 
@@ -217,11 +224,7 @@ def test_hover_previews_the_stone_on_legal_cells_only(qtbot: QtBot, board: Board
 
 
 def test_the_first_position_is_framed_and_later_ones_keep_the_view(qtbot: QtBot) -> None:
-    widget = BoardWidget()
-    qtbot.addWidget(widget)
-    widget.resize(500, 400)
-    widget.show()
-    qtbot.waitExposed(widget)
+    widget = shown_board(qtbot, 500, 400)
     far = {(0, 0): "x", (14, -3): "o", (15, -3): "o"}
     widget.set_position(far)
     assert all(widget.rect().contains(widget.center_of(cell)) for cell in far)
@@ -263,11 +266,7 @@ def _is_blue(color: QColor) -> bool:
 
 
 def test_a_thousand_stones_render_in_both_colours(qtbot: QtBot) -> None:
-    widget = BoardWidget()
-    qtbot.addWidget(widget)
-    widget.resize(1200, 900)
-    widget.show()
-    qtbot.waitExposed(widget)
+    widget = shown_board(qtbot, 1200, 900)
     position = _thousand_stone_game()
     stones = {(q, r): side for q, r, side in position.stones}
     widget.set_position(stones, legal=position.legal_cells())
@@ -352,11 +351,7 @@ def test_arrows_and_shortcuts_are_left_to_the_window(qtbot: QtBot, board: BoardW
 
 
 def test_resizing_keeps_the_stones_framed_until_the_view_is_moved(qtbot: QtBot) -> None:
-    widget = BoardWidget()
-    qtbot.addWidget(widget)
-    widget.resize(300, 250)
-    widget.show()
-    qtbot.waitExposed(widget)
+    widget = shown_board(qtbot, 300, 250)
     stones = {(0, 0): "x", (12, -2): "o", (-9, 7): "o"}
     widget.set_position(stones)
     small = widget.viewport.scale

@@ -1,4 +1,5 @@
-"""``ui.net``: the client's network worker against a real game server on loopback.
+"""``ui.net``, ``ui.socket_link`` and ``ui.arena_client``: the client's network worker,
+its sockets and the REST API against a real game server on loopback.
 
 The server runs in a background thread (``tests.ui_server``); Qt runs on the main
 thread with the offscreen platform, and every answer arrives as a Qt signal. Timeouts
@@ -20,6 +21,7 @@ from PyQt5.QtCore import QCoreApplication, QThread
 from pytestqt.qtbot import QtBot
 
 from game.hexgrid import Hex
+from game.store import GamePage
 from models import (
     CLOSE_PROTOCOL_ERROR,
     SPECTATOR_PACKETS,
@@ -36,17 +38,12 @@ from models import (
     parse_packet,
 )
 from tests.ui_server import game_server
+from ui.arena_client import ArenaClient
 from ui.game_model import GameModel
-from ui.net import (
-    ArenaClient,
-    Call,
-    GamePage,
-    Network,
-    ServerAddressError,
-    SocketLink,
-    normalize_server_url,
-)
+from ui.net import Call, Network
 from ui.seat import GameEnded, HumanSeat, MoveRequested, SeatEvent, Violation
+from ui.server_address import ServerAddressError, normalize_server_url
+from ui.socket_link import SocketLink
 
 WAIT_MS = 60_000  # only against hangs
 

@@ -19,9 +19,10 @@ from models import EndCause, Player, ResultReason
 from tests.test_ui_app import (
     WAIT_MS,
     click,
-    connect,
+    make_window,
     pick_far_cells,
     start_human_against_threat,
+    start_two_people,
 )
 from tests.ui_server import game_server, restartable_game_server
 from ui.app import main
@@ -29,24 +30,12 @@ from ui.game_session import SeatLink
 from ui.main_window import MainWindow
 from ui.play_online import PlayOnlineDialog
 from ui.settings import Settings
-from ui.setup_panel import FormValues, SeatChoice
 
 
 @pytest.fixture(scope="module")
 def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with game_server(tmp_path_factory.mktemp("server")) as url:
         yield url
-
-
-def make_window(qtbot: QtBot, directory: Path) -> MainWindow:
-    settings = Settings(QSettings(str(directory / "ui.ini"), QSettings.Format.IniFormat))
-    window = MainWindow(settings)
-    window.confirm_leaving = False  # a modal question would stop the test
-    qtbot.addWidget(window)
-    window.resize(1280, 800)
-    window.show()
-    qtbot.waitExposed(window)
-    return window
 
 
 @pytest.fixture
@@ -114,16 +103,8 @@ def test_a_person_resigns_after_confirming_and_the_bot_wins(
 def test_two_people_hear_of_each_others_drop_and_return(
     qtbot: QtBot, window: MainWindow, server_url: str
 ) -> None:
-    connect(qtbot, window, server_url)
-    window.setup.set_values(
-        FormValues(x=SeatChoice("human", name="Ann"), o=SeatChoice("human", name="Bob"))
-    )
-    window.setup.new_game_button.click()
-    controller = window.controller
-    qtbot.waitUntil(
-        lambda: len(controller.seats) == 2 and all(e.connected for e in controller.seats),
-        timeout=WAIT_MS,
-    )
+    controller = start_two_people(qtbot, window, server_url)
+    qtbot.waitUntil(lambda: all(e.connected for e in controller.seats), timeout=WAIT_MS)
     seen: list[str] = []
     banners: list[str] = []
 

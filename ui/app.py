@@ -24,12 +24,12 @@ from PyQt5.QtCore import QSettings, Qt, QTimer
 from PyQt5.QtGui import QIcon, QPainter, QPixmap
 from PyQt5.QtWidgets import QApplication
 
-from ui.board_widget import paint_stone
 from ui.main_window import APP_TITLE, MainWindow
-from ui.net import ServerAddressError, normalize_server_url
 from ui.online import is_challenge_url
 from ui.record_url import RecordUrlError, is_url, notation_url
+from ui.server_address import ServerAddressError, normalize_server_url
 from ui.settings import APPLICATION, ORGANISATION, Settings
+from ui.stones import paint_stone
 
 
 def app_icon() -> QIcon:

@@ -3,7 +3,9 @@
 :class:`BoardWidget` draws a position given as plain data (stones, the last move, the
 winning line, the legal cells) and reports what the mouse does in board terms
 (``cellClicked``, ``cellHovered``); it knows nothing about games, seats or servers. All
-the geometry lives in :mod:`ui.hexlayout`, which is tested without Qt.
+the geometry lives in :mod:`ui.hexlayout`, which is tested without Qt; the board surface
+(which cells, its outline and grid) is built by :mod:`ui.board_surface` and the stones
+are painted by :mod:`ui.stones`.
 
 Drawing, back to front: a warm background; the *board surface* (the cells the rules make
 playable, or the cells near the stones when no legal set is given), filled a lighter
@@ -30,7 +32,6 @@ from PyQt5.QtGui import (
     QBrush,
     QColor,
     QCursor,
-    QIcon,
     QKeyEvent,
     QMouseEvent,
     QPainter,
@@ -47,11 +48,9 @@ from PyQt5.QtGui import (
 from PyQt5.QtWidgets import QSizePolicy, QWidget
 
 from game.hexgrid import Hex, hexagon
-from ui.hexlayout import SQRT3, Viewport, hex_corners, hex_to_world
-
-#: The two sides' colours, for panels that show them next to the board.
-X_COLOR = QColor("#d1495b")
-O_COLOR = QColor("#2e86ab")
+from ui.board_surface import EMPTY_BOARD_RADIUS, build_surface, surface_cells
+from ui.hexlayout import Viewport, hex_corners, hex_to_world
+from ui.stones import SIDES, paint_stone, side_color
 
 BACKGROUND_COLOR = QColor("#eee5d6")
 BOARD_COLOR = QColor("#fbf7f0")
@@ -59,87 +58,16 @@ GRID_COLOR = QColor("#d9cbb4")
 BOARD_EDGE_COLOR = QColor("#c9b89c")
 LAST_MOVE_COLOR = QColor(59, 48, 36, 215)
 WIN_COLOR = QColor("#f4b942")
-MARK_COLOR = QColor("#fffaf2")
 
 #: A press that moves less than this many pixels before release is a click, not a drag.
 DRAG_THRESHOLD_PX = 4
 #: One wheel notch (or one +/- key press) zooms by this factor.
 ZOOM_STEP = 1.15
-#: Cells within this distance of a stone belong to the board surface when the caller
-#: gives no legal set (a finished game, a replay).
-SURFACE_MARGIN = 2
-#: With no stones at all, the surface is this hexagon round the origin.
-EMPTY_BOARD_RADIUS = 4
 #: Grid lines fade out below these hex radii (pixels), where they would be a grey blur.
 GRID_HIDDEN_BELOW_PX = 5.0
 GRID_FULL_ABOVE_PX = 12.0
 #: A stone's radius as a fraction of the hex radius (the hex's inner radius is 0.866).
 STONE_RADIUS = 0.74
-
-_SIDES = ("x", "o")
-# Edge k of a hex (from corner k to corner k + 1, see hex_corners) faces this neighbour.
-# Each cell draws edges 0-2 always and edges 3-5 only where the neighbour is off the
-# surface, so every shared edge is drawn exactly once.
-_EDGE_NEIGHBOURS: tuple[Hex, ...] = ((1, -1), (0, -1), (-1, 0), (-1, 1), (0, 1), (1, 0))
-# Corner k of cell (q, r) lies at x = (2q + r + _CORNER_X[k]) * size * √3 / 2 and
-# y = (-3r + _CORNER_Y[k]) * size / 2: integers that name each corner exactly.
-_CORNER_X = (1, 0, -1, -1, 0, 1)
-_CORNER_Y = (1, 2, 1, -1, -2, -1)
-
-
-def side_color(side: str) -> QColor:
-    """The colour of ``side``'s stones ("x" or "o")."""
-    if side not in _SIDES:
-        raise ValueError(f"a side is 'x' or 'o', not {side!r}")
-    return QColor(X_COLOR if side == "x" else O_COLOR)
-
-
-def paint_stone(
-    painter: QPainter, cx: float, cy: float, radius: float, side: str, *, shadow: bool = True
-) -> None:
-    """Paint ``side``'s stone of ``radius`` pixels centred on ``(cx, cy)``: a soft shadow,
-    a shaded disc with a darker rim, and the side's white mark (a cross for X, a ring
-    for O). The board, the icons and the panels all draw stones with this."""
-    base = side_color(side)
-    painter.save()
-    painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
-    painter.setPen(Qt.PenStyle.NoPen)
-    if shadow:
-        glow = QRadialGradient(QPointF(cx, cy + radius * 0.16), radius * 1.12)
-        glow.setColorAt(0.75, QColor(60, 40, 20, 70))
-        glow.setColorAt(1.0, QColor(60, 40, 20, 0))
-        painter.setBrush(QBrush(glow))
-        painter.drawEllipse(QPointF(cx, cy + radius * 0.16), radius * 1.12, radius * 1.12)
-    shade = QRadialGradient(QPointF(cx, cy), radius, QPointF(cx - radius * 0.35, cy - radius * 0.4))
-    shade.setColorAt(0.0, base.lighter(135))
-    shade.setColorAt(0.55, base)
-    shade.setColorAt(1.0, base.darker(118))
-    painter.setBrush(QBrush(shade))
-    rim = QPen(base.darker(150), max(1.0, radius * 0.07))
-    painter.setPen(rim)
-    painter.drawEllipse(QPointF(cx, cy), radius - rim.widthF() / 2, radius - rim.widthF() / 2)
-    mark = QPen(MARK_COLOR, radius * (0.2 if side == "x" else 0.17))
-    mark.setCapStyle(Qt.PenCapStyle.RoundCap)
-    painter.setPen(mark)
-    painter.setBrush(Qt.BrushStyle.NoBrush)
-    if side == "x":
-        arm = radius * 0.36
-        painter.drawLine(QPointF(cx - arm, cy - arm), QPointF(cx + arm, cy + arm))
-        painter.drawLine(QPointF(cx - arm, cy + arm), QPointF(cx + arm, cy - arm))
-    else:
-        painter.drawEllipse(QPointF(cx, cy), radius * 0.42, radius * 0.42)
-    painter.restore()
-
-
-def stone_icon(side: str, size: int = 16) -> QIcon:
-    """``side``'s stone as an icon of ``size`` x ``size`` pixels (the same mark as on the
-    board), for player panels and lists. Needs a running QApplication."""
-    pixmap = QPixmap(size, size)
-    pixmap.fill(Qt.GlobalColor.transparent)
-    painter = QPainter(pixmap)
-    paint_stone(painter, size / 2, size / 2, size / 2 - 0.5, side, shadow=False)
-    painter.end()
-    return QIcon(pixmap)
 
 
 class BoardWidget(QWidget):
@@ -437,54 +365,9 @@ class BoardWidget(QWidget):
     # -------------------------------------------------------------------- the board
 
     def _build_surface(self) -> None:
-        """The board surface (legal cells and stones, or the stones' surroundings) as
-        one filled path and a batch of deduplicated grid lines, in world coordinates."""
-        if self._legal:
-            cells = set(self._legal)
-            cells.update(self._stones)
-        elif not self._stones:
-            # Nothing to show yet: a small board round the origin rather than nothing.
-            cells = set(hexagon((0, 0), EMPTY_BOARD_RADIUS))
-        else:
-            cells = set()
-            around = hexagon((0, 0), SURFACE_MARGIN)
-            for q, r in self._stones:
-                cells.update((q + dq, r + dr) for dq, dr in around)
-        size = self.viewport.size
-        unit = hex_corners(0.0, 0.0, size)
-        lines: list[QLineF] = []
-        # The surface's outline: its boundary edges, each from corner k to corner k + 1
-        # of its cell (clockwise), keyed by exact integer corner coordinates so they
-        # chain into closed loops. Filling a few loops is far cheaper than filling
-        # thousands of hexagons.
-        successor: dict[tuple[int, int], tuple[int, int]] = {}
-        edges = [(*unit[k], *unit[(k + 1) % 6]) for k in range(6)]
-        for q, r in cells:
-            cx, cy = hex_to_world(q, r, size)
-            column, row = 2 * q + r, -3 * r
-            for k, (dq, dr) in enumerate(_EDGE_NEIGHBOURS):
-                inside = (q + dq, r + dr) in cells
-                if inside and k >= 3:
-                    continue  # the neighbour draws this edge as one of its first three
-                x1, y1, x2, y2 = edges[k]
-                lines.append(QLineF(cx + x1, cy + y1, cx + x2, cy + y2))
-                if not inside:
-                    start = (column + _CORNER_X[k], row + _CORNER_Y[k])
-                    end = (k + 1) % 6
-                    successor[start] = (column + _CORNER_X[end], row + _CORNER_Y[end])
-        path = QPainterPath()
-        path.setFillRule(Qt.FillRule.OddEvenFill)  # holes in the surface stay holes
-        half_width, half_height = size * SQRT3 / 2, size / 2
-        while successor:
-            first, point = successor.popitem()
-            loop = [QPointF(first[0] * half_width, first[1] * half_height)]
-            while point != first:
-                loop.append(QPointF(point[0] * half_width, point[1] * half_height))
-                point = successor.pop(point)
-            path.addPolygon(QPolygonF(loop))
-            path.closeSubpath()
-        self._surface_path = path
-        self._grid_lines = lines
+        """Rebuild the board surface for the position just set (see ``ui.board_surface``)."""
+        cells = surface_cells(self._stones, self._legal)
+        self._surface_path, self._grid_lines = build_surface(cells, self.viewport.size)
 
     def _sprite(self, side: str, radius: float, ratio: float) -> tuple[QPixmap, float]:
         """``side``'s stone of ``radius`` pixels as a pixmap, cached per zoom level, and
@@ -564,7 +447,7 @@ class BoardWidget(QWidget):
         # The stones: one blit each, skipping those off screen.
         ratio = self.devicePixelRatioF()
         scale, ox, oy = view.scale, view.offset_x, view.offset_y
-        for side in _SIDES:
+        for side in SIDES:
             points = self._stone_points[side]
             if not points:
                 continue

@@ -32,7 +32,6 @@ from PyQt5.QtCore import QObject, QTimer, pyqtSignal
 
 from game.hexgrid import Hex
 from models import (
-    CLOSE_POLICY_VIOLATION,
     AnalysisPacket,
     BoardUpdatePacket,
     EndPacket,
@@ -44,11 +43,11 @@ from models import (
     ProtocolError,
     SetupPacket,
 )
+from ui.arena_client import ArenaClient
 from ui.board_widget import BoardWidget
 from ui.game_model import GameModel, InconsistentGameError, read_spectator_packet
-from ui.game_session import SeatLink, Session, ShownPosition
-from ui.net import ArenaClient, SocketLink
-from ui.player_panel import PlayerPanel, describe_result
+from ui.game_session import GiveUp, SeatLink, Session, ShownPosition, after_drop
+from ui.player_panel import PlayerPanel
 from ui.replay_bar import ReplayBar
 from ui.seat import (
     GameEnded,
@@ -62,18 +61,31 @@ from ui.seat import (
     SeatEvent,
     SeatStarted,
     Violation,
+    cell_text,
 )
+from ui.socket_link import SocketLink
 
-#: Seconds to wait before each reconnection attempt of a dropped socket.
-RECONNECT_DELAYS_S: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0, 8.0)
 #: The cells drawn while no game is shown.
 EMPTY_BOARD: frozenset[Hex] = frozenset(
     (q, r) for q in range(-5, 6) for r in range(-5, 6) if abs(q + r) <= 5
 )
 
 
-def _cell(cell: Hex) -> str:
-    return f"[{cell[0]},{cell[1]}]"
+def _on_link(
+    link: SocketLink,
+    *,
+    opened: Callable[[], None],
+    message: Callable[[str], None],
+    lost: Callable[[int, str], None],
+) -> None:
+    """Connect ``link``'s signals; ``lost`` gets the close code and the best sentence
+    for why: ``failed`` (with the better sentence) comes before ``closed``, which always
+    ends a link, so the sentence is remembered and acted on once, on ``closed``."""
+    failure: list[str] = []
+    link.opened.connect(opened)
+    link.message.connect(message)
+    link.failed.connect(failure.append)
+    link.closed.connect(lambda code, reason: lost(code, failure[-1] if failure else reason))
 
 
 class GameController(QObject):
@@ -129,31 +141,20 @@ class GameController(QObject):
 
     def active_seat(self) -> SeatLink | None:
         """The human seat the server is waiting for, if any."""
-        for entry in self.seats:
-            if entry.seat.awaiting and entry.request is not None and not entry.seat.over:
-                return entry
-        return None
+        return self.session.active_seat() if self.session is not None else None
 
     @property
     def playing(self) -> bool:
         """Whether a person at this screen holds a seat in the shown, running game."""
-        model = self.model
-        return (
-            model is not None
-            and model.result is None
-            and any(not entry.seat.over and not entry.seat.resigned for entry in self.seats)
-        )
+        return self.session is not None and self.session.playing
 
     def resign(self) -> str:
         """Resign the game for the person at this screen (the seat to move when two
         people share it); the side resigned. Raises ``SeatError`` when there is
         nothing to resign. The server ends the game; its ``end`` follows."""
-        playing = [e for e in self.seats if not e.seat.over and not e.seat.resigned]
-        if len(playing) > 1:
-            playing = [e for e in playing if e.seat.awaiting] or playing[:1]
-        if not playing or self.model is None or self.model.result is not None:
+        entry = self.session.seat_to_resign() if self.session is not None else None
+        if entry is None:
             raise GameFinishedError("there is no game of yours to resign")
-        entry = playing[0]
         text = entry.seat.resign()
         if entry.link is not None:
             entry.link.send(text)
@@ -185,13 +186,14 @@ class GameController(QObject):
         self, client: ArenaClient, request: NewGameRequest, response: NewGameResponse
     ) -> None:
         """Show the game just created: watch it and take its human seats."""
-        model = GameModel(request.match_config)
-        model.game_id = response.game_id
-        session = Session(model=model, client=client, request=request)
-        for side, token in (("x", response.token_x), ("o", response.token_o)):
-            if token is not None:
-                seat = HumanSeat(side, match=request.match_config)
-                session.seats.append(SeatLink(side=side, token=token, seat=seat))
+        tokens = (("x", response.token_x), ("o", response.token_o))
+        session = Session.live(
+            client,
+            response.game_id,
+            request.match_config,
+            tokens=[(side, token) for side, token in tokens if token is not None],
+            request=request,
+        )
         self._replace(session, live=True)
         humans = len(session.seats)
         if humans == 2:
@@ -213,19 +215,14 @@ class GameController(QObject):
     ) -> None:
         """Play ``side`` of the game ``game_id`` with the seat ``token`` the server
         handed out (the queue's ``matched``, an accepted challenge), and watch it."""
-        model = GameModel(match)
-        model.game_id = game_id
-        session = Session(model=model, client=client)
-        session.seats.append(SeatLink(side=side, token=token, seat=HumanSeat(side, match=match)))
+        session = Session.live(client, game_id, match, tokens=[(side, token)])
         self._replace(session, live=True)
         self._connect_spectator(session)
         self._connect_seat(session, session.seats[0])
 
     def spectate(self, client: ArenaClient, game_id: str) -> None:
         """Watch a live game from its current position (its history comes with it)."""
-        model = GameModel()
-        model.game_id = game_id
-        session = Session(model=model, client=client)
+        session = Session.live(client, game_id)
         self._replace(session, live=True)
         self._connect_spectator(session)
 
@@ -294,16 +291,11 @@ class GameController(QObject):
         assert session.client is not None and session.model.game_id is not None
         link = self._open_socket(session.client.spectate_url(session.model.game_id))
         session.spectator = link
-        link.opened.connect(lambda: self._spectator_opened(session))
-        link.message.connect(lambda text: self._spectator_message(session, text))
-        # ``failed`` (with the better sentence) comes before ``closed``, which always ends
-        # a link: remember the sentence, act once on ``closed``.
-        failure: list[str] = []
-        link.failed.connect(failure.append)
-        link.closed.connect(
-            lambda code, reason: self._spectator_lost(
-                session, link, code, failure[-1] if failure else reason
-            )
+        _on_link(
+            link,
+            opened=lambda: self._spectator_opened(session),
+            message=lambda text: self._spectator_message(session, text),
+            lost=lambda code, reason: self._spectator_lost(session, link, code, reason),
         )
         self._update_connection()
 
@@ -350,12 +342,13 @@ class GameController(QObject):
         if session.model.result is not None:
             self._update_connection()
             return
-        if code == CLOSE_POLICY_VIOLATION:
+        delay = after_drop(code, session.spectator_attempts)
+        if delay is GiveUp.REFUSED:
             # Refused for good (an unknown game): trying again cannot help.
             self.panel.show_message(f"The server cannot show this game: {reason}.", "error")
             self._update_connection(lost=True)
             return
-        if session.spectator_attempts >= len(RECONNECT_DELAYS_S):
+        if delay is GiveUp.EXHAUSTED:
             detail = f": {reason}" if reason else ""
             self.panel.show_message(
                 f"Lost the connection to the server{detail}. Open the game again from "
@@ -364,7 +357,6 @@ class GameController(QObject):
             )
             self._update_connection(lost=True)
             return
-        delay = RECONNECT_DELAYS_S[session.spectator_attempts]
         session.spectator_attempts += 1
         self._update_connection(reconnecting=True)
 
@@ -380,14 +372,11 @@ class GameController(QObject):
         assert session.client is not None
         link = self._open_socket(session.client.seat_url(entry.token))
         entry.link = link
-        link.opened.connect(lambda: self._seat_opened(session, entry))
-        link.message.connect(lambda text: self._seat_message(session, entry, text))
-        failure: list[str] = []
-        link.failed.connect(failure.append)
-        link.closed.connect(
-            lambda code, reason: self._seat_lost(
-                session, entry, link, code, failure[-1] if failure else reason
-            )
+        _on_link(
+            link,
+            opened=lambda: self._seat_opened(session, entry),
+            message=lambda text: self._seat_message(session, entry, text),
+            lost=lambda code, reason: self._seat_lost(session, entry, link, code, reason),
         )
         self._update_connection()
 
@@ -464,7 +453,8 @@ class GameController(QObject):
             self._update_connection()
             self._render()
             return
-        if code == CLOSE_POLICY_VIOLATION:
+        delay = after_drop(code, entry.attempts)
+        if delay is GiveUp.REFUSED:
             # The token was refused (unknown, or the seat is taken): no use trying again.
             self.panel.show_message(
                 f"The server refused the seat of {entry.side.upper()}: {reason}.", "error"
@@ -473,7 +463,7 @@ class GameController(QObject):
             self._update_connection(lost=True)
             self._render()
             return
-        if entry.attempts >= len(RECONNECT_DELAYS_S):
+        if delay is GiveUp.EXHAUSTED:
             detail = f" ({reason})" if reason else ""
             self.panel.show_message(
                 f"Lost the connection to the server{detail}; the seat of {entry.side.upper()} "
@@ -484,7 +474,6 @@ class GameController(QObject):
             self._update_connection(lost=True)
             self._render()
             return
-        delay = RECONNECT_DELAYS_S[entry.attempts]
         entry.attempts += 1
         self._update_connection(reconnecting=True)
         self.panel.show_message(
@@ -501,25 +490,14 @@ class GameController(QObject):
         self._render()
 
     def _game_over(self, session: Session, packet: EndPacket) -> None:
-        result = session.model.result
         for entry in session.seats:
             entry.request = None
         self.pending = None
-        if result is None:
+        if session.model.result is None:
             return
-        if result.cause is not None or packet.detail is not None:
-            text = describe_result(result, session.model.player_x, session.model.player_o)
-            detail = packet.detail if isinstance(packet.detail, str) else None
-            if detail and packet.cause is None:
-                text += f" ({detail})"
-            # A forfeit the person at this screen suffered is an error; any other, news.
-            losers = {entry.side for entry in session.seats}
-            human_lost = (
-                len(losers) == 1
-                and result.winner is not None
-                and (result.winner.value not in losers)
-            )
-            self.panel.show_message(text, "error" if human_lost else "info")
+        message = session.end_message(packet)
+        if message is not None:
+            self.panel.show_message(*message)
         self._update_connection()
 
     def _update_connection(self, *, reconnecting: bool = False, lost: bool = False) -> None:
@@ -536,40 +514,29 @@ class GameController(QObject):
         self.panel.select_index(index)
         self._render()
 
-    def _position(self) -> tuple[dict[Hex, str], tuple[Hex, ...]]:
-        """The stones to show and the last move's stones."""
-        session = self.session
-        return session.position_at(self.replay.index) if session is not None else ({}, ())
-
     def _render(self) -> None:
-        model = self.model
-        if model is None:
+        session = self.session
+        if session is None:
             # No game: an empty stretch of board around the origin, not a blank canvas.
             self.board.set_position({}, legal=EMPTY_BOARD)
             self.board.set_interactive(False)
             self.board.set_pending(None)
             self.shown = ShownPosition()
             return
-        latest = len(model.moves)
-        index = min(self.replay.index, latest)
-        at_latest = index == latest
-        stones, last = self._position()
-        active = self.active_seat() if at_latest else None
-        legal: frozenset[Hex] | None
-        if active is not None and active.request is not None:
-            legal = active.request.legal
-        else:
-            legal = model.legal_at(index) if len(stones) == len(model.stones_at(index)) else None
-        winning_line = model.winning_line() if at_latest else ()
+        shown = session.shown_at(self.replay.index)
         self.board.set_position(
-            stones, last_move=last, winning_line=winning_line, legal=legal or None
+            shown.stones,
+            last_move=shown.last_move,
+            winning_line=shown.winning_line,
+            legal=shown.legal,
         )
-        if at_latest and last and self.replay.following:
-            self._keep_in_view(last)
-        side = active.side if active is not None else None
-        self.shown = ShownPosition(index, stones, last, winning_line, legal or None, side)
-        self.board.set_interactive(active is not None, side)
-        if self.pending is not None and (active is None or self._pending_side != side):
+        at_latest = shown.index == len(session.model.moves)
+        if at_latest and shown.last_move and self.replay.following:
+            self._keep_in_view(shown.last_move)
+        self.shown = shown
+        side = shown.interactive_side
+        self.board.set_interactive(side is not None, side)
+        if self.pending is not None and (side is None or self._pending_side != side):
             self.pending = None
         self.board.set_pending(self.pending, self._pending_side if self.pending else None)
         self.panel.set_human_turn(side)
@@ -608,7 +575,7 @@ class GameController(QObject):
         position = entry.seat.position
         why = position.why_illegal(*cell) if position is not None else None
         reason = f": {why}" if why else ""
-        self.panel.show_message(f"{_cell(cell)} cannot be played{reason}.", "warning")
+        self.panel.show_message(f"{cell_text(cell)} cannot be played{reason}.", "warning")
 
     def _send(self, entry: SeatLink, first: Hex, second: Hex | None) -> None:
         try:

@@ -1,6 +1,8 @@
 """What the controller holds about the shown game: the session, its human seats and
 the position on the board, and what follows from them alone (the connection in words,
-the stones to show); ``ui.controller.GameController`` acts on it.
+the seat to move, the seat to resign, the position to show, the end in words, whether
+to reopen a dropped socket). Nothing here touches a widget or a socket;
+``ui.controller.GameController`` acts on it.
 
 A ``Session`` is replaced wholesale when another game is shown, so a late packet of the
 previous game can never touch the new one: every socket callback checks that its session
@@ -9,15 +11,49 @@ is still the shown one.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from enum import Enum
 
 from game.hexgrid import Hex
-from models import NewGameRequest
+from models import CLOSE_POLICY_VIOLATION, EndPacket, Match, NewGameRequest
+from ui.arena_client import ArenaClient
 from ui.game_model import GameModel
-from ui.net import ArenaClient, SocketLink
+from ui.player_panel import describe_result
 from ui.seat import HumanSeat, MoveRequested
+from ui.socket_link import SocketLink
 
-__all__ = ["SeatLink", "Session", "ShownPosition"]
+__all__ = ["RECONNECT_DELAYS_S", "GiveUp", "SeatLink", "Session", "ShownPosition", "after_drop"]
+
+#: Seconds to wait before each reconnection attempt of a dropped socket.
+RECONNECT_DELAYS_S: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0, 8.0)
+
+
+class GiveUp(Enum):
+    """Why a dropped socket is not opened again."""
+
+    #: Closed with 1008: the server will not take it back (an unknown game or token).
+    REFUSED = "refused"
+    #: Every attempt of ``RECONNECT_DELAYS_S`` has been made.
+    EXHAUSTED = "exhausted"
+
+
+def after_drop(code: int, attempts: int) -> float | GiveUp:
+    """The wait (seconds) before opening again a socket that closed with ``code``
+    after ``attempts`` reconnections so far, or why it is not opened again.
+
+    >>> after_drop(1006, 0)
+    0.5
+    >>> after_drop(1008, 0)
+    <GiveUp.REFUSED: 'refused'>
+    >>> after_drop(1006, len(RECONNECT_DELAYS_S))
+    <GiveUp.EXHAUSTED: 'exhausted'>
+    """
+    if code == CLOSE_POLICY_VIOLATION:
+        return GiveUp.REFUSED
+    if attempts >= len(RECONNECT_DELAYS_S):
+        return GiveUp.EXHAUSTED
+    return RECONNECT_DELAYS_S[attempts]
 
 
 @dataclass(frozen=True)
@@ -59,6 +95,26 @@ class Session:
     spectator_connected: bool = False
     closed: bool = False
 
+    @classmethod
+    def live(
+        cls,
+        client: ArenaClient,
+        game_id: str,
+        match: Match | None = None,
+        *,
+        tokens: Iterable[tuple[str, str]] = (),
+        request: NewGameRequest | None = None,
+    ) -> Session:
+        """A running game on ``client``'s server, not yet connected: a model for the
+        spectator stream to fill and a human seat for each ``(side, token)``."""
+        model = GameModel(match)
+        model.game_id = game_id
+        seats = [
+            SeatLink(side=side, token=token, seat=HumanSeat(side, match=match))
+            for side, token in tokens
+        ]
+        return cls(model=model, client=client, request=request, seats=seats)
+
     def connection_state(
         self, *, reconnecting: bool = False, lost: bool = False
     ) -> tuple[str, bool]:
@@ -78,6 +134,67 @@ class Session:
         if self.spectator_connected:
             return "Watching live", True
         return "Connecting\u2026", True
+
+    def active_seat(self) -> SeatLink | None:
+        """The human seat the server is waiting for, if any."""
+        for entry in self.seats:
+            if entry.seat.awaiting and entry.request is not None and not entry.seat.over:
+                return entry
+        return None
+
+    @property
+    def playing(self) -> bool:
+        """Whether a person at this screen holds a seat in this game, and it runs."""
+        return self.model.result is None and any(
+            not entry.seat.over and not entry.seat.resigned for entry in self.seats
+        )
+
+    def seat_to_resign(self) -> SeatLink | None:
+        """The seat a resignation is for: the one still playing, or of two people at
+        one screen the one to move (else the first); None when no seat may resign."""
+        playing = [e for e in self.seats if not e.seat.over and not e.seat.resigned]
+        if len(playing) > 1:
+            playing = [e for e in playing if e.seat.awaiting] or playing[:1]
+        if not playing or self.model.result is not None:
+            return None
+        return playing[0]
+
+    def shown_at(self, index: int) -> ShownPosition:
+        """What the board shows after ``index`` moves (clamped to the latest): the
+        stones, the last move, the winning line and the legal cells, and at the latest
+        position the side of the human seat to move (input goes to it)."""
+        model = self.model
+        latest = len(model.moves)
+        index = min(index, latest)
+        at_latest = index == latest
+        stones, last = self.position_at(index)
+        active = self.active_seat() if at_latest else None
+        legal: frozenset[Hex] | None
+        if active is not None and active.request is not None:
+            legal = active.request.legal
+        else:
+            # A seat's board ahead of the stream has no legal set of the model's.
+            legal = model.legal_at(index) if len(stones) == len(model.stones_at(index)) else None
+        winning_line = model.winning_line() if at_latest else ()
+        side = active.side if active is not None else None
+        return ShownPosition(index, stones, last, winning_line, legal or None, side)
+
+    def end_message(self, packet: EndPacket) -> tuple[str, str] | None:
+        """The panel message for the game's end (its ``end`` packet applied to the
+        model) and its level, "error" for a forfeit the person at this screen
+        suffered and "info" for any other; None for a plain end the board shows."""
+        result = self.model.result
+        if result is None or (result.cause is None and packet.detail is None):
+            return None
+        text = describe_result(result, self.model.player_x, self.model.player_o)
+        detail = packet.detail if isinstance(packet.detail, str) else None
+        if detail and packet.cause is None:
+            text += f" ({detail})"
+        losers = {entry.side for entry in self.seats}
+        human_lost = (
+            len(losers) == 1 and result.winner is not None and (result.winner.value not in losers)
+        )
+        return text, "error" if human_lost else "info"
 
     def position_at(self, index: int) -> tuple[dict[Hex, str], tuple[Hex, ...]]:
         """The stones to show after ``index`` moves (clamped to the latest) and the

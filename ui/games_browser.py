@@ -27,10 +27,10 @@ from PyQt5.QtWidgets import (
 
 from game.store import GamePage, GameSummary, RecordStatus
 from models import GameResult, ResultReason
-from ui.board_widget import O_COLOR, X_COLOR, stone_icon
+from ui.arena_client import ArenaClient
 from ui.listing import listing_bar, listing_table
-from ui.net import ArenaClient
 from ui.player_panel import player_name
+from ui.stones import O_COLOR, X_COLOR, stone_icon
 
 PAGE_SIZE = 50
 STATUS_FILTERS: tuple[tuple[str, RecordStatus | None], ...] = (

@@ -31,16 +31,18 @@ from PyQt5.QtWidgets import (
 from game import notation
 from game.hexgrid import Hex
 from models import GameRecord, HostedBot, NewGameRequest
+from ui.arena_client import ArenaClient
 from ui.board_widget import BoardWidget
 from ui.controller import GameController
 from ui.games_browser import GamesBrowser
-from ui.net import ArenaClient, Call, Network, ServerAddressError
+from ui.net import Call, Network
 from ui.online import is_challenge_url
 from ui.online_play import OnlinePlay
 from ui.player_panel import PlayerPanel, player_name
 from ui.record_url import RecordUrlError, fetch_record, notation_url
 from ui.replay_bar import ReplayBar
 from ui.seat_bar import SeatBar
+from ui.server_address import ServerAddressError
 from ui.settings import Settings
 from ui.setup_panel import FormValues, SetupPanel
 

@@ -36,11 +36,10 @@ import msgspec
 from PyQt5.QtCore import QObject, QTimer, pyqtSignal
 
 from models import ChallengeAccepted, ChallengeView, parse_body
-from ui.net import Call, Network, SocketLink, normalize_server_url
+from ui.net import Call, Network
 from ui.queue_client import (
     ChallengeCreated,
     Matched,
-    Opponent,
     QueueClient,
     QueueLost,
     QueueRefused,
@@ -48,7 +47,10 @@ from ui.queue_client import (
     QueueWaiting,
     Reconnect,
     TokenIssued,
+    matched_seat,
 )
+from ui.server_address import normalize_server_url
+from ui.socket_link import SocketLink
 
 __all__ = [
     "ACCEPT_TIMEOUT",
@@ -316,14 +318,4 @@ def accept_challenge(
 def _challenge_seat(value: object) -> ChallengeSeat:
     # Runs in the network's worker thread.
     accepted = parse_body(ChallengeAccepted, msgspec.json.encode(value))
-    who = accepted.opponent
-    matched = Matched(
-        game_id=accepted.game_id,
-        side=accepted.side.value,
-        token=accepted.token,
-        ws_url=accepted.ws_url,
-        opponent=Opponent(who.name, who.kind, who.rating),
-        time_control=accepted.time_control,
-        rated=accepted.rated,
-    )
-    return ChallengeSeat(matched, accepted.player_token)
+    return ChallengeSeat(matched_seat(accepted), accepted.player_token)

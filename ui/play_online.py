@@ -44,7 +44,7 @@ from PyQt5.QtWidgets import (
 )
 
 from models import TimeControl, TimeControlError
-from ui.net import Network, ServerAddressError, normalize_server_url
+from ui.net import Network
 from ui.online import QueueLink
 from ui.queue_client import (
     ChallengeCreated,
@@ -53,6 +53,7 @@ from ui.queue_client import (
     QueueWaiting,
     check_time_control,
 )
+from ui.server_address import ServerAddressError, normalize_server_url
 from ui.settings import Settings
 
 #: Time controls offered (any other can be typed): (text, label).

@@ -35,8 +35,8 @@ from models import (
     RecordPlayer,
     ResultReason,
 )
-from ui.board_widget import O_COLOR, X_COLOR, stone_icon
 from ui.game_model import Analysis, GameModel
+from ui.stones import O_COLOR, X_COLOR, stone_icon
 
 LOW_TIME_MS = 10_000
 CLOCK_TICK_MS = 100

@@ -58,20 +58,20 @@ from models import (
     MAX_BOT_AFTER_S,
     MAX_NAME_LENGTH,
     QUEUE_SERVER_PACKETS,
+    ChallengeAccepted,
     ChallengeCreatedPacket,
     ChallengeCreatePacket,
     ChallengeView,
     MatchedPacket,
     NopePacket,
     PlayerTokenPacket,
-    ProtocolError,
     QueueJoinPacket,
     QueueWaitingPacket,
     TimeControl,
     TimeControlError,
     dump_packet,
-    parse_packet,
 )
+from ui.frames import UnreadableFrame, read_frame
 
 __all__ = [
     "RECONNECT_FIRST_S",
@@ -93,6 +93,7 @@ __all__ = [
     "backoff_delay",
     "check_name",
     "check_time_control",
+    "matched_seat",
 ]
 
 #: The longest name a person may choose (the server's limit for names).
@@ -379,7 +380,7 @@ within 2 minutes (refused). Try again later.'), 'closed')
             raise QueueStateError(f"not waiting on a challenge (state {self.state})")
         if view.matched is not None:
             self.state = "matched"
-            self.match = _matched(view.matched)
+            self.match = matched_seat(view.matched)
             return self.match
         if view.status == "open":
             self._dropped_at = None
@@ -406,11 +407,9 @@ within 2 minutes (refused). Try again later.'), 'closed')
         if self.state in ("refused", "closed", "matched", "reconnecting"):
             return []
         try:
-            packet = parse_packet(text, allowed=QUEUE_SERVER_PACKETS)
-        except ProtocolError as error:
-            return self._violation(f"bad packet from the queue: {error}")
-        except Exception as error:  # not a frame at all
-            return self._violation(f"unreadable frame from the queue: {error!r}")
+            packet = read_frame(text, QUEUE_SERVER_PACKETS, "the queue")
+        except UnreadableFrame as error:
+            return self._violation(str(error))
         match packet:
             case NopePacket(reason=reason):
                 self.state = "refused"
@@ -435,7 +434,7 @@ within 2 minutes (refused). Try again later.'), 'closed')
                 return [self.challenge]
             case MatchedPacket():
                 self.state = "matched"
-                self.match = _matched(packet)
+                self.match = matched_seat(packet)
                 return [self.match]
         return self._violation(f"unexpected packet {packet!r}")  # pragma: no cover
 
@@ -457,14 +456,16 @@ within 2 minutes (refused). Try again later.'), 'closed')
         return [QueueViolation(reason)]
 
 
-def _matched(packet: MatchedPacket) -> Matched:
-    who = packet.opponent
+def matched_seat(seat: MatchedPacket | ChallengeAccepted) -> Matched:
+    """The person's seat as the window reads it, from the queue's ``matched`` packet or
+    the answer to an accepted challenge (the server sends the same fields in both)."""
+    who = seat.opponent
     return Matched(
-        game_id=packet.game_id,
-        side=packet.side.value,
-        token=packet.token,
-        ws_url=packet.ws_url,
+        game_id=seat.game_id,
+        side=seat.side.value,
+        token=seat.token,
+        ws_url=seat.ws_url,
         opponent=Opponent(who.name, who.kind, who.rating),
-        time_control=packet.time_control,
-        rated=packet.rated,
+        time_control=seat.time_control,
+        rated=seat.rated,
     )

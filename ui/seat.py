@@ -103,11 +103,10 @@ from models import (
     NopePacket,
     OpponentStatusPacket,
     Player,
-    ProtocolError,
     SetupPacket,
     dump_packet,
-    parse_packet,
 )
+from ui.frames import UnreadableFrame, read_frame
 
 __all__ = [
     "CellOutOfViewError",
@@ -126,6 +125,7 @@ __all__ = [
     "SeatStarted",
     "SecondStoneMissingError",
     "Violation",
+    "cell_text",
 ]
 
 
@@ -283,11 +283,9 @@ class HumanSeat:
         if self.over and not self._refused:
             return []
         try:
-            packet = parse_packet(text, allowed=SERVER_PACKETS)
-        except ProtocolError as exc:
-            return self._violation(f"bad packet from the server: {exc}")
-        except Exception as exc:  # not a frame at all
-            return self._violation(f"unreadable frame from the server: {exc!r}")
+            packet = read_frame(text, SERVER_PACKETS, "the server")
+        except UnreadableFrame as error:
+            return self._violation(str(error))
         if self._refused:
             # After a nope only the end of the game is news; the socket is closing.
             return self._on_end(packet) if isinstance(packet, EndPacket) else []
@@ -316,14 +314,14 @@ class HumanSeat:
             if second is None:
                 second = _any_other_legal(before, first)
             elif second == first:
-                raise CellTakenError(f"{_cell(second)} is your first stone", second)
+                raise CellTakenError(f"{cell_text(second)} is your first stone", second)
             elif not before.is_legal(*second):
                 raise _stone_error(before, second, "second")
         elif second is None:
             raise SecondStoneMissingError("choose a second stone")
         else:
             if second == first:
-                raise CellTakenError(f"{_cell(second)} is your first stone", second)
+                raise CellTakenError(f"{cell_text(second)} is your first stone", second)
             _place(trial, second, "second")
         packet = MoveResponsePacket(
             move=MoveOption(pieces=[Coord(q=first[0], r=first[1]), Coord(q=second[0], r=second[1])])
@@ -531,17 +529,17 @@ def _stone_error(position: Position, cell: Hex, which: str) -> IllegalStoneError
     try:
         position.copy().place(*cell)
     except OccupiedCellError:
-        return CellTakenError(f"{_cell(cell)} is already taken", cell)
+        return CellTakenError(f"{cell_text(cell)} is already taken", cell)
     except OutOfViewError:
         view = position.view_distance
         return CellOutOfViewError(
-            f"{_cell(cell)} is out of view: more than {view} cells from every stone", cell
+            f"{cell_text(cell)} is out of view: more than {view} cells from every stone", cell
         )
     except GameOverError:
         return IllegalStoneError("the first stone already won the game", cell)
     except IllegalMoveError as exc:
-        return IllegalStoneError(f"the {which} stone cannot go on {_cell(cell)}: {exc}", cell)
-    return IllegalStoneError(f"the {which} stone cannot go on {_cell(cell)}", cell)
+        return IllegalStoneError(f"the {which} stone cannot go on {cell_text(cell)}: {exc}", cell)
+    return IllegalStoneError(f"the {which} stone cannot go on {cell_text(cell)}", cell)
 
 
 def _won(position: Position) -> bool:
@@ -563,5 +561,10 @@ def _guess_to_move(stones: dict[Hex, Side]) -> str:
     return "o" if crosses > len(stones) - crosses else "x"
 
 
-def _cell(cell: Hex) -> str:
+def cell_text(cell: Hex) -> str:
+    """A cell as the person's messages write it, in the protocol's ``[q,r]`` form.
+
+    >>> cell_text((2, -1))
+    '[2,-1]'
+    """
     return f"[{cell[0]},{cell[1]}]"

@@ -45,6 +45,10 @@ class Settings:
             return {}
         return value if isinstance(value, dict) else {}
 
+    def _put_json(self, key: str, value: dict[str, Any]) -> None:
+        # Sorted keys: the same choices are stored as the same text.
+        self.store.setValue(key, json.dumps(value, sort_keys=True))
+
     @property
     def server_url(self) -> str:
         """The game server's base URL (``http://127.0.0.1:8001`` until changed)."""
@@ -70,7 +74,7 @@ class Settings:
 
     @seats.setter
     def seats(self, value: dict[str, Any]) -> None:
-        self.store.setValue("game/seats", json.dumps(value, sort_keys=True))
+        self._put_json("game/seats", value)
 
     @property
     def match(self) -> dict[str, Any]:
@@ -79,7 +83,7 @@ class Settings:
 
     @match.setter
     def match(self, value: dict[str, Any]) -> None:
-        self.store.setValue("game/match", json.dumps(value, sort_keys=True))
+        self._put_json("game/match", value)
 
     # ---------------------------------------------------------------------- online
 
@@ -100,7 +104,7 @@ class Settings:
         that server. A token is secret: it is kept only in the user's settings."""
         players = self._json("online/players")
         players[server_url] = {"name": name, "token": token}
-        self.store.setValue("online/players", json.dumps(players, sort_keys=True))
+        self._put_json("online/players", players)
 
     @property
     def online(self) -> dict[str, Any]:
@@ -109,7 +113,7 @@ class Settings:
 
     @online.setter
     def online(self, value: dict[str, Any]) -> None:
-        self.store.setValue("online/form", json.dumps(value, sort_keys=True))
+        self._put_json("online/form", value)
 
     # ---------------------------------------------------------------------- window
 

@@ -41,7 +41,7 @@ from models import (
     PlayerConfig,
     PlayerType,
 )
-from ui.board_widget import stone_icon
+from ui.stones import stone_icon
 
 SeatKind = Literal["human", "hosted", "url"]
 CLOCK_TYPES: tuple[tuple[str, str], ...] = (
@@ -218,7 +218,7 @@ def build_request(values: FormValues) -> NewGameRequest:
 
 
 class HostedBotLike(Protocol):
-    """What the panel needs of a hosted bot (``ui.net.HostedBot`` has it)."""
+    """What the panel needs of a hosted bot (``models.HostedBot`` has it)."""
 
     @property
     def name(self) -> str: ...
