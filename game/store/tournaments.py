@@ -128,6 +128,26 @@ def _row_to_tournament(row: Any) -> StoredTournament:
     return _from_row(StoredTournament, row, request=json.loads(row.request))
 
 
+def _new_tournament(
+    tournament_id: str,
+    name: str | None,
+    request_json: str,
+    games_total: int,
+    created_at: datetime,
+) -> dict[str, Any]:
+    """The ``tournaments`` row of a tournament just created: running, no game done (a
+    series' tournament too: ``game.store.series``)."""
+    return {
+        "tournament_id": tournament_id,
+        "name": name,
+        "status": "running",
+        "created_at": created_at,
+        "request": request_json,
+        "games_total": games_total,
+        "games_done": 0,
+    }
+
+
 def _create(conn: Connection, values: dict[str, Any]) -> None:
     conn.execute(insert(_tournaments).values(**values))
 
@@ -273,16 +293,7 @@ class TournamentRecords:
         created_at: datetime,
     ) -> None:
         await self._runner.write(
-            _create,
-            {
-                "tournament_id": tournament_id,
-                "name": name,
-                "status": "running",
-                "created_at": created_at,
-                "request": request_json,
-                "games_total": games_total,
-                "games_done": 0,
-            },
+            _create, _new_tournament(tournament_id, name, request_json, games_total, created_at)
         )
 
     async def get(self, tournament_id: str) -> StoredTournament | None:
