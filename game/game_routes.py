@@ -17,18 +17,16 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from bot.serve import read_body
 from game.discovery import DiscoveryError
 from game.manager import ManagerClosed, TooManyGames
 from game.openapi import _docs_page
-from game.server_state import _runtime, _settings, _without_token
+from game.route_bodies import creation_body
+from game.server_state import _runtime, _settings
 from game.store import MAX_PAGE_SIZE, MAX_PLAYER_FILTER, InvalidCursorError, RecordStatus
 from models import (
     MAX_ECHO_CHARS,
     NewGameRequest,
-    ProtocolError,
     clip_text,
-    parse_body,
 )
 
 __all__ = ["MAX_ERROR_DETAIL_CHARS", "game_routes", "http_error", "notation_filename"]
@@ -46,6 +44,11 @@ _UNSAFE_IN_FILENAME: Final = re.compile(r"[^A-Za-z0-9._-]")
 
 def _error(status: int, detail: str, headers: dict[str, str] | None = None) -> JSONResponse:
     return JSONResponse({"detail": detail}, status_code=status, headers=headers)
+
+
+def _clipped_error(status: int, detail: str) -> JSONResponse:
+    """An error whose reason may quote what the client sent (a key, a URL)."""
+    return _error(status, clip_text(detail, MAX_ERROR_DETAIL_CHARS))
 
 
 def _json(model: BaseModel, status: int = 200) -> Response:
@@ -67,17 +70,15 @@ def _client(request: Request) -> str:
 async def new_game(request: Request) -> Response:
     """Create a game; the manager fetches the bots' capabilities before answering."""
     runtime, settings = _runtime(request), _settings(request)
-    if (refused := _without_token(request)) is not None:
-        return refused
-    if runtime.closing:
-        return _error(503, "the server is shutting down; it takes no new games")
-    body = await read_body(request, settings.max_body_bytes)
-    if body is None:
-        return _error(413, f"request body over {settings.max_body_bytes} bytes")
-    try:
-        game = parse_body(NewGameRequest, body)
-    except ProtocolError as error:
-        return _error(422, clip_text(str(error), MAX_ERROR_DETAIL_CHARS))
+    game = await creation_body(
+        request,
+        NewGameRequest,
+        max_bytes=settings.max_body_bytes,
+        closing="the server is shutting down; it takes no new games",
+        error=_clipped_error,
+    )
+    if isinstance(game, Response):
+        return game
     client = _client(request)
     if runtime.games_of(client) >= settings.max_games_per_client:
         return _error(
@@ -89,7 +90,7 @@ async def new_game(request: Request) -> Response:
     try:
         created = await runtime.manager.create_game(game)
     except DiscoveryError as error:  # names the bot's URL, and may quote its answer
-        return _error(422, clip_text(str(error), MAX_ERROR_DETAIL_CHARS))
+        return _clipped_error(422, str(error))
     except (TooManyGames, ManagerClosed) as error:
         return _error(503, str(error))
     else:
@@ -132,7 +133,7 @@ async def list_games(request: Request) -> Response:
             status=status, player=player, limit=int(limit_text), before=params.get("cursor")
         )
     except InvalidCursorError as error:
-        return _error(422, clip_text(f"cursor: {error}", MAX_ERROR_DETAIL_CHARS))
+        return _clipped_error(422, f"cursor: {error}")
     return _json(page)
 
 

@@ -18,31 +18,28 @@ Every error is ``{"detail": reason}``. No API token is needed: these are for peo
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from pydantic import BaseModel
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 
-from bot.serve import read_body
 from game.challenges import ChallengeError, Challenges
 from game.discovery import DiscoveryError
 from game.manager import ManagerClosed, TooManyGames
 from game.queue_games import QueueRefusal
 from game.queue_socket import queue_socket
+from game.route_bodies import parsed_body
 from game.server_state import _runtime
-from models import (
-    ChallengeAccept,
-    ChallengeRequest,
-    ProtocolError,
-    parse_body,
-)
+from models import ChallengeAccept, ChallengeRequest
 
 __all__ = ["MAX_CHALLENGE_BODY_BYTES", "challenge_paths", "queue_routes"]
 
 #: A challenge body is a name, a token and a time control.
 MAX_CHALLENGE_BODY_BYTES: Final = 4096
+
+_Asked = TypeVar("_Asked", bound=BaseModel)
 
 
 def _error(status: int, detail: str) -> JSONResponse:
@@ -64,25 +61,25 @@ def _challenges(request: Request) -> Challenges | Response:
     return runtime.challenges
 
 
-async def _body(request: Request) -> bytes | Response:
-    body = await read_body(request, MAX_CHALLENGE_BODY_BYTES)
-    if body is None:
-        return _error(413, f"request body over {MAX_CHALLENGE_BODY_BYTES} bytes")
-    return body
-
-
-async def create_challenge(request: Request) -> Response:
+async def _challenges_asked(
+    request: Request, model: type[_Asked]
+) -> tuple[Challenges, _Asked] | Response:
+    """The challenges and what the body asks of them (a ``model``); or the 503 while
+    the server shuts down, the 413 or the 422."""
     challenges = _challenges(request)
     if isinstance(challenges, Response):
         return challenges
-    body = await _body(request)
-    if isinstance(body, Response):
-        return body
+    asked = await parsed_body(request, model, max_bytes=MAX_CHALLENGE_BODY_BYTES, error=_error)
+    return asked if isinstance(asked, Response) else (challenges, asked)
+
+
+async def create_challenge(request: Request) -> Response:
+    found = await _challenges_asked(request, ChallengeRequest)
+    if isinstance(found, Response):
+        return found
+    challenges, asked = found
     try:
-        asked = parse_body(ChallengeRequest, body)
         view = await challenges.create(asked, str(request.base_url))
-    except ProtocolError as error:
-        return _error(422, str(error))
     except (QueueRefusal, ChallengeError) as error:  # each says its HTTP status
         return _error(error.status, str(error))
     return _json(view, 201)
@@ -103,17 +100,12 @@ async def get_challenge(request: Request) -> Response:
 
 
 async def accept_challenge(request: Request) -> Response:
-    challenges = _challenges(request)
-    if isinstance(challenges, Response):
-        return challenges
-    body = await _body(request)
-    if isinstance(body, Response):
-        return body
+    found = await _challenges_asked(request, ChallengeAccept)
+    if isinstance(found, Response):
+        return found
+    challenges, asked = found
     try:
-        asked = parse_body(ChallengeAccept, body)
         accepted = await challenges.accept(request.path_params["challenge_id"], asked)
-    except ProtocolError as error:
-        return _error(422, str(error))
     except (QueueRefusal, ChallengeError) as error:  # each says its HTTP status
         return _error(error.status, str(error))
     except (TooManyGames, ManagerClosed, DiscoveryError) as error:

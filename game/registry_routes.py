@@ -26,7 +26,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from bot.serve import read_body
 from game.arena_errors import (
     ArenaError,
     BotRetired,
@@ -38,7 +37,8 @@ from game.arena_errors import (
 )
 from game.discovery import DiscoveryError
 from game.rating_book import RATING_HISTORY_MAX, PlayerStanding
-from game.server_state import HOSTED_BOTS, _runtime, _settings, _without_token
+from game.route_bodies import creation_body, parsed_body
+from game.server_state import HOSTED_BOTS, _runtime, _settings
 from models import (
     MAX_LEADERBOARD,
     BotList,
@@ -46,10 +46,8 @@ from models import (
     HostedBot,
     Leaderboard,
     LeaderboardEntry,
-    ProtocolError,
     RatingHistory,
     clip_text,
-    parse_body,
 )
 from wire.arena import BotRegistration
 
@@ -108,19 +106,17 @@ def _no_token() -> JSONResponse:
 
 
 async def register_bot(request: Request) -> Response:
-    if (refused := _without_token(request)) is not None:
-        return refused
-    runtime = _runtime(request)
-    if runtime.closing:
-        return _error(503, "the server is shutting down; it takes no registrations")
-    body = await read_body(request, MAX_BOT_BODY_BYTES)
-    if body is None:
-        return _error(413, f"request body over {MAX_BOT_BODY_BYTES} bytes")
+    registration = await creation_body(
+        request,
+        BotRegistration,
+        max_bytes=MAX_BOT_BODY_BYTES,
+        closing="the server is shutting down; it takes no registrations",
+        error=_error,
+    )
+    if isinstance(registration, Response):
+        return registration
     try:
-        registration = parse_body(BotRegistration, body)
-        registered = await runtime.registry.register(registration)
-    except ProtocolError as error:
-        return _error(422, str(error))
+        registered = await _runtime(request).registry.register(registration)
     except ArenaError as error:
         return _arena_error(error)
     except DiscoveryError as error:  # names the URL and what was wrong
@@ -160,12 +156,12 @@ async def bot(request: Request) -> Response:
         if request.method == "DELETE":
             changed = await registry.retire(name, token)
         else:
-            body = await read_body(request, MAX_BOT_BODY_BYTES)
-            if body is None:
-                return _error(413, f"request body over {MAX_BOT_BODY_BYTES} bytes")
-            changed = await registry.update(name, token, parse_body(BotUpdate, body))
-    except ProtocolError as error:
-        return _error(422, str(error))
+            update = await parsed_body(
+                request, BotUpdate, max_bytes=MAX_BOT_BODY_BYTES, error=_error
+            )
+            if isinstance(update, Response):
+                return update
+            changed = await registry.update(name, token, update)
     except ArenaError as error:
         return _arena_error(error)
     except DiscoveryError as error:

@@ -22,9 +22,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from bot.serve import read_body
 from game.discovery import DiscoveryError
 from game.openings import OpeningError
+from game.route_bodies import creation_body
 from game.series import MAX_SERIES_LIST, SeriesDesk
 from game.server_state import _runtime, _without_token
 from game.tournament_routes import MAX_TOURNAMENT_BODY_BYTES, _count, _error
@@ -34,7 +34,6 @@ from game.tournament_runner import (
     TournamentRunningError,
     UnknownTournamentError,
 )
-from models import ProtocolError, parse_body
 from wire.series import SeriesCreated, SeriesRequest
 
 __all__ = ["MAX_SERIES_BODY_BYTES", "series_routes"]
@@ -49,17 +48,15 @@ def _desk(request: Request) -> SeriesDesk:
 
 
 async def create_series(request: Request) -> Response:
-    if (refused := _without_token(request)) is not None:
-        return refused
-    if _runtime(request).closing:
-        return _error(503, "the server is shutting down; it takes no new series")
-    body = await read_body(request, MAX_SERIES_BODY_BYTES)
-    if body is None:
-        return _error(413, f"request body over {MAX_SERIES_BODY_BYTES} bytes")
-    try:
-        series = parse_body(SeriesRequest, body)
-    except ProtocolError as error:
-        return _error(422, str(error))
+    series = await creation_body(
+        request,
+        SeriesRequest,
+        max_bytes=MAX_SERIES_BODY_BYTES,
+        closing="the server is shutting down; it takes no new series",
+        error=_error,
+    )
+    if isinstance(series, Response):
+        return series
     try:
         series_id = await _desk(request).create(series)
     except (TournamentError, OpeningError, DiscoveryError) as error:

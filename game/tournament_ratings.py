@@ -108,8 +108,23 @@ class UnboundedRatingError(RatingsError, ValueError):
     its maximum-likelihood rating is infinitely far from theirs."""
 
 
+class _Interval:
+    """The 95% interval ``elo ± error`` of a rating or of a difference of two."""
+
+    elo: float
+    error: float
+
+    @property
+    def lower(self) -> float:
+        return self.elo - self.error
+
+    @property
+    def upper(self) -> float:
+        return self.elo + self.error
+
+
 @dataclass(frozen=True)
-class Rating:
+class Rating(_Interval):
     """One bot's rating: ``elo`` with its 95% interval ``elo ± error``, and its games.
 
     ``games`` and ``points`` are the real games (the prior's virtual draws are not in
@@ -123,20 +138,12 @@ class Rating:
     points: float
 
     @property
-    def lower(self) -> float:
-        return self.elo - self.error
-
-    @property
-    def upper(self) -> float:
-        return self.elo + self.error
-
-    @property
     def score(self) -> float:
         return self.points / self.games
 
 
 @dataclass(frozen=True)
-class Difference:
+class Difference(_Interval):
     """The rating difference of ``bot`` over ``opponent``, its 95% ``error`` and the
     likelihood of superiority ``los = Φ(elo / sd)`` (BayesElo's LOS under the normal
     approximation)."""
@@ -146,14 +153,6 @@ class Difference:
     elo: float
     error: float
     los: float
-
-    @property
-    def lower(self) -> float:
-        return self.elo - self.error
-
-    @property
-    def upper(self) -> float:
-        return self.elo + self.error
 
 
 class Ratings:

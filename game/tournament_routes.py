@@ -24,9 +24,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from bot.serve import read_body
 from game.discovery import DiscoveryError
 from game.openings import OpeningError
+from game.route_bodies import creation_body
 from game.server_state import _runtime, _without_token
 from game.tournament_runner import (
     TournamentError,
@@ -35,7 +35,7 @@ from game.tournament_runner import (
     UnknownTournamentError,
 )
 from game.tournament_schedule import Schedule
-from models import GameResult, ProtocolError, clip_text, parse_body
+from models import GameResult, clip_text
 from wire.tournaments import (
     MAX_BOOK_CHARS,
     TournamentCreated,
@@ -57,20 +57,17 @@ def _error(status: int, detail: str) -> JSONResponse:
 
 
 async def create_tournament(request: Request) -> Response:
-    if (refused := _without_token(request)) is not None:
-        return refused
-    runtime = _runtime(request)
-    if runtime.closing:
-        return _error(503, "the server is shutting down; it takes no new tournaments")
-    body = await read_body(request, MAX_TOURNAMENT_BODY_BYTES)
-    if body is None:
-        return _error(413, f"request body over {MAX_TOURNAMENT_BODY_BYTES} bytes")
+    tournament = await creation_body(
+        request,
+        TournamentRequest,
+        max_bytes=MAX_TOURNAMENT_BODY_BYTES,
+        closing="the server is shutting down; it takes no new tournaments",
+        error=_error,
+    )
+    if isinstance(tournament, Response):
+        return tournament
     try:
-        tournament = parse_body(TournamentRequest, body)
-    except ProtocolError as error:
-        return _error(422, str(error))
-    try:
-        run = await runtime.tournaments.create(tournament)
+        run = await _runtime(request).tournaments.create(tournament)
     except (TournamentError, OpeningError, DiscoveryError) as error:
         return _error(422, str(error))
     body_out = TournamentCreated(tournament_id=run.tournament_id).model_dump_json()

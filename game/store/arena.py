@@ -50,7 +50,14 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
 from game.store.runners import _Runner
-from game.store.schema import MAX_PLAYER_FILTER, _IsoDateTime, _metadata
+from game.store.schema import (
+    MAX_PLAYER_FILTER,
+    _columns_of,
+    _from_nullable_json,
+    _from_row,
+    _IsoDateTime,
+    _metadata,
+)
 
 __all__ = ["BOT_STATUSES", "ArenaPlayer", "ArenaRecords", "StoredBot"]
 
@@ -125,24 +132,7 @@ class StoredBot:
     last_game_at: datetime | None
 
 
-_BOT_COLUMNS = (
-    _bots.c.key,
-    _players.c.name,
-    _players.c.token_hash,
-    _bots.c.url,
-    _bots.c.ladder,
-    _bots.c.description,
-    _bots.c.status,
-    _bots.c.check_error,
-    _bots.c.checked_at,
-    _bots.c.meta,
-    _bots.c.registered_at,
-    _bots.c.retired_at,
-    _bots.c.failures_in_row,
-    _bots.c.backoff_until,
-    _bots.c.backoff_reason,
-    _bots.c.last_game_at,
-)
+_BOT_COLUMNS = _columns_of(StoredBot, _bots, _players)
 
 #: The columns of ``bots`` that ``update_bot`` may set.
 _UPDATABLE: Final = frozenset(
@@ -164,24 +154,7 @@ _UPDATABLE: Final = frozenset(
 
 
 def _row_to_bot(row: Any) -> StoredBot:
-    return StoredBot(
-        key=row.key,
-        name=row.name,
-        token_hash=row.token_hash,
-        url=row.url,
-        ladder=bool(row.ladder),
-        description=row.description,
-        status=row.status,
-        check_error=row.check_error,
-        checked_at=row.checked_at,
-        meta=None if row.meta is None else json.loads(row.meta),
-        registered_at=row.registered_at,
-        retired_at=row.retired_at,
-        failures_in_row=row.failures_in_row,
-        backoff_until=row.backoff_until,
-        backoff_reason=row.backoff_reason,
-        last_game_at=row.last_game_at,
-    )
+    return _from_row(StoredBot, row, ladder=bool(row.ladder), meta=_from_nullable_json(row.meta))
 
 
 def _bot_query() -> Any:
@@ -200,19 +173,14 @@ def _claim(conn: Connection, player: dict[str, Any], bot: dict[str, Any] | None)
 
 def _player(conn: Connection, key: str) -> ArenaPlayer | None:
     row = conn.execute(select(_players).where(_players.c.key == key)).first()
-    if row is None:
-        return None
-    return ArenaPlayer(row.key, row.name, row.kind, row.token_hash, row.created_at)
+    return None if row is None else _from_row(ArenaPlayer, row)
 
 
 def _players_of(conn: Connection, keys: list[str]) -> dict[str, ArenaPlayer]:
     if not keys:
         return {}
     rows = conn.execute(select(_players).where(_players.c.key.in_(keys)))
-    return {
-        row.key: ArenaPlayer(row.key, row.name, row.kind, row.token_hash, row.created_at)
-        for row in rows
-    }
+    return {row.key: _from_row(ArenaPlayer, row) for row in rows}
 
 
 def _bot(conn: Connection, key: str) -> StoredBot | None:

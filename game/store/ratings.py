@@ -58,7 +58,14 @@ from sqlalchemy.exc import IntegrityError
 
 from game.ratings import Rating, rate
 from game.store.runners import _Runner
-from game.store.schema import MAX_GAME_ID_LENGTH, MAX_PLAYER_FILTER, _games, _IsoDateTime, _metadata
+from game.store.schema import (
+    MAX_GAME_ID_LENGTH,
+    MAX_PLAYER_FILTER,
+    _from_row,
+    _games,
+    _IsoDateTime,
+    _metadata,
+)
 
 __all__ = [
     "RATED_GAME_STATUSES",
@@ -182,19 +189,8 @@ class SideOutcome:
 
 
 def _row_to_rating(row: Any) -> RatingRow:
-    return RatingRow(
-        key=row.key,
-        name=row.name,
-        kind=row.kind,
-        rating=Rating(row.mu, row.sigma),
-        games=row.games,
-        wins=row.wins,
-        losses=row.losses,
-        draws=row.draws,
-        failures=json.loads(row.failures),
-        think_ms=row.think_ms,
-        think_moves=row.think_moves,
-        last_seen=row.last_seen,
+    return _from_row(
+        RatingRow, row, rating=Rating(row.mu, row.sigma), failures=json.loads(row.failures)
     )
 
 
@@ -306,10 +302,7 @@ def _history_of(conn: Connection, key: str, limit: int) -> list[HistoryRow]:
     rows = conn.execute(
         select(_history).where(_history.c.key == key).order_by(_history.c.seq.desc()).limit(limit)
     )
-    return [
-        HistoryRow(row.game_id, row.at, Rating(row.mu, row.sigma), row.opponent, row.score)
-        for row in rows
-    ]
+    return [_from_row(HistoryRow, row, rating=Rating(row.mu, row.sigma)) for row in rows]
 
 
 def _pending(conn: Connection) -> list[PendingGame]:
@@ -324,7 +317,7 @@ def _pending(conn: Connection) -> list[PendingGame]:
         .where(_rated_games.c.status == "pending")
         .order_by(_rated_games.c.created_at)
     )
-    return [PendingGame(r.game_id, r.x_name, r.o_name, r.game_status) for r in conn.execute(query)]
+    return [_from_row(PendingGame, row) for row in conn.execute(query)]
 
 
 def _status(conn: Connection, game_id: str) -> str | None:

@@ -5,11 +5,13 @@ The schema itself is described in ``game.store``'s docstring.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from datetime import datetime
 from enum import Enum
-from typing import Any, Final, NamedTuple
+from functools import cache
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, TypeVar
 
 from pydantic import BaseModel, Field
 from sqlalchemy import (
@@ -39,6 +41,9 @@ from models import (
     RecordPlayer,
     ResultReason,
 )
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 MAX_PAGE_SIZE: Final = 200
 """The largest ``limit`` that ``list_games`` accepts."""
@@ -345,6 +350,70 @@ def _move_json(move: RecordedMove) -> str:
 
 def _from_json(text: str) -> Any:
     return json.loads(text)
+
+
+def _from_nullable_json(text: str | None) -> Any:
+    """The data of a JSON column that may be null (None for null)."""
+    return None if text is None else json.loads(text)
+
+
+# ------------------------------------------------------------------- rows to values
+
+_Row = TypeVar("_Row", bound="DataclassInstance")
+
+
+def _columns_of(values: type[DataclassInstance], *tables: Table) -> tuple[Column[Any], ...]:
+    """The columns to select for the fields of the dataclass ``values``: each field's
+    column of the same name, from the first of ``tables`` that has one (a join's key is
+    in both tables). A field with no such column is a mistake, named by a ``KeyError``.
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass
+    ... class Move:
+    ...     game_id: str
+    ...     idx: int
+    >>> [str(column) for column in _columns_of(Move, _moves, _games)]
+    ['moves.game_id', 'moves.idx']
+    """
+    columns = []
+    for field in dataclasses.fields(values):
+        found = [table.c[field.name] for table in tables if field.name in table.c]
+        if not found:
+            raise KeyError(f"no column {field.name!r} in {[table.name for table in tables]}")
+        columns.append(found[0])
+    return tuple(columns)
+
+
+def _from_row(values: type[_Row], row: Any, **decoded: Any) -> _Row:
+    """The dataclass ``values`` made of ``row``: each field is the row's column of the
+    same name, but the fields in ``decoded``, which the caller made of the row (JSON
+    text parsed, two columns made one value).
+
+    Every table module maps its rows this way, so a field added to a dataclass and to
+    its table needs no line of mapping.
+
+    >>> from collections import namedtuple
+    >>> from dataclasses import dataclass
+    >>> @dataclass
+    ... class Entry:
+    ...     game_id: str
+    ...     outcome: dict[str, Any] | None
+    >>> Row = namedtuple("Row", "game_id outcome")
+    >>> _from_row(Entry, Row("4f2a", '{"winner":"x"}'), outcome={"winner": "x"})
+    Entry(game_id='4f2a', outcome={'winner': 'x'})
+    """
+    return values(
+        **{
+            name: decoded[name] if name in decoded else getattr(row, name)
+            for name in _field_names(values)
+        }
+    )
+
+
+@cache
+def _field_names(values: type[DataclassInstance]) -> tuple[str, ...]:
+    # Read once per class, not once per row mapped.
+    return tuple(field.name for field in dataclasses.fields(values))
 
 
 def _parse_cursor(cursor: str) -> int:

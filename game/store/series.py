@@ -26,6 +26,7 @@ from game.store.tournaments import (
     _COLUMNS,
     StoredTournament,
     _create,
+    _new_tournament,
     _row_to_tournament,
     _tournaments,
 )
@@ -98,15 +99,7 @@ class SeriesRecords:
         """Store a new series: its tournament (status ``running``) and its row here."""
         await self._runner.write(
             _create_series,
-            {
-                "tournament_id": series_id,
-                "name": name,
-                "status": "running",
-                "created_at": created_at,
-                "request": request_json,
-                "games_total": games_total,
-                "games_done": 0,
-            },
+            _new_tournament(series_id, name, request_json, games_total, created_at),
         )
 
     async def recent(self, limit: int = 100) -> list[StoredTournament]:

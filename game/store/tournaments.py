@@ -50,7 +50,15 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection
 
 from game.store.runners import _Runner
-from game.store.schema import MAX_GAME_ID_LENGTH, _games, _IsoDateTime, _metadata
+from game.store.schema import (
+    MAX_GAME_ID_LENGTH,
+    _columns_of,
+    _from_nullable_json,
+    _from_row,
+    _games,
+    _IsoDateTime,
+    _metadata,
+)
 
 __all__ = ["StoredTournament", "TournamentGameRow", "TournamentRecords"]
 
@@ -113,31 +121,31 @@ class TournamentGameRow:
     game_result: dict[str, Any] | None
 
 
-_COLUMNS = (
-    _tournaments.c.tournament_id,
-    _tournaments.c.name,
-    _tournaments.c.status,
-    _tournaments.c.created_at,
-    _tournaments.c.ended_at,
-    _tournaments.c.request,
-    _tournaments.c.reason,
-    _tournaments.c.games_total,
-    _tournaments.c.games_done,
-)
+_COLUMNS = _columns_of(StoredTournament, _tournaments)
 
 
 def _row_to_tournament(row: Any) -> StoredTournament:
-    return StoredTournament(
-        tournament_id=row.tournament_id,
-        name=row.name,
-        status=row.status,
-        created_at=row.created_at,
-        ended_at=row.ended_at,
-        request=json.loads(row.request),
-        reason=row.reason,
-        games_total=row.games_total,
-        games_done=row.games_done,
-    )
+    return _from_row(StoredTournament, row, request=json.loads(row.request))
+
+
+def _new_tournament(
+    tournament_id: str,
+    name: str | None,
+    request_json: str,
+    games_total: int,
+    created_at: datetime,
+) -> dict[str, Any]:
+    """The ``tournaments`` row of a tournament just created: running, no game done (a
+    series' tournament too: ``game.store.series``)."""
+    return {
+        "tournament_id": tournament_id,
+        "name": name,
+        "status": "running",
+        "created_at": created_at,
+        "request": request_json,
+        "games_total": games_total,
+        "games_done": 0,
+    }
 
 
 def _create(conn: Connection, values: dict[str, Any]) -> None:
@@ -259,13 +267,11 @@ def _games_of(
         .limit(limit)
     )
     return [
-        TournamentGameRow(
-            idx=row.idx,
-            game_id=row.game_id,
-            status=row.status,
-            outcome=None if row.outcome is None else json.loads(row.outcome),
-            game_status=row.game_status,
-            game_result=None if row.game_result is None else json.loads(row.game_result),
+        _from_row(
+            TournamentGameRow,
+            row,
+            outcome=_from_nullable_json(row.outcome),
+            game_result=_from_nullable_json(row.game_result),
         )
         for row in conn.execute(query)
     ]
@@ -287,16 +293,7 @@ class TournamentRecords:
         created_at: datetime,
     ) -> None:
         await self._runner.write(
-            _create,
-            {
-                "tournament_id": tournament_id,
-                "name": name,
-                "status": "running",
-                "created_at": created_at,
-                "request": request_json,
-                "games_total": games_total,
-                "games_done": 0,
-            },
+            _create, _new_tournament(tournament_id, name, request_json, games_total, created_at)
         )
 
     async def get(self, tournament_id: str) -> StoredTournament | None:

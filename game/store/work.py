@@ -63,6 +63,9 @@ from game.store.queries import _abort_games
 from game.store.runners import _Runner
 from game.store.schema import (
     MAX_GAME_ID_LENGTH,
+    _columns_of,
+    _from_nullable_json,
+    _from_row,
     _metadata,
     _to_json,
     worker_lost_result,
@@ -131,35 +134,11 @@ class WorkItem:
         return None
 
 
-_ITEM_COLUMNS = (
-    _work_items.c.item_id,
-    _work_items.c.source,
-    _work_items.c.idx,
-    _work_items.c.request,
-    _work_items.c.rated,
-    _work_items.c.status,
-    _work_items.c.worker,
-    _work_items.c.game_id,
-    _work_items.c.attempts,
-    _work_items.c.result,
-    _work_items.c.error,
-)
+_ITEM_COLUMNS = _columns_of(WorkItem, _work_items)
 
 
 def _item(row: Any) -> WorkItem:
-    return WorkItem(
-        item_id=row.item_id,
-        source=row.source,
-        idx=row.idx,
-        request=row.request,
-        rated=bool(row.rated),
-        status=row.status,
-        worker=row.worker,
-        game_id=row.game_id,
-        attempts=row.attempts,
-        result=None if row.result is None else json.loads(row.result),
-        error=row.error,
-    )
+    return _from_row(WorkItem, row, rated=bool(row.rated), result=_from_nullable_json(row.result))
 
 
 def _held(item_id: int, worker: str) -> Any:
