@@ -20,4 +20,4 @@ from tests.postgres import postgres_cluster  # noqa: F401
 from tests.redis_server import redis_server  # noqa: F401
 
 # A cluster of in-process workers on them, for the cluster's tests (tests/test_cluster.py).
-from tests.test_cluster import c  # noqa: F401
+from tests.test_cluster import cluster  # noqa: F401

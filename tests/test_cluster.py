@@ -104,7 +104,7 @@ class Cluster:
 
 
 @asynccontextmanager
-async def cluster(
+async def open_cluster(
     postgres_cluster: PostgresCluster, redis_server: RedisServer
 ) -> AsyncIterator[Cluster]:
     # A Redis database of its own per test: no worker of another test is listed.
@@ -115,82 +115,88 @@ async def cluster(
 
 
 @pytest.fixture
-async def c(postgres_cluster: PostgresCluster, redis_server: RedisServer) -> AsyncIterator[Cluster]:
+async def cluster(
+    postgres_cluster: PostgresCluster, redis_server: RedisServer
+) -> AsyncIterator[Cluster]:
     """The test's ``cluster`` on the suite's servers, the workers for the test to start.
     For every module (``tests/conftest.py``); ``tests/test_cluster_recovery.py`` has its
     own, of worker processes."""
-    async with cluster(postgres_cluster, redis_server) as opened:
+    async with open_cluster(postgres_cluster, redis_server) as opened:
         yield opened
 
 
 @asynccontextmanager
-async def workers(c: Cluster, *worker_ids: str, **options: Any) -> AsyncIterator[list[Worker]]:
+async def workers(
+    cluster: Cluster, *worker_ids: str, **options: Any
+) -> AsyncIterator[list[Worker]]:
     """The workers ``worker_ids``, started in turn with ``Cluster.worker(id, **options)``;
     stopped in reverse order on exit, those a test stopped itself too (a second stop
     does nothing)."""
     async with AsyncExitStack() as stack:
         started = []
         for worker_id in worker_ids:
-            worker = await c.worker(worker_id, **options)
+            worker = await cluster.worker(worker_id, **options)
             stack.push_async_callback(worker.stop)
             started.append(worker)
         yield started
 
 
-async def _new_game(c: Cluster, base: str, player_o: Json) -> Json:
+async def _new_game(cluster: Cluster, base: str, player_o: Json) -> Json:
     """A game of a person (X) and ``player_o`` on ``base``: its ``/game/new`` answer."""
     body = {"player_x": {"type": "human"}, "player_o": player_o, "match_config": HUMAN_MATCH}
-    async with c.http.post(f"{base}/game/new", json=body) as response:
+    async with cluster.http.post(f"{base}/game/new", json=body) as response:
         assert response.status == 200
         created: Json = await response.json()
         return created
 
 
-async def _record(c: Cluster, base: str, game_id: str) -> Json:
+async def _record(cluster: Cluster, base: str, game_id: str) -> Json:
     """The game's record on ``base`` once it has its result."""
     async with asyncio.timeout(TIMEOUT):
         while True:
-            status, record = await c.get(f"{base}/games/{game_id}")
+            status, record = await cluster.get(f"{base}/games/{game_id}")
             assert status == 200
             if record["result"] is not None:
                 return dict(record)
             await asyncio.sleep(0.05)
 
 
-async def test_each_worker_lists_both_and_says_so_in_health(c: Cluster) -> None:
-    async with workers(c, "worker-a", "worker-b") as (a, b):
+async def test_each_worker_lists_both_and_says_so_in_health(cluster: Cluster) -> None:
+    async with workers(cluster, "worker-a", "worker-b") as (a, b):
         for worker in (a, b):
-            assert sorted(await c.worker_ids(worker.base)) == ["worker-a", "worker-b"]
-        status, listed = await c.get(f"{a.base}/cluster")
+            assert sorted(await cluster.worker_ids(worker.base)) == ["worker-a", "worker-b"]
+        status, listed = await cluster.get(f"{a.base}/cluster")
         assert listed["worker"] == "worker-a"
         first = next(info for info in listed["workers"] if info["id"] == "worker-a")
         assert first["url"] == a.base and first["status"] == "live"
         assert first["live_games"] == 0 and first["load"] == 0
-        status, health = await c.get(f"{b.base}/health")
+        status, health = await cluster.get(f"{b.base}/health")
         assert status == 200
         assert health["worker"] == "worker-b" and health["workers"] == 2
-        status, document = await c.get(f"{a.base}/openapi.json")
+        status, document = await cluster.get(f"{a.base}/openapi.json")
         assert {"/cluster", "/cluster/games/{game_id}/setup"} <= set(document["paths"])
 
 
-async def test_a_spectator_on_b_follows_a_game_run_by_a_move_by_move(c: Cluster) -> None:
-    async with workers(c, "worker-a", "worker-b") as (a, b):
-        created = await _new_game(c, a.base, {"type": "bot", "bot_url": f"{a.base}/bots/center"})
+async def test_a_spectator_on_b_follows_a_game_run_by_a_move_by_move(cluster: Cluster) -> None:
+    async with workers(cluster, "worker-a", "worker-b") as (a, b):
+        created = await _new_game(
+            cluster, a.base, {"type": "bot", "bot_url": f"{a.base}/bots/center"}
+        )
         game_id = created["game_id"]
         node = a.server.app.state.arena.manager.cluster
         owners = await node.redis.mget([game_key(game_id), token_key(created["token_x"])])
         assert owners == [b"worker-a", b"worker-a"]  # registered before the answer
         # Any worker lists each worker's games when asked.
-        _, listed = await c.get(f"{b.base}/cluster?games=true")
+        _, listed = await cluster.get(f"{b.base}/cluster?games=true")
         games = {info["id"]: info["games"] for info in listed["workers"]}
         assert games == {"worker-a": [game_id], "worker-b": []}
-        _, plain = await c.get(f"{b.base}/cluster")
+        _, plain = await cluster.get(f"{b.base}/cluster")
         assert all("games" not in info for info in plain["workers"])
         human_url = f"{a.ws_base}/ws?token={created['token_x']}"
-        async with c.http.ws_connect(human_url) as human:
+        async with cluster.http.ws_connect(human_url) as human:
             await receive_type(human, "setup")
             request = await receive_type(human, "move_request")
-            async with c.http.ws_connect(f"{b.ws_base}/spectate/{game_id}") as spectator:
+            async with cluster.http.ws_connect(f"{b.ws_base}/spectate/{game_id}") as spectator:
                 setup = await receive_type(spectator, "setup")
                 assert setup["game_id"] == game_id
                 assert [m["side"] for m in setup["moves"]] == ["o"]
@@ -204,8 +210,8 @@ async def test_a_spectator_on_b_follows_a_game_run_by_a_move_by_move(c: Cluster)
                 while (packet := await receive(spectator)) is not None:
                     updates.append(packet)
         # Over: B reads its record from the shared database, and shows it too.
-        record = await _record(c, b.base, game_id)
-        async with c.http.ws_connect(f"{b.ws_base}/spectate/{game_id}?board=0") as late:
+        record = await _record(cluster, b.base, game_id)
+        async with cluster.http.ws_connect(f"{b.ws_base}/spectate/{game_id}?board=0") as late:
             replay = await receive_type(late, "setup")
             assert len(replay["moves"]) == len(record["moves"])
             assert (await receive_type(late, "end"))["winner"] == end["winner"]
@@ -223,18 +229,18 @@ async def test_a_spectator_on_b_follows_a_game_run_by_a_move_by_move(c: Cluster)
     assert published == len(record["moves"]) - 1 + 1
 
 
-async def test_a_game_nobody_watches_from_another_worker_is_not_published(c: Cluster) -> None:
-    async with workers(c, "worker-a") as (a,):
+async def test_a_game_nobody_watches_from_another_worker_is_not_published(cluster: Cluster) -> None:
+    async with workers(cluster, "worker-a") as (a,):
         body = {
             "player_x": {"type": "bot", "bot_url": f"{a.base}/bots/center"},
             "player_o": {"type": "bot", "bot_url": f"{a.base}/bots/random"},
             "match_config": {"turn_limit": 30},
         }
-        async with c.http.post(f"{a.base}/game/new", json=body) as response:
+        async with cluster.http.post(f"{a.base}/game/new", json=body) as response:
             assert response.status == 200
             game_id = (await response.json())["game_id"]
         # A spectator on the owner itself: no other worker needs a message.
-        async with c.http.ws_connect(f"{a.ws_base}/spectate/{game_id}") as spectator:
+        async with cluster.http.ws_connect(f"{a.ws_base}/spectate/{game_id}") as spectator:
             await receive_type(spectator, "setup")
             while (packet := await receive(spectator)) is not None:
                 last = packet
@@ -243,19 +249,21 @@ async def test_a_game_nobody_watches_from_another_worker_is_not_published(c: Clu
         assert node.published == 0
 
 
-async def test_a_compact_spectator_on_b_joining_mid_game_gets_the_same_stream(c: Cluster) -> None:
-    async with workers(c, "worker-a", "worker-b") as (a, b):
+async def test_a_compact_spectator_on_b_joining_mid_game_gets_the_same_stream(
+    cluster: Cluster,
+) -> None:
+    async with workers(cluster, "worker-a", "worker-b") as (a, b):
         center = {"type": "bot", "bot_url": f"{a.base}/bots/center"}
-        created = await _new_game(c, b.base, center)  # on B this time: A relays
+        created = await _new_game(cluster, b.base, center)  # on B this time: A relays
         game_id = created["game_id"]
-        async with c.http.ws_connect(f"{b.ws_base}/ws?token={created['token_x']}") as human:
+        async with cluster.http.ws_connect(f"{b.ws_base}/ws?token={created['token_x']}") as human:
             await receive_type(human, "setup")
             request = await receive_type(human, "move_request")
             await human.send_str(json.dumps(choose(request, HUMAN_MATCH)))
             request = await receive_type(human, "move_request")
             streams = []
             for base in (b.ws_base, a.ws_base):  # the owner's, then the relayed one
-                socket_ = await c.http.ws_connect(f"{base}/spectate/{game_id}?board=0")
+                socket_ = await cluster.http.ws_connect(f"{base}/spectate/{game_id}?board=0")
                 streams.append(socket_)
                 assert len((await receive_type(socket_, "setup"))["moves"]) == 3
             await human.send_str(json.dumps(choose(request, HUMAN_MATCH)))
@@ -273,13 +281,13 @@ async def test_a_compact_spectator_on_b_joining_mid_game_gets_the_same_stream(c:
     assert all("board" not in p for p in relayed if p["type"] == "board_update")
 
 
-async def test_a_persons_seat_reconnects_through_a_different_worker(c: Cluster) -> None:
-    async with workers(c, "worker-a", "worker-b") as (a, b):
-        created = await _new_game(c, a.base, {"type": "human"})
+async def test_a_persons_seat_reconnects_through_a_different_worker(cluster: Cluster) -> None:
+    async with workers(cluster, "worker-a", "worker-b") as (a, b):
+        created = await _new_game(cluster, a.base, {"type": "human"})
         game_id = created["game_id"]
         # X through B (relayed to A, which runs the game), O through A.
-        x = await c.http.ws_connect(f"{b.ws_base}/ws?token={created['token_x']}")
-        async with c.http.ws_connect(f"{a.ws_base}/ws?token={created['token_o']}") as o:
+        x = await cluster.http.ws_connect(f"{b.ws_base}/ws?token={created['token_x']}")
+        async with cluster.http.ws_connect(f"{a.ws_base}/ws?token={created['token_o']}") as o:
             assert len((await until(x, "setup"))["board"]["cells"]) == 1  # X's first
             await until(o, "setup")
             request = await until(o, "move_request")
@@ -292,7 +300,7 @@ async def test_a_persons_seat_reconnects_through_a_different_worker(c: Cluster) 
             away = await until(o, "opponent_status")
             assert away["side"] == "x" and away["connected"] is False
             # X is back within the reconnect window, through A this time.
-            x = await c.http.ws_connect(f"{a.ws_base}/ws?token={created['token_x']}")
+            x = await cluster.http.ws_connect(f"{a.ws_base}/ws?token={created['token_x']}")
             setup = await until(x, "setup")
             assert len(setup["board"]["cells"]) == 5  # X at the origin, O's 2, X's 2
             back = await until(o, "opponent_status")
@@ -303,7 +311,7 @@ async def test_a_persons_seat_reconnects_through_a_different_worker(c: Cluster) 
             )
             assert await receive(x) is None
         await x.close()
-        record = await _record(c, b.base, game_id)
+        record = await _record(cluster, b.base, game_id)
     assert ends[0] == ends[1]
     assert ends[0]["winner"] == record["result"]["winner"]
     result = record["result"]  # played out: neither seat forfeited for its drop
@@ -311,41 +319,50 @@ async def test_a_persons_seat_reconnects_through_a_different_worker(c: Cluster) 
     assert [m["side"] for m in record["moves"][:3]] == ["o", "x", "o"]
 
 
-async def test_a_relayed_seat_ends_as_the_owner_closes_it(c: Cluster) -> None:
-    async with workers(c, "worker-a", "worker-b") as (a, b):
-        created = await _new_game(c, a.base, {"type": "bot", "bot_url": f"{a.base}/bots/center"})
-        async with c.http.ws_connect(f"{b.ws_base}/ws?token={created['token_x']}") as x:
+async def test_a_relayed_seat_ends_as_the_owner_closes_it(cluster: Cluster) -> None:
+    async with workers(cluster, "worker-a", "worker-b") as (a, b):
+        created = await _new_game(
+            cluster, a.base, {"type": "bot", "bot_url": f"{a.base}/bots/center"}
+        )
+        async with cluster.http.ws_connect(f"{b.ws_base}/ws?token={created['token_x']}") as x:
             await until(x, "move_request")
             await x.send_str("{not json")  # A's nope, its end and its close reach X
             nope = await until(x, "nope")
             end = await until(x, "end")
             code, reason = await closed(x)
         # The game is over: its token is unknown on both workers now.
-        async with c.http.ws_connect(f"{b.ws_base}/ws?token={created['token_x']}") as late:
+        async with cluster.http.ws_connect(f"{b.ws_base}/ws?token={created['token_x']}") as late:
             refused = await closed(late)
     assert nope["reason"] and end["winner"] == "o" and end["reason"] == "forfeit"
     assert code == 1000, (code, reason)
     assert refused == (1008, "unknown token, or its game is over")
 
 
-async def test_an_unknown_token_on_another_worker_is_refused_with_a_reason(c: Cluster) -> None:
-    async with workers(c, "worker-a", "worker-b") as (_, b):  # a: the owner a token names below
-        async with c.http.ws_connect(f"{b.ws_base}/ws?token=made-up") as ws:
+async def test_an_unknown_token_on_another_worker_is_refused_with_a_reason(
+    cluster: Cluster,
+) -> None:
+    async with workers(cluster, "worker-a", "worker-b") as (
+        _,
+        b,
+    ):  # a: the owner a token names below
+        async with cluster.http.ws_connect(f"{b.ws_base}/ws?token=made-up") as ws:
             refused = await closed(ws)
         # A token whose key names A (say, its game just ended): B relays it, and A's
         # refusal reaches the person as it is.
         node = b.server.app.state.arena.manager.cluster
         await node.redis.set(token_key("just-ended"), "worker-a", px=60_000)
-        async with c.http.ws_connect(f"{b.ws_base}/ws?token=just-ended") as ws:
+        async with cluster.http.ws_connect(f"{b.ws_base}/ws?token=just-ended") as ws:
             passed_on = await closed(ws)
     assert refused == (1008, "unknown token, or its game is over")
     assert passed_on == refused
 
 
-async def test_a_relay_ends_when_the_owners_lease_is_gone(c: Cluster) -> None:
-    async with workers(c, "worker-a", "worker-b") as (a, b):
-        created = await _new_game(c, a.base, {"type": "bot", "bot_url": f"{a.base}/bots/center"})
-        async with c.http.ws_connect(f"{b.ws_base}/ws?token={created['token_x']}") as x:
+async def test_a_relay_ends_when_the_owners_lease_is_gone(cluster: Cluster) -> None:
+    async with workers(cluster, "worker-a", "worker-b") as (a, b):
+        created = await _new_game(
+            cluster, a.base, {"type": "bot", "bot_url": f"{a.base}/bots/center"}
+        )
+        async with cluster.http.ws_connect(f"{b.ws_base}/ws?token={created['token_x']}") as x:
             await until(x, "move_request")
             # A falls silent (its heartbeats stop): its lease runs out, B lets go.
             for task in a.server.app.state.arena.manager.cluster._tasks:
@@ -355,36 +372,36 @@ async def test_a_relay_ends_when_the_owners_lease_is_gone(c: Cluster) -> None:
 
 
 async def test_a_relaying_worker_that_stops_leaves_the_seat_to_come_back_elsewhere(
-    c: Cluster,
+    cluster: Cluster,
 ) -> None:
-    async with workers(c, "worker-a", "worker-b") as (a, b):
+    async with workers(cluster, "worker-a", "worker-b") as (a, b):
         center = {"type": "bot", "bot_url": f"{a.base}/bots/center"}
-        created = await _new_game(c, a.base, center)
+        created = await _new_game(cluster, a.base, center)
         url = f"/ws?token={created['token_x']}"
-        async with c.http.ws_connect(b.ws_base + url) as x:
+        async with cluster.http.ws_connect(b.ws_base + url) as x:
             request = await until(x, "move_request")
             await b.stop()  # B goes away with the relay: X is closed, A sees a drop
             code, _ = await closed(x)
-        async with c.http.ws_connect(a.ws_base + url) as x:
+        async with cluster.http.ws_connect(a.ws_base + url) as x:
             again = await until(x, "move_request")
             assert again["board"] == request["board"]
             await x.send_str(json.dumps(choose(again, HUMAN_MATCH)))
             end = await play_until_end(x, HUMAN_MATCH)
-        record = await _record(c, a.base, created["game_id"])
+        record = await _record(cluster, a.base, created["game_id"])
     assert code in (1001, 1012), code  # by the relay, or by uvicorn closing first
     assert end["winner"] == record["result"]["winner"]
     assert record["result"]["cause"] != "disconnect"
 
 
-async def test_a_stopped_worker_drops_out_of_the_cluster(c: Cluster) -> None:
-    async with workers(c, "worker-a", "worker-b") as (a, b):
-        assert sorted(await c.worker_ids(a.base)) == ["worker-a", "worker-b"]
+async def test_a_stopped_worker_drops_out_of_the_cluster(cluster: Cluster) -> None:
+    async with workers(cluster, "worker-a", "worker-b") as (a, b):
+        assert sorted(await cluster.worker_ids(a.base)) == ["worker-a", "worker-b"]
         # Gone without a word: its heartbeats stop, its key stays until the lease ends.
         b_node = b.server.app.state.arena.manager.cluster
         for task in b_node._tasks:
             task.cancel()
         async with asyncio.timeout(TIMEOUT):
-            while await c.worker_ids(a.base) != ["worker-a"]:
+            while await cluster.worker_ids(a.base) != ["worker-a"]:
                 await asyncio.sleep(0.05)
 
 

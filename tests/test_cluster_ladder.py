@@ -35,15 +35,15 @@ async def until(check: Any) -> None:
             await asyncio.sleep(0.05)
 
 
-async def test_one_worker_schedules_the_ladder_and_every_worker_plays_it(c: Cluster) -> None:
+async def test_one_worker_schedules_the_ladder_and_every_worker_plays_it(cluster: Cluster) -> None:
     options = {"leases": LEASES, "ladder": FAST, "host_example_bots": False}
     async with (
         three_bots() as urls,
-        workers(c, "worker-a", "worker-b", **options) as (a, b),
+        workers(cluster, "worker-a", "worker-b", **options) as (a, b),
     ):
         for name, url in urls.items():
             status, answer = await post(
-                c, f"{a.base}/bots", {"name": name, "url": url, "ladder": True}
+                cluster, f"{a.base}/bots", {"name": name, "url": url, "ladder": True}
             )
             assert status == 201, answer
         await until(lambda: schedules(a) or schedules(b))
@@ -54,14 +54,14 @@ async def test_one_worker_schedules_the_ladder_and_every_worker_plays_it(c: Clus
         played = {w.id: runtime(w).work.played for w in (a, b)}  # type: ignore[union-attr]
         assert all(count > 0 for count in played.values()), played
         # Rated where they were played, and counted in the registry once each.
-        _, board = await c.get(f"{other.base}/leaderboard?kind=bot")
+        _, board = await cluster.get(f"{other.base}/leaderboard?kind=bot")
         rated = sum(entry["games"] for entry in board["entries"])
         assert rated >= 2 * 12
-        _, bots = await c.get(f"{other.base}/bots")
+        _, bots = await cluster.get(f"{other.base}/bots")
         assert all(bot["games"] > 0 for bot in registered_of(bots).values())
         # The scheduler stops: the other worker takes over and goes on.
         await leader.stop()  # (stopped again on the way out: that does nothing)
         await until(lambda: schedules(other))
         await until(lambda: ladder_of(other).games_finished >= 6)
-        _, status_now = await c.get(f"{other.base}/ladder")
+        _, status_now = await cluster.get(f"{other.base}/ladder")
         assert status_now["running"] and status_now["games_finished"] >= 6

@@ -38,29 +38,30 @@ async def leader(worker: Worker) -> str | None:
 
 
 async def join(
-    c: Cluster, worker: Worker, name: str, **fields: Any
+    cluster: Cluster, worker: Worker, name: str, **fields: Any
 ) -> aiohttp.ClientWebSocketResponse:
     """A ``/queue`` socket on ``worker`` that has joined the queue as ``name``."""
-    ws = await c.http.ws_connect(f"{worker.ws_base}/queue")
+    ws = await cluster.http.ws_connect(f"{worker.ws_base}/queue")
     await ws.send_str(json.dumps({"type": "queue_join", "name": name, **fields}))
     return ws
 
 
 async def waiting_in_queue(
-    c: Cluster, worker: Worker, name: str, **fields: Any
+    cluster: Cluster, worker: Worker, name: str, **fields: Any
 ) -> tuple[aiohttp.ClientWebSocketResponse, str]:
     """A ``/queue`` socket on ``worker`` whose person (``name``) has joined and waits;
     their player token, to come back with."""
-    ws = await join(c, worker, name, **fields)
+    ws = await join(cluster, worker, name, **fields)
     token = (await until(ws, "player_token"))["token"]
     await until(ws, "queue_waiting")
     return ws, token
 
 
-async def play(c: Cluster, matched: list[tuple[Worker, Json]]) -> list[Json]:
+async def play(cluster: Cluster, matched: list[tuple[Worker, Json]]) -> list[Json]:
     """Each person plays their seat through the worker they queued on: the ``end``s."""
     seats = [
-        await c.http.ws_connect(worker.ws_base + packet["ws_url"]) for worker, packet in matched
+        await cluster.http.ws_connect(worker.ws_base + packet["ws_url"])
+        for worker, packet in matched
     ]
     try:
         sides = [packet["side"] for _worker, packet in matched]
@@ -74,30 +75,32 @@ async def play(c: Cluster, matched: list[tuple[Worker, Json]]) -> list[Json]:
             await ws.close()
 
 
-async def record(c: Cluster, base: str, game_id: str) -> Json:
+async def record(cluster: Cluster, base: str, game_id: str) -> Json:
     """The game's record once it has its result."""
     async with asyncio.timeout(TIMEOUT):
         while True:
-            status, found = await c.get(f"{base}/games/{game_id}")
+            status, found = await cluster.get(f"{base}/games/{game_id}")
             if status == 200 and found["result"] is not None:
                 answer: Json = found
                 return answer
             await asyncio.sleep(0.05)
 
 
-async def test_two_people_on_two_workers_that_do_not_lead_are_paired_and_play(c: Cluster) -> None:
+async def test_two_people_on_two_workers_that_do_not_lead_are_paired_and_play(
+    cluster: Cluster,
+) -> None:
     async with (
         # worker-a, the first, leads the queue.
-        workers(c, "worker-a", "worker-b", "worker-d") as (a, b, d),
+        workers(cluster, "worker-a", "worker-b", "worker-d") as (a, b, d),
     ):
         assert await leader(b) == "worker-a"
-        status, listed = await c.get(f"{d.base}/cluster")
+        status, listed = await cluster.get(f"{d.base}/cluster")
         assert status == 200 and listed["queue_leader"] == "worker-a"
-        ann = await join(c, b, "ann")
+        ann = await join(cluster, b, "ann")
         assert (await until(ann, "player_token"))["name"] == "ann"
         waiting = await until(ann, "queue_waiting")
         assert waiting["players_waiting"] == 1
-        bo = await join(c, d, "bo")
+        bo = await join(cluster, d, "bo")
         matched = [(b, await until(ann, "matched")), (d, await until(bo, "matched"))]
         for ws in (ann, bo):
             assert (await closed(ws))[0] == 1000
@@ -106,8 +109,8 @@ async def test_two_people_on_two_workers_that_do_not_lead_are_paired_and_play(c:
         assert bo_seat["game_id"] == game_id
         assert ann_seat["opponent"]["name"] == "bo" and bo_seat["opponent"]["name"] == "ann"
         assert game_id in runtime(a).manager.live_game_ids()  # the leader runs it
-        ends = await play(c, matched)
-        found = await record(c, d.base, game_id)
+        ends = await play(cluster, matched)
+        found = await record(cluster, d.base, game_id)
     assert ends[0] == ends[1] and ends[0]["winner"] == "o"
     assert found["result"]["winner"] == "o"
     names = {found["player_x"]["name"], found["player_o"]["name"]}
@@ -115,10 +118,10 @@ async def test_two_people_on_two_workers_that_do_not_lead_are_paired_and_play(c:
 
 
 async def test_when_the_leader_stops_a_new_one_takes_over_and_the_waiting_are_paired(
-    c: Cluster,
+    cluster: Cluster,
 ) -> None:
-    async with workers(c, "worker-a", "worker-b", "worker-d") as (a, b, d):
-        ann, token = await waiting_in_queue(c, b, "ann")
+    async with workers(cluster, "worker-a", "worker-b", "worker-d") as (a, b, d):
+        ann, token = await waiting_in_queue(cluster, b, "ann")
         await a.stop()  # the leader: its queue closes, and the key is given up
         code, reason = await closed(ann)
         # A's own close, or B's relay seeing the key given up just before it.
@@ -127,29 +130,29 @@ async def test_when_the_leader_stops_a_new_one_takes_over_and_the_waiting_are_pa
             (1011, QUEUE.gone),
         ), (code, reason)
         # B or D takes the queue over at its next heartbeat (or as a socket comes).
-        ann = await join(c, b, "ann", player_token=token)
+        ann = await join(cluster, b, "ann", player_token=token)
         await until(ann, "queue_waiting")
         new = await leader(b)
         assert new in ("worker-b", "worker-d")
         successor = b if new == "worker-b" else d
         leadership = runtime(successor).queue_leadership
         assert leadership is not None and leadership.leading
-        bo = await join(c, d, "bo")
+        bo = await join(cluster, d, "bo")
         matched = [(b, await until(ann, "matched")), (d, await until(bo, "matched"))]
         game_id = matched[0][1]["game_id"]
         assert game_id in runtime(successor).manager.live_game_ids()
-        ends = await play(c, matched)
-        found = await record(c, d.base, game_id)
+        ends = await play(cluster, matched)
+        found = await record(cluster, d.base, game_id)
     assert ends[0] == ends[1] and found["result"]["winner"] == "o"
 
 
 async def test_a_leader_that_lost_the_key_tells_its_waiting_people_to_join_again(
-    c: Cluster,
+    cluster: Cluster,
 ) -> None:
-    async with workers(c, "worker-a", "worker-b") as (a, b):
+    async with workers(cluster, "worker-a", "worker-b") as (a, b):
         # Not paired: they wait for different time controls.
-        direct = await join(c, a, "ann", time_control="300")
-        relayed = await join(c, b, "bo", time_control="600")
+        direct = await join(cluster, a, "ann", time_control="300")
+        relayed = await join(cluster, b, "bo", time_control="600")
         for ws in (direct, relayed):
             await until(ws, "queue_waiting")
         node = runtime(a).manager.cluster
@@ -164,13 +167,13 @@ async def test_a_leader_that_lost_the_key_tells_its_waiting_people_to_join_again
 
 
 async def test_a_challenge_accepted_on_another_worker_seats_its_creator_waiting_elsewhere(
-    c: Cluster,
+    cluster: Cluster,
 ) -> None:
     async with (
         # worker-a leads the queue: ann's socket is relayed to it.
-        workers(c, "worker-a", "worker-b", "worker-d") as (a, b, d),
+        workers(cluster, "worker-a", "worker-b", "worker-d") as (a, b, d),
     ):
-        ann = await c.http.ws_connect(f"{b.ws_base}/queue")
+        ann = await cluster.http.ws_connect(f"{b.ws_base}/queue")
         await ann.send_str(json.dumps({"type": "challenge_create", "name": "ann"}))
         token = (await until(ann, "player_token"))["token"]
         created = await until(ann, "challenge_created")
@@ -179,7 +182,7 @@ async def test_a_challenge_accepted_on_another_worker_seats_its_creator_waiting_
         assert created["url"] == f"{b.base}/c/{challenge_id}"
         # Bo accepts it on D, which runs its game.
         url = f"{d.base}/challenges/{challenge_id}/accept"
-        async with c.http.post(url, json={"name": "bo"}) as response:
+        async with cluster.http.post(url, json={"name": "bo"}) as response:
             assert response.status == 200
             accepted = await response.json()
         mine = await until(ann, "matched")
@@ -189,27 +192,29 @@ async def test_a_challenge_accepted_on_another_worker_seats_its_creator_waiting_
         assert {mine["side"], accepted["side"]} == {"x", "o"}
         assert accepted["game_id"] in runtime(d).manager.live_game_ids()
         # Ann's seat, asked of a worker that neither runs the game nor took it.
-        status, view = await c.get(f"{a.base}/challenges/{challenge_id}?token={token}")
+        status, view = await cluster.get(f"{a.base}/challenges/{challenge_id}?token={token}")
         assert status == 200 and view["status"] == "accepted"
         assert view["matched"]["token"] == mine["token"]
-        ends = await play(c, [(b, mine), (d, accepted)])
-        found = await record(c, a.base, accepted["game_id"])
+        ends = await play(cluster, [(b, mine), (d, accepted)])
+        found = await record(cluster, a.base, accepted["game_id"])
     assert ends[0] == ends[1] and found["result"]["winner"] == "o"
     assert found["tags"]["Challenge"] == challenge_id
 
 
-async def test_a_leader_that_stops_renewing_loses_the_queue_as_its_lease_ends(c: Cluster) -> None:
-    async with workers(c, "worker-a", "worker-b") as (a, b):
-        ann, token = await waiting_in_queue(c, b, "ann")
+async def test_a_leader_that_stops_renewing_loses_the_queue_as_its_lease_ends(
+    cluster: Cluster,
+) -> None:
+    async with workers(cluster, "worker-a", "worker-b") as (a, b):
+        ann, token = await waiting_in_queue(cluster, b, "ann")
         # A hangs (as a dead worker would): its lead is not renewed, and expires.
         leadership = runtime(a).queue_leadership
         assert leadership is not None and leadership._task is not None
         leadership._task.cancel()
         code, reason = await closed(ann)  # B's relay sees the leader change
-        ann = await join(c, b, "ann", player_token=token)
+        ann = await join(cluster, b, "ann", player_token=token)
         await until(ann, "queue_waiting")
         assert await leader(b) == "worker-b"  # at its heartbeat, or as ann came
-        bo = await join(c, b, "bo")
+        bo = await join(cluster, b, "bo")
         game_id = (await until(ann, "matched"))["game_id"]
         assert (await until(bo, "matched"))["game_id"] == game_id
         assert game_id in runtime(b).manager.live_game_ids()
@@ -217,13 +222,13 @@ async def test_a_leader_that_stops_renewing_loses_the_queue_as_its_lease_ends(c:
 
 
 async def test_a_leader_killed_mid_wait_is_replaced_and_its_waiting_person_is_paired(
-    c: Cluster,
+    cluster: Cluster,
 ) -> None:
     # The leader is a process of its own, to be killed with SIGKILL.
     port = _free_port()
     command = [
-        sys.executable, "-m", "game.serve", "--port", str(port), "--db", c.db_url,
-        "--redis", c.redis_url, "--worker-id", "worker-a", "--lease", "1",
+        sys.executable, "-m", "game.serve", "--port", str(port), "--db", cluster.db_url,
+        "--redis", cluster.redis_url, "--worker-id", "worker-a", "--lease", "1",
         "--log-level", "warning",
     ]  # fmt: skip
     root = Path(__file__).resolve().parent.parent
@@ -234,14 +239,14 @@ async def test_a_leader_killed_mid_wait_is_replaced_and_its_waiting_person_is_pa
             while True:
                 assert a.poll() is None, "worker-a exited"
                 try:
-                    status, listed = await c.get(f"http://127.0.0.1:{port}/cluster")
+                    status, listed = await cluster.get(f"http://127.0.0.1:{port}/cluster")
                     if status == 200 and listed["queue_leader"] == "worker-a":
                         break
                 except aiohttp.ClientError:
                     pass
                 await asyncio.sleep(0.1)
-        b = await c.worker("worker-b")
-        ann, token = await waiting_in_queue(c, b, "ann")
+        b = await cluster.worker("worker-b")
+        ann, token = await waiting_in_queue(cluster, b, "ann")
         a.kill()
         await asyncio.to_thread(a.wait)
         code, reason = await closed(ann)  # the relay to A broke
@@ -250,7 +255,7 @@ async def test_a_leader_killed_mid_wait_is_replaced_and_its_waiting_person_is_pa
         # 1013): B leads once A's lease has ended, and pairs her.
         async with asyncio.timeout(TIMEOUT):
             while True:
-                ann = await join(c, b, "ann", player_token=token)
+                ann = await join(cluster, b, "ann", player_token=token)
                 message = await ann.receive()
                 if message.type is aiohttp.WSMsgType.TEXT:
                     assert json.loads(message.data)["type"] == "queue_waiting"
@@ -258,7 +263,7 @@ async def test_a_leader_killed_mid_wait_is_replaced_and_its_waiting_person_is_pa
                 assert message.type is aiohttp.WSMsgType.CLOSE and message.data == 1013
                 await asyncio.sleep(0.1)
         assert await leader(b) == "worker-b"
-        bo = await join(c, b, "bo")
+        bo = await join(cluster, b, "bo")
         game_id = (await until(ann, "matched"))["game_id"]
         assert (await until(bo, "matched"))["game_id"] == game_id
         assert game_id in runtime(b).manager.live_game_ids()
@@ -269,31 +274,33 @@ async def test_a_leader_killed_mid_wait_is_replaced_and_its_waiting_person_is_pa
             await b.stop()
 
 
-async def test_a_person_on_another_worker_gets_a_ladder_bot_from_the_leader(c: Cluster) -> None:
-    async with workers(c, "worker-a", "worker-b") as (a, b):  # a leads the queue
+async def test_a_person_on_another_worker_gets_a_ladder_bot_from_the_leader(
+    cluster: Cluster,
+) -> None:
+    async with workers(cluster, "worker-a", "worker-b") as (a, b):  # a leads the queue
         # Registered on B (the registry is the shared database's), served by B.
         registration = BotRegistration(name="Randy", url=f"{b.base}/bots/random")
         await runtime(b).registry.register(registration)
-        ann = await join(c, b, "ann", bot_after_s=0.2, time_control="none")
+        ann = await join(cluster, b, "ann", bot_after_s=0.2, time_control="none")
         matched = await until(ann, "matched")
         assert matched["opponent"] == {"name": "Randy", "kind": "bot", "rating": 1500}
         assert matched["game_id"] in runtime(a).manager.live_game_ids()
-        async with c.http.ws_connect(b.ws_base + matched["ws_url"]) as game:
+        async with cluster.http.ws_connect(b.ws_base + matched["ws_url"]) as game:
             await game.send_str('{"type": "resign"}')
             end = await until(game, "end")
-        found = await record(c, b.base, matched["game_id"])
+        found = await record(cluster, b.base, matched["game_id"])
     assert end["winner"] != matched["side"] and end["detail"].startswith("resign")
     bot_side = found["player_x"] if matched["side"] == "o" else found["player_o"]
     assert bot_side["name"] == "Randy"
 
 
 async def test_a_relaying_worker_that_stops_takes_its_people_out_of_the_leaders_queue(
-    c: Cluster,
+    cluster: Cluster,
 ) -> None:
-    async with workers(c, "worker-a", "worker-b") as (a, b):  # a leads the queue
+    async with workers(cluster, "worker-a", "worker-b") as (a, b):  # a leads the queue
         hub = runtime(a).queue
         assert hub is not None
-        ann, token = await waiting_in_queue(c, b, "ann")
+        ann, token = await waiting_in_queue(cluster, b, "ann")
         assert hub.waiting_count() == 1
         await b.stop()
         code, reason = await closed(ann)
@@ -301,7 +308,7 @@ async def test_a_relaying_worker_that_stops_takes_its_people_out_of_the_leaders_
             while hub.waiting_count():  # A saw the relay's socket close
                 await asyncio.sleep(0.05)
         # Ann comes back through A and waits there, once.
-        ann = await join(c, a, "ann", player_token=token)
+        ann = await join(cluster, a, "ann", player_token=token)
         waiting = await until(ann, "queue_waiting")
     assert code in (1001, 1012), (code, reason)  # the relay's, or uvicorn's as B stops
     assert waiting["players_waiting"] == 1

@@ -34,7 +34,7 @@ from tests.postgres import PostgresCluster
 from tests.redis_server import RedisServer
 from tests.test_cluster import Cluster as InProcessCluster
 from tests.test_cluster import _free_port
-from tests.test_cluster import cluster as in_process_cluster
+from tests.test_cluster import open_cluster as open_in_process_cluster
 from tests.test_cluster import workers as in_process_workers
 from tests.test_server import choose, closed, until
 
@@ -159,7 +159,7 @@ class Cluster:
 
 
 @asynccontextmanager
-async def cluster(
+async def open_cluster(
     postgres_cluster: PostgresCluster, redis_server: RedisServer
 ) -> AsyncIterator[Cluster]:
     redis_url = redis_server.url.rsplit("/", 1)[0] + f"/{next(_databases) % 16}"
@@ -168,65 +168,67 @@ async def cluster(
     timeout = aiohttp.ClientTimeout(total=TIMEOUT)
     with tempfile.TemporaryDirectory(prefix="htttx-workers-") as logs:
         async with aiohttp.ClientSession(timeout=timeout) as http:
-            c = Cluster(postgres_cluster.new_database(), redis_url, http, client, Path(logs))
+            cluster = Cluster(postgres_cluster.new_database(), redis_url, http, client, Path(logs))
             try:
-                yield c
+                yield cluster
             finally:
-                await asyncio.gather(*(worker.stop() for worker in c.workers))
+                await asyncio.gather(*(worker.stop() for worker in cluster.workers))
                 await client.aclose()
 
 
 @pytest.fixture
-async def c(postgres_cluster: PostgresCluster, redis_server: RedisServer) -> AsyncIterator[Cluster]:
-    """This module's ``c``: a ``cluster`` of worker processes (not tests/test_cluster.py's)."""
-    async with cluster(postgres_cluster, redis_server) as opened:
+async def cluster(
+    postgres_cluster: PostgresCluster, redis_server: RedisServer
+) -> AsyncIterator[Cluster]:
+    """This module's ``cluster``: worker processes (tests/test_cluster.py's runs in this one)."""
+    async with open_cluster(postgres_cluster, redis_server) as opened:
         yield opened
 
 
 async def test_a_killed_workers_live_games_are_recorded_aborted_by_another_worker(
-    c: Cluster,
+    cluster: Cluster,
 ) -> None:
-    a = await c.start("worker-a")
-    b = await c.start("worker-b")
-    played, idle = await c.new_game(a.base), await c.new_game(a.base)
+    a = await cluster.start("worker-a")
+    b = await cluster.start("worker-b")
+    played, idle = await cluster.new_game(a.base), await cluster.new_game(a.base)
     game_id = played["game_id"]
     # The played one is rated (as the arena's games are): pending until it ends.
-    store = await GameStore.open(c.db_url)
+    store = await GameStore.open(cluster.db_url)
     try:
         await RatingBook(store).track(game_id, "alice", "bob")
-        run_a = await c.run_of(b.base, "worker-a")
-        assert await c.redis.smembers(games_of_key(run_a)) == {
+        run_a = await cluster.run_of(b.base, "worker-a")
+        assert await cluster.redis.smembers(games_of_key(run_a)) == {
             played["game_id"].encode(),
             idle["game_id"].encode(),
         }
         seats = [  # all seated (a seat that never comes forfeits): through A or B
-            await c.http.ws_connect(f"{base}/ws?token={game[token]}")
+            await cluster.http.ws_connect(f"{base}/ws?token={game[token]}")
             for game in (played, idle)
             for base, token in ((a.ws_base, "token_x"), (b.ws_base, "token_o"))
         ]
         o = seats[1]
-        async with c.http.ws_connect(f"{b.ws_base}/spectate/{game_id}") as spectator:
+        async with cluster.http.ws_connect(f"{b.ws_base}/spectate/{game_id}") as spectator:
             await until(spectator, "setup")
             request = await until(o, "move_request")
             await o.send_str(json.dumps(choose(request, MATCH)))
             await until(spectator, "board_update")
-            await c.record(b.base, game_id, moves=1)  # the move is in the database
+            await cluster.record(b.base, game_id, moves=1)  # the move is in the database
             a.kill()
             # B's spectator is told; the seats relayed through B are cut.
             end = await until(spectator, "end")
         cut = [await closed(seat) for seat in seats[1::2]]
         for seat in seats:
             await seat.close()
-        records = [await c.record(b.base, g["game_id"]) for g in (played, idle)]
-        _, aborted = await c.get(f"{b.base}/games?status=aborted")
+        records = [await cluster.record(b.base, g["game_id"]) for g in (played, idle)]
+        _, aborted = await cluster.get(f"{b.base}/games?status=aborted")
         rating = await store.ratings.status(game_id)
         pending = await store.ratings.pending()
     finally:
         await store.close()
     # Swept: the dead run's set and entry are gone; B alone is listed.
-    assert not await c.redis.exists(games_of_key(run_a))
-    assert not await c.redis.hexists(runs_key(), run_a)
-    _, listed = await c.get(f"{b.base}/cluster")
+    assert not await cluster.redis.exists(games_of_key(run_a))
+    assert not await cluster.redis.hexists(runs_key(), run_a)
+    _, listed = await cluster.get(f"{b.base}/cluster")
     assert [info["id"] for info in listed["workers"]] == ["worker-b"]
     assert end["winner"] is None and end["reason"] == "draw" and end["detail"] == DETAIL
     for record in records:
@@ -240,35 +242,35 @@ async def test_a_killed_workers_live_games_are_recorded_aborted_by_another_worke
     assert rating == "void" and pending == []  # an aborted game counts for nobody
 
 
-async def test_a_worker_that_stops_cleanly_leaves_nothing_to_sweep(c: Cluster) -> None:
-    a = await c.start("worker-a")
-    b = await c.start("worker-b")
-    created = await c.new_game(a.base)
-    run_a = await c.run_of(b.base, "worker-a")
+async def test_a_worker_that_stops_cleanly_leaves_nothing_to_sweep(cluster: Cluster) -> None:
+    a = await cluster.start("worker-a")
+    b = await cluster.start("worker-b")
+    created = await cluster.new_game(a.base)
+    run_a = await cluster.run_of(b.base, "worker-a")
     await a.stop()  # its games end as a shutdown ends them, recorded by A itself
-    record = await c.record(b.base, created["game_id"])
-    assert not await c.redis.exists(games_of_key(run_a))
-    assert run_a.encode() not in await c.redis.hkeys(runs_key())
+    record = await cluster.record(b.base, created["game_id"])
+    assert not await cluster.redis.exists(games_of_key(run_a))
+    assert run_a.encode() not in await cluster.redis.hkeys(runs_key())
     assert record["result"]["cause"] == "aborted"
     assert "worker-a" not in record["result"]["detail"]  # not swept: stopped by its worker
 
 
 async def test_a_worker_restarted_with_its_id_after_kill_9_waits_for_its_lease_to_end(
-    c: Cluster,
+    cluster: Cluster,
 ) -> None:
-    a = await c.start("worker-a")
-    b = await c.start("worker-b")
-    created = await c.new_game(a.base)
-    run_a = await c.run_of(b.base, "worker-a")
+    a = await cluster.start("worker-a")
+    b = await cluster.start("worker-b")
+    created = await cluster.new_game(a.base)
+    run_a = await cluster.run_of(b.base, "worker-a")
     a.kill()
-    again = await c.start("worker-a")  # its previous run's key expires first
-    record = await c.record(again.base, created["game_id"])
-    _, listed = await c.get(f"{again.base}/cluster")
+    again = await cluster.start("worker-a")  # its previous run's key expires first
+    record = await cluster.record(again.base, created["game_id"])
+    _, listed = await cluster.get(f"{again.base}/cluster")
     # Yet a second process of a live worker's id is refused: they would take each
     # other for dead.
     port = _free_port()
-    duplicate, log = c.spawn("worker-b", port)
-    c.workers.append(WorkerProcess("worker-b", port, duplicate, log))  # stopped at the end
+    duplicate, log = cluster.spawn("worker-b", port)
+    cluster.workers.append(WorkerProcess("worker-b", port, duplicate, log))  # stopped at the end
     status = await asyncio.to_thread(duplicate.wait, TIMEOUT)
     refused = log.read_text()
     assert "aborted: " + record["result"]["detail"] == DETAIL
@@ -278,15 +280,17 @@ async def test_a_worker_restarted_with_its_id_after_kill_9_waits_for_its_lease_t
     assert "--worker-id worker-b: a live worker of the cluster has this id" in refused
 
 
-async def test_a_spectator_on_another_worker_gets_the_analysis_of_each_position(c: Cluster) -> None:
-    a = await c.start("worker-a", "--analysis-bot", "threat")
-    b = await c.start("worker-b")
-    created = await c.new_game(a.base)
+async def test_a_spectator_on_another_worker_gets_the_analysis_of_each_position(
+    cluster: Cluster,
+) -> None:
+    a = await cluster.start("worker-a", "--analysis-bot", "threat")
+    b = await cluster.start("worker-b")
+    created = await cluster.new_game(a.base)
     game_id = created["game_id"]
     async with (
-        c.http.ws_connect(f"{a.ws_base}/ws?token={created['token_x']}") as x,
-        c.http.ws_connect(f"{a.ws_base}/ws?token={created['token_o']}") as o,
-        c.http.ws_connect(f"{b.ws_base}/spectate/{game_id}") as spectator,
+        cluster.http.ws_connect(f"{a.ws_base}/ws?token={created['token_x']}") as x,
+        cluster.http.ws_connect(f"{a.ws_base}/ws?token={created['token_o']}") as o,
+        cluster.http.ws_connect(f"{b.ws_base}/spectate/{game_id}") as spectator,
     ):
         await until(spectator, "setup")
         seats = {"x": x, "o": o}
@@ -298,7 +302,7 @@ async def test_a_spectator_on_another_worker_gets_the_analysis_of_each_position(
             # Analysed on A, which runs the game, though nobody watches it there.
             seen.append(await _analysis(spectator, ply))
         # A latecomer on B gets the analysis so far right after its setup.
-        async with c.http.ws_connect(f"{b.ws_base}/spectate/{game_id}") as late:
+        async with cluster.http.ws_connect(f"{b.ws_base}/spectate/{game_id}") as late:
             setup = await until(late, "setup")
             backlog = [await until(late, "analysis") for _ in range(4)]
     assert all(p["bot"] == "ThreatBot" for p in seen)
@@ -315,10 +319,10 @@ async def _analysis(ws: aiohttp.ClientWebSocketResponse, ply: int) -> Json:
             return packet
 
 
-async def _people_game(c: InProcessCluster, base: str) -> Json:
+async def _people_game(cluster: InProcessCluster, base: str) -> Json:
     """A game of two people on the in-process worker at ``base``: its ``/game/new`` answer."""
     body = {"player_x": {"type": "human"}, "player_o": {"type": "human"}}
-    async with c.http.post(f"{base}/game/new", json=body) as response:
+    async with cluster.http.post(f"{base}/game/new", json=body) as response:
         created: Json = await response.json()
         return created
 
@@ -328,13 +332,13 @@ async def test_the_owner_stops_analysing_for_other_workers_once_their_spectators
 ) -> None:
     # Workers in this process: the owner's game is looked at directly.
     async with (
-        in_process_cluster(postgres_cluster, redis_server) as c,
-        in_process_workers(c, "worker-a", "worker-b") as (a, b),
+        open_in_process_cluster(postgres_cluster, redis_server) as in_process,
+        in_process_workers(in_process, "worker-a", "worker-b") as (a, b),
     ):
-        game_id = (await _people_game(c, a.base))["game_id"]
+        game_id = (await _people_game(in_process, a.base))["game_id"]
         game = a.server.app.state.arena.manager._games[game_id]
         assert not game.watched_remotely
-        async with c.http.ws_connect(f"{b.ws_base}/spectate/{game_id}") as spectator:
+        async with in_process.http.ws_connect(f"{b.ws_base}/spectate/{game_id}") as spectator:
             await until(spectator, "setup")
             assert game.watched_remotely  # from its setup on
         # B's relay unsubscribes as its last spectator leaves; A sees it at a heartbeat.
@@ -347,28 +351,28 @@ async def test_a_worker_taken_for_dead_while_it_runs_ends_the_games_recorded_abo
     postgres_cluster: PostgresCluster, redis_server: RedisServer
 ) -> None:
     async with (
-        in_process_cluster(postgres_cluster, redis_server) as c,
-        in_process_workers(c, "worker-a", "worker-b") as (a, b),
+        open_in_process_cluster(postgres_cluster, redis_server) as in_process,
+        in_process_workers(in_process, "worker-a", "worker-b") as (a, b),
     ):
-        created = await _people_game(c, a.base)
+        created = await _people_game(in_process, a.base)
         game_id = created["game_id"]
-        x = await c.http.ws_connect(f"{a.ws_base}/ws?token={created['token_x']}")
-        o = await c.http.ws_connect(f"{a.ws_base}/ws?token={created['token_o']}")
+        x = await in_process.http.ws_connect(f"{a.ws_base}/ws?token={created['token_x']}")
+        o = await in_process.http.ws_connect(f"{a.ws_base}/ws?token={created['token_o']}")
         await until(o, "move_request")
         # A's heartbeats stop (a long pause): B takes it for dead and sweeps its game.
         node = a.server.app.state.arena.manager.cluster
         renew = node._tasks[0]
         renew.cancel()
         async with asyncio.timeout(TIMEOUT):
-            while (await c.get(f"{b.base}/games/{game_id}"))[1]["result"] is None:
+            while (await in_process.get(f"{b.base}/games/{game_id}"))[1]["result"] is None:
                 await asyncio.sleep(0.05)
         # A game started on A meanwhile is A's own: kept when A finds out.
-        later = (await _people_game(c, a.base))["game_id"]
+        later = (await _people_game(in_process, a.base))["game_id"]
         node._tasks[0] = asyncio.get_running_loop().create_task(node._renew())
         ends = [await until(seat, "end") for seat in (x, o)]
         await x.close()
         await o.close()
-        _, record = await c.get(f"{b.base}/games/{game_id}")
+        _, record = await in_process.get(f"{b.base}/games/{game_id}")
         assert a.server.app.state.arena.manager.runs(later)
         kept = await node.redis.smembers(games_of_key(node.run))
     assert ends[0] == ends[1] and ends[0]["detail"] == DETAIL

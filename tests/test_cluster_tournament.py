@@ -47,31 +47,31 @@ def adopted(worker: Worker) -> list[str]:
     return remote.adopted
 
 
-async def post(c: Cluster, url: str, body: Json) -> tuple[int, Json]:
-    async with c.http.post(url, json=body) as response:
+async def post(cluster: Cluster, url: str, body: Json) -> tuple[int, Json]:
+    async with cluster.http.post(url, json=body) as response:
         return response.status, await response.json()
 
 
 async def until_view(
-    c: Cluster, base: str, tournament_id: str, ready: Callable[[Json], bool]
+    cluster: Cluster, base: str, tournament_id: str, ready: Callable[[Json], bool]
 ) -> Json:
     """The tournament as ``base`` shows it, once ``ready`` says it is."""
     async with asyncio.timeout(TIMEOUT):
         while True:
-            status, view = await c.get(f"{base}/tournaments/{tournament_id}")
+            status, view = await cluster.get(f"{base}/tournaments/{tournament_id}")
             assert status == 200, view
             if ready(view):
                 return dict(view)
             await asyncio.sleep(0.05)
 
 
-async def until_over(c: Cluster, base: str, tournament_id: str) -> Json:
-    return await until_view(c, base, tournament_id, lambda view: view["status"] != "running")
+async def until_over(cluster: Cluster, base: str, tournament_id: str) -> Json:
+    return await until_view(cluster, base, tournament_id, lambda view: view["status"] != "running")
 
 
-async def create(c: Cluster, base: str, body: Json) -> str:
+async def create(cluster: Cluster, base: str, body: Json) -> str:
     """The id of the tournament ``body`` creates through ``base``."""
-    status, created = await post(c, f"{base}/tournaments", body)
+    status, created = await post(cluster, f"{base}/tournaments", body)
     assert status == 201, created
     return str(created["tournament_id"])
 
@@ -105,40 +105,42 @@ async def exactly_once(db_url: str, tournament_id: str, games: int) -> list[str]
         return [row.game_id for row in rows]
 
 
-async def test_a_tournament_is_played_by_every_worker_and_counted_once(c: Cluster) -> None:
-    async with workers(c, "worker-a", "worker-b", "worker-c", leases=LEASES) as started:
-        a, _, c_worker = started
+async def test_a_tournament_is_played_by_every_worker_and_counted_once(cluster: Cluster) -> None:
+    async with workers(cluster, "worker-a", "worker-b", "worker-c", leases=LEASES) as started:
+        a, _, worker_c = started
         body = tournament(f"{a.base}/bots", rounds=15, concurrency=6)
-        tournament_id = await create(c, a.base, body)
+        tournament_id = await create(cluster, a.base, body)
         # Any worker shows it, the one coordinating it live.
-        view = await until_over(c, c_worker.base, tournament_id)
+        view = await until_over(cluster, worker_c.base, tournament_id)
         assert view["status"] == "finished", view["reason"]
         assert view["games_done"] == view["games_counted"] == 30
         assert sum(line["games"] for line in view["standings"]) == 60
-        await exactly_once(c.db_url, tournament_id, 30)
+        await exactly_once(cluster.db_url, tournament_id, 30)
         played = {w.id: runtime(w).work.played for w in started}  # type: ignore[union-attr]
         assert sum(played.values()) == 30
         assert sum(1 for count in played.values() if count > 0) >= 2, played
         # Done: nothing queued, nobody coordinates it any more.
-        _, listed = await c.get(f"{a.base}/cluster")
+        _, listed = await cluster.get(f"{a.base}/cluster")
         assert listed["work_queue"] == {} and listed["coordinating"] == []
         assert listed["playing"] == 0
 
 
-async def test_a_coordinator_that_shuts_down_hands_its_tournament_over(c: Cluster) -> None:
+async def test_a_coordinator_that_shuts_down_hands_its_tournament_over(cluster: Cluster) -> None:
     async with (
-        workers(c, "worker-a", leases=LEASES, work_slots=0) as (a,),  # coordinates, plays nothing
-        workers(c, "worker-b", "worker-c", leases=LEASES) as (b, c_worker),
+        workers(cluster, "worker-a", leases=LEASES, work_slots=0) as (
+            a,
+        ),  # coordinates, plays nothing
+        workers(cluster, "worker-b", "worker-c", leases=LEASES) as (b, worker_c),
     ):
         body = tournament(f"{b.base}/bots", rounds=20, concurrency=4)
-        tournament_id = await create(c, a.base, body)
-        await until_view(c, b.base, tournament_id, lambda view: view["games_done"] >= 5)
+        tournament_id = await create(cluster, a.base, body)
+        await until_view(cluster, b.base, tournament_id, lambda view: view["games_done"] >= 5)
         await a.stop()  # its run is handed over, not interrupted
-        view = await until_over(c, b.base, tournament_id)
+        view = await until_over(cluster, b.base, tournament_id)
         assert view["status"] == "finished", view["reason"]
         assert view["games_done"] == 40
-        await exactly_once(c.db_url, tournament_id, 40)
-        coordinators = [w.id for w in (b, c_worker) if tournament_id in adopted(w)]
+        await exactly_once(cluster.db_url, tournament_id, 40)
+        coordinators = [w.id for w in (b, worker_c) if tournament_id in adopted(w)]
         assert coordinators, "nobody adopted the tournament"
 
 
@@ -175,7 +177,7 @@ def process(args: list[str], port: int, log: Path) -> Iterator[subprocess.Popen[
 
 
 async def test_a_500_game_tournament_survives_a_worker_killed_in_the_middle(
-    c: Cluster, tmp_path: Path
+    cluster: Cluster, tmp_path: Path
 ) -> None:
     bot_port = _free_port()
     bot_args = ["-m", "bot.serve", "--port", str(bot_port), "--log-level", "warning"]
@@ -185,25 +187,27 @@ async def test_a_500_game_tournament_survives_a_worker_killed_in_the_middle(
         procs: list[subprocess.Popen[bytes]] = []
         with ExitStack() as stack:
             for index, port in enumerate(ports, 1):
-                args = ["-m", "game.serve", "--port", str(port), "--db", c.db_url]
-                args += ["--redis", c.redis_url, "--worker-id", f"worker-{index}"]
+                args = ["-m", "game.serve", "--port", str(port), "--db", cluster.db_url]
+                args += ["--redis", cluster.redis_url, "--worker-id", f"worker-{index}"]
                 args += ["--lease", PROCESS_LEASE, "--log-level", "warning"]
                 log = tmp_path / f"worker-{index}.log"
                 procs.append(stack.enter_context(process(args, port, log)))
             bases = [f"http://127.0.0.1:{port}" for port in ports]
             body = tournament(f"http://127.0.0.1:{bot_port}", rounds=250, concurrency=12)
-            tournament_id = await create(c, bases[0], body)
-            await until_view(c, bases[1], tournament_id, lambda view: view["games_done"] >= 150)
+            tournament_id = await create(cluster, bases[0], body)
+            await until_view(
+                cluster, bases[1], tournament_id, lambda view: view["games_done"] >= 150
+            )
             # The coordinator, in the middle of its games: no goodbye, no cleanup.
             os.kill(procs[0].pid, signal.SIGKILL)
             procs[0].wait()
-            view = await until_over(c, bases[1], tournament_id)
+            view = await until_over(cluster, bases[1], tournament_id)
             logs = {path.name: path.read_text() for path in tmp_path.glob("*.log")}
             assert view["status"] == "finished", (view["reason"], logs)
             assert view["games_done"] == view["games_counted"] == 500
-            await exactly_once(c.db_url, tournament_id, 500)
+            await exactly_once(cluster.db_url, tournament_id, 500)
             # What worker-1 was playing when it died is recorded so, with the cause.
-            async with await GameStore.open(c.db_url) as store:
+            async with await GameStore.open(cluster.db_url) as store:
                 running = await store.list_games(status=RecordStatus.RUNNING, limit=10)
                 assert running.items == []
                 aborted = await store.list_games(status=RecordStatus.ABORTED, limit=200)
@@ -216,27 +220,27 @@ async def test_a_500_game_tournament_survives_a_worker_killed_in_the_middle(
                 assert all("worker-1" in str(detail) for detail in causes), causes
 
 
-async def test_a_tournament_is_stopped_and_resumed_through_any_worker(c: Cluster) -> None:
-    async with workers(c, "worker-a", "worker-b", leases=LEASES) as (a, b):
+async def test_a_tournament_is_stopped_and_resumed_through_any_worker(cluster: Cluster) -> None:
+    async with workers(cluster, "worker-a", "worker-b", leases=LEASES) as (a, b):
         body = tournament(f"{a.base}/bots", rounds=20, concurrency=3)
-        tournament_id = await create(c, a.base, body)
-        await until_view(c, a.base, tournament_id, lambda view: view["games_done"] >= 3)
+        tournament_id = await create(cluster, a.base, body)
+        await until_view(cluster, a.base, tournament_id, lambda view: view["games_done"] >= 3)
         # Stopped through b, which does not coordinate it: a stops its run.
-        status, _ = await post(c, f"{b.base}/tournaments/{tournament_id}/stop", {})
+        status, _ = await post(cluster, f"{b.base}/tournaments/{tournament_id}/stop", {})
         assert status == 200
         view = await until_view(
-            c,
+            cluster,
             a.base,
             tournament_id,
             lambda view: view["status"] == "stopped" and view["games_running"] == 0,
         )
         assert view["reason"] == "stopped on request"
         await asyncio.sleep(LEASES.heartbeat * 2)  # nothing is played meanwhile
-        _, still = await c.get(f"{b.base}/tournaments/{tournament_id}")
+        _, still = await cluster.get(f"{b.base}/tournaments/{tournament_id}")
         assert still["status"] == "stopped" and still["games_done"] == view["games_done"]
         # Resumed through b: b coordinates it now, and it finishes.
-        status, resumed = await post(c, f"{b.base}/tournaments/{tournament_id}/resume", {})
+        status, resumed = await post(cluster, f"{b.base}/tournaments/{tournament_id}/resume", {})
         assert status == 200, resumed
-        finished = await until_over(c, a.base, tournament_id)
+        finished = await until_over(cluster, a.base, tournament_id)
         assert finished["status"] == "finished", finished["reason"]
-        await exactly_once(c.db_url, tournament_id, 40)
+        await exactly_once(cluster.db_url, tournament_id, 40)
