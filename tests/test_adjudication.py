@@ -33,7 +33,7 @@ from models import (
     ResultReason,
 )
 from ui.games_browser import describe_outcome
-from ui.player_panel import describe_result
+from ui.player_text import describe_result
 
 X, O = Player.X, Player.O  # noqa: E741 - the names of the sides
 PIECES = [Coord(q=1, r=0), Coord(q=2, r=0)]

@@ -16,8 +16,8 @@ from models import (
     ResultReason,
 )
 from ui.game_model import GameModel
-from ui.player_panel import (
-    PlayerPanel,
+from ui.player_panel import PlayerPanel
+from ui.player_text import (
     describe_evaluation,
     describe_result,
     evaluation_share,

@@ -19,7 +19,7 @@ from game.hexgrid import Hex
 from models import CLOSE_POLICY_VIOLATION, EndPacket, Match, NewGameRequest
 from ui.arena_client import ArenaClient
 from ui.game_model import GameModel
-from ui.player_panel import describe_result
+from ui.player_text import describe_result
 from ui.seat import HumanSeat, MoveRequested
 from ui.socket_link import SocketLink
 

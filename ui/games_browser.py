@@ -29,7 +29,7 @@ from game.store import GamePage, GameSummary, RecordStatus
 from models import GameResult, ResultReason
 from ui.arena_client import ArenaClient
 from ui.listing import listing_bar, listing_table
-from ui.player_panel import player_name
+from ui.player_text import player_name
 from ui.stones import O_COLOR, X_COLOR, stone_icon
 
 PAGE_SIZE = 50

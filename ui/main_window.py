@@ -38,7 +38,8 @@ from ui.games_browser import GamesBrowser
 from ui.net import Call, Network
 from ui.online import is_challenge_url
 from ui.online_play import OnlinePlay
-from ui.player_panel import PlayerPanel, player_name
+from ui.player_panel import PlayerPanel
+from ui.player_text import player_name
 from ui.record_url import RecordUrlError, fetch_record, notation_url
 from ui.replay_bar import ReplayBar
 from ui.seat_bar import SeatBar

@@ -25,7 +25,7 @@ from ui.leaderboard import LeaderboardWindow
 from ui.net import Call
 from ui.online import ChallengeAddressError, ChallengeSeat, accept_challenge, challenge_address
 from ui.play_online import PlayOnlineDialog
-from ui.player_panel import player_name
+from ui.player_text import player_name
 from ui.queue_client import Matched, QueueInputError, check_name
 from ui.seat import SeatError
 from ui.server_address import ServerAddressError, normalize_server_url
