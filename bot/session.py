@@ -49,6 +49,7 @@ No method raises: whatever the client sends, the answer is actions, at worst
 
 The pieces, each importable from here too: ``bot.jobs`` (``ThinkJob``, the actions, the
 timing of answers), ``bot.session_errors`` (one error class per reason to close),
+``bot.session_packets`` (the match settings of a config, the words of an end),
 ``bot.request_boards`` (the board of a request) and ``bot.answers`` (the bot's answer
 made safe to send).
 
@@ -122,7 +123,6 @@ frame's copy to the 123 bytes WebSocket allows.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Literal, NamedTuple
 
@@ -168,6 +168,7 @@ from bot.session_errors import (
     UndeclaredFeatureError,
     WrongSideError,
 )
+from bot.session_packets import game_over, read_match
 from game.rules import Position
 from models import (
     CLOSE_INTERNAL_ERROR,
@@ -178,7 +179,6 @@ from models import (
     SERVER_PACKETS,
     BwsV1Alpha,
     ConfigPacket,
-    EndCause,
     EndPacket,
     EvalRequestPacket,
     HeartbeatPacket,
@@ -189,7 +189,6 @@ from models import (
     Player,
     ProtocolError,
     SetupPacket,
-    parse_body,
     parse_packet,
 )
 
@@ -345,6 +344,8 @@ class BotSession:
     # ---------------------------------------------------------------- packets
 
     def _dispatch(self, packet: BaseModel, now: float) -> list[Action]:
+        if type(packet) is MoveRequestPacket:  # the packet of every move, before 7 cases
+            return self._on_move_request(packet)
         match packet:
             case HeartbeatPacket():
                 return self._on_heartbeat(packet, now)
@@ -359,7 +360,7 @@ class BotSession:
             case InterruptPacket():
                 return self._on_interrupt()
             case EndPacket():
-                return self._close(CLOSE_NORMAL, _game_over(packet))
+                return self._close(CLOSE_NORMAL, game_over(packet))
             case NopePacket():
                 return self._close(CLOSE_NORMAL, f"server said nope: {packet.reason}")
         raise OutOfOrderError(f"{type(packet).__name__} is not a packet a bot receives")
@@ -377,7 +378,7 @@ class BotSession:
             )
         extras = packet.extensions()
         if MATCH_CONFIG_KEY in extras:
-            self._match = _read_match(extras[MATCH_CONFIG_KEY])
+            self._match = read_match(extras[MATCH_CONFIG_KEY])
         return [Configure(depth=packet.depth, extras=dict(extras))]
 
     def _on_setup(self, packet: SetupPacket) -> list[Action]:
@@ -593,24 +594,3 @@ class BotSession:
             return answer()
         except Exception as exc:  # a bug here must cost one session, never the server
             return self._close(CLOSE_INTERNAL_ERROR, f"internal error in the bot session: {exc!r}")
-
-
-# -------------------------------------------------------------------- helpers
-
-
-def _read_match(value: object) -> Match:
-    try:
-        return parse_body(Match, json.dumps(value))
-    except (ProtocolError, TypeError, ValueError) as exc:
-        raise InvalidMatchError(
-            f"config '{MATCH_CONFIG_KEY}' is not valid match settings: {exc}"
-        ) from None
-
-
-def _game_over(packet: EndPacket) -> str:
-    if packet.winner is None:
-        result = "draw"
-    else:
-        result = f"{packet.winner.value} won by {packet.reason.value}"
-    detail = packet.detail.value if isinstance(packet.detail, EndCause) else packet.detail
-    return f"game over: {result}" + (f" ({detail})" if detail is not None else "")
