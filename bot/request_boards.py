@@ -20,6 +20,7 @@ __all__ = [
     "ConfirmedBoard",
     "SentAnswer",
     "build_position",
+    "builds_as",
     "check_alternation",
     "check_answer_kept",
     "derive_position",
@@ -270,6 +271,16 @@ def request_position(
     if answer is not None and not capabilities.move_skips:
         check_answer_kept(answer, packet, lambda q, r: stones.get((q, r)), free_move_order)
     return build_position(stones, packet.side, match, capabilities)
+
+
+def builds_as(position: Position, side: Player, match: Match) -> bool:
+    """Whether ``position`` (a session's, 2 stones left, no outcome) is the one
+    ``build_position`` would build from its stones for ``side`` under ``match``."""
+    return (
+        position.to_move == side
+        and position.view_distance == match.view_distance
+        and position.win_distance == match.win_distance
+    )
 
 
 def build_position(

@@ -149,6 +149,7 @@ from bot.request_boards import (
     ConfirmedBoard,
     SentAnswer,
     build_position,
+    builds_as,
     describe_board,
     guess_to_move,
     is_standard,
@@ -237,6 +238,9 @@ class _Tracking(NamedTuple):
     next_mover: Player | None  # the side due to move in the standard order, if known
     answer: SentAnswer | None
     side: Player | None  # the session's side, fixed by the first request
+
+
+_new = tuple.__new__
 
 
 class _Pending(NamedTuple):
@@ -410,10 +414,13 @@ class BotSession:
         return [*actions, Reset(position.copy())]
 
     def _on_move_request(self, packet: MoveRequestPacket) -> list[Action]:
-        self._check_set_up("move_request")
-        self._check_nothing_pending("move_request")
-        self._check_side(packet.side, "move_request")
         before = self._tracking
+        side = packet.side
+        # The checks' conditions first, inline: the calls only to raise (once a move).
+        if before.board.position is None or self._pending is not None or before.side is not side:
+            self._check_set_up("move_request")
+            self._check_nothing_pending("move_request")
+            self._check_side(side, "move_request")
         position = request_position(
             packet,
             before.board,
@@ -424,12 +431,13 @@ class BotSession:
             derive=self._derive_positions,
         )
         cells = None if packet.board is None else packet.board.cells
-        after = _Tracking(
-            ConfirmedBoard(position, cells), packet.side, None, before.side or packet.side
-        )
+        # tuple.__new__: half the cost of the NamedTuples' own constructors (a Python
+        # function each), for tuples made once a move.
+        board = _new(ConfirmedBoard, (position, cells))
+        after = _new(_Tracking, (board, side, None, before.side or side))
         declared = self._capabilities.move_time_limit
         limit = packet.move_time_limit if declared else None
-        return self._start("move", position, packet.side, limit, before, after)
+        return self._start("move", position, side, limit, before, after)
 
     def _on_eval_request(self, packet: EvalRequestPacket) -> list[Action]:
         if not self._capabilities.evaluation:
@@ -444,7 +452,7 @@ class BotSession:
         if (
             position is None
             or not self._derive_positions
-            or not self._derivable(position, packet.side)
+            or not builds_as(position, packet.side, self._match)
         ):
             position = build_position(
                 before.board.stones(), packet.side, self._match, self._capabilities
@@ -502,16 +510,6 @@ class BotSession:
                 f"that declare 'dual_sided' play both sides"
             )
 
-    def _derivable(self, position: Position, side: Player) -> bool:
-        """Whether ``position`` (the session's, 2 stones left, no outcome) is the one
-        ``build_position`` would build from its stones for ``side`` under the match settings."""
-        match = self._match
-        return (
-            position.to_move == side.value
-            and position.view_distance == match.view_distance
-            and position.win_distance == match.win_distance
-        )
-
     # ------------------------------------------------------------------- jobs
 
     def _start(
@@ -536,7 +534,7 @@ class BotSession:
         )
         self._next_job_id += 1
         self._started = True
-        self._pending = _Pending(job, before)
+        self._pending = _new(_Pending, (job, before))
         self._tracking = after
         self._running.add(job.job_id)
         return [Think(job)]
@@ -558,8 +556,9 @@ class BotSession:
         else:
             send, pieces = move_answer(job, result, trouble)
             tracking = self._tracking
-            self._tracking = _Tracking(
-                tracking.board, tracking.next_mover, SentAnswer(job.side, pieces), tracking.side
+            sent = _new(SentAnswer, (job.side, pieces))
+            self._tracking = _new(
+                _Tracking, (tracking.board, tracking.next_mover, sent, tracking.side)
             )
         self._pending = None
         self._answered_at = now
