@@ -240,9 +240,6 @@ class _Tracking(NamedTuple):
     side: Player | None  # the session's side, fixed by the first request
 
 
-_new = tuple.__new__
-
-
 class _Pending(NamedTuple):
     """The request being worked on, and the tracking before it (for an interrupt)."""
 
@@ -431,10 +428,7 @@ class BotSession:
             derive=self._derive_positions,
         )
         cells = None if packet.board is None else packet.board.cells
-        # tuple.__new__: half the cost of the NamedTuples' own constructors (a Python
-        # function each), for tuples made once a move.
-        board = _new(ConfirmedBoard, (position, cells))
-        after = _new(_Tracking, (board, side, None, before.side or side))
+        after = _Tracking(ConfirmedBoard(position, cells), side, None, before.side or side)
         declared = self._capabilities.move_time_limit
         limit = packet.move_time_limit if declared else None
         return self._start("move", position, side, limit, before, after)
@@ -534,7 +528,7 @@ class BotSession:
         )
         self._next_job_id += 1
         self._started = True
-        self._pending = _new(_Pending, (job, before))
+        self._pending = _Pending(job, before)
         self._tracking = after
         self._running.add(job.job_id)
         return [Think(job)]
@@ -556,9 +550,8 @@ class BotSession:
         else:
             send, pieces = move_answer(job, result, trouble)
             tracking = self._tracking
-            sent = _new(SentAnswer, (job.side, pieces))
-            self._tracking = _new(
-                _Tracking, (tracking.board, tracking.next_mover, sent, tracking.side)
+            self._tracking = _Tracking(
+                tracking.board, tracking.next_mover, SentAnswer(job.side, pieces), tracking.side
             )
         self._pending = None
         self._answered_at = now

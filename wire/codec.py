@@ -136,11 +136,6 @@ class _CellInterner:
 _cell_interner = _CellInterner()
 
 _set = object.__setattr__
-# BaseModel's slots, set through their descriptors: no attribute lookup by name.
-_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
-_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
-_new_object = object.__new__
 
 
 def _trusted(model: type[M], values: dict[str, Any], fields_set: set[str] | None = None) -> M:
@@ -149,11 +144,11 @@ def _trusted(model: type[M], values: dict[str, Any], fields_set: set[str] | None
     aliases (``Board``, ``Move``, ``MoveRequestPacket``): what model_construct does,
     without its walk over the fields (half the cost, and a few are made per move).
     tests/test_models.py compares the two."""
-    instance = _new_object(model)  # (none of these models has a __new__ of its own)
+    instance = model.__new__(model)
     _set(instance, "__dict__", values)
-    _set_fields_set(instance, set(values) if fields_set is None else fields_set)
-    _set_extra(instance, None)
-    _set_private(instance, None)
+    _set(instance, "__pydantic_fields_set__", set(values) if fields_set is None else fields_set)
+    _set(instance, "__pydantic_extra__", None)
+    _set(instance, "__pydantic_private__", None)
     return instance
 
 
