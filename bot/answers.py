@@ -23,12 +23,19 @@ from models import (
     dump_packet,
 )
 
-__all__ = ["describe_pieces", "eval_answer", "move_answer"]
+__all__ = ["describe_pieces", "eval_answer", "judged_answer", "move_answer", "plain_answer"]
 
 
 def move_answer(job: ThinkJob, result: object, trouble: str | None) -> tuple[Send, frozenset[Hex]]:
     """The ``move_response`` for ``result``: the bot's move when legal, else the
     fallback, with a warning saying why."""
+    return plain_answer(job, result) or judged_answer(job, result, trouble)
+
+
+def judged_answer(
+    job: ThinkJob, result: object, trouble: str | None
+) -> tuple[Send, frozenset[Hex]]:
+    """``move_answer`` the careful way, for any result: what is wrong with it, said."""
     position = job.asked  # move_problem and fallback_move leave it as it is
     decision: MoveDecision | None = None
     if isinstance(result, MoveDecision):
@@ -67,6 +74,31 @@ def move_answer(job: ThinkJob, result: object, trouble: str | None) -> tuple[Sen
         warning = note if warning is None else f"{warning}; {note}"
     stones = frozenset(piece.as_tuple() for piece in decision.pieces)
     return Send(packet, warning, encoded), stones
+
+
+def plain_answer(job: ThinkJob, result: object) -> tuple[Send, frozenset[Hex]] | None:
+    """``move_answer`` of the common answer, in one pass: a ``MoveDecision`` of two
+    distinct ``Coord`` stones, nothing else, each legal before either is placed (see
+    ``_plainly_legal``). None for anything else, which ``move_answer`` then judges the
+    careful way (``judged_answer``). What it answers is what that way answers, whatever
+    the bot's trouble was: a legal move is sent without a warning (a property test
+    compares the two)."""
+    if type(result) is not MoveDecision or result.evaluation is not None or result.considerations:
+        return None
+    pieces = result.pieces
+    if type(pieces) is not tuple or len(pieces) != 2:
+        return None
+    first, second = pieces
+    if type(first) is not Coord or type(second) is not Coord:
+        return None
+    q1, r1, q2, r2 = first.q, first.r, second.q, second.r
+    position = job.asked
+    if (q1 == q2 and r1 == r2) or not (position.is_legal(q1, r1) and position.is_legal(q2, r2)):
+        return None
+    # The packet is made only if someone reads it: the adapter sends the bytes.
+    encoded = _PLAIN_MOVE_RESPONSE % (q1, r1, q2, r2)
+    send = Send(None, None, encoded, build=partial(_plain_packet, first, second))
+    return send, frozenset(((q1, r1), (q2, r2)))
 
 
 def _plain_packet(first: Coord, second: Coord) -> MoveResponsePacket:

@@ -60,7 +60,7 @@ class MoveDecision:
         if isinstance(answer, MoveDecision):
             return answer
         if type(answer) is tuple and len(answer) == 2:  # the usual answer: no list
-            return cls(pieces=(_coord(answer[0]), _coord(answer[1])))
+            return cls((_coord(answer[0]), _coord(answer[1])))  # (positional: quicker)
         stones = list(answer)
         if len(stones) != 2:
             raise ValueError(f"a move is 2 stones, the bot returned {len(stones)}: {answer!r}")

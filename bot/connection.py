@@ -11,6 +11,7 @@ import functools
 import itertools
 import logging
 import time
+from collections import deque
 from collections.abc import Callable, Coroutine, Generator, Sequence
 from typing import Any
 
@@ -32,7 +33,14 @@ from models import (
     clip_close_reason,
 )
 
-__all__ = ["MAX_FRAME_BYTES", "Connection", "not_a_socket", "socket_endpoint", "start_eagerly"]
+__all__ = [
+    "MAX_FRAME_BYTES",
+    "Connection",
+    "Turns",
+    "not_a_socket",
+    "socket_endpoint",
+    "start_eagerly",
+]
 
 # One logger for the whole bot server.
 log = logging.getLogger("bot.serve")
@@ -70,8 +78,8 @@ class Connection:
         self._jobs: set[asyncio.Task[None]] = set()
         self._deadlines: dict[int, Deadline] = {}
         # Sends of one batch of actions stay together and batches go out in the order
-        # the session produced them (asyncio.Lock is FIFO).
-        self._out = asyncio.Lock()
+        # the session produced them.
+        self._out = Turns()
         self._closed = False
         self._reader: asyncio.Task[None] | None = None
 
@@ -240,7 +248,10 @@ class Connection:
         if not actions:
             return
         received = time.monotonic() if received is None else received
-        async with self._out:
+        turns = self._out
+        if not turns.take_free():
+            await turns.take()
+        try:
             todo = list(actions)
             for action in todo:  # grows when a bot answers on the loop at once
                 if isinstance(action, Send):
@@ -262,6 +273,8 @@ class Connection:
                     await self._submit(Reset(action.position.copy()))  # the bot's own copy
                 elif isinstance(action, Close):
                     await self.close(action.code, action.reason)
+        finally:
+            turns.give()
 
     async def _send(self, action: Send) -> None:
         if action.warning is not None:
@@ -298,6 +311,58 @@ class Connection:
         sees ``_closed`` and returns)."""
         if self._reader is not None and self._reader is not asyncio.current_task():
             self._reader.cancel()
+
+
+# ------------------------------------------------------------------ turns to send
+
+
+class Turns:
+    """Whose turn it is to send: what ``asyncio.Lock`` gives (one holder, the others
+    served in the order they asked), but a free turn is taken with a plain call,
+    ``take_free``, instead of awaiting a coroutine: the reader of an on-loop bot takes
+    one a move, and nearly always finds it free.
+
+    Invariant: whoever waits, waits behind a holder (a waiter that gives up leaves the
+    queue; a waiter handed the turn as it gave up passes it on).
+    """
+
+    __slots__ = ("_held", "_waiting")
+
+    def __init__(self) -> None:
+        self._held = False
+        self._waiting: deque[asyncio.Future[None]] = deque()
+
+    def take_free(self) -> bool:
+        """Take the turn if nobody holds it; False (and nothing taken) otherwise."""
+        if self._held:
+            return False
+        self._held = True
+        return True
+
+    async def take(self) -> None:
+        """Take the turn, after everyone who asked before."""
+        if self.take_free():
+            return
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting.append(waiter)
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self.give()  # handed the turn, but gone: the next one has it
+            else:  # (``give`` may have dropped it already, done as it is)
+                with contextlib.suppress(ValueError):
+                    self._waiting.remove(waiter)
+            raise
+
+    def give(self) -> None:
+        """Hand the turn to the longest waiter, or free it."""
+        while self._waiting:
+            waiter = self._waiting.popleft()
+            if not waiter.done():
+                waiter.set_result(None)  # held still: by the waiter now
+                return
+        self._held = False
 
 
 # ------------------------------------------------------------------ eager start

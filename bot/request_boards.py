@@ -20,6 +20,7 @@ __all__ = [
     "ConfirmedBoard",
     "SentAnswer",
     "build_position",
+    "builds_as",
     "check_alternation",
     "check_answer_kept",
     "derive_position",
@@ -172,23 +173,21 @@ def derive_position(
         return None
     if not packet.previous:
         # ``old`` was built from all its stones, or derived and rebased: as it is.
-        fits = old.to_move == packet.side.value and old.stones_left == 2
+        # (Player is a str enum: comparing it with the side's letter needs no ``.value``,
+        # a property that costs more than the comparison, on the path of every move.)
+        fits = old.to_move == packet.side and old.stones_left == 2
         return old if fits and old.outcome is None else None
     position = old.copy()
     try:
         for move in packet.previous:
-            side = move.side.value
+            side = move.side
             for piece in move.pieces:
                 if position.to_move != side:
                     return None
                 position.place(piece.q, piece.r)
     except IllegalMoveError:  # a taken cell, out of view (allowed here), game over
         return None
-    if (
-        position.outcome is not None
-        or position.stones_left != 2
-        or position.to_move != packet.side.value
-    ):
+    if position.outcome is not None or position.stones_left != 2 or position.to_move != packet.side:
         return None
     position.rebase()  # as if built from all its stones: they are all its setup
     return position
@@ -272,6 +271,16 @@ def request_position(
     if answer is not None and not capabilities.move_skips:
         check_answer_kept(answer, packet, lambda q, r: stones.get((q, r)), free_move_order)
     return build_position(stones, packet.side, match, capabilities)
+
+
+def builds_as(position: Position, side: Player, match: Match) -> bool:
+    """Whether ``position`` (a session's, 2 stones left, no outcome) is the one
+    ``build_position`` would build from its stones for ``side`` under ``match``."""
+    return (
+        position.to_move == side
+        and position.view_distance == match.view_distance
+        and position.win_distance == match.win_distance
+    )
 
 
 def build_position(

@@ -49,6 +49,7 @@ No method raises: whatever the client sends, the answer is actions, at worst
 
 The pieces, each importable from here too: ``bot.jobs`` (``ThinkJob``, the actions, the
 timing of answers), ``bot.session_errors`` (one error class per reason to close),
+``bot.session_packets`` (the match settings of a config, the words of an end),
 ``bot.request_boards`` (the board of a request) and ``bot.answers`` (the bot's answer
 made safe to send).
 
@@ -122,7 +123,6 @@ frame's copy to the 123 bytes WebSocket allows.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Literal, NamedTuple
 
@@ -149,6 +149,7 @@ from bot.request_boards import (
     ConfirmedBoard,
     SentAnswer,
     build_position,
+    builds_as,
     describe_board,
     guess_to_move,
     is_standard,
@@ -168,6 +169,7 @@ from bot.session_errors import (
     UndeclaredFeatureError,
     WrongSideError,
 )
+from bot.session_packets import game_over, read_match
 from game.rules import Position
 from models import (
     CLOSE_INTERNAL_ERROR,
@@ -178,7 +180,6 @@ from models import (
     SERVER_PACKETS,
     BwsV1Alpha,
     ConfigPacket,
-    EndCause,
     EndPacket,
     EvalRequestPacket,
     HeartbeatPacket,
@@ -189,7 +190,6 @@ from models import (
     Player,
     ProtocolError,
     SetupPacket,
-    parse_body,
     parse_packet,
 )
 
@@ -345,6 +345,8 @@ class BotSession:
     # ---------------------------------------------------------------- packets
 
     def _dispatch(self, packet: BaseModel, now: float) -> list[Action]:
+        if type(packet) is MoveRequestPacket:  # the packet of every move, before 7 cases
+            return self._on_move_request(packet)
         match packet:
             case HeartbeatPacket():
                 return self._on_heartbeat(packet, now)
@@ -359,7 +361,7 @@ class BotSession:
             case InterruptPacket():
                 return self._on_interrupt()
             case EndPacket():
-                return self._close(CLOSE_NORMAL, _game_over(packet))
+                return self._close(CLOSE_NORMAL, game_over(packet))
             case NopePacket():
                 return self._close(CLOSE_NORMAL, f"server said nope: {packet.reason}")
         raise OutOfOrderError(f"{type(packet).__name__} is not a packet a bot receives")
@@ -377,7 +379,7 @@ class BotSession:
             )
         extras = packet.extensions()
         if MATCH_CONFIG_KEY in extras:
-            self._match = _read_match(extras[MATCH_CONFIG_KEY])
+            self._match = read_match(extras[MATCH_CONFIG_KEY])
         return [Configure(depth=packet.depth, extras=dict(extras))]
 
     def _on_setup(self, packet: SetupPacket) -> list[Action]:
@@ -409,10 +411,13 @@ class BotSession:
         return [*actions, Reset(position.copy())]
 
     def _on_move_request(self, packet: MoveRequestPacket) -> list[Action]:
-        self._check_set_up("move_request")
-        self._check_nothing_pending("move_request")
-        self._check_side(packet.side, "move_request")
         before = self._tracking
+        side = packet.side
+        # The checks' conditions first, inline: the calls only to raise (once a move).
+        if before.board.position is None or self._pending is not None or before.side is not side:
+            self._check_set_up("move_request")
+            self._check_nothing_pending("move_request")
+            self._check_side(side, "move_request")
         position = request_position(
             packet,
             before.board,
@@ -423,12 +428,10 @@ class BotSession:
             derive=self._derive_positions,
         )
         cells = None if packet.board is None else packet.board.cells
-        after = _Tracking(
-            ConfirmedBoard(position, cells), packet.side, None, before.side or packet.side
-        )
+        after = _Tracking(ConfirmedBoard(position, cells), side, None, before.side or side)
         declared = self._capabilities.move_time_limit
         limit = packet.move_time_limit if declared else None
-        return self._start("move", position, packet.side, limit, before, after)
+        return self._start("move", position, side, limit, before, after)
 
     def _on_eval_request(self, packet: EvalRequestPacket) -> list[Action]:
         if not self._capabilities.evaluation:
@@ -443,7 +446,7 @@ class BotSession:
         if (
             position is None
             or not self._derive_positions
-            or not self._derivable(position, packet.side)
+            or not builds_as(position, packet.side, self._match)
         ):
             position = build_position(
                 before.board.stones(), packet.side, self._match, self._capabilities
@@ -500,16 +503,6 @@ class BotSession:
                 f"{what} for {side.value}, but this session plays {fixed.value}; only bots "
                 f"that declare 'dual_sided' play both sides"
             )
-
-    def _derivable(self, position: Position, side: Player) -> bool:
-        """Whether ``position`` (the session's, 2 stones left, no outcome) is the one
-        ``build_position`` would build from its stones for ``side`` under the match settings."""
-        match = self._match
-        return (
-            position.to_move == side.value
-            and position.view_distance == match.view_distance
-            and position.win_distance == match.win_distance
-        )
 
     # ------------------------------------------------------------------- jobs
 
@@ -593,24 +586,3 @@ class BotSession:
             return answer()
         except Exception as exc:  # a bug here must cost one session, never the server
             return self._close(CLOSE_INTERNAL_ERROR, f"internal error in the bot session: {exc!r}")
-
-
-# -------------------------------------------------------------------- helpers
-
-
-def _read_match(value: object) -> Match:
-    try:
-        return parse_body(Match, json.dumps(value))
-    except (ProtocolError, TypeError, ValueError) as exc:
-        raise InvalidMatchError(
-            f"config '{MATCH_CONFIG_KEY}' is not valid match settings: {exc}"
-        ) from None
-
-
-def _game_over(packet: EndPacket) -> str:
-    if packet.winner is None:
-        result = "draw"
-    else:
-        result = f"{packet.winner.value} won by {packet.reason.value}"
-    detail = packet.detail.value if isinstance(packet.detail, EndCause) else packet.detail
-    return f"game over: {result}" + (f" ({detail})" if detail is not None else "")

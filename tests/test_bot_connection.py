@@ -11,10 +11,75 @@ import threading
 from typing import Any, ClassVar
 
 from bot.bot import BaseBot, Deadline
-from bot.connection import start_eagerly
+from bot.connection import Turns, start_eagerly
 from bot.pool import BotPool, SessionCalls, ThinkCall
 from game.rules import Position
 from models import Match, Player
+
+# ------------------------------------------------------------------------ Turns
+
+
+async def _holder(turns: Turns, name: str, log: list[str], gate: asyncio.Event) -> None:
+    """Take the turn (the plain way when free, as ``Connection._apply`` does), note it,
+    hold it until ``gate`` opens, give it back."""
+    if not turns.take_free():
+        await turns.take()
+    try:
+        log.append(name)
+        await gate.wait()
+    finally:
+        turns.give()
+
+
+async def test_turns_go_one_at_a_time_in_the_order_they_were_asked() -> None:
+    turns, gate = Turns(), asyncio.Event()
+    log: list[str] = []
+    tasks = [asyncio.create_task(_holder(turns, name, log, gate)) for name in "abcd"]
+    await asyncio.sleep(0)
+    assert log == ["a"]  # the others wait behind the holder
+    gate.set()
+    await asyncio.gather(*tasks)
+    assert log == ["a", "b", "c", "d"]
+    assert turns.take_free()  # and it is free again
+
+
+async def test_a_free_turn_is_taken_without_waiting_and_a_held_one_is_not() -> None:
+    turns = Turns()
+    assert turns.take_free()
+    assert not turns.take_free()
+    turns.give()
+    assert turns.take_free()
+
+
+async def test_a_waiter_that_gives_up_leaves_the_queue() -> None:
+    turns, gate = Turns(), asyncio.Event()
+    log: list[str] = []
+    first = asyncio.create_task(_holder(turns, "a", log, gate))
+    quitter = asyncio.create_task(_holder(turns, "b", log, gate))
+    last = asyncio.create_task(_holder(turns, "c", log, gate))
+    await asyncio.sleep(0)
+    quitter.cancel()
+    await asyncio.sleep(0)
+    gate.set()
+    await asyncio.gather(first, last)
+    assert quitter.cancelled() and log == ["a", "c"]
+    assert turns.take_free()
+
+
+async def test_a_waiter_handed_the_turn_as_it_gives_up_passes_it_on() -> None:
+    turns, gate = Turns(), asyncio.Event()
+    log: list[str] = []
+    assert turns.take_free()  # held here
+    quitter = asyncio.create_task(_holder(turns, "b", log, gate))
+    last = asyncio.create_task(_holder(turns, "c", log, gate))
+    await asyncio.sleep(0)
+    turns.give()  # to the quitter, which is cancelled before it runs
+    quitter.cancel()
+    gate.set()
+    await asyncio.gather(last, quitter, return_exceptions=True)
+    assert quitter.cancelled() and log == ["c"]
+    assert turns.take_free()
+
 
 # ------------------------------------------------------------------ start_eagerly
 

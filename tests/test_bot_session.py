@@ -29,18 +29,23 @@ from bot.session import (
     Think,
     ThinkJob,
 )
+from bot.session_errors import InvalidMatchError
+from bot.session_packets import game_over, read_match
 from game.rules import Position
 from models import (
     BwsConfigCapability,
     BwsV1Alpha,
     Coord,
+    EndPacket,
     EvalResponsePacket,
     Match,
     MoveOption,
+    MoveRequestPacket,
     MoveResponsePacket,
     Player,
     PositionEvaluation,
     dump_packet,
+    parse_packet,
 )
 
 Hex = tuple[int, int]
@@ -1385,3 +1390,37 @@ def test_any_input_sequence_gets_the_same_actions_with_derived_positions(
         for action in actions:
             if isinstance(action, Think):
                 last_job = action.job.job_id
+
+
+# ------------------------------------------------------- what packets say (helpers)
+
+
+def test_read_match_reads_valid_settings_and_names_the_key_of_invalid_ones() -> None:
+    assert read_match({"view_distance": 5}) == Match(view_distance=5)
+    with pytest.raises(InvalidMatchError, match=r"x-match.*view_distance"):
+        read_match({"view_distance": 0})
+    with pytest.raises(InvalidMatchError, match="not valid match settings"):
+        read_match(["not", "an", "object"])
+
+
+def test_game_over_words_a_draw_and_a_win_with_its_detail() -> None:
+    draw = parse_packet('{"type": "end", "winner": null, "reason": "draw"}')
+    won = parse_packet('{"type": "end", "winner": "x", "reason": "forfeit", "detail": "timeout"}')
+    assert isinstance(draw, EndPacket) and isinstance(won, EndPacket)
+    assert game_over(draw) == "game over: draw"
+    assert game_over(won) == "game over: x won by forfeit (timeout)"
+
+
+def test_a_move_request_of_another_model_class_takes_the_generic_dispatch() -> None:
+    """``_dispatch`` looks the packet of every move up by its exact class first; any
+    other packet (here a subclass, which the fast check does not match) still reaches
+    the same handler through the ``match`` statement."""
+
+    class Subclassed(MoveRequestPacket):
+        pass
+
+    session = BotSession(BwsV1Alpha())
+    session.receive('{"type": "setup"}', now=0.0)
+    packet = Subclassed(type="move_request", side=Player.O, previous=[])
+    [think] = session._dispatch(packet, 0.0)
+    assert isinstance(think, Think) and think.job.side is Player.O
