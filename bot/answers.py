@@ -85,16 +85,10 @@ def plain_answer(job: ThinkJob, result: object) -> tuple[Send, frozenset[Hex]] |
     compares the two)."""
     if type(result) is not MoveDecision or result.evaluation is not None or result.considerations:
         return None
-    pieces = result.pieces
-    if type(pieces) is not tuple or len(pieces) != 2:
+    if not _plainly_legal(job.asked, result):
         return None
-    first, second = pieces
-    if type(first) is not Coord or type(second) is not Coord:
-        return None
+    first, second = result.pieces
     q1, r1, q2, r2 = first.q, first.r, second.q, second.r
-    position = job.asked
-    if (q1 == q2 and r1 == r2) or not (position.is_legal(q1, r1) and position.is_legal(q2, r2)):
-        return None
     # The packet is made only if someone reads it: the adapter sends the bytes.
     encoded = _PLAIN_MOVE_RESPONSE % (q1, r1, q2, r2)
     send = Send(None, None, encoded, build=partial(_plain_packet, first, second))
