@@ -19,10 +19,11 @@ clocks and no records), and this process, the client.
    rate.
 3. Load: 1000 concurrent games (20 moves, 5 s heartbeat; ``--quick``: 500 of 60 moves,
    long enough that all are in flight at once): all finish, no forfeits, the
-   peak number in flight at once (``GET /health``: no connection pool may cap it); the
-   per-move latency a spectator sees (time between two ``board_update`` packets: the
-   server, the network and the bot together) as p50/p99 over a sample of games, and the
-   game server's peak RSS.
+   peak number in flight at once (``GET /health``: no connection pool may cap it); how
+   often a spectator's updates come (the time between two deliveries of ``board_update``
+   packets, updates read together counting as one: the server, the network and the bot
+   together) as p50/p99 over a sample of games, with the updates a delivery carries,
+   and the game server's peak RSS.
 
 In 1 and 2 each game is watched by one spectator of the compact stream (``?board=0``,
 what the web page reads), which is how the client sees its end; in 3 by one of the
@@ -38,6 +39,7 @@ import argparse
 import asyncio
 import contextlib
 import itertools
+import math
 import os
 import statistics
 import sys
@@ -312,6 +314,29 @@ async def throughput(c: Client, relay: str, games: int, at_once: int, moves: int
     )
 
 
+#: Updates that reach a spectator within this many seconds of each other came in one
+#: delivery: the server writes a spectator's updates together, once per flush.
+DELIVERY_S = 0.001
+
+
+def _deliveries(arrivals: list[float]) -> list[float]:
+    """The times of the deliveries among ``arrivals`` (each update's arrival, in order):
+    an update that arrives within ``DELIVERY_S`` of the one before came with it. The gaps
+    between deliveries are what a spectator waits; those inside one are 0 and would
+    only say how many moves a flush carried.
+
+    >>> _deliveries([0.0, 0.0002, 0.1, 0.1004, 0.1008, 0.35])
+    [0.0, 0.1, 0.35]
+    """
+    times: list[float] = []
+    last = -math.inf
+    for arrival in arrivals:
+        if arrival - last > DELIVERY_S:
+            times.append(arrival)
+        last = arrival
+    return times
+
+
 async def load(c: Client, games: int, moves: int, sample: int, server_pid: int) -> None:
     started = time.perf_counter()
     gate = asyncio.Semaphore(64)  # creating games, not playing them: keep the POSTs bounded
@@ -345,18 +370,19 @@ async def load(c: Client, games: int, moves: int, sample: int, server_pid: int) 
     await asyncio.gather(counter, return_exceptions=True)
     forfeits = [end for end, _ in watched if end.get("reason") == "forfeit"]
     dropped = [end for end, _ in watched if end.get("type") == "closed"]
-    gaps = [
-        later - earlier
-        for _, arrivals in watched[:sample]
-        for earlier, later in itertools.pairwise(arrivals)
-    ]
-    gaps.sort()
+    deliveries = [_deliveries(arrivals) for _, arrivals in watched[:sample]]
+    gaps = sorted(
+        later - earlier for times in deliveries for earlier, later in itertools.pairwise(times)
+    )
     p50 = gaps[len(gaps) // 2] * 1000 if gaps else float("nan")
     p99 = gaps[int(len(gaps) * 0.99)] * 1000 if gaps else float("nan")
+    updates = sum(len(arrivals) for _, arrivals in watched[:sample])
+    per_delivery = updates / max(1, sum(len(times) for times in deliveries))
     print(
         f"load: {games} games of {moves} moves at once finished in {elapsed:.1f} s, "
-        f"{len(forfeits)} forfeits, {len(dropped)} spectators dropped; per-move latency "
-        f"seen by spectators p50 {p50:.1f} ms, p99 {p99:.1f} ms; "
+        f"{len(forfeits)} forfeits, {len(dropped)} spectators dropped; a spectator's "
+        f"updates came every p50 {p50:.1f} ms, p99 {p99:.1f} ms "
+        f"({per_delivery:.1f} updates at a time); "
         f"game server peak RSS {peak_rss_mib(server_pid):.0f} MiB; "
         f"peak games in flight {peak} of {games}"
     )
