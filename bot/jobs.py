@@ -138,7 +138,8 @@ class ThinkJob:
     @property
     def asked(self) -> Position:
         """The position as it was when the job was made: the session's own, to read and
-        not to change (``original_position()`` gives a copy to change)."""
+        not to change (``original_position()`` gives a copy to change), and only while
+        the job's request is pending: the session's next request moves it on in place."""
         return self._original
 
 

@@ -30,6 +30,7 @@ __all__ = [
     "is_standard",
     "request_position",
     "request_stones",
+    "rewound",
     "stones_of_board",
 ]
 
@@ -161,11 +162,12 @@ def derive_position(
     move, 2 stones left. None otherwise (the full path then decides, and raises what it
     always raised).
 
-    O(new stones) Python work, plus two flat copies of the confirmed position's
-    containers and, with ``board``, one comparison of its cells with the confirmed ones
-    (C loops that mostly compare identical, interned cells). No copy when nothing is new
-    (the same position asked again, as a game server may ask a bot that declares
-    ``move_skips``): ``old`` is the answer then, which nobody changes.
+    ``old`` itself is advanced (and rebased) and returned: O(new stones), no copy of the
+    board, however long the game (with ``board``, one comparison of its cells with the
+    confirmed ones, C loops that mostly compare identical, interned cells). When the
+    stones do not fit, those placed are taken back and ``old`` is as it was. The session
+    that owns ``old`` rebuilds it from its first stones if it needs it back
+    (``BotSession`` on an interrupt).
     """
     if packet.board is not None and not _extends(packet.board, packet, cells):
         return None
@@ -177,20 +179,40 @@ def derive_position(
         # a property that costs more than the comparison, on the path of every move.)
         fits = old.to_move == packet.side and old.stones_left == 2
         return old if fits and old.outcome is None else None
-    position = old.copy()
+    position, placed = old, 0
     try:
         for move in packet.previous:
             side = move.side
             for piece in move.pieces:
                 if position.to_move != side:
-                    return None
+                    return _taken_back(position, placed)
                 position.place(piece.q, piece.r)
+                placed += 1
     except IllegalMoveError:  # a taken cell, out of view (allowed here), game over
-        return None
+        return _taken_back(position, placed)
     if position.outcome is not None or position.stones_left != 2 or position.to_move != packet.side:
-        return None
+        return _taken_back(position, placed)
     position.rebase()  # as if built from all its stones: they are all its setup
     return position
+
+
+def _taken_back(position: Position, placed: int) -> Position | None:
+    """None, once the last ``placed`` stones of ``position`` (placed since its last
+    rebase) are taken back: what ``derive_position`` answers for stones that do not fit."""
+    for _ in range(placed):
+        position.undo()
+    return None
+
+
+def rewound(
+    board: ConfirmedBoard, stones: int, to_move: Player, match: Match, capabilities: BwsV1Alpha
+) -> ConfirmedBoard:
+    """``board`` as it was before ``derive_position`` moved its position on in place,
+    when it held its first ``stones`` stones with ``to_move`` to move: rebuilt from
+    them, O(stones), for a request that is dropped (an interrupt: rare)."""
+    assert board.position is not None
+    kept = {(q, r): side for q, r, side in board.position.stones[:stones]}
+    return board._replace(position=build_position(kept, to_move, match, capabilities))
 
 
 def _extends(board: Board, packet: MoveRequestPacket, confirmed: list[Cell] | None) -> bool:

@@ -69,14 +69,13 @@ constructor, or ``Match()`` defaults. ``Configure.extras`` holds every ``x-`` ke
 
 *Board.* A request that carries ``board`` (our extension; the prototype's server sends
 it with a ``previous`` holding only the opponent's move) is trusted as the current
-position. Otherwise the stones of ``previous`` are added to the confirmed board. The
-session builds the position of a request from the confirmed one by placing the stones of
-``previous`` when that is the whole difference (the usual flow; with ``board``, when it
-lists the confirmed board's cells in their order, then those stones): O(new stones)
-instead of O(stones). Anything else is built from every stone, with the same result. The
-bot's own answer is never applied when sent: only the next request confirms it (so
-``move_skips`` works). An ``interrupt`` restores the board, the side and the bot's
-unconfirmed answer as they were before the interrupted request.
+position. Otherwise the stones of ``previous`` are added to the confirmed board: placed
+on the session's own position, in place, when that is the whole difference (the usual
+flow; with ``board``, when it lists the confirmed cells in their order, then those
+stones), O(new stones) and no copy; anything else is built from every stone, with the
+same result. The bot's own answer is never applied when sent: only the next request
+confirms it (so ``move_skips`` works). An ``interrupt`` restores the board (rebuilt from
+its stones), the side and the bot's unconfirmed answer as before the request.
 
 *Order.* A session starts with ``setup``: a move or evaluation request before it is out
 of order, as the spec's session has no position yet.
@@ -155,6 +154,7 @@ from bot.request_boards import (
     is_standard,
     request_position,
     request_stones,
+    rewound,
     stones_of_board,
 )
 from bot.session_errors import (
@@ -245,6 +245,8 @@ class _Pending(NamedTuple):
 
     job: ThinkJob
     before: _Tracking
+    # The confirmed board's stone count and side to move, if the request moved it on.
+    advanced_from: tuple[int, Player] | None = None
 
 
 class BotSession:
@@ -418,6 +420,9 @@ class BotSession:
             self._check_set_up("move_request")
             self._check_nothing_pending("move_request")
             self._check_side(side, "move_request")
+        confirmed = before.board.position
+        assert confirmed is not None  # _check_set_up
+        stones, to_move = len(confirmed), confirmed.to_move
         position = request_position(
             packet,
             before.board,
@@ -431,7 +436,9 @@ class BotSession:
         after = _Tracking(ConfirmedBoard(position, cells), side, None, before.side or side)
         declared = self._capabilities.move_time_limit
         limit = packet.move_time_limit if declared else None
-        return self._start("move", position, side, limit, before, after)
+        in_place = position is confirmed and len(position) != stones
+        advanced_from = (stones, Player(to_move)) if in_place else None
+        return self._start("move", position, side, limit, before, after, advanced_from)
 
     def _on_eval_request(self, packet: EvalRequestPacket) -> list[Action]:
         if not self._capabilities.evaluation:
@@ -514,6 +521,7 @@ class BotSession:
         limit: float | None,
         before: _Tracking,
         after: _Tracking,
+        advanced_from: tuple[int, Player] | None = None,
     ) -> list[Action]:
         """Start a job on ``position``, the session's own: the bot gets a copy."""
         job = ThinkJob(
@@ -528,7 +536,7 @@ class BotSession:
         )
         self._next_job_id += 1
         self._started = True
-        self._pending = _Pending(job, before)
+        self._pending = _Pending(job, before, advanced_from)
         self._tracking = after
         self._running.add(job.job_id)
         return [Think(job)]
@@ -565,6 +573,11 @@ class BotSession:
             return []
         self._pending = None
         self._tracking = pending.before
+        if pending.advanced_from is not None:  # the request moved the board on in place
+            board = rewound(
+                pending.before.board, *pending.advanced_from, self._match, self._capabilities
+            )
+            self._tracking = pending.before._replace(board=board)
         self._running.discard(pending.job.job_id)
         return [Cancel(pending.job.job_id)]
 

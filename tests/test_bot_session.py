@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from bot.bot import MoveDecision
 from bot.fallback import fallback_move
+from bot.request_boards import derive_position
 from bot.session import (
     CLOSE_INTERNAL_ERROR,
     CLOSE_NORMAL,
@@ -1220,7 +1221,27 @@ def test_the_bot_never_holds_the_sessions_position() -> None:
         (-3, 0, "x"),
         (-4, 0, "x"),
     ]
-    assert later.position is not job.position and later.asked is not job.asked
+    assert later.position is not job.position and later.position is not later.asked
+    assert later.asked.stones == later.position.stones
+
+
+def test_a_request_moves_the_sessions_position_on_in_place_and_an_interrupt_rebuilds_it() -> None:
+    # O(new stones) a request however long the game: the confirmed position is advanced,
+    # not copied; an interrupt, rare, restores the board as it was before the request.
+    session = started(BwsV1Alpha(interruptible=True))
+    answered_o(session, (1, 0), (2, 0))
+    request = move_request("o", move("o", (1, 0), (2, 0)), move("x", (-1, 0), (-2, 0)))
+    first = only_think(session.receive(request, now=2.0))
+    session.job_done(first.job_id, decision((3, 0), (4, 0)), now=3.0)
+    request = move_request("o", move("o", (3, 0), (4, 0)), move("x", (-3, 0), (-4, 0)))
+    second = only_think(session.receive(request, now=4.0))
+    assert second.asked is first.asked and len(second.asked) == 9
+    assert session.receive(frame("interrupt"), now=5.0) == [Cancel(second.job_id)]
+    # Asked again: the same request builds on the board as it was (5 stones), not on one
+    # that kept the interrupted request's stones (which would now be taken cells).
+    again = only_think(session.receive(request, now=6.0))
+    assert again.position.stones == second.position.stones
+    assert again.asked is not second.asked and len(again.asked) == 9
 
 
 def test_the_fast_move_response_encodes_like_dump_packet() -> None:
@@ -1424,3 +1445,25 @@ def test_a_move_request_of_another_model_class_takes_the_generic_dispatch() -> N
     packet = Subclassed(type="move_request", side=Player.O, previous=[])
     [think] = session._dispatch(packet, 0.0)
     assert isinstance(think, Think) and think.job.side is Player.O
+
+
+@pytest.mark.parametrize(
+    "previous",
+    [
+        [move("o", (1, 0), (0, 0))],  # the second stone on a taken cell
+        [move("o", (1, 0), (2, 0)), move("o", (3, 0), (4, 0))],  # O twice in a row
+        [move("o", (1, 0))],  # one stone: O would still have one to place
+    ],
+)
+def test_stones_that_do_not_fit_leave_the_confirmed_position_as_it_was(
+    previous: list[Json],
+) -> None:
+    # derive_position places them on the session's own position: what it placed of
+    # them must be taken back before the full path decides.
+    confirmed = Position()
+    before = (confirmed.stones, confirmed.to_move, confirmed.stones_left, confirmed.moves_played)
+    request = parse_packet(move_request("x", *previous))
+    assert isinstance(request, MoveRequestPacket)
+    assert derive_position(request, confirmed, None, Match()) is None
+    after = (confirmed.stones, confirmed.to_move, confirmed.stones_left, confirmed.moves_played)
+    assert after == before
