@@ -491,11 +491,12 @@ SESSION_ROUNDS = 5
 
 
 def _session_script(
-    game: list[tuple[int, int, Side]], start: int
+    game: list[tuple[int, int, Side]], start: int, every_board: bool = True
 ) -> tuple[list[bytes], list[MoveDecision]]:
     """O's move requests from the first one with at least ``start`` stones on the board,
     as a game server sends them (``board`` in placement order, ``previous`` = the bot's
-    last move and X's move), and the bot's answers (O's moves of ``game``)."""
+    last move and X's move; with ``every_board`` False, ``board`` only in the first,
+    as the spec's flow), and the bot's answers (O's moves of ``game``)."""
     first = max(5, 1 + 4 * ((start - 1 + 3) // 4))  # boards after X's move: 1 + 4k stones
     frames: list[bytes] = []
     answers: list[MoveDecision] = []
@@ -509,8 +510,10 @@ def _session_script(
 
         previous = [as_move(size - 4), as_move(size - 2)]
         board = [{"q": q, "r": r, "p": p} for q, r, p in game[:size]]
-        packet = {"type": "move_request", "side": "o", "previous": previous}
-        frames.append(json.dumps({**packet, "board": {"cells": board}}).encode())
+        packet: dict[str, Any] = {"type": "move_request", "side": "o", "previous": previous}
+        if every_board or not frames:
+            packet["board"] = {"cells": board}
+        frames.append(json.dumps(packet).encode())
         answers.append(MoveDecision.of([(q, r) for q, r, _ in game[size : size + 2]]))
     return frames, answers
 
@@ -536,23 +539,33 @@ def _session_cost(frames: list[bytes], answers: list[MoveDecision], derive: bool
 
 
 def measure_session(seconds: float) -> None:
-    """µs per move_request -> move_response through ``BotSession`` alone, deriving each
-    position from the last vs. rebuilding it, alternating, median of rounds."""
+    """µs per move_request -> move_response through ``BotSession`` alone, with the board
+    in every request: deriving each position from the last vs. rebuilding it; and in
+    the spec's flow, ``previous`` only (derived): alternating, median of rounds."""
     game = _game(max(SESSION_SIZES) + 4 * (SESSION_REQUESTS + 3))
     print(f"BotSession alone: µs per move_request -> move_response, median of {SESSION_ROUNDS}")
-    print("  stones   derived   rebuilt   rebuilt/derived")
+    print("  stones   derived   rebuilt   rebuilt/derived   previous only")
     for size in SESSION_SIZES:
         frames, answers = _session_script(game, size)
+        spec_frames, _ = _session_script(game, size, every_board=False)
         # Sessions per round: enough for about `seconds` of timed work on both paths.
         probe = _session_cost(frames, answers, derive=False) + 1e-6
         sessions = max(3, int(seconds / SESSION_ROUNDS / 2 / probe))
-        rates: dict[bool, list[float]] = {True: [], False: []}
+        runs = {
+            "derived": (frames, True),
+            "rebuilt": (frames, False),
+            "previous": (spec_frames, True),
+        }
+        rates: dict[str, list[float]] = {name: [] for name in runs}
         for _ in range(SESSION_ROUNDS):
-            for derive in (True, False):
-                total = sum(_session_cost(frames, answers, derive) for _ in range(sessions))
-                rates[derive].append(total / (sessions * SESSION_REQUESTS) * 1e6)
-        derived, rebuilt = (statistics.median(rates[d]) for d in (True, False))
-        print(f"  {size:6d}  {derived:8.1f}  {rebuilt:8.1f}  {rebuilt / derived:8.1f}x")
+            for name, (script, derive) in runs.items():
+                total = sum(_session_cost(script, answers, derive) for _ in range(sessions))
+                rates[name].append(total / (sessions * SESSION_REQUESTS) * 1e6)
+        derived, rebuilt, previous = (statistics.median(rates[name]) for name in runs)
+        print(
+            f"  {size:6d}  {derived:8.1f}  {rebuilt:8.1f}  {rebuilt / derived:8.1f}x"
+            f"          {previous:8.1f}"
+        )
 
 
 def main() -> None:
