@@ -147,7 +147,10 @@ def previous_only_request(size: int) -> str:
 class TrivialBot(BaseBot):
     """Answers the first two legal cells of the benchmark's boards, found once: no
     thinking at all. Declares ``move_skips``, so the client may send the same position
-    again and again instead of playing the bot's answers."""
+    again and again instead of playing the bot's answers. Keeps no position, so the
+    framework lends it the same one again (``BaseBot.keeps_positions``)."""
+
+    keeps_positions = False
 
     @classmethod
     def capabilities(cls) -> Capabilities:

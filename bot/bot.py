@@ -177,6 +177,14 @@ class BaseBot:
     #: Ignored with worker processes (``--process-pool``): the call goes to the worker.
     answers_on_loop: ClassVar[bool] = False
 
+    #: False for a bot that keeps no reference to a request's ``position`` once it has
+    #: answered: the bot server may then hand it the same object with the next
+    #: request, brought up to date in O(new stones), instead of a new copy of the whole
+    #: board (O(stones): 18 µs at 2000 stones). Only when its call has returned and it
+    #: left the position as it got it (stones it tried and took back are fine);
+    #: otherwise it gets a new copy as usual. Keep it True if you store positions.
+    keeps_positions: ClassVar[bool] = True
+
     def __init__(self) -> None:
         self.deadline: Deadline = Deadline(None)
 

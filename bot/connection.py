@@ -426,7 +426,10 @@ async def socket_endpoint(
         await websocket.close(CLOSE_GOING_AWAY, "the bot server is shutting down")
         return
     connection = Connection(
-        websocket, BotSession(capabilities), SessionCalls(pool, bot_class), bot_class.__name__
+        websocket,
+        BotSession(capabilities, lend_positions=not bot_class.keeps_positions),
+        SessionCalls(pool, bot_class),
+        bot_class.__name__,
     )
     pool.add_session(connection)
     try:

@@ -27,8 +27,9 @@ b'{"type":"move_response","move":{"pieces":[{"q":1,"r":0},{"q":2,"r":0}]}}'
 The interface
 -------------
 
-* ``BotSession(capabilities, *, match=None)``; ``capabilities`` is the bot's
-  ``BwsV1Alpha``: every optional feature is enabled only when declared there.
+* ``BotSession(capabilities, *, match=None, lend_positions=False)``; ``capabilities`` is
+  the bot's ``BwsV1Alpha``: every optional feature is enabled only when declared there.
+  ``lend_positions`` for a bot that keeps no position (``BaseBot.keeps_positions``).
 * ``receive(data, now)``: one text frame from the client -> actions;
   ``receive_binary(size, now)``: a binary frame -> the close.
 * ``job_done(job_id, result, now)``: the bot's answer (a ``MoveDecision`` for a move
@@ -50,79 +51,17 @@ No method raises: whatever the client sends, the answer is actions, at worst
 The pieces, each importable from here too: ``bot.jobs`` (``ThinkJob``, the actions, the
 timing of answers), ``bot.session_errors`` (one error class per reason to close),
 ``bot.session_packets`` (the match settings of a config, the words of an end),
-``bot.request_boards`` (the board of a request) and ``bot.answers`` (the bot's answer
-made safe to send).
+``bot.request_boards`` (the board of a request), ``bot.lent_positions`` (the bot's copy
+of it) and ``bot.answers`` (the bot's answer made safe to send).
 
-How the protocol's open points are settled
-------------------------------------------
-
-*Match settings.* A ``config`` packet may carry the game's settings under the key
-``"x-match"``, a ``Match`` object as JSON (``{"type": "config", "x-match":
-{"view_distance": 10, ...}}``); invalid settings close the session. ``config`` packets
-are only accepted from the client when the bot declares ``config`` (the spec forbids
-them otherwise), so a bot that does not declare it plays with the ``match`` given to the
-constructor, or ``Match()`` defaults. ``Configure.extras`` holds every ``x-`` key,
-``x-match`` included.
-
-*Config timing.* Before the game starts (the first ``setup`` or request) a declared
-``config`` is always accepted; afterwards only with ``config.dynamic``.
-
-*Board.* A request that carries ``board`` (our extension; the prototype's server sends
-it with a ``previous`` holding only the opponent's move) is trusted as the current
-position. Otherwise the stones of ``previous`` are added to the confirmed board: placed
-on the session's own position, in place, when that is the whole difference (the usual
-flow; with ``board``, when it lists the confirmed cells in their order, then those
-stones), O(new stones) and no copy; anything else is built from every stone, with the
-same result. The bot's own answer is never applied when sent: only the next request
-confirms it (so ``move_skips`` works). An ``interrupt`` restores the board (rebuilt from
-its stones), the side and the bot's unconfirmed answer as before the request.
-
-*Order.* A session starts with ``setup``: a move or evaluation request before it is out
-of order, as the spec's session has no position yet.
-
-*Checks, each lifted by the capability that allows it.* Without ``free_setup`` the setup
-board is one ``x`` at (0, 0), and every board after it must pass
-``game.reachable.check_reachable`` (X on the origin, stone counts that fit the side to
-move unless ``free_move_order``, no stone out of reach or cut off), checked in O(stones)
-before any work per cell: stones spread far apart cost nothing. Without
-``resettable_state`` there is one ``setup``, before any request. Without ``dual_sided``
-every request is for the side of the first. Without ``free_move_order`` the moves of
-``previous`` and the requested side alternate, starting with the side due to move (a
-request with ``board`` may leave out earlier moves, as the prototype does). Without
-``move_skips`` (or ``free_move_order``) ``previous`` holds at most 2 moves, and without
-``move_skips`` it must begin with the bot's last answer, unchanged (with ``board``: the
-board must hold it). Stones are not checked against ``view_distance`` (the server is the
-referee), but a stone on a taken cell, a repeated cell or a board that already has a
-winning line closes the session. Evaluations are of the confirmed board, with the
-requested side to move.
-
-*Answers.* One request may be pending at a time. An illegal move from the bot (or none
-in time, or an exception) is replaced by ``bot.fallback.fallback_move``; the ``Send``
-then carries a ``warning`` for the log. An evaluation that fails or overruns is
-answered with an empty evaluation (``{}``) rather than closing: a broken evaluator should
-not forfeit a game.
-
-*Time limits.* ``move_time_limit`` / ``evaluation_time_limit`` of a request are honoured
-only when declared; ``answer_within`` is the limit less ``network_margin(limit)``.
-
-*Heartbeats.* ``waiting: true`` with no request pending is the spec's error state and
-closes (1008), except just after an answer (the two crossed on the wire): within
-``heartbeat_grace`` of the last answer it is ignored. While a job runs, no heartbeat
-ever closes the session.
-
-*Close codes.* 1000 after ``end`` or ``nope``; 1002 for a malformed packet, a packet not
-allowed by the declared capabilities or out of order; 1003 for a binary frame
-(``receive_binary``: packets are JSON in text frames); 1008 for a valid packet that
-describes an impossible state (a board with a winning line or that no game can reach, a
-heartbeat waiting for nothing); 1011 if the session itself fails. Reasons can be long
-(they quote the packet's problem): the adapter should log them whole and trim the close
-frame's copy to the 123 bytes WebSocket allows.
+How the protocol's open points are settled (match settings, config timing, the board,
+order, checks, answers, time limits, heartbeats, close codes): ``docs/bot_session.md``.
 
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Literal, NamedTuple
 
 from pydantic import BaseModel
@@ -143,6 +82,7 @@ from bot.jobs import (
     heartbeat_grace,
     network_margin,
 )
+from bot.lent_positions import PositionLender
 from bot.request_boards import (
     STANDARD_STONES,
     ConfirmedBoard,
@@ -170,6 +110,7 @@ from bot.session_errors import (
     WrongSideError,
 )
 from bot.session_packets import game_over, read_match
+from game.hexgrid import Hex
 from game.rules import Position
 from models import (
     CLOSE_INTERNAL_ERROR,
@@ -257,8 +198,12 @@ class BotSession:
     #: False builds every position from scratch (for benchmarks and tests to compare).
     _derive_positions: bool = True
 
-    def __init__(self, capabilities: BwsV1Alpha, *, match: Match | None = None) -> None:
+    def __init__(
+        self, capabilities: BwsV1Alpha, *, match: Match | None = None, lend_positions: bool = False
+    ) -> None:
         self._capabilities = capabilities
+        # The bot's position: lent again when it allows (BaseBot.keeps_positions False).
+        self._lender = PositionLender() if lend_positions else None
         self._match = match if match is not None else Match()
         self._closed = False
         # The game has started: a setup or a request was received.
@@ -312,6 +257,8 @@ class BotSession:
     def job_done(self, job_id: int, result: JobResult, now: float) -> list[Action]:
         """The bot finished job ``job_id`` with ``result``."""
         self._running.discard(job_id)
+        if self._lender is not None:
+            self._lender.returned(job_id)
         pending = self._current(job_id)
         if pending is None:
             return []
@@ -323,6 +270,8 @@ class BotSession:
     def job_failed(self, job_id: int, error: BaseException, now: float) -> list[Action]:
         """The bot raised ``error`` working on job ``job_id``."""
         self._running.discard(job_id)
+        if self._lender is not None:
+            self._lender.returned(job_id)
         pending = self._current(job_id)
         if pending is None:
             return []
@@ -438,7 +387,9 @@ class BotSession:
         limit = packet.move_time_limit if declared else None
         in_place = position is confirmed and len(position) != stones
         advanced_from = (stones, Player(to_move)) if in_place else None
-        return self._start("move", position, side, limit, before, after, advanced_from)
+        lent = in_place and self._lender is not None  # then the bot's copy takes them too
+        new = [(p.q, p.r) for m in packet.previous for p in m.pieces] if lent else []
+        return self._start("move", position, side, limit, before, after, advanced_from, new)
 
     def _on_eval_request(self, packet: EvalRequestPacket) -> list[Action]:
         if not self._capabilities.evaluation:
@@ -522,12 +473,15 @@ class BotSession:
         before: _Tracking,
         after: _Tracking,
         advanced_from: tuple[int, Player] | None = None,
+        new: Sequence[Hex] = (),
     ) -> list[Action]:
-        """Start a job on ``position``, the session's own: the bot gets a copy."""
+        """Start a job on ``position``, the session's own: the bot gets a copy (or its
+        last one, moved on by ``new``, the stones placed since: ``bot.lent_positions``)."""
+        job_id, lender = self._next_job_id, self._lender
         job = ThinkJob(
-            self._next_job_id,
+            job_id,
             kind,
-            position.copy(),
+            position.copy() if lender is None else lender.lend(job_id, position, new),
             side,
             self._match,
             limit,

@@ -331,6 +331,24 @@ class Position:
         clone._legal = self._legal.copy()
         return clone
 
+    def change_mark(self) -> tuple[object, ...]:
+        """An O(1) value equal to a later one only if the position is the same: nothing
+        placed, rebased or changed since, or all of it taken back (a search that plays
+        and undoes). The last stone's record is compared by identity: a stone taken
+        back and played again is a new record.
+
+        >>> pos = Position(); mark = pos.change_mark()
+        >>> pos.place(1, 0); _ = pos.undo(); pos.change_mark() == mark
+        True
+        >>> pos.place(1, 0); pos.change_mark() == mark
+        False
+        """
+        last = self._history[-1] if self._history else None
+        # id(last) with last itself: the record is kept alive, so no other has its id.
+        return (id(last), last, len(self._history), self._setup_size, self._moves_played,
+                self._stones_left, self._to_move, self._outcome, self.view_distance,
+                self.win_distance, self.turn_limit)  # fmt: skip
+
     def rebase(self) -> None:
         """Make every stone on the board part of the setup, in O(1).
 

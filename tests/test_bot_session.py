@@ -1467,3 +1467,58 @@ def test_stones_that_do_not_fit_leave_the_confirmed_position_as_it_was(
     assert derive_position(request, confirmed, None, Match()) is None
     after = (confirmed.stones, confirmed.to_move, confirmed.stones_left, confirmed.moves_played)
     assert after == before
+
+
+# ------------------------------------------------------- the bot's position, lent
+
+
+def lending() -> BotSession:
+    """A session whose bot keeps no position (``BaseBot.keeps_positions`` False)."""
+    session = BotSession(BwsV1Alpha(move_time_limit=True), lend_positions=True)
+    session.receive(setup(), now=0.0)
+    return session
+
+
+def next_request(o: tuple[Hex, Hex], x: tuple[Hex, Hex] = ((-1, 0), (-2, 0))) -> str:
+    return move_request("o", move("o", *o), move("x", *x))
+
+
+def test_a_bot_that_keeps_no_position_gets_its_last_one_back_brought_up_to_date() -> None:
+    session = lending()
+    first = only_think(session.receive(move_request("o"), now=1.0))
+    first.position.place(1, 0)
+    first.position.undo()  # what a search does: tries a stone, takes it back
+    session.job_done(first.job_id, decision((1, 0), (2, 0)), now=1.5)
+    second = only_think(session.receive(next_request(((1, 0), (2, 0))), now=2.0))
+    assert second.position is first.position  # O(new stones): no copy of the board
+    assert second.position is not second.asked
+    assert second.position.stones == second.asked.stones
+    lent, asked = second.position, second.asked
+    assert (lent.to_move, lent.stones_left, lent.setup, lent.moves_played) == (
+        asked.to_move,
+        asked.stones_left,
+        asked.setup,
+        asked.moves_played,
+    )
+
+
+def test_a_position_the_bot_changed_or_still_holds_is_not_lent_again() -> None:
+    session = lending()
+    first = only_think(session.receive(move_request("o"), now=1.0))
+    first.position.place(3, 3)  # left on its copy
+    session.job_done(first.job_id, decision((1, 0), (2, 0)), now=1.5)
+    second = only_think(session.receive(next_request(((1, 0), (2, 0))), now=2.0))
+    assert second.position is not first.position
+    assert second.position.stones == second.asked.stones
+    # A call past its time: answered for it, but its thread may still be on its copy.
+    session.answer_due(second.job_id, decision((3, 0), (4, 0)), now=3.0)
+    third = only_think(session.receive(next_request(((3, 0), (4, 0)), ((-3, 0), (-4, 0))), now=4.0))
+    assert third.position is not second.position
+
+
+def test_a_bot_that_keeps_its_positions_gets_a_new_copy_every_time() -> None:
+    session = started()  # lend_positions is off unless the bot says it keeps none
+    first = only_think(session.receive(move_request("o"), now=1.0))
+    session.job_done(first.job_id, decision((1, 0), (2, 0)), now=1.5)
+    second = only_think(session.receive(next_request(((1, 0), (2, 0))), now=2.0))
+    assert second.position is not first.position

@@ -22,6 +22,9 @@ class CenterBot(BaseBot):
     (Coord(q=-1, r=0), Coord(q=-1, r=1))
     """
 
+    #: It keeps no position after answering: the server may lend it the same one again.
+    keeps_positions = False
+
     name = "CenterBot"
 
     @classmethod

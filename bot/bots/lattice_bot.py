@@ -28,6 +28,9 @@ class LatticeBot(BaseBot):
     [(-1, 1), (1, -1)]
     """
 
+    #: It keeps no position after answering: the server may lend it the same one again.
+    keeps_positions = False
+
     name = "LatticeBot"
 
     def __init__(self) -> None:

@@ -35,6 +35,9 @@ class RandomBot(BaseBot):
     True
     """
 
+    #: It keeps no position after answering: the server may lend it the same one again.
+    keeps_positions = False
+
     name = "RandomBot"
 
     def __init__(self, seed: int | None = None) -> None:
