@@ -385,14 +385,9 @@ class SessionCalls:
         queue. None when that cannot be: calls are queued or running (``submit`` then)."""
         if self._busy or self._waiting or self._closed or not self._on_loop:
             return None
-        slot = self._slot
         self._busy = True
-        try:  # _call_here, two calls flatter (once a move)
-            if slot.instance is None:
-                slot.instance = slot.bot_class()
-            return None, _perform(slot.instance, call, deadline)
-        except Exception as error:
-            return error, None
+        try:
+            return _call_here(self._slot, call, deadline)
         finally:
             self._busy = False
 

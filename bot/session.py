@@ -256,9 +256,7 @@ class BotSession:
 
     def job_done(self, job_id: int, result: JobResult, now: float) -> list[Action]:
         """The bot finished job ``job_id`` with ``result``."""
-        self._running.discard(job_id)
-        if self._lender is not None:
-            self._lender.returned(job_id)
+        self._call_returned(job_id)
         pending = self._current(job_id)
         if pending is None:
             return []
@@ -269,14 +267,19 @@ class BotSession:
 
     def job_failed(self, job_id: int, error: BaseException, now: float) -> list[Action]:
         """The bot raised ``error`` working on job ``job_id``."""
-        self._running.discard(job_id)
-        if self._lender is not None:
-            self._lender.returned(job_id)
+        self._call_returned(job_id)
         pending = self._current(job_id)
         if pending is None:
             return []
         why = f"the bot raised {error!r}"
         return self._guarded(lambda: self._answer(pending.job, None, why, now))
+
+    def _call_returned(self, job_id: int) -> None:
+        """The bot's call for job ``job_id`` is over: nothing runs it, nothing holds its
+        position any more."""
+        self._running.discard(job_id)
+        if self._lender is not None:
+            self._lender.returned(job_id)
 
     def answer_due(self, job_id: int, best: MoveDecision | None, now: float) -> list[Action]:
         """Job ``job_id`` ran out of time; ``best`` is the bot's best move so far."""
@@ -296,13 +299,11 @@ class BotSession:
     # ---------------------------------------------------------------- packets
 
     def _dispatch(self, packet: BaseModel, now: float) -> list[Action]:
-        if type(packet) is MoveRequestPacket:  # the packet of every move, before 7 cases
-            return self._on_move_request(packet)
         match packet:
+            case MoveRequestPacket():  # first: the packet of every move
+                return self._on_move_request(packet)
             case HeartbeatPacket():
                 return self._on_heartbeat(packet, now)
-            case MoveRequestPacket():
-                return self._on_move_request(packet)
             case EvalRequestPacket():
                 return self._on_eval_request(packet)
             case ConfigPacket():
@@ -364,11 +365,9 @@ class BotSession:
     def _on_move_request(self, packet: MoveRequestPacket) -> list[Action]:
         before = self._tracking
         side = packet.side
-        # The checks' conditions first, inline: the calls only to raise (once a move).
-        if before.board.position is None or self._pending is not None or before.side is not side:
-            self._check_set_up("move_request")
-            self._check_nothing_pending("move_request")
-            self._check_side(side, "move_request")
+        self._check_set_up("move_request")
+        self._check_nothing_pending("move_request")
+        self._check_side(side, "move_request")
         confirmed = before.board.position
         assert confirmed is not None  # _check_set_up
         stones, to_move = len(confirmed), confirmed.to_move

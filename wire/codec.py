@@ -9,6 +9,7 @@ from typing import (
     TypeAlias,
     TypeVar,
     Union,
+    cast,
     overload,
 )
 
@@ -124,7 +125,7 @@ class _CellInterner:
             known.update(fresh)
             for i, wire in holes:  # from ``fresh``: another thread may clear ``known``
                 cells[i] = fresh[wire]
-        return cells  # type: ignore[return-value]  # no holes left (not cast(): a call a board)
+        return cast(list[Cell], cells)  # no holes left
 
     def clear(self) -> None:
         self._cells.clear()
@@ -177,17 +178,10 @@ _GIVEN_WITH_BOARD = _GIVEN_WITHOUT_BOARD | {"board"}
 def _move_request(envelope: _MoveRequestEnvelope) -> MoveRequestPacket | dict[str, Any]:
     """The packet of a typed ``move_request`` envelope, its moves and board built; or
     its fields, for pydantic to check the time limit and clocks it has."""
-    moves = envelope.previous
-    # (No comprehension for none: a bot that declares move_skips may be asked again and
-    # again with an empty ``previous``, and a comprehension is a call.)
-    previous = (
-        [
-            _trusted(Move, {"side": move.side, "pieces": [_coord(piece) for piece in move.pieces]})
-            for move in moves
-        ]
-        if moves
-        else []
-    )
+    previous = [
+        _trusted(Move, {"side": move.side, "pieces": [_coord(piece) for piece in move.pieces]})
+        for move in envelope.previous
+    ]
     board = envelope.board
     read = None if board is None or board is msgspec.UNSET else _cell_interner.board(board)
     if (
