@@ -11,6 +11,8 @@ import pytest
 
 from bot.bot import BaseBot, Deadline, MoveDecision
 from bot.bots import CenterBot, LatticeBot, RandomBot, ThreatBot
+from bot.bots.mix_bot import MixBot
+from bot.bots.search_bot import SearchBot
 from bot.capabilities import Capabilities
 from game.hexgrid import distance, hexagon
 from game.rules import Position, Side, Termination
@@ -402,3 +404,38 @@ def test_lattice_bot_starts_over_when_given_a_new_position() -> None:
 def test_lattice_bot_with_a_view_distance_of_one_still_plays_legally() -> None:
     position = play_game(LatticeBot(), LatticeBot(), Match(view_distance=1, turn_limit=30))
     assert position.outcome is not None
+
+
+# ------------------------------------------------- the position lent again (keeps_positions)
+
+
+def _bots_that_keep_no_position() -> list[BaseBot]:
+    return [
+        RandomBot(seed=5),
+        CenterBot(),
+        LatticeBot(),
+        ThreatBot(),
+        MixBot(seed=5),
+        SearchBot(pure=True, max_nodes=1_500),
+    ]
+
+
+@pytest.mark.parametrize("bot", _bots_that_keep_no_position(), ids=lambda bot: type(bot).__name__)
+def test_a_bot_that_keeps_no_position_leaves_the_one_it_is_lent_as_it_got_it(
+    bot: BaseBot,
+) -> None:
+    """What the bot server counts on to lend a bot with ``keeps_positions`` False the same
+    position with the next request (``bot.lent_positions``): after each call it is as
+    the bot got it, tried stones taken back. The bot is handed the game's own position
+    every move here, as the lender hands it over."""
+    assert not type(bot).keeps_positions
+    match = Match(turn_limit=24)
+    position = Position(match.view_distance, match.win_distance, turn_limit=match.turn_limit)
+    while not position.is_game_over():
+        mark, stones = position.change_mark(), position.stones
+        side = Player(position.to_move)
+        decision = MoveDecision.of(bot.play(position, side, match, Deadline(None)))
+        assert position.change_mark() == mark, f"{type(bot).__name__} changed the position"
+        assert position.stones == stones
+        apply(position, decision)
+    assert position.moves_played > 0

@@ -60,10 +60,16 @@ class LatticeBot(BaseBot):
             self._radius = 0
         self._stones = len(position) + 2
         stones = []
-        for _ in range(2):
-            cell = self._next_cell(position, parity)
-            position.place(*cell)
-            stones.append(cell)
+        try:
+            for _ in range(2):
+                cell = self._next_cell(position, parity)
+                position.place(*cell)
+                stones.append(cell)
+        finally:
+            # Taken back: the position is left as it came (what keeps_positions False
+            # promises the server, which may then lend it again with the next request).
+            for _ in stones:
+                position.undo()
         return stones
 
     def _next_cell(self, position: Position, parity: int) -> Hex:

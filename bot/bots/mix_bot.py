@@ -47,6 +47,8 @@ class MixBot(BaseBot):
     """Each move: ThreatBot's with probability ``p``, else RandomBot's."""
 
     name = "MixBot"
+    #: It keeps no position after answering, as neither of the bots it asks does.
+    keeps_positions = False
     THREAT_P: ClassVar[float] = 0.5
 
     def __init__(self, p: float | None = None, seed: int | None = None) -> None:

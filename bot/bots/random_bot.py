@@ -77,12 +77,17 @@ class RandomBot(BaseBot):
         before_first = sorted(position.legal_cells())
         first = self._random.choice(before_first)
         position.place(*first)
-        if position.is_game_over():
-            # The first stone won, so the second is never placed; the protocol still
-            # wants two distinct pieces.
-            second = self._random.choice([cell for cell in before_first if cell != first])
-        else:
-            second = self._random.choice(sorted(position.legal_cells()))
+        try:
+            if position.is_game_over():
+                # The first stone won, so the second is never placed; the protocol still
+                # wants two distinct pieces.
+                second = self._random.choice([cell for cell in before_first if cell != first])
+            else:
+                second = self._random.choice(sorted(position.legal_cells()))
+        finally:
+            # Taken back: the position is left as it came (what keeps_positions False
+            # promises the server, which may then lend it again with the next request).
+            position.undo()
         return MoveDecision(pieces=(_coord(first), _coord(second)))
 
 

@@ -77,6 +77,9 @@ class SearchBot(BaseBot):
     module's docstring."""
 
     name = "SearchBot"
+    #: It keeps no position after answering: the engine copies the stones into its own
+    #: arrays, and what it tries on the position it takes back.
+    keeps_positions = False
     #: Without a time limit (``Deadline(None)``), seconds per move.
     default_seconds: ClassVar[float] = 5.0
 

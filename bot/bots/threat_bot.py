@@ -174,6 +174,10 @@ class ThreatBot(BaseBot):
     ('o', -1)
     """
 
+    #: It keeps no position after answering (its census is its own, built per call;
+    #: the stones it tries are taken back): the server may lend it the same one again.
+    keeps_positions = False
+
     name = "ThreatBot"
 
     @classmethod
@@ -340,15 +344,23 @@ def _is_legal_move(position: Position, move: tuple[Hex, Hex]) -> bool:
 def _greedy_move(position: Position, census: WindowCensus) -> tuple[Hex, Hex]:
     """Each stone on the best scoring legal cell, the second scored after the first is
     placed (it may lengthen the same line). The census ends with both stones placed;
-    ``position`` is scratch (it may hold the first)."""
+    ``position`` ends as it came (the first stone is placed while the second is
+    chosen, then taken back)."""
     first = _best_cell(position, census, avoid=set()) or _any_legal_cell(position, avoid=set())
     census.place(first, census.me)
     position.place(*first)
-    if position.is_game_over():
-        # Only when the first stone wins, which _winning_move would have found unless
-        # view_distance kept it from pairing the stones; any second stone will do.
-        position.undo()
-    second = _best_cell(position, census, avoid={first}) or _any_legal_cell(position, avoid={first})
+    placed = True
+    try:
+        if position.is_game_over():
+            # Only when the first stone wins, which _winning_move would have found unless
+            # view_distance kept it from pairing the stones; any second stone will do.
+            position.undo()
+            placed = False
+        second = _best_cell(position, census, avoid={first})
+        second = second or _any_legal_cell(position, avoid={first})
+    finally:
+        if placed:
+            position.undo()
     census.place(second, census.me)
     return first, second
 
