@@ -21,19 +21,35 @@ False
 (True, True)
 >>> second.place(5, 5)  # the bot leaves a stone on it...
 >>> lender.returned(2)
->>> lender.lend(3, session, []) is second  # ...so the next job gets a new copy
+>>> import warnings
+>>> with warnings.catch_warnings(record=True):  # (told once: see LentPositionChanged)
+...     lender.lend(3, session, []) is second  # ...so the next job gets a new copy
 False
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from game.hexgrid import Hex
 from game.rules import IllegalMoveError, Position
 
-__all__ = ["PositionLender"]
+__all__ = ["LentPositionChanged", "PositionLender"]
+
+
+class LentPositionChanged(RuntimeWarning):
+    """A bot that declares ``keeps_positions`` False left its position changed (a stone
+    on it not taken back): it still plays, but gets a new copy each such time, so the
+    declaration saves nothing. Shown once per process (Python's default for warnings)."""
+
+
+_CHANGED = (
+    "the bot declares keeps_positions = False but left the position it was lent changed "
+    "(a stone not taken back?): it gets a new copy of the board instead, as if it kept "
+    "positions. Take back the stones you try (Position.undo) to be lent the same one again."
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,10 +64,11 @@ class _Loan:
     mark: tuple[object, ...]
 
     def brought_up_to_date(self, position: Position, new: Sequence[Hex]) -> Position | None:
-        """The copy, moved on to ``position`` (this loan's source, with the stones
-        ``new`` placed since, then rebased); None if it cannot be."""
+        """The copy, as the bot left it (``mark`` unchanged: the caller checks it), moved
+        on to ``position`` (this loan's source, with the stones ``new`` placed since, then
+        rebased); None if it cannot be."""
         copy = self.copy
-        if position is not self.source or copy.change_mark() != self.mark:
+        if position is not self.source:
             return None
         if len(position) == self.source_stones:
             return copy
@@ -80,7 +97,12 @@ class PositionLender:
         own), or the last one lent, moved on by ``new`` (the stones placed on
         ``position`` since that one was lent)."""
         back, self._back = self._back, None
-        copy = None if back is None else back.brought_up_to_date(position, new)
+        copy = None
+        if back is not None:
+            if back.copy.change_mark() == back.mark:
+                copy = back.brought_up_to_date(position, new)
+            else:  # silent, this would only cost time: the bot's author wants to know
+                warnings.warn(_CHANGED, LentPositionChanged, stacklevel=2)
         if copy is None:
             copy = position.copy()
         self._out = _Loan(job_id, position, len(position), copy, copy.change_mark())

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from bot.bot import MoveDecision
 from bot.fallback import fallback_move
+from bot.lent_positions import LentPositionChanged
 from bot.request_boards import derive_position
 from bot.session import (
     CLOSE_INTERNAL_ERROR,
@@ -1507,7 +1508,9 @@ def test_a_position_the_bot_changed_or_still_holds_is_not_lent_again() -> None:
     first = only_think(session.receive(move_request("o"), now=1.0))
     first.position.place(3, 3)  # left on its copy
     session.job_done(first.job_id, decision((1, 0), (2, 0)), now=1.5)
-    second = only_think(session.receive(next_request(((1, 0), (2, 0))), now=2.0))
+    # The bot's author is told: the declaration saves nothing then.
+    with pytest.warns(LentPositionChanged, match="left the position it was lent changed"):
+        second = only_think(session.receive(next_request(((1, 0), (2, 0))), now=2.0))
     assert second.position is not first.position
     assert second.position.stones == second.asked.stones
     # A call past its time: answered for it, but its thread may still be on its copy.
