@@ -11,8 +11,11 @@ spectating it or polling. ``wait_for_end`` returns at the first of:
   store, every ``STORE_POLL_S``, the cheapest read there is (one row, no moves);
 * ``S`` seconds have passed;
 * the server began shutting down (``_Runtime.stopping``), so that a waiting request
-  never holds up a graceful stop (uvicorn waits for requests in flight before it
-  closes; ``GameServer`` drains the runtime first, which sets it);
+  never holds up a graceful stop: uvicorn waits for the requests in flight before it
+  closes, and ``game.server.GameServer`` (what ``game.serve`` and ``serving`` run)
+  drains the runtime first, which sets it. Under a plain ``uvicorn.Server`` the
+  runtime is drained by the lifespan, only after those requests: there a wait holds the
+  stop up to its end or uvicorn's ``timeout_graceful_shutdown``;
 * the client went away (its connection closed): nobody is left to answer.
 
 The route then reads the record by the normal read path, so what it says is what was
