@@ -1,5 +1,6 @@
 """The game server's own REST routes (``game_routes``): ``POST /game/new``, ``GET /games``,
-``GET /games/{id}`` and its notation, ``GET /health``, ``GET /openapi.json`` and
+``GET /games/{id}`` (with ``?wait=``, a long poll for the game's end: ``game.game_wait``)
+and its notation, ``GET /health``, ``GET /openapi.json`` and
 ``GET /docs``; and ``http_error``, which makes every error ``{"detail": ...}`` JSON.
 
 ``game.server.create_app`` mounts them with the other concepts' routes (tournaments,
@@ -18,6 +19,7 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import BaseRoute, Route
 
 from game.discovery import DiscoveryError
+from game.game_wait import MAX_WAIT_S, WaitEnd, parse_wait, wait_for_end
 from game.manager import ManagerClosed, TooManyGames
 from game.openapi import _docs_page
 from game.route_bodies import creation_body
@@ -142,9 +144,36 @@ def _no_game(request: Request) -> HTTPException:
 
 
 async def get_game(request: Request) -> Response:
+    """The game's record; with ``?wait=S`` (0 to ``MAX_WAIT_S`` seconds), once the game
+    is over (its final record, committed) or after S seconds (the record as it stands,
+    ``result`` null). An unknown game is a 404 at once, a bad ``wait`` a 422.
+
+    A wait cut short by the server shutting down answers 200 with the record as it
+    stands, not 503: reads go on being served while the server stops (only what starts
+    something new is refused), and the record is a true answer; a client that sees no
+    result asks again (a cluster's other workers answer it)."""
+    wait_text = request.query_params.get("wait")
+    seconds = parse_wait(wait_text)
+    if seconds is None:
+        return _error(
+            422,
+            f"wait: expected a number of seconds from 0 to {MAX_WAIT_S}, got "
+            f"{_echo(str(wait_text))}",
+        )
+    runtime = _runtime(request)
+    game_id = request.path_params["game_id"]
     # A live game is read from memory: it has every move broadcast so far.
-    records = _runtime(request).manager.records
-    encoded = await records.record_json(request.path_params["game_id"])
+    records = runtime.manager.records
+    if seconds > 0:
+        # Found before waiting: an unknown game is a 404 at once, not after the wait.
+        known = runtime.manager.runs(game_id) or (
+            await records.store.game_status(game_id) is not None
+        )
+        if not known:
+            raise _no_game(request)
+        if await wait_for_end(runtime, request, game_id, seconds) is WaitEnd.GONE:
+            return Response(status_code=204)  # never sent: the client has gone
+    encoded = await records.record_json(game_id)
     if encoded is None:
         raise _no_game(request)
     return Response(encoded, media_type="application/json")

@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic.json_schema import models_json_schema
 
+from game.game_wait import MAX_WAIT_S
 from game.ladder_routes import LADDER_MODELS, ladder_paths
 from game.openapi_arena import ARENA_MODELS, arena_paths
 from game.queue_routes import challenge_paths
@@ -253,10 +254,35 @@ def _openapi(hosted: bool) -> dict[str, Any]:
         "/games/{game_id}": {
             "get": {
                 "summary": "The record of a game: players, settings, moves, result",
-                "parameters": [game_id],
+                "description": (
+                    "A running game's record is as it stands (result null). With wait, "
+                    "a long poll: the answer comes once the game is over (its final "
+                    "record, committed) or after wait seconds (the record as it stands), "
+                    "or at once when the server begins shutting down. An unknown game "
+                    "is a 404 at once."
+                ),
+                "parameters": [
+                    game_id,
+                    {
+                        "name": "wait",
+                        "in": "query",
+                        "description": (
+                            "Seconds to wait for the game to end, a decimal number "
+                            f"(digits and at most one point) from 0 to {MAX_WAIT_S}; 0 or "
+                            "absent: answer at once"
+                        ),
+                        "schema": {
+                            "type": "number",
+                            "minimum": 0,
+                            "maximum": MAX_WAIT_S,
+                            "default": 0,
+                        },
+                    },
+                ],
                 "responses": {
                     "200": {"description": "The game record", "content": body("GameRecord")},
                     "404": not_found,
+                    "422": error("Bad wait"),
                 },
             }
         },

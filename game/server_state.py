@@ -3,6 +3,7 @@ hosts (``HOSTED_BOTS``), and the runtime its lifespan opens and closes (``_Runti
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 from collections import Counter
 from dataclasses import dataclass, field
@@ -105,6 +106,10 @@ class _Runtime:
     #: A cluster's worker: the tournament games it plays from the queue.
     work: WorkPlayer | None = None
     closing: bool = False
+    #: Set with ``closing``: what a request waiting for something (``GET
+    #: /games/<id>?wait=``, ``game.game_wait``) waits on too, so that it answers at once
+    #: and never holds up the stop.
+    stopping: asyncio.Event = field(default_factory=asyncio.Event)
     drained: bool = False
     # Live games created per client address, and creations under way (discovery takes
     # a while, and concurrent requests must not all slip under the cap), for the
@@ -118,6 +123,7 @@ class _Runtime:
         Idempotent: ``GameServer.shutdown`` calls it before uvicorn closes connections,
         the lifespan again in case the app runs under a plain uvicorn."""
         self.closing = True
+        self.stopping.set()
         if self.drained:
             return
         self.drained = True
