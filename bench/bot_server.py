@@ -18,7 +18,8 @@ framework's own cost. The servers compared, all on the same uvicorn stack:
   with msgspec. No session rules, no position, no checks of the answer;
 * ours, ``bot.serve`` with TrivialBot in the thread pool (the default), and with the
   same bot declaring ``answers_on_loop`` (called on the event loop, no thread hop),
-  against the echo.
+  against the echo; the on-loop bot also in the flow the game server uses with a spec
+  bot (the board in the first request, then ``previous`` only: see "Game length").
 
 Targets: ours costs at most 1.2x the minimal bot server per move; the on-loop bot keeps
 at least 70% of the echo rate. "µs per move" is 1 / the rate: the latency of one round
@@ -409,6 +410,8 @@ async def measure(connections: list[int], seconds: float, lengths: bool) -> None
                 "minimal": (f"{other}/minimal", SMALL_FLOW),
                 "ours": (ours, SMALL_FLOW),
                 "on loop": (on_loop, SMALL_FLOW),
+                # The game server's flow for a spec bot: the board once, then `previous`.
+                "on loop, previous": (on_loop, long_flow(len(STONES), with_board=False)),
             }
             rate, cpu = await alternate(runs, count, seconds, cpu_url)
             print(
@@ -425,6 +428,7 @@ async def measure(connections: list[int], seconds: float, lengths: bool) -> None
                 ("minimal", "minimal bot server (thread hop)"),
                 ("ours", "bot server (TrivialBot, threads)"),
                 ("on loop", "bot server (answers_on_loop)"),
+                ("on loop, previous", "  the same, previous only"),
             ]
             for name, label in rows:
                 print(
@@ -442,6 +446,13 @@ async def measure(connections: list[int], seconds: float, lengths: bool) -> None
                 f"  on loop / echo = {share:.0%} ({verdict} the 70% target; by server CPU "
                 f"per move {cpu['echo'] / cpu['on loop']:.0%}); "
                 f"threads / echo = {rate['ours'] / rate['echo']:.0%}"
+            )
+            share = rate["on loop, previous"] / rate["echo"]
+            verdict = "meets" if share >= 0.7 else "misses"
+            print(
+                f"  on loop / echo with previous only (the game server's flow for a spec "
+                f"bot) = {share:.0%} ({verdict} the 70% target; by server CPU per move "
+                f"{cpu['echo'] / cpu['on loop, previous']:.0%})"
             )
         if lengths:
             await measure_lengths(ours, f"{other}/minimal", connections[0], seconds, cpu_url)
