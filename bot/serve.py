@@ -3,7 +3,9 @@
 One port serves, for every hosted bot (at ``/`` or under a prefix such as ``/random``):
 
 * ``GET <prefix>/capabilities.json`` — the bot's ``capabilities()``, with the
-  ``api_root`` of both APIs replaced when ``--api-root`` is given;
+  ``api_root`` of both APIs replaced when ``--api-root`` is given, and ``Cache-Control:
+  max-age=5`` (``--capabilities-max-age``): a game server may reuse it that long instead
+  of fetching it for every game (``game.capabilities_cache``);
 * the WebSocket ``<prefix>/<bws api_root>/game``, and ``.../game/game`` too, because the
   prototype's game server dials that doubled path (``protocol.md``, "Known quirks"); a
   plain ``GET`` there answers 426 with a hint instead of a bare 404;
@@ -78,6 +80,7 @@ from models import (
 )
 
 __all__ = [
+    "CAPABILITIES_MAX_AGE",
     "DEFAULT_BOT",
     "DEFAULT_HOST",
     "DEFAULT_PORT",
@@ -104,6 +107,12 @@ log = logging.getLogger("bot.serve")
 DEFAULT_BOT = "bot.bots:CenterBot"
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8002  # the prototype's bot server port
+#: Seconds a game server may reuse a bot's capabilities (``Cache-Control: max-age``):
+#: back-to-back games fetch them once, and a bot restarted with other ones is seen
+#: within seconds. 0 sends ``no-cache``: fetched for every game.
+CAPABILITIES_MAX_AGE = 5
+#: The most ``--capabilities-max-age`` takes (a day; game servers cap it lower).
+MAX_CAPABILITIES_MAX_AGE = 86_400
 
 
 # ------------------------------------------------------------------ loading bots
@@ -192,18 +201,30 @@ def served_capabilities(bot_class: type[BaseBot], api_root: str | None = None) -
 
 
 def bot_routes(
-    bot_class: type[BaseBot], pool: BotPool, *, api_root: str | None = None
+    bot_class: type[BaseBot],
+    pool: BotPool,
+    *,
+    api_root: str | None = None,
+    capabilities_max_age: int = CAPABILITIES_MAX_AGE,
 ) -> list[BaseRoute]:
     """The routes of one bot, relative to its base URL: mount them under a prefix
     (``Mount("/random", routes=...)``, or ``mount_bot``) or put them at the root.
 
     ``pool`` runs the bot's calls and keeps its sessions; its owner closes it.
+    ``capabilities_max_age`` is the document's ``Cache-Control: max-age`` (seconds; 0:
+    ``no-cache``).
     """
+    if not 0 <= capabilities_max_age <= MAX_CAPABILITIES_MAX_AGE:
+        raise ValueError(
+            f"capabilities_max_age must be from 0 to {MAX_CAPABILITIES_MAX_AGE} seconds, "
+            f"got {capabilities_max_age}"
+        )
     capabilities = served_capabilities(bot_class, api_root)
     document = dump_packet(capabilities)
+    caching = {"cache-control": _cache_control(capabilities_max_age)}
 
     async def capabilities_json(request: Request) -> Response:
-        return Response(document, media_type="application/json")
+        return Response(document, media_type="application/json", headers=caching)
 
     routes: list[BaseRoute] = [Route("/capabilities.json", capabilities_json, methods=["GET"])]
     if (bws := capabilities.bws_v1_alpha) is not None:
@@ -231,12 +252,29 @@ def bot_routes(
     return routes
 
 
+def _cache_control(max_age: int) -> str:
+    """``Cache-Control`` of a capabilities document that may be reused ``max_age`` s.
+
+    >>> _cache_control(5), _cache_control(0)
+    ('max-age=5', 'no-cache')
+    """
+    return f"max-age={max_age}" if max_age > 0 else "no-cache"
+
+
 def mount_bot(
-    prefix: str, bot_class: type[BaseBot], pool: BotPool, *, api_root: str | None = None
+    prefix: str,
+    bot_class: type[BaseBot],
+    pool: BotPool,
+    *,
+    api_root: str | None = None,
+    capabilities_max_age: int = CAPABILITIES_MAX_AGE,
 ) -> Mount:
     """``bot_class`` served under ``prefix`` (e.g. ``"/random"``): its capabilities at
     ``<prefix>/capabilities.json``. For the game server to host bots on its own port."""
-    return Mount(_path(_root(prefix)), routes=bot_routes(bot_class, pool, api_root=api_root))
+    routes = bot_routes(
+        bot_class, pool, api_root=api_root, capabilities_max_age=capabilities_max_age
+    )
+    return Mount(_path(_root(prefix)), routes=routes)
 
 
 def create_app(
@@ -246,6 +284,7 @@ def create_app(
     pool: BotPool | None = None,
     workers: int | None = None,
     processes: bool = False,
+    capabilities_max_age: int = CAPABILITIES_MAX_AGE,
 ) -> Starlette:
     """A Starlette app serving one bot at ``/``, or several under prefixes
     (``{"/random": RandomBot, "/center": CenterBot}``; ``"/"`` puts one at the root).
@@ -266,10 +305,14 @@ def create_app(
         if segment in seen:
             raise ValueError(f"two bots under the prefix {prefix!r}")
         seen.add(segment)
+        options: dict[str, Any] = {
+            "api_root": api_root,
+            "capabilities_max_age": capabilities_max_age,
+        }
         if segment:
-            routes.append(mount_bot(segment, bot_class, bot_pool, api_root=api_root))
+            routes.append(mount_bot(segment, bot_class, bot_pool, **options))
         else:
-            routes.extend(bot_routes(bot_class, bot_pool, api_root=api_root))
+            routes.extend(bot_routes(bot_class, bot_pool, **options))
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -450,6 +493,14 @@ def _arguments() -> argparse.ArgumentParser:
         help="api_root of both APIs, relative to capabilities.json (default: the bot's own)",
     )
     parser.add_argument(
+        "--capabilities-max-age",
+        type=int,
+        default=CAPABILITIES_MAX_AGE,
+        metavar="S",
+        help="seconds a game server may reuse the capabilities document (Cache-Control: "
+        "max-age; 0: fetched for every game; default %(default)s)",
+    )
+    parser.add_argument(
         "--workers", type=int, metavar="N", help="threads (or processes) the bots think in"
     )
     parser.add_argument(
@@ -473,6 +524,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.workers is not None and args.workers < 1:
         print(f"{parser.prog}: error: --workers must be at least 1", file=sys.stderr)
         return 2
+    if not 0 <= args.capabilities_max_age <= MAX_CAPABILITIES_MAX_AGE:
+        print(
+            f"{parser.prog}: error: --capabilities-max-age must be from 0 to "
+            f"{MAX_CAPABILITIES_MAX_AGE} seconds, got {args.capabilities_max_age}",
+            file=sys.stderr,
+        )
+        return 2
     try:
         table = _parse_bots(args.bot or [DEFAULT_BOT])
     except BotSpecError as error:
@@ -484,7 +542,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     # The app owns the pool and shuts it down in its lifespan: after a SIGTERM uvicorn
     # re-raises the signal once it has shut down, so nothing after run() would run.
     app = create_app(
-        table, api_root=args.api_root, workers=args.workers, processes=args.process_pool
+        table,
+        api_root=args.api_root,
+        workers=args.workers,
+        processes=args.process_pool,
+        capabilities_max_age=args.capabilities_max_age,
     )
     server = BotServer(
         uvicorn_config(app, host=args.host, port=args.port, log_level=args.log_level),

@@ -2,7 +2,9 @@
 
 ``discover`` does it all: it checks the URL (``game.bot_urls``) and the address policy
 (``game.address_policy``), fetches the document (with a timeout and a size cap,
-redirects not followed), validates it and returns a ``BotEndpoint``. Every failure is a
+redirects not followed), validates it and returns a ``BotEndpoint``; given a
+``CapabilitiesCache`` (``game.capabilities_cache``), it reuses what it found while the
+bot's ``Cache-Control`` says that is fresh. Every failure is a
 ``DiscoveryError`` (``game.discovery_errors``) whose message is fit for a 422 answer: it
 names the URL and what was wrong.
 
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import time
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -28,6 +31,7 @@ from game.bot_urls import (
     resolve_api_root,
     websocket_url,
 )
+from game.capabilities_cache import CapabilitiesCache, freshness_s
 from game.discovery_errors import (
     BadApiRoot,
     BadBotUrl,
@@ -59,6 +63,7 @@ __all__ = [
     "BotTimedOut",
     "BotUnreachable",
     "CannotStartFromOpening",
+    "CapabilitiesCache",
     "CapabilitiesTooLarge",
     "DiscoveryError",
     "ForbiddenAddress",
@@ -98,6 +103,9 @@ class _Fetch:
     url: str
     max_bytes: int
     body: bytearray = field(default_factory=bytearray)
+    #: The response's caching headers (several ``Cache-Control`` fields joined).
+    cache_control: str | None = None
+    age: str | None = None
 
 
 async def discover(
@@ -107,8 +115,13 @@ async def discover(
     policy: AddressPolicy = DEFAULT_POLICY,
     timeout: float = DEFAULT_TIMEOUT,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    cache: CapabilitiesCache[BotEndpoint] | None = None,
 ) -> BotEndpoint:
     """Fetch and validate the capabilities of the bot at ``bot_url``; how to play it.
+
+    With ``cache``, an endpoint found for ``bot_url`` while still fresh is returned
+    without a fetch, and one fetched is kept as long as its response allows
+    (``game.capabilities_cache``).
 
     ``timeout`` (seconds) bounds everything: resolving the name, connecting, reading.
     A document over ``max_bytes`` is refused without reading the rest. Redirects are
@@ -123,6 +136,8 @@ async def discover(
         raise ValueError(f"timeout must be more than 0 seconds, got {timeout!r}")
     if max_bytes < 1:
         raise ValueError(f"max_bytes must be at least 1, got {max_bytes!r}")
+    if cache is not None and (kept := cache.get(bot_url, time.monotonic())) is not None:
+        return kept
     document_url = capabilities_url(bot_url)
     host = urlsplit(document_url).hostname
     assert host is not None  # capabilities_url checked it
@@ -150,7 +165,11 @@ async def discover(
         capabilities = parse_body(Capabilities, text)
     except ProtocolError as exc:
         raise BadCapabilities(f"{document_url}: invalid capabilities document: {exc}") from None
-    return endpoint_for(bot_url, document_url, capabilities)
+    endpoint = endpoint_for(bot_url, document_url, capabilities)
+    if cache is not None:
+        fresh_s = freshness_s(fetch.cache_control, fetch.age)
+        cache.keep(bot_url, endpoint, fresh_s=fresh_s, now=time.monotonic())
+    return endpoint
 
 
 async def _fetch(fetch: _Fetch, session: aiohttp.ClientSession) -> None:
@@ -166,6 +185,8 @@ async def _fetch(fetch: _Fetch, session: aiohttp.ClientSession) -> None:
             timeout=_NO_TIMEOUT,
         ) as response:
             _check_response(url, response, fetch.max_bytes)
+            fetch.cache_control = ", ".join(response.headers.getall("Cache-Control", ())) or None
+            fetch.age = response.headers.get("Age")
             async for chunk in response.content.iter_any():
                 fetch.body += chunk
                 if len(fetch.body) > fetch.max_bytes:

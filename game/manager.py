@@ -54,6 +54,7 @@ from game.discovery import (
     AddressPolicy,
     BotEndpoint,
     CannotStartFromOpening,
+    CapabilitiesCache,
     DiscoveryError,
     discover,
 )
@@ -189,6 +190,10 @@ class GameManager:
         self.policy = policy
         self.limits = limits if limits is not None else SessionLimits()
         self.discovery_timeout = discovery_timeout
+        #: Bots' endpoints kept while their capabilities are fresh (the bot's
+        #: ``Cache-Control``; ``game.capabilities_cache``): one fetch serves the games
+        #: made meanwhile. A seat that cannot be dialled drops its bot from it.
+        self.capabilities: CapabilitiesCache[BotEndpoint] = CapabilitiesCache()
         self.max_games = max_games
         self.max_spectators = max_spectators
         self.spectator_queue = spectator_queue
@@ -349,7 +354,11 @@ class GameManager:
         assert player.bot_url is not None  # PlayerConfig checks it
         try:
             return await discover(
-                player.bot_url, self.http, policy=self.policy, timeout=self.discovery_timeout
+                player.bot_url,
+                self.http,
+                policy=self.policy,
+                timeout=self.discovery_timeout,
+                cache=self.capabilities,
             )
         except DiscoveryError as exc:
             raise type(exc)(f"{seat}: {exc}") from None

@@ -485,6 +485,9 @@ class RunningGame:
                 await seat.connect()
                 break
             except SeatConnectError as exc:
+                # Its capabilities are fetched again for the next game, which then
+                # finds out at once (422) if the bot is gone rather than at its dial.
+                manager.capabilities.forget(slot.endpoint.url)
                 if self._loop.time() + delay >= give_up:
                     log.info("game %s: %s never connected: %s", self.game_id, side.value, exc)
                     return
