@@ -389,6 +389,16 @@ def _us(rate: float) -> float:
     return 1e6 / rate
 
 
+def _echo_share(run: str, rate: dict[str, float], cpu: dict[str, float]) -> str:
+    """``run``'s rate as a share of the echo's, against the 70% target, and by CPU."""
+    share = rate[run] / rate["echo"]
+    verdict = "meets" if share >= 0.7 else "misses"
+    return (
+        f"{share:.0%} ({verdict} the 70% target; by server CPU per move "
+        f"{cpu['echo'] / cpu[run]:.0%})"
+    )
+
+
 async def measure(connections: list[int], seconds: float, lengths: bool) -> None:
     child = subprocess.Popen(
         [sys.executable, __file__, "--serve"],
@@ -440,19 +450,13 @@ async def measure(connections: list[int], seconds: float, lengths: bool) -> None
                 f"  ours / minimal, per move = {ratio:.2f}x ({verdict} the 1.2x target); "
                 f"server CPU per move {cpu['ours'] / cpu['minimal']:.2f}x"
             )
-            share = rate["on loop"] / rate["echo"]
-            verdict = "meets" if share >= 0.7 else "misses"
             print(
-                f"  on loop / echo = {share:.0%} ({verdict} the 70% target; by server CPU "
-                f"per move {cpu['echo'] / cpu['on loop']:.0%}); "
+                f"  on loop / echo = {_echo_share('on loop', rate, cpu)}; "
                 f"threads / echo = {rate['ours'] / rate['echo']:.0%}"
             )
-            share = rate["on loop, previous"] / rate["echo"]
-            verdict = "meets" if share >= 0.7 else "misses"
             print(
-                f"  on loop / echo with previous only (the game server's flow for a spec "
-                f"bot) = {share:.0%} ({verdict} the 70% target; by server CPU per move "
-                f"{cpu['echo'] / cpu['on loop, previous']:.0%})"
+                "  on loop / echo with previous only (the game server's flow for a spec bot) "
+                f"= {_echo_share('on loop, previous', rate, cpu)}"
             )
         if lengths:
             await measure_lengths(ours, f"{other}/minimal", connections[0], seconds, cpu_url)

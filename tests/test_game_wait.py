@@ -85,6 +85,15 @@ class RawRequest:
         await writer.drain()
         return cls(reader, writer)
 
+    @classmethod
+    async def held(cls, a: Arena, path: str) -> tuple[RawRequest, set[asyncio.Task[Any]]]:
+        """``send``, once the server holds the request (it has a task for it); with
+        the tasks there were before."""
+        before = asyncio.all_tasks()
+        request = await cls.send(a, path)
+        await _until(lambda: bool(asyncio.all_tasks() - before))
+        return request, before
+
     async def answer(self) -> tuple[int, Json]:
         async with asyncio.timeout(TIMEOUT):
             raw = await self.reader.read()  # connection: close, so up to the end
@@ -141,9 +150,7 @@ async def test_a_wait_on_a_game_another_process_runs_answers_once_the_store_has_
 ) -> None:
     async with arena(tmp_path) as a:
         await _elsewhere(a, "elsewhere")
-        before = asyncio.all_tasks()
-        request = await RawRequest.send(a, "/games/elsewhere?wait=60")
-        await _until(lambda: bool(asyncio.all_tasks() - before))  # the server holds it
+        request, _ = await RawRequest.held(a, "/games/elsewhere?wait=60")
         result = GameResult(winner=Player.O, reason=ResultReason.WIN)
         await _runtime(a).store.finish_game("elsewhere", result, ended_at=datetime.now(UTC))
         status, record = await request.answer()
@@ -244,9 +251,7 @@ async def test_a_client_that_goes_away_while_waiting_leaves_nothing_behind(
 ) -> None:
     async with arena(tmp_path) as a:
         await _elsewhere(a, "elsewhere")
-        before = asyncio.all_tasks()
-        request = await RawRequest.send(a, f"/games/elsewhere?wait={MAX_WAIT_S}")
-        await _until(lambda: bool(asyncio.all_tasks() - before))  # the server holds it
+        request, before = await RawRequest.held(a, f"/games/elsewhere?wait={MAX_WAIT_S}")
         request.close()
         # The request's task and every watcher of its wait end with the connection, long
         # before the wait would have.
