@@ -305,14 +305,25 @@ def create_app(
         if segment in seen:
             raise ValueError(f"two bots under the prefix {prefix!r}")
         seen.add(segment)
-        options: dict[str, Any] = {
-            "api_root": api_root,
-            "capabilities_max_age": capabilities_max_age,
-        }
         if segment:
-            routes.append(mount_bot(segment, bot_class, bot_pool, **options))
+            routes.append(
+                mount_bot(
+                    segment,
+                    bot_class,
+                    bot_pool,
+                    api_root=api_root,
+                    capabilities_max_age=capabilities_max_age,
+                )
+            )
         else:
-            routes.extend(bot_routes(bot_class, bot_pool, **options))
+            routes.extend(
+                bot_routes(
+                    bot_class,
+                    bot_pool,
+                    api_root=api_root,
+                    capabilities_max_age=capabilities_max_age,
+                )
+            )
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

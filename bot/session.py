@@ -525,12 +525,11 @@ class BotSession:
         if pending is None:
             return []
         self._pending = None
-        self._tracking = pending.before
+        before = pending.before
         if pending.advanced_from is not None:  # the request moved the board on in place
-            board = rewound(
-                pending.before.board, *pending.advanced_from, self._match, self._capabilities
-            )
-            self._tracking = pending.before._replace(board=board)
+            board = rewound(before.board, *pending.advanced_from, self._match, self._capabilities)
+            before = before._replace(board=board)
+        self._tracking = before
         self._running.discard(pending.job.job_id)
         return [Cancel(pending.job.job_id)]
 
