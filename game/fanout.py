@@ -286,6 +286,11 @@ class Fanout:
         self.spectators.clear()
         self._skipping.clear()
 
+    def release(self) -> None:
+        """Closed for good: forget ``on_drop`` (its owner holds this fanout), so the two
+        do not keep each other alive. Nobody is dropped by a closed fanout."""
+        self._on_drop = _keep
+
     def _join(self, spectator: Spectator, end: int) -> bytes:
         compact, excluded = spectator.compact, spectator.excluded
         start = spectator.cursor
@@ -306,3 +311,7 @@ class Fanout:
         while self._base < oldest and self._log:
             self._log.popleft()
             self._base += 1
+
+
+def _keep(_spectator: Spectator) -> None:
+    """A released fanout's ``on_drop``: nothing to tell anyone."""

@@ -83,6 +83,15 @@ class GuardedWebSocketProtocol(WebSocketsSansIOProtocol):
         if scope is not None:
             scope["extensions"][FRAME_WRITER_EXTENSION] = {"write": self._write_frame}
 
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        # The scope holds the writer, a method of this protocol, which holds the scope:
+        # once the connection is gone, the writer stops holding it (nothing can be
+        # written now anyway), so reference counting frees the connection's objects.
+        scope = getattr(self, "scope", None)
+        if scope is not None and FRAME_WRITER_EXTENSION in scope["extensions"]:
+            scope["extensions"][FRAME_WRITER_EXTENSION] = {"write": _gone}
+
     def _write_frame(self, frame: bytes) -> bool:
         """``FrameWriter``: write ``frame`` now, as ``send`` would write the frame of
         its text, if ``send`` would write at once: accepted, open, no close sent or
@@ -141,3 +150,8 @@ class GuardedWebSocketProtocol(WebSocketsSansIOProtocol):
             self.transport.close()
             return
         self.handle_parser_exception()  # queues websocket.disconnect, writes, closes
+
+
+def _gone(_frame: bytes) -> bool:
+    """The ``FrameWriter`` of a lost connection: writes nothing."""
+    return False

@@ -544,8 +544,22 @@ class RunningGame:
         finally:  # even if cancelled: nobody may wait for this game any longer
             if self._recorder is not None:
                 self._recorder.cancel()
+            self._release()
             self.manager.forget(self)
             self.finished.set()
+
+    def _release(self) -> None:
+        """Let go of what calls back into this game, once it is over. The recorder's
+        ``on_failed``, the fanout's ``on_drop`` and the seats' and outboxes' callbacks
+        hold this object, which holds them: without this, a finished game's state (its
+        session, board and record, thousands of objects in a long game) is freed only by
+        a middle collection of the cyclic GC, which walks it all first; with it,
+        reference counting frees it the moment the last reader lets go."""
+        self._recorder = None
+        self._outboxes.clear()
+        for slot in self.slots.values():
+            slot.socket = None
+        self.fanout.release()
 
     async def _close_all(self) -> None:
         if self.analysis is not None:

@@ -259,6 +259,10 @@ class BotSocketSeat:
                 async with asyncio.timeout(self._send_timeout):
                     await ws.close(code=code, message=clip_close_reason(reason).encode())
         await asyncio.gather(*(t for t in self._tasks if t is not current), return_exceptions=True)
+        # A cancelled task keeps its CancelledError, whose traceback holds the task's
+        # frames and so this seat: let go of them, or the seat (and its owner, through
+        # the callbacks) waits for the cyclic GC.
+        self._tasks = [current] if current in self._tasks else []
 
     async def _read(self) -> None:
         ws = self._ws
