@@ -5,10 +5,11 @@ A client that made a game with ``POST /game/new`` waits here for its end instead
 spectating it or polling. ``wait_for_end`` returns at the first of:
 
 * the game is over and its record committed. A game this process runs is waited on
-  with ``GameManager.end_of`` (no polling: it returns once the record is in the store).
-  A game it does not run but the store has as running (another worker of a cluster
-  runs it, or a server that died left it so) is watched through its status in the
-  store, every ``STORE_POLL_S``, the cheapest read there is (one row, no moves);
+  with ``GameManager.recorded_end_of`` (no polling: it returns once the record is in
+  the store, as `end` goes to the seats, without waiting for their connections to
+  close). A game it does not run but the store has as running (another worker of a
+  cluster runs it, or a server that died left it so) is watched through its status in
+  the store, every ``STORE_POLL_S``, the cheapest read there is (one row, no moves);
 * ``S`` seconds have passed;
 * the server began shutting down (``_Runtime.stopping``), so that a waiting request
   never holds up a graceful stop: uvicorn waits for the requests in flight before it
@@ -98,10 +99,10 @@ async def wait_for_end(
         return WaitEnd.TIMED_OUT
     manager = runtime.manager
     # Looked up now: a game that ends between this check and the await is not missed
-    # (``end_of`` holds on to the game; the store's status says it too).
+    # (``recorded_end_of`` holds on to the game; the store's status says it too).
     ended: Awaitable[object]
     if manager.runs(game_id):
-        ended = manager.end_of(game_id)
+        ended = manager.recorded_end_of(game_id)
     else:
         ended = _stored_end(manager.store, game_id)
     watchers = {

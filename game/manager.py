@@ -282,6 +282,19 @@ class GameManager:
         game = self._games.get(game_id)
         return None if game is None else game.record()
 
+    def recorded_end_of(self, game_id: str) -> Awaitable[None]:
+        """Wait for a game this manager runs to be over and its final record committed
+        (at once if it does not run it): the moment its `end` goes out, before its
+        connections are closed, sooner than ``end_of``. Looked up when called, as
+        ``end_of``. ``GET /games/<id>?wait=`` waits on it."""
+        game = self._games.get(game_id)
+
+        async def wait() -> None:
+            if game is not None:
+                await game.recorded.wait()
+
+        return wait()
+
     def end_of(self, game_id: str) -> Awaitable[GameResult | None]:
         """Wait for a game this manager runs to end and its record to be committed; its
         result (None if it does not run it). The game is looked up when this is called,

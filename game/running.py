@@ -107,7 +107,12 @@ class RunningGame:
         self.watched_remotely = False
         self._analysed_ply = -1  # the last position handed to it
         self.end_text: str | None = None
+        #: Set once the game is over and everything it owns is closed.
         self.finished = asyncio.Event()
+        #: Set once the game is over and its final record committed (and the end hooks
+        #: run): when `end` goes out, before the connections close; at the latest with
+        #: ``finished`` (a record the store did not confirm in time, or no end at all).
+        self.recorded = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
         self._loop = asyncio.get_running_loop()
         self._inbox: Mailbox[GameEvent | _Alarm] = Mailbox(INBOX_SIZE)
@@ -339,7 +344,8 @@ class RunningGame:
         write = self._do(game_over)
         assert write is not None
         await self._record(write)
-        if self._recorder is not None and not await self._recorder.wait(END_COMMIT_WAIT):
+        committed = self._recorder is not None and await self._recorder.wait(END_COMMIT_WAIT)
+        if self._recorder is not None and not committed:
             log.warning(
                 "game %s: the record was not committed within %g s; sending the end anyway",
                 self.game_id,
@@ -347,6 +353,8 @@ class RunningGame:
             )
         if self.manager.has_end_hooks:  # e.g. the ratings (game.rating_book)
             await self.manager.run_end_hooks(self.game_id, self.record)
+        if committed:  # else `recorded` comes with `finished`, whatever the store did
+            self.recorded.set()
 
     @property
     def _recorded_result(self) -> bool:
@@ -546,6 +554,7 @@ class RunningGame:
                 self._recorder.cancel()
             self._release()
             self.manager.forget(self)
+            self.recorded.set()
             self.finished.set()
 
     def _release(self) -> None:

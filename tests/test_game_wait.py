@@ -158,6 +158,38 @@ async def test_a_wait_on_a_game_another_process_runs_answers_once_the_store_has_
     assert GameResult.model_validate(record["result"]) == result
 
 
+async def test_a_wait_ends_when_the_record_is_committed_not_once_the_connections_close(
+    tmp_path: Path,
+) -> None:
+    """What a wait waits on (``recorded_end_of``) returns as `end` goes out, with the
+    record committed, while the game is still closing its connections: ``end_of``, and
+    the game's leaving the manager, come after that."""
+    async with arena(tmp_path) as a:
+        created = await a.new_game(
+            {
+                "player_x": {"type": "human"},
+                "player_o": a.bot("random"),
+                "match_config": HUMAN_MATCH,
+            }
+        )
+        game_id = created["game_id"]
+        async with a.http.ws_connect(f"{a.ws_base}/ws?token={created['token_x']}") as person:
+            await receive_type(person, "setup")
+            await receive_type(person, "move_request")  # the game is on, and waits for X
+            manager = _runtime(a).manager
+            ended = asyncio.ensure_future(manager.end_of(game_id))
+            recorded = manager.recorded_end_of(game_id)
+            await person.send_json({"type": "resign"})
+            async with asyncio.timeout(TIMEOUT):
+                await recorded
+            closing = manager.runs(game_id) and not ended.done()
+            record, stored_status = await stored(a.db_url, game_id)
+            result = await ended
+    assert closing
+    assert stored_status is not RecordStatus.RUNNING and record.result == result
+    assert result is not None and result.cause == "resign"
+
+
 async def test_a_wait_on_a_running_game_of_another_process_answers_its_record_as_it_stands(
     tmp_path: Path,
 ) -> None:
