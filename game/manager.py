@@ -406,18 +406,28 @@ class GameManager:
         )
         if self._closing:
             raise ManagerClosed("the server is shutting down and takes no new games")
-        await self.store.create_game(session.record().model_copy(update={"name": request.name}))
-        if self._closing:  # shut down while the record was written: end it at once
-            with contextlib.suppress(Exception):
-                await self.store.finish_game(game_id, ABORTED_RESULT, ended_at=datetime.now(UTC))
-            raise ManagerClosed("the server is shutting down and takes no new games")
+        game = RunningGame(self, session, slots, request.name)
+        # The bots are dialled while the record is written: the game starts that much
+        # sooner (a commit is about a millisecond), and one that cannot start hangs up.
+        game.dial()
+        try:
+            record = session.record().model_copy(update={"name": request.name})
+            await self.store.create_game(record)
+            if self._closing:  # shut down while the record was written: end it at once
+                with contextlib.suppress(Exception):
+                    await self.store.finish_game(
+                        game_id, ABORTED_RESULT, ended_at=datetime.now(UTC)
+                    )
+                raise ManagerClosed("the server is shutting down and takes no new games")
+        except BaseException:
+            await game.abandon()
+            raise
         if self.cluster is not None:  # owned here before anyone is told of it
             tokens = [slot.token for slot in slots.values() if slot.token is not None]
             try:
                 await self.cluster.game_started(game_id, tokens)
             except Exception:  # the game plays all the same, seen from this worker only
                 log.exception("game %s: registering it in the cluster failed", game_id)
-        game = RunningGame(self, session, slots, request.name)
         self._games[game_id] = game
         for side, slot in slots.items():
             if slot.token is not None:

@@ -15,8 +15,9 @@
   ``END_COMMIT_WAIT``), so whoever gets ``end`` can read the finished record at once;
   then the manager's end hooks run (``GameManager.add_end_hook``: the ratings), also
   before ``end`` goes out.
-* WebSocket bots are dialed when the game starts (retried until the no-show limit, so
-  a bot that cannot be reached forfeits with ``no_show`` as the session decides); a
+* WebSocket bots are dialed as the game is created, while its record is written
+  (retried until the no-show limit, so a bot that cannot be reached forfeits with
+  ``no_show`` as the session decides; ``abandon`` hangs up if the game never starts); a
   stateless bot's turn is a task posting to it, cancelled when the game ends.
 * No exception escapes a game task: an unexpected one is logged and the game aborted.
 """
@@ -123,6 +124,7 @@ class RunningGame:
         self._helpers: set[asyncio.Task[Any]] = set()  # connects, turns, abort requests
         self._outboxes: set[Outbox] = set()  # the bots' (a human's belongs to play_human)
         self._turn: asyncio.Task[None] | None = None
+        self._dialled = False
         self._turns = 0
         self._ending = False
         # Updates of the actions being carried out that have not gone out yet.
@@ -190,9 +192,7 @@ class RunningGame:
                 commit_interval=self.manager.commit_interval,
                 on_failed=self.request_abort,
             )
-            for side, slot in self.slots.items():
-                if slot.info.kind == "bot_ws":
-                    self.spawn(self._connect_bot(side), f"connect {side.value}")
+            self.dial()
             await self._play()
         except Exception:  # a bug here costs one game, never the server
             log.exception("game %s: the game task failed; aborting the game", self.game_id)
@@ -465,6 +465,36 @@ class RunningGame:
         self._feed_analysis()
 
     # ------------------------------------------------------------- bot seats
+
+    def dial(self) -> None:
+        """Start dialling the websocket bots, once: ``GameManager`` calls it before it
+        writes the game's record, so the connections open meanwhile; ``run`` calls it
+        too. A bot that connects before the game task runs waits in its inbox."""
+        if self._dialled:
+            return
+        self._dialled = True
+        for side, slot in self.slots.items():
+            if slot.info.kind == "bot_ws":
+                self.spawn(self._connect_bot(side), f"connect {side.value}")
+
+    async def abandon(self) -> None:
+        """The game will not be played (its record could not be written, or the server
+        began to stop first): stop dialling and hang up on the bots already connected.
+        They were told nothing: the session never ran, so no `config` or `setup` went
+        out."""
+        self._ending = True
+        helpers = list(self._helpers)
+        for task in helpers:
+            task.cancel()
+        await asyncio.gather(*helpers, return_exceptions=True)
+        why = "the game could not be started"
+        for outbox in self._outboxes:
+            outbox.close(CLOSE_GOING_AWAY, why)
+        await asyncio.gather(*(outbox.wait_closed(CLOSE_WAIT) for outbox in self._outboxes))
+        for slot in self.slots.values():
+            if slot.socket is not None:
+                await slot.socket.close(CLOSE_GOING_AWAY, why)
+        self._release()
 
     async def _connect_bot(self, side: Player) -> None:
         """Dial the bot until it answers or the no-show limit has passed (then the
