@@ -58,6 +58,7 @@ from game.discovery import (
     DiscoveryError,
     discover,
 )
+from game.end_hooks import END_HOOK_WAIT, EndHook, EndHooks
 from game.fanout import MAX_SPECTATOR_FLUSH_S, SPECTATOR_FLUSH_S, Spectator
 from game.outboxes import CLOSE_WAIT, FramedConnection, Outbox
 from game.reads import DEFAULT_CACHE_BYTES, RecordReader
@@ -118,12 +119,6 @@ SHUTDOWN_WAIT = 10.0
 #: frames are encoded once for all and written joined, ``game.fanout``), so this bounds
 #: what one popular game can take from the others.
 DEFAULT_MAX_SPECTATORS = 2000
-#: How long one end hook (``GameManager.add_end_hook``) may hold a game's ``end`` back.
-END_HOOK_WAIT = 5.0
-
-#: Called with a game's final record before its ``end`` goes out.
-EndHook = Callable[[GameRecord], Awaitable[None]]
-
 
 # ------------------------------------------------------------------------- errors
 
@@ -220,7 +215,8 @@ class GameManager:
         self._tokens: dict[str, tuple[RunningGame, Player]] = {}
         self._starting = 0  # games being created: they count against max_games
         self._closing = False
-        self._end_hooks: list[tuple[EndHook, Callable[[str], bool] | None]] = []
+        #: Run by each game once its record is committed, before its ``end``.
+        self.end_hooks = EndHooks()
         #: This worker's part in a cluster (``--redis``, ``game.cluster_redis``): its
         #: games' owner keys, their spectators on other workers. None: a single process.
         self.cluster: ClusterNode | None = None
@@ -228,29 +224,9 @@ class GameManager:
     def add_end_hook(self, hook: EndHook, *, wants: Callable[[str], bool] | None = None) -> None:
         """Call ``hook`` with the final record of every game that ends (or of those whose
         id ``wants``), once the record is committed and before its ``end`` packet goes
-        to anyone (a bounded wait, ``END_HOOK_WAIT``; a hook that fails is logged).
-        ``game.rating_book`` rates tracked games here, so a client told ``end`` finds the
-        new ratings at once. A game no hook wants costs nothing: its record is built
-        only for a hook that wants it."""
-        self._end_hooks.append((hook, wants))
-
-    @property
-    def has_end_hooks(self) -> bool:
-        return bool(self._end_hooks)
-
-    async def run_end_hooks(self, game_id: str, record: Callable[[], GameRecord]) -> None:
-        """Every end hook that wants ``game_id``, in order, with ``record()`` (built
-        once, when first needed); the game task awaits this."""
-        built: GameRecord | None = None
-        for hook, wants in self._end_hooks:
-            if wants is not None and not wants(game_id):
-                continue
-            if built is None:
-                built = record()
-            try:
-                await asyncio.wait_for(hook(built), END_HOOK_WAIT)
-            except Exception:
-                log.exception("game %s: an end hook failed", game_id)
+        to anyone (a bounded wait, ``END_HOOK_WAIT``; a hook that fails is logged). See
+        ``game.end_hooks``."""
+        self.end_hooks.add(hook, wants=wants)
 
     def seats_token(self, token: str) -> bool:
         """Whether ``token`` is a seat of a game this manager runs (over or not)."""

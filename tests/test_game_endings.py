@@ -42,7 +42,7 @@ from models import (
     Player,
     ResultReason,
 )
-from tests.test_manager import Json, bot, finished, move
+from tests.manager.harness import Json, bot, finished, move
 
 Hex = tuple[int, int]
 

@@ -21,7 +21,7 @@ from game.registry import BotRegistry
 from game.session import SessionLimits
 from game.store import GameStore
 from models import BotRegistration
-from tests.test_manager import scripted_bot
+from tests.manager.harness import scripted_bot
 
 TIMEOUT = 60.0
 FAST = LadderSettings(concurrency=2, rate=6000, time_control="none", seed=3)

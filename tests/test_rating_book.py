@@ -22,7 +22,7 @@ from game.rating_book import RatingBook, UnratableGame
 from game.session import SessionLimits
 from game.store import GameStore
 from models import EndCause, GameRecord, NewGameRequest, Player, PlayerConfig, PlayerType
-from tests.test_manager import (
+from tests.manager.harness import (
     FakeConnection,
     finished,
     play_until_o_wins,

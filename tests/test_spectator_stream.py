@@ -211,7 +211,9 @@ async def test_a_slow_spectator_is_dropped_and_the_game_goes_on(tmp_path: Any) -
             packets = await reader
         stuck_socket.close()  # (its close frame waits behind what it never read)
         record = await a.finished_record(game_id)
-    assert stuck.dropped.is_set()  # closed with 1008 "too slow" (test_manager checks the close)
+    assert (
+        stuck.dropped.is_set()
+    )  # closed with 1008 "too slow" (tests/manager/test_spectators.py checks the close)
     # The game went on, and the spectator that reads got everything, in order.
     assert record.result is not None and packets[-1]["type"] == "end"
     assert [p["ply"] for p in packets if p["type"] == "analysis"] == list(range(sent))
