@@ -8,22 +8,17 @@ as real bot servers on 127.0.0.1.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from pathlib import Path
 
-import aiohttp
 import pytest
 
-from bot.bots import RandomBot, ThreatBot
-from bot.serve import create_app, serving
-from game.discovery import DEFAULT_POLICY
 from game.manager import GameManager
 from game.rating_book import RatingBook, UnratableGame
-from game.session import SessionLimits
 from game.store import GameStore
-from models import EndCause, GameRecord, NewGameRequest, Player, PlayerConfig, PlayerType
+from models import EndCause, GameRecord, NewGameRequest, Player
 from tests.manager.harness import (
+    TIMEOUT,
     FakeConnection,
+    bot,
     finished,
     play_until_o_wins,
     scripted_bot,
@@ -31,45 +26,12 @@ from tests.manager.harness import (
     start_humans,
 )
 
-TIMEOUT = 30.0
-LIMITS = SessionLimits(no_show_s=1.0, reconnect_s=60.0)
-
-
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[GameStore]:
-    async with await GameStore.open(f"sqlite+aiosqlite:///{tmp_path / 'games.sqlite'}") as s:
-        yield s
-
-
-@pytest.fixture
-async def http() -> AsyncIterator[aiohttp.ClientSession]:
-    async with aiohttp.ClientSession(connector=DEFAULT_POLICY.connector()) as session:
-        yield session
-
-
-@pytest.fixture
-async def manager(store: GameStore, http: aiohttp.ClientSession) -> AsyncIterator[GameManager]:
-    games = GameManager(store, http, limits=LIMITS, ping_interval=0.2)
-    yield games
-    await games.shutdown()
-
 
 @pytest.fixture
 def book(store: GameStore, manager: GameManager) -> RatingBook:
     ratings = RatingBook(store, running=manager.runs)
     manager.add_end_hook(ratings.on_game_end, wants=ratings.tracks)
     return ratings
-
-
-@pytest.fixture
-async def bots() -> AsyncIterator[str]:
-    app = create_app({"/threat": ThreatBot, "/random": RandomBot})
-    async with serving(app) as server:
-        yield server.url
-
-
-def bot(url: str) -> PlayerConfig:
-    return PlayerConfig(type=PlayerType.BOT, bot_url=url)
 
 
 async def test_a_tracked_game_is_rated_before_anyone_gets_its_end(
