@@ -47,16 +47,23 @@ async def _wait_json(a: Arena, game_id: str, query: str = "") -> tuple[int, Json
 
 
 @asynccontextmanager
-async def _held_game(a: Arena) -> AsyncIterator[str]:
-    """A game of a person (X) and RandomBot that stays running while the block runs:
-    the person connects and is asked to move, and never does."""
+async def _person_game(a: Arena) -> AsyncIterator[tuple[str, aiohttp.ClientWebSocketResponse]]:
+    """A game of a person (X) and RandomBot: its id and the person's socket, once the
+    person is asked to move (the stall limit is minutes: the game waits for X)."""
     created = await a.new_game(
         {"player_x": {"type": "human"}, "player_o": a.bot("random"), "match_config": HUMAN_MATCH}
     )
     async with a.http.ws_connect(f"{a.ws_base}/ws?token={created['token_x']}") as person:
         await receive_type(person, "setup")
         await receive_type(person, "move_request")
-        yield created["game_id"]
+        yield created["game_id"], person
+
+
+@asynccontextmanager
+async def _held_game(a: Arena) -> AsyncIterator[str]:
+    """A game that stays running while the block runs: the person never moves."""
+    async with _person_game(a) as (game_id, _person):
+        yield game_id
 
 
 async def _elsewhere(a: Arena, game_id: str) -> None:
@@ -164,27 +171,16 @@ async def test_a_wait_ends_when_the_record_is_committed_not_once_the_connections
     """What a wait waits on (``recorded_end_of``) returns as `end` goes out, with the
     record committed, while the game is still closing its connections: ``end_of``, and
     the game's leaving the manager, come after that."""
-    async with arena(tmp_path) as a:
-        created = await a.new_game(
-            {
-                "player_x": {"type": "human"},
-                "player_o": a.bot("random"),
-                "match_config": HUMAN_MATCH,
-            }
-        )
-        game_id = created["game_id"]
-        async with a.http.ws_connect(f"{a.ws_base}/ws?token={created['token_x']}") as person:
-            await receive_type(person, "setup")
-            await receive_type(person, "move_request")  # the game is on, and waits for X
-            manager = _runtime(a).manager
-            ended = asyncio.ensure_future(manager.end_of(game_id))
-            recorded = manager.recorded_end_of(game_id)
-            await person.send_json({"type": "resign"})
-            async with asyncio.timeout(TIMEOUT):
-                await recorded
-            closing = manager.runs(game_id) and not ended.done()
-            record, stored_status = await stored(a.db_url, game_id)
-            result = await ended
+    async with arena(tmp_path) as a, _person_game(a) as (game_id, person):
+        manager = _runtime(a).manager
+        ended = asyncio.ensure_future(manager.end_of(game_id))
+        recorded = manager.recorded_end_of(game_id)
+        await person.send_json({"type": "resign"})
+        async with asyncio.timeout(TIMEOUT):
+            await recorded
+        closing = manager.runs(game_id) and not ended.done()
+        record, stored_status = await stored(a.db_url, game_id)
+        result = await ended
     assert closing
     assert stored_status is not RecordStatus.RUNNING and record.result == result
     assert result is not None and result.cause == "resign"
