@@ -387,8 +387,7 @@ class GameManager:
         # sooner (a commit is about a millisecond), and one that cannot start hangs up.
         game.dial()
         try:
-            record = session.record().model_copy(update={"name": request.name})
-            await self.store.create_game(record)
+            await self.store.create_game(game.record())
             if self._closing:  # shut down while the record was written: end it at once
                 with contextlib.suppress(Exception):
                     await self.store.finish_game(

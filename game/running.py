@@ -347,17 +347,7 @@ class RunningGame(WatchedGame):
         They were told nothing: the session never ran, so no `config` or `setup` went
         out."""
         self._ending = True
-        helpers = list(self._helpers)
-        for task in helpers:
-            task.cancel()
-        await asyncio.gather(*helpers, return_exceptions=True)
-        why = "the game could not be started"
-        for outbox in self._outboxes:
-            outbox.close(CLOSE_GOING_AWAY, why)
-        await asyncio.gather(*(outbox.wait_closed(CLOSE_WAIT) for outbox in self._outboxes))
-        for slot in self.slots.values():
-            if slot.socket is not None:
-                await slot.socket.close(CLOSE_GOING_AWAY, why)
+        await self._hang_up("the game could not be started")
         self._release()
 
     async def _connect_bot(self, side: Player) -> None:
@@ -475,6 +465,14 @@ class RunningGame(WatchedGame):
                 write = self._do(action)
                 if write is not None and self._recorder is not None:
                     self._recorder.put_nowait(write)
+        await self._hang_up("the game is over")
+        self.fanout.close()  # what is pending goes out, then each spectator closes
+        if self._recorder is not None:
+            await self._recorder.close()
+
+    async def _hang_up(self, why: str) -> None:
+        """Stop the helper tasks (dials, stateless turns) and close every seat's
+        connection, saying ``why``."""
         helpers = list(self._helpers)
         for task in helpers:
             task.cancel()
@@ -482,15 +480,12 @@ class RunningGame(WatchedGame):
         outboxes = {slot.outbox for slot in self.slots.values() if slot.outbox is not None}
         outboxes |= self._outboxes
         for outbox in outboxes:
-            outbox.close(CLOSE_GOING_AWAY, "the game is over")
+            outbox.close(CLOSE_GOING_AWAY, why)
         await asyncio.gather(*(outbox.wait_closed(CLOSE_WAIT) for outbox in outboxes))
         for slot in self.slots.values():
             slot.conn = slot.outbox = None
             if slot.socket is not None:
-                await slot.socket.close(CLOSE_GOING_AWAY, "the game is over")
-        self.fanout.close()  # what is pending goes out, then each spectator closes
-        if self._recorder is not None:
-            await self._recorder.close()
+                await slot.socket.close(CLOSE_GOING_AWAY, why)
 
 
 def carries_end(action: Action) -> bool:
