@@ -22,8 +22,14 @@ from tests.manager.harness import (
 
 
 @pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[GameStore]:
-    async with await GameStore.open(f"sqlite+aiosqlite:///{tmp_path / 'games.sqlite'}") as s:
+def store_path(tmp_path: Path) -> Path:
+    """The SQLite file of ``store`` (a test may open it itself, as another process would)."""
+    return tmp_path / "games.sqlite"
+
+
+@pytest.fixture
+async def store(store_path: Path) -> AsyncIterator[GameStore]:
+    async with await GameStore.open(f"sqlite+aiosqlite:///{store_path}") as s:
         yield s
 
 
