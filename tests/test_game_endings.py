@@ -19,13 +19,11 @@ from typing import TypeAlias
 
 import aiohttp
 import pytest
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from bot.serve import BotPool, serving
 from game import notation
 from game.discovery import DEFAULT_POLICY
 from game.manager import GameManager
@@ -42,7 +40,7 @@ from models import (
     Player,
     ResultReason,
 )
-from tests.manager.harness import Json, bot, finished, move
+from tests.manager.harness import Json, bot, finished, move, serving_routes
 
 Hex = tuple[int, int]
 
@@ -100,13 +98,8 @@ async def socket_bot(*answers: SocketAnswer) -> AsyncIterator[tuple[str, list[Js
     routes: list[Route | WebSocketRoute] = [Route("/capabilities.json", capabilities)]
     if script:
         routes.append(WebSocketRoute("/bws/v1-alpha/game", game))
-    app = Starlette(routes=routes)
-    app.state.bot_pool = pool = BotPool(1)
-    try:
-        async with serving(app) as server:
-            yield server.url, received
-    finally:
-        pool.shutdown()
+    async with serving_routes(routes) as url:
+        yield url, received
 
 
 @asynccontextmanager
@@ -132,13 +125,8 @@ async def stateless_bot(*answers: StatelessAnswer) -> AsyncIterator[str]:
         Route("/capabilities.json", capabilities),
         Route("/stateless/v1-alpha/turn", turn, methods=["POST"]),
     ]
-    app = Starlette(routes=routes)
-    app.state.bot_pool = pool = BotPool(1)
-    try:
-        async with serving(app) as server:
-            yield server.url
-    finally:
-        pool.shutdown()
+    async with serving_routes(routes) as url:
+        yield url
 
 
 @asynccontextmanager

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -17,7 +17,7 @@ from aiohttp import web
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route, WebSocketRoute
+from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from bot.bots import RandomBot
@@ -153,12 +153,19 @@ async def scripted_bot(answer: Script | None) -> AsyncIterator[str]:
         except WebSocketDisconnect:
             return
 
-    routes: list[Any] = [Route("/capabilities.json", capabilities)]
+    routes: list[BaseRoute] = [Route("/capabilities.json", capabilities)]
     if answer is not None:
         routes.append(WebSocketRoute("/bws/v1-alpha/game", game))
-    app = Starlette(routes=routes)
-    pool = BotPool(1)
-    app.state.bot_pool = pool
+    async with serving_routes(routes) as url:
+        yield url
+
+
+@asynccontextmanager
+async def serving_routes(routes: Sequence[BaseRoute]) -> AsyncIterator[str]:
+    """A stand-in bot made of ``routes``, on 127.0.0.1 for the block (with the bot pool
+    that ``bot.serve.serving`` expects of an app): its base URL."""
+    app = Starlette(routes=list(routes))
+    app.state.bot_pool = pool = BotPool(1)
     try:
         async with serving(app) as server:
             yield server.url

@@ -17,7 +17,6 @@ from typing import Any
 
 import aiohttp
 import pytest
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -25,7 +24,6 @@ from starlette.websockets import WebSocket
 
 import game.recorder as game_recorder
 import game.running as game_running
-from bot.serve import BotPool, serving
 from game.manager import GameManager
 from game.session import SessionLimits
 from game.store import GameStore
@@ -48,6 +46,7 @@ from tests.manager.harness import (
     play_until_o_wins,
     seat,
     seated_humans,
+    serving_routes,
 )
 
 # ------------------------------------------------------------- forfeits
@@ -166,15 +165,10 @@ async def test_a_stateless_bot_answering_http_500_forfeits_with_protocol_error(
         Route("/capabilities.json", capabilities),
         Route("/stateless/v1-alpha/turn", turn, methods=["POST"]),
     ]
-    app = Starlette(routes=routes)
-    app.state.bot_pool = pool = BotPool(1)
-    try:
-        async with serving(app) as server:
-            request = NewGameRequest(player_x=bot(f"{bots}/threat"), player_o=bot(server.url))
-            created = await manager.create_game(request)
-            record = await finished(manager, store, created.game_id)
-    finally:
-        pool.shutdown()
+    async with serving_routes(routes) as url:
+        request = NewGameRequest(player_x=bot(f"{bots}/threat"), player_o=bot(url))
+        created = await manager.create_game(request)
+        record = await finished(manager, store, created.game_id)
 
     assert record.result is not None
     assert (record.result.winner, record.result.cause) == (Player.X, EndCause.PROTOCOL_ERROR)
