@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from aiohttp import web
+from aiohttp import WSMsgType, web
 
 from game.manager import GameManager
 from models import NewGameRequest
@@ -30,7 +30,8 @@ from tests.manager.harness import TIMEOUT, bot, my_tasks
 class Dialled:
     """What a bot saw of the connections made to it."""
 
-    connected: asyncio.Event = field(default_factory=asyncio.Event)
+    answered: int = 0  # connections whose dialler answered our first ping
+    answering: asyncio.Event = field(default_factory=asyncio.Event)
     packets: list[str] = field(default_factory=list)
     close_codes: list[int | None] = field(default_factory=list)
     closed: asyncio.Event = field(default_factory=asyncio.Event)
@@ -38,18 +39,28 @@ class Dialled:
 
 @asynccontextmanager
 async def watched_bot() -> AsyncIterator[tuple[str, Dialled]]:
-    """A websocket bot that notes each connection, every packet and how it closed."""
+    """A websocket bot that notes each connection, every packet and how it closed.
+
+    It pings each connection as it opens and counts it once the pong comes back: the
+    server then holds the socket and reads it. (Seeing the upgrade is not enough: a dial
+    cancelled before the server has read the 101 answer is cut off, a 1006, not closed.)"""
     seen = Dialled()
 
     async def capabilities(_request: web.Request) -> web.Response:
         return web.json_response({"basic_websocket": {"versions": {"v1-alpha": {}}}})
 
     async def game(request: web.Request) -> web.WebSocketResponse:
-        ws = web.WebSocketResponse()
+        ws = web.WebSocketResponse(autoping=False)
         await ws.prepare(request)
-        seen.connected.set()
+        await ws.ping(b"there?")
         async for message in ws:
-            seen.packets.append(str(message.data))
+            if message.type is WSMsgType.PING:
+                await ws.pong(message.data)
+            elif message.type is WSMsgType.PONG:
+                seen.answered += message.data == b"there?"
+                seen.answering.set()
+            else:
+                seen.packets.append(str(message.data))
         seen.close_codes.append(ws.close_code)
         seen.closed.set()
         return ws
@@ -72,8 +83,10 @@ async def test_a_game_whose_record_cannot_be_written_hangs_up_on_the_bot_it_dial
             creating = asyncio.ensure_future(
                 manager.create_game(NewGameRequest(player_x=seat, player_o=seat))
             )
-            async with asyncio.timeout(TIMEOUT):
-                await seen.connected.wait()  # dialled while the record waits to be written
+            async with asyncio.timeout(TIMEOUT):  # dialled while the record waits
+                while seen.answered < 2:  # both seats dial the one bot
+                    await seen.answering.wait()
+                    seen.answering.clear()
             assert not creating.done()
             # Under the waiting write, the table goes: the write fails when it gets in.
             other.execute("ALTER TABLE games RENAME TO games_elsewhere")
