@@ -38,7 +38,8 @@ the moves new since the last request; here it is empty (the bot declares
 same size for the whole round, and the figure is the fixed cost of a request at that
 size). The game server is being changed to send ``board`` only to bots that need it,
 so the second flow is the usual one. Target: ours at 2001 stones within 1.2x of ours at
-101 stones.
+101 stones with ``previous`` only. With the board, reading it is O(stones) for any
+server: the minimal server's own ratio is printed beside ours.
 
 All servers run in one child process (so the client's CPU does not compete with
 them); the client (aiohttp, in this process) keeps some sockets busy, each sending its
@@ -494,11 +495,17 @@ async def measure_lengths(
             base = _us(rate[f"minimal {size} {with_board}"])
             print(f"  {name:14s} {size:7d}  {us:8.1f}  {base:8.1f}  {us / base:8.2f}x")
         growth = rate[f"ours {small} {with_board}"] / rate[f"ours {large} {with_board}"]
-        verdict = "meets" if growth <= 1.2 else "misses"
-        print(
-            f"  {name}: ours at {large} / at {small} stones = {growth:.2f}x "
-            f"({verdict} the 1.2x target)"
-        )
+        if with_board:
+            # Reading a board in every request is O(stones) for any server, so the
+            # target is for the spec's flow; here the yardstick is the minimal server.
+            own = rate[f"minimal {small} True"] / rate[f"minimal {large} True"]
+            verdict = (
+                f"the minimal server's own {own:.2f}x: a board in every request is "
+                "O(stones) to read for any server; the 1.2x target is for previous only"
+            )
+        else:
+            verdict = ("meets" if growth <= 1.2 else "misses") + " the 1.2x target"
+        print(f"  {name}: ours at {large} / at {small} stones = {growth:.2f}x ({verdict})")
 
 
 # ------------------------------------------------------------ the session alone
