@@ -9,18 +9,16 @@ import asyncio
 import itertools
 import socket
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 
 import aiohttp
 import pytest
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
 from bot.bots import CenterBot
-from bot.serve import BotPool, create_app, serving
+from bot.serve import create_app, serving
 from game.seats import (
     FRAMES_BETWEEN_YIELDS,
     BotSocketSeat,
@@ -34,6 +32,7 @@ from game.seats import (
     StatelessTimeout,
 )
 from models import Board, Player, StatelessBoard, StatelessMoveRequest
+from tests.manager.harness import serving_routes
 
 TIMEOUT = 20.0  # only against hangs
 
@@ -47,16 +46,6 @@ ANSWER = b'{"move": {"pieces": [{"q": 1, "r": 0}, {"q": 2, "r": 0}]}}'
 async def http() -> AsyncIterator[aiohttp.ClientSession]:
     async with aiohttp.ClientSession() as session:
         yield session
-
-
-@asynccontextmanager
-async def app_serving(app: Starlette) -> AsyncIterator[str]:
-    app.state.bot_pool = pool = BotPool(1)
-    try:
-        async with serving(app) as server:
-            yield server.url
-    finally:
-        pool.shutdown()
 
 
 class Reports:
@@ -118,7 +107,7 @@ async def test_a_bot_socket_reports_frames_and_the_close_at_once(
         await websocket.receive_text()
 
     reports = Reports()
-    async with app_serving(Starlette(routes=[WebSocketRoute("/game", game)])) as url:
+    async with serving_routes([WebSocketRoute("/game", game)]) as url:
         # No pings: ping_interval is long, so only the bot's frames and its end arrive.
         seat = reports.seat(url.replace("http", "ws") + "/game", http, ping_interval=3600)
         await seat.connect()
@@ -137,7 +126,7 @@ async def test_a_bot_socket_reports_when_the_bot_leaves(http: aiohttp.ClientSess
         await websocket.close(1000)
 
     reports = Reports()
-    async with app_serving(Starlette(routes=[WebSocketRoute("/game", game)])) as url:
+    async with serving_routes([WebSocketRoute("/game", game)]) as url:
         seat = reports.seat(url.replace("http", "ws") + "/game", http)
         await seat.connect()
         seat.start()
@@ -184,7 +173,7 @@ async def turns() -> AsyncIterator[str]:
         Route(f"/{handler.__name__}", handler, methods=["POST"])
         for handler in (ok, fails, garbage, big, not_utf8, slow)
     ]
-    async with app_serving(Starlette(routes=routes)) as url:
+    async with serving_routes(routes) as url:
         yield url
 
 
@@ -258,7 +247,7 @@ async def test_a_bot_socket_lets_the_loop_run_during_a_burst_of_frames(
     async def closed(why: str) -> None:
         done.set()
 
-    async with app_serving(Starlette(routes=[WebSocketRoute("/game", game)])) as url:
+    async with serving_routes([WebSocketRoute("/game", game)]) as url:
         seat = BotSocketSeat(
             url.replace("http", "ws") + "/game",
             http,
