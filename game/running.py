@@ -108,7 +108,6 @@ class RunningGame(WatchedGame):
         self._helpers: set[asyncio.Task[Any]] = set()  # connects, turns, abort requests
         self._outboxes: set[Outbox] = set()  # the bots' (a human's belongs to play_human)
         self._turn: asyncio.Task[None] | None = None
-        self._dialled = False
         self._turns = 0
 
     def record(self) -> GameRecord:
@@ -136,7 +135,8 @@ class RunningGame(WatchedGame):
     # ------------------------------------------------------------ the task
 
     async def run(self) -> None:
-        """The game task; returns when the game is over and everything is closed."""
+        """The game task; returns when the game is over and everything is closed. Its
+        bots were dialled already (``dial``)."""
         try:
             self._recorder = Recorder(
                 self.manager.store,
@@ -144,7 +144,6 @@ class RunningGame(WatchedGame):
                 commit_interval=self.manager.commit_interval,
                 on_failed=self.request_abort,
             )
-            self.dial()
             await self._play()
         except Exception:  # a bug here costs one game, never the server
             log.exception("game %s: the game task failed; aborting the game", self.game_id)
@@ -331,12 +330,9 @@ class RunningGame(WatchedGame):
     # ------------------------------------------------------------- bot seats
 
     def dial(self) -> None:
-        """Start dialling the websocket bots, once: ``GameManager`` calls it before it
-        writes the game's record, so the connections open meanwhile; ``run`` calls it
-        too. A bot that connects before the game task runs waits in its inbox."""
-        if self._dialled:
-            return
-        self._dialled = True
+        """Start dialling the websocket bots: ``GameManager`` calls it once, before it
+        writes the game's record, so the connections open meanwhile. A bot that
+        connects before the game task runs waits in its inbox."""
         for side, slot in self.slots.items():
             if slot.info.kind == "bot_ws":
                 self.spawn(self._connect_bot(side), f"connect {side.value}")
