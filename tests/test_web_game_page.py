@@ -188,6 +188,7 @@ def test_a_live_game_is_followed_to_its_end_stone_by_stone(web_page: WebPage, se
     open_game(page, server, game_id)
     # While it runs: the clocks are shown and one seat is marked to move.
     expect(page.locator(".game-title .badge")).to_have_text("live")
+    expect(page.locator("nav a[aria-current=page]")).to_have_text("Live")
     expect(page.locator(".seat.to-move")).to_have_count(1)
     assert re.fullmatch(r"\d+:\d\d", page.locator(".seat-x .clock").inner_text())
     wait_for_end(page)
@@ -198,6 +199,8 @@ def test_a_live_game_is_followed_to_its_end_stone_by_stone(web_page: WebPage, se
     assert page.locator(".move-list .turn").count() == len(record["moves"])
     expect(page.locator(".seat.to-move")).to_have_count(0)
     expect(page.locator(".game-title .badge")).to_have_text("finished")
+    # Over, the game belongs with the games' list in the top bar, no longer with Live.
+    expect(page.locator("nav a[aria-current=page]")).to_have_text("Games")
     # Nobody panned: the view grew with the game, every stone stayed in sight.
     assert all_stones_in_view(page)
 

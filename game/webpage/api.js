@@ -103,6 +103,16 @@ export function clear(node, ...children) {
   return node;
 }
 
+// Marks the top bar's link to `section` as the page shown (aria-current), and no other:
+// the router marks a route's section; a view whose section depends on what it shows
+// (a game: live while it runs, in the games' list once over) marks it itself.
+export function markSection(section) {
+  for (const link of document.querySelectorAll("[data-nav]")) {
+    if (link.dataset.nav === section) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+}
+
 // ------------------------------------------------------------------ formatting
 
 export function playerName(player) {

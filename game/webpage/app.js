@@ -2,11 +2,12 @@
 // Each view module exports mount(main, params) and may return a function that
 // stops it (sockets, timers) — called before another view mounts.
 
-import { el, clear } from "./api.js";
+import { el, clear, markSection } from "./api.js";
 
 const ROUTES = [
   [/^\/$/, "live", () => import("./live.js"), () => ({})],
-  [/^\/g\/([^/]+)$/, "live", () => import("./game.js"), (m) => ({ gameId: decodeURIComponent(m[1]) })],
+  // A game's section is "live" or "games", as it runs or is over: game.js marks it.
+  [/^\/g\/([^/]+)$/, null, () => import("./game.js"), (m) => ({ gameId: decodeURIComponent(m[1]) })],
   [/^\/web\/games$/, "games", () => import("./games.js"), () => ({})],
   [/^\/web\/bots$/, "bots", () => import("./bots.js"), () => ({})],
   [/^\/web\/tournaments$/, "tournaments", () => import("./tournaments.js"), () => ({})],
@@ -26,9 +27,7 @@ async function start() {
   for (const [pattern, section, load, params] of ROUTES) {
     const match = path.match(pattern);
     if (!match) continue;
-    for (const link of document.querySelectorAll("[data-nav]")) {
-      if (link.dataset.nav === section) link.setAttribute("aria-current", "page");
-    }
+    markSection(section);
     const module = await load();
     await module.mount(main, params(match));
     return;

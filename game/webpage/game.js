@@ -2,7 +2,7 @@
 // GameModel (gamemodel.js); this module lays out the page and redraws it from the
 // model. The board, graph and socket are their own modules.
 
-import { clear, el, formatClock, outcomeText, playerName } from "./api.js";
+import { clear, el, formatClock, markSection, outcomeText, playerName } from "./api.js";
 import { BoardView } from "./board.js";
 import { EvalGraph } from "./evalgraph.js";
 import { GameModel, evaluationText, evaluationValue } from "./gamemodel.js";
@@ -238,6 +238,7 @@ class GamePage {
     this.seatX.name.title = x;
     this.seatO.name.title = o;
     document.title = `${x} vs ${o} · htttx arena`;
+    markSection(model.over ? "games" : "live");
     clear(this.title, el("span", { class: "side-x" }, x), el("span", { class: "vs muted" }, " vs "), el("span", { class: "side-o" }, o),
       el("span", { class: `badge${model.live ? " live" : ""}` }, model.live ? "live" : model.over ? "finished" : model.status || ""));
     if (model.over) {
