@@ -165,13 +165,16 @@ async def get_game(request: Request) -> Response:
     # A live game is read from memory: it has every move broadcast so far.
     records = runtime.manager.records
     if seconds > 0:
-        # Found before waiting: an unknown game is a 404 at once, not after the wait.
-        known = runtime.manager.runs(game_id) or (
-            await records.store.game_status(game_id) is not None
-        )
-        if not known:
-            raise _no_game(request)
-        if await wait_for_end(runtime, request, game_id, seconds) is WaitEnd.GONE:
+        # Found before waiting: an unknown game is a 404 at once, not after the wait. A
+        # game the store has as over already is answered at once: its status is read
+        # once here, not again by the wait.
+        running = runtime.manager.runs(game_id)
+        if not running:
+            status = await records.store.game_status(game_id)
+            if status is None:
+                raise _no_game(request)
+            running = status is RecordStatus.RUNNING
+        if running and await wait_for_end(runtime, request, game_id, seconds) is WaitEnd.GONE:
             return Response(status_code=204)  # never sent: the client has gone
     encoded = await records.record_json(game_id)
     if encoded is None:

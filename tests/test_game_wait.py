@@ -165,6 +165,28 @@ async def test_a_wait_on_a_game_another_process_runs_answers_once_the_store_has_
     assert GameResult.model_validate(record["result"]) == result
 
 
+async def test_a_wait_on_a_game_the_store_has_as_over_answers_after_one_status_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with arena(tmp_path) as a:
+        store = _runtime(a).store
+        await _elsewhere(a, "over")
+        result = GameResult(winner=Player.X, reason=ResultReason.WIN)
+        await store.finish_game("over", result, ended_at=datetime.now(UTC))
+        reads: list[str] = []
+        read_status = store.game_status
+
+        async def counted(game_id: str) -> RecordStatus | None:
+            reads.append(game_id)
+            return await read_status(game_id)
+
+        monkeypatch.setattr(store, "game_status", counted)
+        status, record = await _wait_json(a, "over", "?wait=300")
+    assert status == 200 and GameResult.model_validate(record["result"]) == result
+    # Found and over in one read: nothing was left to wait for, or to read again.
+    assert reads == ["over"]
+
+
 async def test_a_wait_ends_when_the_record_is_committed_not_once_the_connections_close(
     tmp_path: Path,
 ) -> None:
