@@ -39,7 +39,6 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from game.discovery import BotEndpoint, DiscoveryError
-from game.frames import RefusedFrame
 from models import (
     CLIENT_PACKETS,
     MATCH_CONFIG_KEY,
@@ -55,6 +54,7 @@ from models import (
     SetupPacket,
     parse_packet,
 )
+from wire.frames import RefusedFrame
 
 __all__ = [
     "DEFAULT_ANALYSIS_TIME",

@@ -41,7 +41,6 @@ from game.analysis import (
     check_analysis_time,
 )
 from game.discovery import DEFAULT_POLICY, AddressPolicy, BotEndpoint, discover
-from game.ratelimit import TokenBucket
 from game.seats import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_PING_INTERVAL,
@@ -63,6 +62,7 @@ from models import (
     SetupPacket,
     dump_packet,
 )
+from wire.ratelimit import TokenBucket
 
 __all__ = ["Analyst", "GameAnalysis", "open_analyst"]
 

@@ -31,7 +31,7 @@ import math
 from collections import deque
 from collections.abc import Callable, Iterator
 
-from game.frames import FrameWriter, text_frame
+from wire.frames import FrameWriter, text_frame
 
 __all__ = ["MAX_SPECTATOR_FLUSH_S", "SPECTATOR_FLUSH_S", "Fanout", "Spectator", "Update"]
 

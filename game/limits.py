@@ -14,7 +14,7 @@ With a 1024-fd limit, about a thousand of them make every new request fail.
   closed: no request is read, no task started), and that closes a connection whose
   request is not all in within ``request_timeout`` seconds of its first byte, or of the
   connection itself (``408``);
-* the WebSocket protocol (``game.inbound_ws.GuardedWebSocketProtocol``) for connections
+* the WebSocket protocol (``wire.inbound_ws.GuardedWebSocketProtocol``) for connections
   upgraded from it, which keeps them counted until they close.
 
 Clients on loopback are not counted by default: the hosted bots are dialled by the
@@ -35,7 +35,7 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from game.inbound_ws import GuardedWebSocketProtocol
+from wire.inbound_ws import GuardedWebSocketProtocol
 
 __all__ = [
     "DEFAULT_KEEP_ALIVE_TIMEOUT",

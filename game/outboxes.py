@@ -19,11 +19,11 @@ from collections.abc import Awaitable, Callable, Coroutine, Generator
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from game.frames import FrameWriter
 from game.mailbox import Mailbox
 from game.seats import DEFAULT_SEND_TIMEOUT, TextSink
 from game.watchdog import SendWatchdog
 from models import CLOSE_GOING_AWAY
+from wire.frames import FrameWriter
 
 __all__ = [
     "CLOSE_WAIT",

@@ -7,7 +7,7 @@
   server's shared aiohttp session (``AddressPolicy.client_session``: checked addresses,
   no redirects), forwards every text frame and reports the end of the connection the
   moment aiohttp sees it (not at the next heartbeat). What the protocol forbids is
-  reported as a ``RefusedFrame`` with the reason (``game.frames``), which the session
+  reported as a ``RefusedFrame`` with the reason (``wire.frames``), which the session
   forfeits for ``protocol_error``: a binary frame, text that is not UTF-8, pings or
   pongs beyond a token bucket's rate. It yields to the event loop after each frame,
   so a bot whose frames arrive faster than they are handled cannot starve the loop. It pings the
@@ -43,15 +43,6 @@ from typing import Protocol
 import aiohttp
 
 from game.discovery_errors import DiscoveryError
-from game.frames import (
-    BINARY_FRAME_REFUSED,
-    CONTROL_FLOOD_REFUSED,
-    CONTROL_FRAME_BURST,
-    INVALID_UTF8_REFUSED,
-    MAX_CONTROL_FRAMES_PER_SECOND,
-    RefusedFrame,
-)
-from game.ratelimit import TokenBucket
 from models import (
     ProtocolError,
     StatelessMoveRequest,
@@ -60,6 +51,15 @@ from models import (
     dump_packet,
     parse_body,
 )
+from wire.frames import (
+    BINARY_FRAME_REFUSED,
+    CONTROL_FLOOD_REFUSED,
+    CONTROL_FRAME_BURST,
+    INVALID_UTF8_REFUSED,
+    MAX_CONTROL_FRAMES_PER_SECOND,
+    RefusedFrame,
+)
+from wire.ratelimit import TokenBucket
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
@@ -153,7 +153,7 @@ class InboundConnection(TextSink, Protocol):
     already accepted. The server wraps Starlette's ``WebSocket`` in this.
 
     ``receive_text`` raises (``ConnectionClosed`` or any exception) once the connection
-    is gone; it returns a text frame, or a ``RefusedFrame`` (``game.frames``) for one
+    is gone; it returns a text frame, or a ``RefusedFrame`` (``wire.frames``) for one
     the protocol forbids, which the session refuses with its reason. ``close`` must be
     harmless on a closed connection.
     """

@@ -513,12 +513,13 @@ def server_config(
     config = uvicorn_config(app, host=host, port=port, log_level=log_level)
     config.timeout_graceful_shutdown = 10
     config.timeout_keep_alive = limits.keep_alive_timeout
-    if config.http == "httptools" and config.ws == "websockets-sansio":
+    # The bot server's settings already run the guarded WebSocket protocol
+    # (``wire.inbound_ws``); the game server's counts its connections too.
+    if config.http == "httptools":
         config.http, config.ws = uvicorn_protocols(limits)
-    else:  # pragma: no cover - uvicorn[standard] brings both
+    else:  # pragma: no cover - uvicorn[standard] brings httptools
         log.warning(
-            "httptools or websockets-sansio is missing: connections per client, request "
-            "timeouts and control-frame limits are not enforced"
+            "httptools is missing: connections per client and request timeouts are not enforced"
         )
     return config
 

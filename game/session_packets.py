@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from game.frames import RefusedFrame
 from game.seat_errors import SeatProtocolError
 from game.session_actions import RequestStatelessTurn
 from game.session_config import SeatInfo, SeatKind
@@ -45,6 +44,7 @@ from models import (
     StatelessV1Alpha,
     parse_packet,
 )
+from wire.frames import RefusedFrame
 
 __all__ = ["board_update", "config_packet", "move_request", "read_frame", "stateless_turn"]
 

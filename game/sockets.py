@@ -11,8 +11,6 @@ from collections.abc import Awaitable, Callable, Mapping
 
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
-from game.frames import BINARY_FRAME_REFUSED, FrameWriter, RefusedFrame
-from game.inbound_ws import frame_writer, refusal
 from game.manager import TooManySpectators, UnknownGame, UnknownToken
 from game.seats import ConnectionClosed
 from game.server_state import _runtime
@@ -23,6 +21,8 @@ from models import (
     CLOSE_UNSUPPORTED_DATA,
     clip_close_reason,
 )
+from wire.frames import BINARY_FRAME_REFUSED, FrameWriter, RefusedFrame
+from wire.inbound_ws import frame_writer, refusal
 
 __all__ = ["COMPACT_BOARD_VALUES", "human_socket", "spectator_socket"]
 
@@ -51,7 +51,7 @@ class _Inbound:
         await self.websocket.send_text(data)
 
     def frame_writer(self) -> FrameWriter | None:
-        """``FramedConnection``: write a prebuilt frame at once (``game.inbound_ws``)."""
+        """``FramedConnection``: write a prebuilt frame at once (``wire.inbound_ws``)."""
         return frame_writer(self.websocket.scope)
 
     async def receive_text(self) -> str | bytes:

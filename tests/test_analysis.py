@@ -20,7 +20,6 @@ from game.analysis import (
     check_analysis_bot,
 )
 from game.bot_urls import BotEndpoint, endpoint_for
-from game.frames import RefusedFrame
 from models import (
     Board,
     BwsV1Alpha,
@@ -33,6 +32,7 @@ from models import (
     SetupPacket,
     parse_body,
 )
+from wire.frames import RefusedFrame
 
 
 def target(ply: int, side: Player | None = None) -> AnalysisTarget:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import re
 import signal
@@ -26,8 +27,10 @@ from typing import Any, ClassVar
 
 import aiohttp
 import pytest
+import uvicorn
 import yaml  # type: ignore[import-untyped]  # PyYAML comes with uvicorn[standard]
 
+import bot.serve
 from bot.bot import BaseBot, Deadline, MoveDecision
 from bot.capabilities import BwsConfigCapability, BwsV1Alpha, Capabilities, default_capabilities
 from bot.serve import (
@@ -38,9 +41,18 @@ from bot.serve import (
     create_app,
     mount_bot,
     serving,
+    uvicorn_config,
 )
 from game.rules import Position
-from models import Match, Player, PositionEvaluation
+from models import (
+    CLOSE_INVALID_DATA,
+    CLOSE_POLICY_VIOLATION,
+    Match,
+    Player,
+    PositionEvaluation,
+)
+from tests.ping_flood import flood
+from wire.frames import CONTROL_FLOOD_REFUSED, CONTROL_FRAME_BURST, INVALID_UTF8_REFUSED
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = Path(__file__).resolve().parents[2] / "shared" / "spec"
@@ -616,6 +628,56 @@ async def test_a_binary_frame_closes_with_1003_while_others_play_on() -> None:
             code, reason = await closed_with(bad)
         assert code == 1003 and "binary frame of 17 bytes" in reason and "text frame" in reason
         assert won_by(await asyncio.wait_for(game, TIMEOUT), Player.X)
+
+
+async def test_text_that_is_not_utf8_closes_with_1007_and_the_reason_while_others_play_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with served(create_app(SlowBot)) as server:
+        url = socket_url(server)
+        game = asyncio.ensure_future(play_at(url, Player.X))
+        async with connect(url) as bad:
+            await bad.send_frame(b'{"type": "\xff"}', aiohttp.WSMsgType.TEXT)
+            code, reason = await closed_with(bad)
+        assert (code, reason) == (CLOSE_INVALID_DATA, INVALID_UTF8_REFUSED)
+        assert won_by(await asyncio.wait_for(game, TIMEOUT), Player.X)
+    # The bot's operator reads why, without a traceback.
+    said = [
+        r for r in caplog.records if r.name == "bot.serve" and INVALID_UTF8_REFUSED in r.message
+    ]
+    assert [r.levelno for r in said] == [logging.WARNING] and not any(r.exc_info for r in said)
+
+
+async def test_a_flood_of_pings_closes_with_1008_and_the_reason_while_others_play_on() -> None:
+    async with served(create_app(SlowBot)) as server:
+        url = socket_url(server)
+        game = asyncio.ensure_future(play_at(url, Player.X))
+        async with connect(url) as bad:
+            flooding = asyncio.create_task(flood(bad))
+            code, reason = await closed_with(bad)
+            sent = await flooding
+        assert (code, reason) == (CLOSE_POLICY_VIOLATION, CONTROL_FLOOD_REFUSED)
+        assert sent > CONTROL_FRAME_BURST
+        assert won_by(await asyncio.wait_for(game, TIMEOUT), Player.X)
+
+
+async def test_under_a_protocol_without_a_frame_writer_packets_go_through_asgi_sends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """uvicorn's own WebSocket protocol (as another ASGI server) offers no
+    ``FrameWriter``: the connection sends every packet through ASGI, and plays the same."""
+
+    def plain_protocol(app: Any, **options: Any) -> uvicorn.Config:
+        config = uvicorn_config(app, **options)
+        config.ws = "websockets-sansio"
+        return config
+
+    monkeypatch.setattr(bot.serve, "uvicorn_config", plain_protocol)
+    async with served(create_app(SlowBot)) as server:
+        assert server.config.ws == "websockets-sansio"
+        assert won_by(
+            await asyncio.wait_for(play_at(socket_url(server), Player.X), TIMEOUT), Player.X
+        )
 
 
 async def test_a_move_request_before_setup_closes_with_1002() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from game.fanout import Fanout, Spectator, Update
-from game.frames import text_frame
+from wire.frames import text_frame
 
 TIMEOUT = 30.0  # only against hangs
 NEVER = 1000.0  # a flush interval no test waits for: flushes are explicit

@@ -18,15 +18,16 @@ from pathlib import Path
 import aiohttp
 from aiohttp import web
 
-from game.frames import (
+from models import EndCause, Player
+from tests.loopback_app import serving_app
+from tests.ping_flood import flood
+from tests.test_server import Arena, arena, closed, until
+from wire.frames import (
     BINARY_FRAME_REFUSED,
     CONTROL_FLOOD_REFUSED,
     CONTROL_FRAME_BURST,
     INVALID_UTF8_REFUSED,
 )
-from models import EndCause, Player
-from tests.loopback_app import serving_app
-from tests.test_server import Arena, arena, closed, until
 
 Json = dict[str, object]
 
@@ -200,18 +201,6 @@ async def test_a_human_sending_invalid_utf8_forfeits_for_protocol_error(tmp_path
         record = await a.finished_record(game_id)
     assert (code, reason) == (1007, INVALID_UTF8_REFUSED)
     assert record.result is not None and record.result.cause is EndCause.PROTOCOL_ERROR
-
-
-async def flood(ws: aiohttp.ClientWebSocketResponse) -> int:
-    """Pings until the server closes the socket; how many were sent."""
-    sent = 0
-    with contextlib.suppress(ConnectionError, RuntimeError):
-        while not ws.closed and sent < 100_000:
-            for _ in range(100):
-                await ws.ping()
-                sent += 1
-            await asyncio.sleep(0)
-    return sent
 
 
 async def test_a_human_flooding_pings_is_closed_and_forfeits_for_protocol_error(

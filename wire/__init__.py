@@ -1,5 +1,9 @@
-"""The pieces of ``models.py``, one concept per module.
+"""The wire: the pieces of ``models.py``, one concept per module, and what both servers'
+sockets share.
 
-Import from ``models``: it re-exports the public names of every module here, and
-those names are the stable API.
+Import the wire types from ``models``: it re-exports the public names of those modules,
+and those names are the stable API. Three modules are not types and are not re-exported:
+``frames`` (a whole text frame, a refused frame), ``inbound_ws`` (uvicorn's WebSocket
+protocol with control-frame limits and a frame writer) and ``ratelimit`` (the token
+bucket behind those limits), used by the game server and the bot server alike.
 """

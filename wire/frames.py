@@ -5,8 +5,9 @@ The session (``game.session``) judges frames; the adapters (``game.seats``,
 anything to judge: a binary frame (the protocol is text JSON), a text frame that is not
 UTF-8, a flood of control frames. The adapter then hands the session a ``RefusedFrame``
 carrying why, and the session forfeits the seat for ``protocol_error`` with that reason,
-as for any malformed packet. And the one frame the server builds itself: a spectator's
-update, framed once for all (``text_frame``). Pure: no I/O, so the session may import it.
+as for any malformed packet. And the frames a server builds itself (``text_frame``): a
+spectator's update, framed once for all, and a bot server's answers. Pure: no I/O, so
+the session may import it.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ class RefusedFrame(bytes):
 #: Writes whole frames built by ``text_frame`` (one, or several joined: one write for
 #: them all) on a connection at once, if nothing stands in the way (True); False:
 #: nothing was written, send the texts the usual way.
-#: ``GuardedWebSocketProtocol`` offers one per connection (``game.inbound_ws``).
+#: ``GuardedWebSocketProtocol`` offers one per connection (``wire.inbound_ws``).
 FrameWriter: TypeAlias = Callable[[bytes], bool]
 
 

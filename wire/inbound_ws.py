@@ -1,5 +1,6 @@
-"""uvicorn's WebSocket protocol for the sockets people open to the game server (human
-seats, spectators), with the limits the ASGI app cannot enforce itself.
+"""uvicorn's WebSocket protocol, with the limits the ASGI app cannot enforce itself, for
+the sockets others open to us: to the game server (human seats, spectators) and to a bot
+server (``bot.serve``: the game servers that seat its bots).
 
 uvicorn answers pings inside its protocol object, as frames arrive: the app never sees
 them. So a client could flood pings (or pongs) without limit, each costing a frame's
@@ -9,15 +10,20 @@ closed with 1008 and a reason. A text frame that is not UTF-8 is closed with 100
 
 Either way the app learns why: the refusal is noted in the connection's ASGI scope, under
 ``extensions[REFUSED_EXTENSION]["reason"]``, before the ``websocket.disconnect``, so the
-human seat's adapter (``game.server``) can forfeit the seat for ``protocol_error`` with
-that reason rather than treat the close as a mere disconnect.
+human seat's adapter (``game.sockets``) can forfeit the seat for ``protocol_error`` with
+that reason rather than treat the close as a mere disconnect, and a bot server's
+connection (``bot.connection``) logs it.
 
-It also offers the app a ``FrameWriter`` (``game.frames``), under
+It also offers the app a ``FrameWriter`` (``wire.frames``), under
 ``extensions[FRAME_WRITER_EXTENSION]`` (``frame_writer``): a frame built once is written
 to the socket at once, where a send through ASGI would frame the same text again per
 connection and await its turn in a task. The spectators' fan-out uses it
 (``game.fanout.Fanout``): with 500 spectators, per move, that work was most
-of what a spectator cost besides the write itself.
+of what a spectator cost besides the write itself. So does a bot server for its answers
+(``bot.connection.Connection``).
+
+It lives in ``wire`` because both servers use it and the bot framework must not import
+the game server.
 """
 
 from __future__ import annotations
@@ -29,15 +35,15 @@ from websockets.exceptions import InvalidState
 from websockets.frames import Frame
 from websockets.protocol import State
 
-from game.frames import (
+from wire.basics import CLOSE_INVALID_DATA, CLOSE_POLICY_VIOLATION, clip_close_reason
+from wire.frames import (
     CONTROL_FLOOD_REFUSED,
     CONTROL_FRAME_BURST,
     INVALID_UTF8_REFUSED,
     MAX_CONTROL_FRAMES_PER_SECOND,
     FrameWriter,
 )
-from game.ratelimit import TokenBucket
-from models import CLOSE_INVALID_DATA, CLOSE_POLICY_VIOLATION, clip_close_reason
+from wire.ratelimit import TokenBucket
 
 __all__ = [
     "FRAME_WRITER_EXTENSION",
