@@ -33,7 +33,7 @@ from models import (
     clip_close_reason,
 )
 from wire.frames import text_frame
-from wire.inbound_ws import frame_writer, refusal
+from wire.inbound_ws import frame_writer, refusal, set_frame_reader
 
 __all__ = [
     "MAX_FRAME_BYTES",
@@ -63,6 +63,13 @@ class Connection:
     send that must wait), and a bot that answers on the loop is called by the reader
     itself (``SessionCalls.call_now``). ``run`` owns the tasks and cancels them when the
     socket closes.
+
+    Under ``GuardedWebSocketProtocol`` (what ``bot.serve`` runs) a frame that arrives
+    while nothing is under way (no send of ours waiting, nothing queued before it) is
+    not queued for the reader at all: ``_take_frame`` handles it in the protocol's
+    callback as it is read, so an on-loop bot's answer is written before that callback
+    returns, with no task woken and the socket never paused. Anything else goes to the
+    reader, in order.
     """
 
     _ids = itertools.count(1)
@@ -91,12 +98,14 @@ class Connection:
 
     async def run(self) -> None:
         self._reader = asyncio.create_task(self._read(), name=f"{self._name} reader")
+        set_frame_reader(self._ws.scope, self._take_frame)
         try:
             await asyncio.wait({self._reader})
             if not self._reader.cancelled() and (error := self._reader.exception()):
                 log.error("%s: reader failed", self._name, exc_info=error)
         finally:
             self._closed = True
+            set_frame_reader(self._ws.scope, None)
             self._reader.cancel()
             for action in self._feed(self._session.connection_lost, time.monotonic()):
                 if isinstance(action, Cancel):
@@ -108,6 +117,12 @@ class Connection:
             # Prompt: none of them waits on a bot directly (only on futures).
             await asyncio.gather(*tasks, return_exceptions=True)
             self._calls.close()
+            # A task cancelled from outside (the reader, when a frame read in the
+            # protocol's callback closed the socket) keeps its CancelledError, whose
+            # traceback holds this connection: let go of the tasks, or the connection
+            # and its session wait for the cyclic GC.
+            self._reader = None
+            self._jobs.clear()
 
     async def close(self, code: int, reason: str) -> None:
         """Close the socket with ``code`` and ``reason`` (once) and stop reading."""
@@ -150,6 +165,24 @@ class Connection:
                 )
                 return
             await self._apply(self._feed(self._session.receive, text, now), now)
+
+    def _take_frame(self, text: str) -> bool:
+        """``FrameReader`` (``wire.inbound_ws``): handle ``text`` now, in the protocol's
+        callback, if nothing is under way: the session's step, then its actions, up to
+        their first wait (a task finishes what must wait, holding the turn to send, so
+        the frames after it go to the reader and queue behind it). False, and the reader
+        takes it from the queue, when a batch of ours holds the turn or for what only
+        the reader does (a frame over the limit)."""
+        if self._closed or not self._out.free or len(text) > MAX_FRAME_BYTES:
+            return False
+        now = time.monotonic()
+        actions = self._feed(self._session.receive, text, now)
+        if actions:
+            task = start_eagerly(self._apply(actions, now), name=self._answer_name)
+            if task is not None:
+                self._jobs.add(task)
+                task.add_done_callback(self._jobs.discard)
+        return True
 
     def _feed(self, step: Callable[..., list[Action]], *args: Any) -> list[Action]:
         """One step of the session; a bug in it closes this session, not the server."""
@@ -345,6 +378,11 @@ class Turns:
     def __init__(self) -> None:
         self._held = False
         self._waiting: deque[asyncio.Future[None]] = deque()
+
+    @property
+    def free(self) -> bool:
+        """Whether nobody holds the turn (and so nobody waits for it)."""
+        return not self._held
 
     def take_free(self) -> bool:
         """Take the turn if nobody holds it; False (and nothing taken) otherwise."""

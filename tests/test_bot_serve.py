@@ -254,6 +254,17 @@ class OnLoopBot(ThreadRecordingBot):
     threads: ClassVar[list[threading.Thread]] = []
 
 
+class TaskRecordingOnLoopBot(LineBot):
+    """Answers on the loop and records the task each call runs in (None: a callback)."""
+
+    answers_on_loop: ClassVar[bool] = True
+    tasks: ClassVar[list[asyncio.Task[Any] | None]] = []
+
+    def play(self, position: Position, player: Player, match: Match, deadline: Deadline) -> Any:
+        self.tasks.append(asyncio.current_task())
+        return line_move(position, player)
+
+
 class FailingOnLoopBot(FailingBot):
     answers_on_loop: ClassVar[bool] = True
 
@@ -811,6 +822,36 @@ async def test_a_bot_that_answers_on_the_loop_plays_a_full_game_on_the_loop_thre
     assert won_by(position, side)
     # The server runs on this test's event loop, so its thread is this one.
     assert OnLoopBot.threads and set(OnLoopBot.threads) == {threading.current_thread()}
+
+
+async def test_an_on_loop_bot_answers_within_the_callback_that_reads_the_request() -> None:
+    """Under ``bot.serve``'s protocol a request is handed to the connection as it is read
+    (``wire.inbound_ws``'s frame reader): the bot is called, and its answer written,
+    in the protocol's callback, outside any task. (The first request may come before
+    the connection has registered its reader, and be read by its reader task.)"""
+    TaskRecordingOnLoopBot.tasks.clear()
+    async with served(create_app(TaskRecordingOnLoopBot)) as server:
+        position = await play_at(socket_url(server), Player.O)
+    assert won_by(position, Player.O)
+    calls = TaskRecordingOnLoopBot.tasks
+    assert len(calls) == 3 and calls[1:] == [None, None]
+
+
+async def test_under_a_protocol_without_a_frame_reader_the_reader_task_calls_the_bot(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def plain_protocol(app: Any, **options: Any) -> uvicorn.Config:
+        config = uvicorn_config(app, **options)
+        config.ws = "websockets-sansio"
+        return config
+
+    monkeypatch.setattr(bot.serve, "uvicorn_config", plain_protocol)
+    TaskRecordingOnLoopBot.tasks.clear()
+    async with served(create_app(TaskRecordingOnLoopBot)) as server:
+        position = await play_at(socket_url(server), Player.O)
+    assert won_by(position, Player.O)
+    calls = TaskRecordingOnLoopBot.tasks
+    assert len(calls) == 3 and all(isinstance(task, asyncio.Task) for task in calls)
 
 
 async def test_without_answers_on_loop_the_bot_runs_in_a_worker_thread() -> None:

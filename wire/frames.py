@@ -22,6 +22,7 @@ __all__ = [
     "CONTROL_FRAME_BURST",
     "INVALID_UTF8_REFUSED",
     "MAX_CONTROL_FRAMES_PER_SECOND",
+    "FrameReader",
     "FrameWriter",
     "RefusedFrame",
     "text_frame",
@@ -67,6 +68,13 @@ class RefusedFrame(bytes):
 #: nothing was written, send the texts the usual way.
 #: ``GuardedWebSocketProtocol`` offers one per connection (``wire.inbound_ws``).
 FrameWriter: TypeAlias = Callable[[bytes], bool]
+
+
+#: Takes a text frame's text as it arrives, on the protocol's own callback (no task, no
+#: queue): True if it took it; False, and the frame goes the usual way (an ASGI
+#: ``websocket.receive``, after the messages already queued). It must not raise.
+#: ``GuardedWebSocketProtocol`` takes one per connection (``wire.inbound_ws``).
+FrameReader: TypeAlias = Callable[[str], bool]
 
 
 def text_frame(data: bytes) -> bytes:

@@ -22,12 +22,23 @@ connection and await its turn in a task. The spectators' fan-out uses it
 of what a spectator cost besides the write itself. So does a bot server for its answers
 (``bot.connection.Connection``).
 
+And it lets the app read text frames as they arrive (``set_frame_reader``, a
+``FrameReader`` under ``extensions[FRAME_READER_EXTENSION]``): uvicorn queues every
+message for the app's ``receive``, pauses reading the socket until the app has taken it
+and resumes then, and the app's task wakes an iteration of the loop later to take it;
+a reader is called from the protocol's own callback instead, while nothing else is
+queued (order is kept: a frame that comes behind queued messages, or that the reader
+declines, is queued as before). A bot server's connection uses it
+(``bot.connection.Connection``): a request is answered within the callback that reads
+it, where nothing else is waiting (docs/performance.md).
+
 It lives in ``wire`` because both servers use it and the bot framework must not import
 the game server.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
@@ -35,28 +46,43 @@ from websockets.exceptions import InvalidState
 from websockets.frames import Frame
 from websockets.protocol import State
 
-from wire.basics import CLOSE_INVALID_DATA, CLOSE_POLICY_VIOLATION, clip_close_reason
+from wire.basics import (
+    CLOSE_INTERNAL_ERROR,
+    CLOSE_INVALID_DATA,
+    CLOSE_POLICY_VIOLATION,
+    clip_close_reason,
+)
 from wire.frames import (
     CONTROL_FLOOD_REFUSED,
     CONTROL_FRAME_BURST,
     INVALID_UTF8_REFUSED,
     MAX_CONTROL_FRAMES_PER_SECOND,
+    FrameReader,
     FrameWriter,
 )
 from wire.ratelimit import TokenBucket
 
 __all__ = [
+    "FRAME_READER_EXTENSION",
     "FRAME_WRITER_EXTENSION",
+    "READER_FAILED",
     "REFUSED_EXTENSION",
     "GuardedWebSocketProtocol",
     "frame_writer",
     "refusal",
+    "set_frame_reader",
 ]
+
+log = logging.getLogger("wire.inbound_ws")
 
 #: The ASGI scope extension where a refusal's reason is noted.
 REFUSED_EXTENSION = "htttx.refused"
 #: The ASGI scope extension holding the connection's ``FrameWriter``.
 FRAME_WRITER_EXTENSION = "htttx.frame_writer"
+#: The ASGI scope extension that takes the connection's ``FrameReader``.
+FRAME_READER_EXTENSION = "htttx.frame_reader"
+#: The reason of the close when a ``FrameReader`` broke its promise and raised.
+READER_FAILED = "internal error while reading a frame"
 
 
 def frame_writer(scope: Any) -> FrameWriter | None:
@@ -64,6 +90,18 @@ def frame_writer(scope: Any) -> FrameWriter | None:
     extensions = scope.get("extensions") or {}
     writer = extensions.get(FRAME_WRITER_EXTENSION)
     return None if writer is None else writer["write"]
+
+
+def set_frame_reader(scope: Any, reader: FrameReader | None) -> bool:
+    """Have the connection's text frames handed to ``reader`` as they arrive (see the
+    module docstring), or no longer (None); False under another server or protocol,
+    where every frame comes through ``receive`` as usual."""
+    extensions = scope.get("extensions") or {}
+    entry = extensions.get(FRAME_READER_EXTENSION)
+    if entry is None:
+        return False
+    entry["set"](reader)
+    return True
 
 
 def refusal(scope: Any) -> str | None:
@@ -82,12 +120,14 @@ class GuardedWebSocketProtocol(WebSocketsSansIOProtocol):
         self._control = TokenBucket(
             rate=MAX_CONTROL_FRAMES_PER_SECOND, burst=CONTROL_FRAME_BURST, now=self.loop.time()
         )
+        self._frame_reader: FrameReader | None = None
 
     def handle_connect(self, event: Any) -> None:
         super().handle_connect(event)
         scope = getattr(self, "scope", None)
         if scope is not None:
             scope["extensions"][FRAME_WRITER_EXTENSION] = {"write": self._write_frame}
+            scope["extensions"][FRAME_READER_EXTENSION] = {"set": self._set_frame_reader}
 
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)
@@ -97,6 +137,11 @@ class GuardedWebSocketProtocol(WebSocketsSansIOProtocol):
         scope = getattr(self, "scope", None)
         if scope is not None and FRAME_WRITER_EXTENSION in scope["extensions"]:
             scope["extensions"][FRAME_WRITER_EXTENSION] = {"write": _gone}
+            scope["extensions"][FRAME_READER_EXTENSION] = {"set": _ignored}
+        self._frame_reader = None  # it holds the app's connection, which holds the scope
+
+    def _set_frame_reader(self, reader: FrameReader | None) -> None:
+        self._frame_reader = reader
 
     def _write_frame(self, frame: bytes) -> bool:
         """``FrameWriter``: write ``frame`` now, as ``send`` would write the frame of
@@ -126,15 +171,34 @@ class GuardedWebSocketProtocol(WebSocketsSansIOProtocol):
             super().handle_pong(event)
 
     def send_receive_event_to_app(self) -> None:
-        if self.curr_msg_data_type == "text" and not self.close_sent:
-            data = self.frames[0] if len(self.frames) == 1 else b"".join(self.frames)
+        """A whole message has come: a binary one goes to uvicorn's queue; a text one
+        that is not UTF-8 is refused, and a valid one goes to the app's frame reader
+        when it has one and nothing is queued before it (and takes it), else to the
+        queue as uvicorn queues it (reading paused until the app has taken it)."""
+        if self.curr_msg_data_type != "text" or self.close_sent:
+            super().send_receive_event_to_app()
+            return
+        data = self.frames[0] if len(self.frames) == 1 else b"".join(self.frames)
+        self.frames = []
+        try:
+            text = data.decode()
+        except UnicodeDecodeError:
+            self._refuse(CLOSE_INVALID_DATA, INVALID_UTF8_REFUSED)
+            return
+        reader = self._frame_reader
+        if reader is not None and self.queue.empty():
             try:
-                data.decode()
-            except UnicodeDecodeError:
-                self.frames = []
-                self._refuse(CLOSE_INVALID_DATA, INVALID_UTF8_REFUSED)
+                if reader(text):
+                    return  # taken as it came: nothing queued, reading goes on
+            except Exception:  # a broken promise: this connection ends, not the server
+                log.exception("the frame reader failed")
+                self._frame_reader = None
+                self._refuse(CLOSE_INTERNAL_ERROR, READER_FAILED)
                 return
-        super().send_receive_event_to_app()
+        self.queue.put_nowait({"type": "websocket.receive", "text": text})
+        if not self.read_paused:
+            self.read_paused = True
+            self.transport.pause_reading()
 
     def _control_allowed(self) -> bool:
         if self.close_sent:
@@ -161,3 +225,7 @@ class GuardedWebSocketProtocol(WebSocketsSansIOProtocol):
 def _gone(_frame: bytes) -> bool:
     """The ``FrameWriter`` of a lost connection: writes nothing."""
     return False
+
+
+def _ignored(_reader: FrameReader | None) -> None:
+    """The frame-reader setter of a lost connection: no frame will come."""
