@@ -44,6 +44,7 @@ from starlette.websockets import WebSocket
 
 from game.challenges import Challenges
 from game.cluster import challenge_channel, queue_leader_key
+from game.cluster_redis import raise_if_cancelled
 from game.cluster_relay import relay_socket
 from game.queue_hub import QueueHub
 from game.relay import QUEUE, LeaderChanging, queue_route
@@ -161,12 +162,13 @@ class QueueLeadership:
     # ------------------------------------------------------------- the task
 
     async def _run(self) -> None:
-        # Not `while True`: redis-py may turn a cancellation into a ConnectionError.
         while not self._closed:
             await asyncio.sleep(self.node.leases.heartbeat)
+            raise_if_cancelled()
             try:
                 await self._step()
             except (RedisError, OSError) as error:
+                raise_if_cancelled(error)
                 log.warning("queue leadership: %s", error)
 
     async def _step(self) -> None:
@@ -260,11 +262,13 @@ class ClusterChallenges:
 
     async def _read(self) -> None:
         while self._reader is not None:  # close() clears it (see QueueLeadership._run)
+            raise_if_cancelled()
             try:
                 async for item in self._pubsub.listen():
                     if item["type"] == "message":
                         self._spawn(_text(item["data"]) or "")
             except (RedisError, OSError) as error:
+                raise_if_cancelled(error)
                 log.warning("challenges of the cluster: %s; listening again", error)
                 await asyncio.sleep(self.node.leases.heartbeat)
 

@@ -89,6 +89,41 @@ def _now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
+def raise_if_cancelled(error: BaseException | None = None) -> None:
+    """Raise ``CancelledError`` (from ``error``) if the current task is being cancelled.
+
+    redis-py may turn the cancellation of a command under way into a
+    ``ConnectionError``, or swallow it and return: a loop that catches Redis errors to
+    try again would then outlive whoever cancelled it (``ClusterNode.close`` waited for
+    the sweeper until the server's shutdown gave up on it, 30 s later). Such a loop
+    calls this first in its ``except``, and once a turn outside it.
+
+    >>> import asyncio
+    >>> async def cancelled_mid_command() -> str:
+    ...     async def command() -> None:
+    ...         try:
+    ...             await asyncio.sleep(10)
+    ...         except asyncio.CancelledError:
+    ...             raise ConnectionError("the connection was closed") from None
+    ...     async def loop() -> None:
+    ...         while True:
+    ...             try:
+    ...                 await command()
+    ...             except ConnectionError as error:
+    ...                 raise_if_cancelled(error)
+    ...     task = asyncio.create_task(loop())
+    ...     await asyncio.sleep(0)
+    ...     task.cancel()
+    ...     await asyncio.gather(task, return_exceptions=True)
+    ...     return "cancelled" if task.cancelled() else "still running"
+    >>> asyncio.run(cancelled_mid_command())
+    'cancelled'
+    """
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError from error
+
+
 class ClusterNode:
     """This worker's part in the cluster (see the module docstring)."""
 
@@ -217,14 +252,14 @@ class ClusterNode:
         self._registered = True
 
     async def _renew(self) -> None:
-        # Not `while True`: redis-py may turn the cancellation of a command into a
-        # ConnectionError, caught below, and the loop would outlive close().
         while not self.stopping.is_set():
             await asyncio.sleep(self.leases.heartbeat)
+            raise_if_cancelled()
             try:
                 await self._heartbeat()
                 await self._still_watched()
             except (RedisError, OSError) as error:
+                raise_if_cancelled(error)
                 log.warning("cluster heartbeat failed: %s", error)
 
     def watched_remotely(self, game_id: str) -> None:
@@ -357,9 +392,7 @@ class ClusterNode:
             try:
                 await pipe.execute()
             except (RedisError, OSError) as error:
-                task = asyncio.current_task()
-                if task is not None and task.cancelling():  # redis-py's error for it
-                    raise asyncio.CancelledError from error
+                raise_if_cancelled(error)
                 log.warning("publishing to the cluster failed: %s", error)
             finally:
                 for _ in range(taken):

@@ -29,6 +29,7 @@ from redis.exceptions import RedisError
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 from game.access_log import redact_tokens
+from game.cluster_redis import raise_if_cancelled
 from game.relay import (
     CONNECT_TIMEOUT,
     GAME,
@@ -184,10 +185,12 @@ async def _watch(node: ClusterNode, still_there: StillThere) -> _End:
             await asyncio.wait_for(node.stopping.wait(), node.leases.heartbeat)
         if node.stopping.is_set():
             return _End(Ending.SHUTDOWN)
+        raise_if_cancelled()
         try:
             if not await still_there():
                 return _End(Ending.OWNER_GONE)
         except (RedisError, OSError) as error:
+            raise_if_cancelled(error)
             log.warning("relay: checking its worker failed: %s", error)
 
 

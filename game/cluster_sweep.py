@@ -46,6 +46,7 @@ from game.cluster import (
     sweep_key,
     worker_key,
 )
+from game.cluster_redis import raise_if_cancelled
 from game.reads import snapshot_of
 from game.store import GameStore, RecordStatus
 from game.store.schema import worker_lost_result
@@ -81,13 +82,16 @@ class Sweeper:
 
     async def run(self) -> None:
         """Sweep every heartbeat, until cancelled; a failure is logged and retried."""
-        while True:
+        while not self.node.stopping.is_set():
             await asyncio.sleep(self.node.leases.heartbeat)
+            raise_if_cancelled()
             try:
                 await self.sweep()
             except (RedisError, OSError) as error:
+                raise_if_cancelled(error)
                 log.warning("sweeping the cluster's dead workers failed: %s", error)
-            except Exception:  # the store's (or a bug): the next heartbeat tries again
+            except Exception as error:  # the store's (or a bug): the next heartbeat tries
+                raise_if_cancelled(error)
                 log.exception("sweeping the cluster's dead workers failed")
 
     async def sweep(self) -> int:

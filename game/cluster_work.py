@@ -38,6 +38,7 @@ from redis.exceptions import RedisError
 from sqlalchemy.exc import SQLAlchemyError
 
 from game.cluster import PREFIX, Leases
+from game.cluster_redis import raise_if_cancelled
 from game.discovery import DiscoveryError
 from game.manager import GameManager, ManagerClosed, TooManyGames
 from game.rating_book import RatingBook, UnratableGame
@@ -182,6 +183,7 @@ class WorkPlayer:
     async def _listen(self) -> None:
         """Wake the leasing loop when a coordinator queues games (or a slot frees)."""
         while True:
+            raise_if_cancelled()
             pubsub: Any = self.redis.pubsub()
             try:
                 await pubsub.subscribe(WORK_CHANNEL)
@@ -189,6 +191,7 @@ class WorkPlayer:
                     if message.get("type") == "message":
                         self._wake.set()
             except (RedisError, OSError) as error:
+                raise_if_cancelled(error)
                 log.warning("work wake-ups: %s; polling meanwhile", error)
                 await asyncio.sleep(self.leases.heartbeat)
             finally:
@@ -198,11 +201,13 @@ class WorkPlayer:
     async def _renew_loop(self) -> None:
         while True:
             await asyncio.sleep(self.leases.heartbeat)
+            raise_if_cancelled()
             try:
                 lost = await self.work.renew(
                     self.worker_id, list(self.playing), time.time() + self.leases.lease
                 )
             except (SQLAlchemyError, OSError) as error:
+                raise_if_cancelled(error)
                 log.warning("renewing work leases failed: %s", error)
                 continue
             for item_id in lost:
@@ -346,10 +351,12 @@ class Coordinators:
 
     async def _keep(self) -> None:
         while True:
+            raise_if_cancelled()
             try:
                 await self._renew_held()
                 await self._adopt_orphans()
             except (RedisError, OSError, SQLAlchemyError) as error:
+                raise_if_cancelled(error)
                 log.warning("tournament coordination: %s", error)
             await asyncio.sleep(self.leases.heartbeat)
 
