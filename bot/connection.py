@@ -178,11 +178,16 @@ class Connection:
         now = time.monotonic()
         actions = self._feed(self._session.receive, text, now)
         if actions:
-            task = start_eagerly(self._apply(actions, now), name=self._answer_name)
-            if task is not None:
-                self._jobs.add(task)
-                task.add_done_callback(self._jobs.discard)
+            self._apply_eagerly(actions, now)
         return True
+
+    def _apply_eagerly(self, actions: Sequence[Action], received: float | None = None) -> None:
+        """Carry out ``actions`` from a loop callback, here and now up to their first
+        wait; a task of ``_jobs`` finishes what must wait (``start_eagerly``)."""
+        task = start_eagerly(self._apply(actions, received), name=self._answer_name)
+        if task is not None:
+            self._jobs.add(task)
+            task.add_done_callback(self._jobs.discard)
 
     def _feed(self, step: Callable[..., list[Action]], *args: Any) -> list[Action]:
         """One step of the session; a bug in it closes this session, not the server."""
@@ -241,10 +246,7 @@ class Connection:
         if actions:
             # Sent from this loop callback, not from a task's first step an iteration
             # later; a send that must wait is finished by a task.
-            task = start_eagerly(self._apply(actions), name=self._answer_name)
-            if task is not None:
-                self._jobs.add(task)
-                task.add_done_callback(self._jobs.discard)
+            self._apply_eagerly(actions)
 
     def _job_over(self, job_id: int, future: asyncio.Future[Any], task: asyncio.Task[None]) -> None:
         self._jobs.discard(task)

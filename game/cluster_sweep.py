@@ -81,7 +81,8 @@ class Sweeper:
         self.swept = 0  # games this worker recorded aborted (for tests and logs)
 
     async def run(self) -> None:
-        """Sweep every heartbeat, until cancelled; a failure is logged and retried."""
+        """Sweep every heartbeat, until cancelled or the node stops; a failure is logged
+        and retried."""
         while not self.node.stopping.is_set():
             await asyncio.sleep(self.node.leases.heartbeat)
             raise_if_cancelled()

@@ -672,18 +672,23 @@ async def test_a_flood_of_pings_closes_with_1008_and_the_reason_while_others_pla
         assert won_by(await asyncio.wait_for(game, TIMEOUT), Player.X)
 
 
-async def test_under_a_protocol_without_a_frame_writer_packets_go_through_asgi_sends(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """uvicorn's own WebSocket protocol (as another ASGI server) offers no
-    ``FrameWriter``: the connection sends every packet through ASGI, and plays the same."""
+@pytest.fixture
+def plain_protocol(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``bot.serve`` runs uvicorn's own WebSocket protocol, as another ASGI server would:
+    no ``FrameWriter``, no ``FrameReader``."""
 
-    def plain_protocol(app: Any, **options: Any) -> uvicorn.Config:
+    def config_of(app: Any, **options: Any) -> uvicorn.Config:
         config = uvicorn_config(app, **options)
         config.ws = "websockets-sansio"
         return config
 
-    monkeypatch.setattr(bot.serve, "uvicorn_config", plain_protocol)
+    monkeypatch.setattr(bot.serve, "uvicorn_config", config_of)
+
+
+@pytest.mark.usefixtures("plain_protocol")
+async def test_under_a_protocol_without_a_frame_writer_packets_go_through_asgi_sends() -> None:
+    """uvicorn's own WebSocket protocol (as another ASGI server) offers no
+    ``FrameWriter``: the connection sends every packet through ASGI, and plays the same."""
     async with served(create_app(SlowBot)) as server:
         assert server.config.ws == "websockets-sansio"
         assert won_by(
@@ -837,15 +842,8 @@ async def test_an_on_loop_bot_answers_within_the_callback_that_reads_the_request
     assert len(calls) == 3 and calls[1:] == [None, None]
 
 
-async def test_under_a_protocol_without_a_frame_reader_the_reader_task_calls_the_bot(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    def plain_protocol(app: Any, **options: Any) -> uvicorn.Config:
-        config = uvicorn_config(app, **options)
-        config.ws = "websockets-sansio"
-        return config
-
-    monkeypatch.setattr(bot.serve, "uvicorn_config", plain_protocol)
+@pytest.mark.usefixtures("plain_protocol")
+async def test_under_a_protocol_without_a_frame_reader_the_reader_task_calls_the_bot() -> None:
     TaskRecordingOnLoopBot.tasks.clear()
     async with served(create_app(TaskRecordingOnLoopBot)) as server:
         position = await play_at(socket_url(server), Player.O)
