@@ -251,6 +251,15 @@ class GameManager:
         to_move, clock_x_ms, clock_o_ms = session.standing(asyncio.get_running_loop().time())
         return LiveProgress(len(session.moves), session.result, to_move, clock_x_ms, clock_o_ms)
 
+    def decided_results(self) -> dict[str, GameResult]:
+        """The games this manager runs whose result is decided, with it: their end is
+        known in memory (``live_record`` shows it) before the store has committed it."""
+        decided = {}
+        for game_id, game in self._games.items():
+            if (result := game.session.result) is not None:
+                decided[game_id] = result
+        return decided
+
     def live_record(self, game_id: str) -> GameRecord | None:
         """The record of a game this manager runs, from memory: every move broadcast so
         far and the result once decided, even before the store has them. None once the

@@ -41,7 +41,6 @@ from game.store import GamePage, GameStore, GameSummary, RecordStatus
 from models import (
     Board,
     Cell,
-    EndCause,
     EndPacket,
     GameRecord,
     GameResult,
@@ -307,8 +306,16 @@ class RecordReader:
     ) -> GamePage:
         """``GameStore.list_games``, with live games as they stand in memory. A live game
         is in the store from its start (``GameManager.create_game`` writes it before it
-        is played), so the store's filters find it; only its progress comes from memory."""
-        page = await self.store.list_games(status=status, player=player, limit=limit, before=before)
+        is played), so the store's filters find it; only its progress comes from memory.
+        A game whose end is decided but not yet committed is filtered by the status it
+        is about to have, as ``record_json`` already shows its result."""
+        decided = None
+        if status is not None:
+            results = self.manager.decided_results()
+            decided = {game_id: RecordStatus.of_result(r) for game_id, r in results.items()}
+        page = await self.store.list_games(
+            status=status, player=player, limit=limit, before=before, decided=decided
+        )
         page.items = [self._live_summary(item) for item in page.items]
         return page
 
@@ -316,10 +323,8 @@ class RecordReader:
         progress = self.manager.live_progress(summary.game_id)
         if progress is None:
             return summary
-        status, result = summary.status, progress.result
-        if result is not None:
-            aborted = result.cause is EndCause.ABORTED
-            status = RecordStatus.ABORTED if aborted else RecordStatus.FINISHED
+        result = progress.result
+        status = summary.status if result is None else RecordStatus.of_result(result)
         update = {
             "moves": max(summary.moves, progress.moves),
             "result": result,

@@ -143,3 +143,49 @@ async def test_a_slow_store_delays_the_end_until_the_record_is_committed(
     db_url = f"sqlite+aiosqlite:///{tmp_path / 'games.sqlite'}"
     moves = await _play_and_watch(db_url, 0.010, 4)
     assert all(count > 0 for count in moves)
+
+
+async def test_a_game_whose_end_is_not_committed_yet_is_listed_by_its_coming_status(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The store holds the result back until the test lets it go; meanwhile the record
+    # read from memory already shows it, and so must the filtered lists.
+    release = asyncio.Event()
+    finish = GameStore.finish_game
+
+    async def held(self: GameStore, *args: Any, **kwargs: Any) -> None:
+        await release.wait()
+        await finish(self, *args, **kwargs)
+
+    monkeypatch.setattr(GameStore, "finish_game", held)
+    db_url = f"sqlite+aiosqlite:///{tmp_path / 'games.sqlite'}"
+    timeout = aiohttp.ClientTimeout(total=TIMEOUT)
+    async with (
+        serving(create_app(db_url=db_url)) as server,
+        aiohttp.ClientSession(timeout=timeout) as http,
+        await GameStore.open(db_url) as disk,
+    ):
+        base = server.url
+        body = {
+            "player_x": {"type": "bot", "bot_url": f"{base}/bots/threat"},
+            "player_o": {"type": "bot", "bot_url": f"{base}/bots/random"},
+            "match_config": Match(turn_limit=20).model_dump(mode="json"),
+        }
+        async with http.post(f"{base}/game/new", json=body) as response:
+            game_id = (await response.json())["game_id"]
+
+        async def listed(status: str) -> list[str]:
+            _, page = await _get(http, f"{base}/games?status={status}")
+            return [item["game_id"] for item in json.loads(page)["items"]]
+
+        async with asyncio.timeout(TIMEOUT):
+            while True:
+                _, record = await _get(http, f"{base}/games/{game_id}")
+                if GameRecord.model_validate_json(record).result is not None:
+                    break
+                await asyncio.sleep(0.02)
+        running, finished = await listed("running"), await listed("finished")
+        stored = await disk.game_status(game_id)
+        release.set()
+    assert stored is not None and stored.value == "running"  # the window is real
+    assert (running, finished) == ([], [game_id])

@@ -384,6 +384,31 @@ async def test_games_are_filtered_by_status(store: GameStore) -> None:
     assert await store.count_games(status=RecordStatus.RUNNING) == 3
 
 
+async def test_games_decided_but_not_committed_are_filtered_by_their_coming_status(
+    store: GameStore,
+) -> None:
+    # A server knows g1 and g3 have ended (and may have shown their result) before its
+    # writer commits it: they must not be listed as running, and are listed as over.
+    for n in range(5):
+        await store.create_game(record(f"g{n}"))
+    await store.finish_game("g4", WIN_X, ended_at=T0)
+    decided = {"g1": RecordStatus.FINISHED, "g3": RecordStatus.ABORTED}
+
+    async def ids(status: RecordStatus, limit: int = 50) -> list[str]:
+        page = await store.list_games(status=status, limit=limit, decided=decided)
+        return [s.game_id for s in page.items]
+
+    assert await ids(RecordStatus.RUNNING) == ["g2", "g0"]
+    assert await ids(RecordStatus.FINISHED) == ["g4", "g1"]
+    assert await ids(RecordStatus.ABORTED) == ["g3"]
+    # Filtered in the query, so a page is still full when a decided game drops out.
+    assert await ids(RecordStatus.RUNNING, limit=1) == ["g2"]
+    # Without a filter nothing changes; the stored rows are untouched.
+    everyone = await store.list_games(decided=decided)
+    assert [s.game_id for s in everyone.items] == ["g4", "g3", "g2", "g1", "g0"]
+    assert await store.game_status("g1") is RecordStatus.RUNNING
+
+
 @pytest.mark.parametrize("status", [None, RecordStatus.RUNNING])
 async def test_pages_follow_each_other_without_gaps_or_repeats(
     store: GameStore, status: RecordStatus | None

@@ -109,7 +109,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -149,6 +149,7 @@ from game.store.queries import (
     _list_games,
     _move_latencies,
     _record_json,
+    _status_is,
     _StoredGame,
 )
 from game.store.ratings import RatingRecords
@@ -360,7 +361,7 @@ class GameStore:
         Recording the same result again does nothing. Raises UnknownGameError, or
         GameNotRunningError if the game already has a different result.
         """
-        status = RecordStatus.ABORTED if result.cause is EndCause.ABORTED else RecordStatus.FINISHED
+        status = RecordStatus.of_result(result)
         await self._runner.write_result(game_id, status, _to_json(result), ended_at)
 
     async def abort_running(self, *, ended_at: datetime) -> int:
@@ -433,10 +434,16 @@ class GameStore:
         player: str | None = None,
         limit: int = 50,
         before: str | None = None,
+        decided: Mapping[str, RecordStatus] | None = None,
     ) -> GamePage:
         """Games newest first (by creation), optionally only those with ``status`` and
         only those where either seat's name is ``player``, compared case-insensitively
         (``str.casefold``; otherwise exact: no prefix, no trimming).
+
+        ``decided`` maps games whose end a server knows but has not committed yet to the
+        status they are about to have; ``status`` filters them by that status, not by the
+        stored ``running``. So a game that a client has seen end is never listed as
+        running, and the pages stay full and exact.
 
         Pagination is by cursor: pass a page's ``next_cursor`` as ``before`` to get
         the games created before the last one on it. Unlike an offset, this neither
@@ -461,7 +468,7 @@ class GameStore:
             _games.c.move_count,
         )
         if status is not None:
-            query = query.where(_games.c.status == RecordStatus(status).value)
+            query = query.where(_status_is(RecordStatus(status), decided or {}))
         if before is not None:
             query = query.where(_games.c.seq < _parse_cursor(before))
         if player is not None:

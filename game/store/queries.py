@@ -7,14 +7,17 @@ commits: on SQLite whole on a thread of the store's, on PostgreSQL through
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Final, TypeVar, cast
 
 from sqlalchemy import (
+    ColumnElement,
+    and_,
     bindparam,
     exists,
+    or_,
     select,
     update,
 )
@@ -322,6 +325,19 @@ def _move_latencies(conn: Connection, game_id: str) -> list[int | None]:
         select(_moves.c.latency_ms).where(_moves.c.game_id == game_id).order_by(_moves.c.idx)
     )
     return list(rows.scalars())
+
+
+def _status_is(status: RecordStatus, decided: Mapping[str, RecordStatus]) -> ColumnElement[bool]:
+    """The games whose status is ``status``, where a game in ``decided`` counts with the
+    status given there (its end is known, its stored row not updated yet)."""
+    stored = _games.c.status == status.value
+    elsewhere = [game_id for game_id, now in decided.items() if now is not status]
+    here = [game_id for game_id, now in decided.items() if now is status]
+    if elsewhere:
+        stored = and_(stored, _games.c.game_id.not_in(elsewhere))
+    if here:
+        stored = or_(stored, _games.c.game_id.in_(here))
+    return stored
 
 
 def _list_games(conn: Connection, query: Select[Any], limit: int) -> GamePage:

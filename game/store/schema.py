@@ -86,6 +86,16 @@ class RecordStatus(str, Enum):
     FINISHED = "finished"
     ABORTED = "aborted"
 
+    @classmethod
+    def of_result(cls, result: GameResult) -> RecordStatus:
+        """The status of a game that ended with ``result``: aborted for ``cause=aborted``,
+        finished for any other.
+
+        >>> RecordStatus.of_result(ABORTED_RESULT)
+        <RecordStatus.ABORTED: 'aborted'>
+        """
+        return cls.ABORTED if result.cause is EndCause.ABORTED else cls.FINISHED
+
 
 #: Characters of each text of a ``GameSummary`` (names, URLs) at most; longer ones are
 #: clipped with an ellipsis (the full text is in the game's record).
