@@ -184,10 +184,50 @@ class Connection:
     def _apply_eagerly(self, actions: Sequence[Action], received: float | None = None) -> None:
         """Carry out ``actions`` from a loop callback, here and now up to their first
         wait; a task of ``_jobs`` finishes what must wait (``start_eagerly``)."""
-        task = start_eagerly(self._apply(actions, received), name=self._answer_name)
+        turns = self._out
+        if not turns.take_free():  # a batch of ours holds the turn: these go after it
+            coro = self._apply(actions, received)
+        else:
+            try:
+                rest = self._apply_at_once(actions, received)
+            except BaseException:
+                turns.give()
+                raise
+            if not rest:
+                turns.give()
+                return
+            coro = self._apply_holding(rest, received)
+        task = start_eagerly(coro, name=self._answer_name)
         if task is not None:
             self._jobs.add(task)
             task.add_done_callback(self._jobs.discard)
+
+    def _apply_at_once(self, actions: Sequence[Action], received: float | None) -> list[Action]:
+        """Carry out, with plain calls, the actions at the front of ``actions`` that
+        need no wait: sends the socket takes whole at once (``_written_at_once``), jobs
+        for the bot (and the answer of one that answers on the loop) and cancels. What
+        is left, from the first action that may wait, is returned (``_apply_waiting``).
+        Only for the holder of the turn: sends go out in the order of their batches.
+
+        For an on-loop bot's move these calls are all there is to do: no coroutine is
+        made and driven for them, which cost more than the rest of the answer."""
+        todo = list(actions)
+        for index, action in enumerate(todo):  # grows when a bot answers on the loop
+            if isinstance(action, Send):
+                if not self._written_at_once(action):
+                    return todo[index:]
+            elif isinstance(action, Think):
+                if received is None:
+                    received = time.monotonic()
+                answered = self._start_job(action.job, received)
+                if answered is None:  # too many calls queued
+                    return todo[index:]
+                todo += answered
+            elif isinstance(action, Cancel):
+                self._cancel(action.job_id)
+            else:
+                return todo[index:]
+        return []
 
     def _feed(self, step: Callable[..., list[Action]], *args: Any) -> list[Action]:
         """One step of the session; a bug in it closes this session, not the server."""
@@ -292,34 +332,45 @@ class Connection:
     async def _apply(self, actions: Sequence[Action], received: float | None = None) -> None:
         if not actions:
             return
+        if not self._out.take_free():
+            await self._out.take()
+        await self._apply_holding(actions, received)
+
+    async def _apply_holding(self, actions: Sequence[Action], received: float | None) -> None:
+        """``_apply`` once the turn is taken; gives it back at the end."""
         received = time.monotonic() if received is None else received
-        turns = self._out
-        if not turns.take_free():
-            await turns.take()
         try:
-            todo = list(actions)
-            for action in todo:  # grows when a bot answers on the loop at once
-                if isinstance(action, Send):
-                    await self._send(action)
-                elif isinstance(action, Think):
-                    answered = self._start_job(action.job, received)
-                    if answered is None:
-                        await self.close(
-                            CLOSE_POLICY_VIOLATION, "too many requests queued for the bot"
-                        )
-                    else:
-                        todo += answered
-                elif isinstance(action, Cancel):
-                    self._cancel(action.job_id)
-                elif isinstance(action, Configure):
-                    await self._submit(action)
-                elif isinstance(action, Reset):
-                    # A copy: the session keeps using its own position.
-                    await self._submit(Reset(action.position.copy()))  # the bot's own copy
-                elif isinstance(action, Close):
-                    await self.close(action.code, action.reason)
+            todo = self._apply_at_once(actions, received)
+            while todo:
+                await self._apply_waiting(todo[0])
+                todo = self._apply_at_once(todo[1:], received)
         finally:
-            turns.give()
+            self._out.give()
+
+    async def _apply_waiting(self, action: Action) -> None:
+        """Carry out an action that ``_apply_at_once`` left: one that may wait."""
+        if isinstance(action, Send):
+            await self._send(action)
+        elif isinstance(action, Think):  # refused by _start_job
+            await self.close(CLOSE_POLICY_VIOLATION, "too many requests queued for the bot")
+        elif isinstance(action, Configure):
+            await self._submit(action)
+        elif isinstance(action, Reset):
+            # A copy: the session keeps using its own position.
+            await self._submit(Reset(action.position.copy()))  # the bot's own copy
+        elif isinstance(action, Close):
+            await self.close(action.code, action.reason)
+
+    def _written_at_once(self, action: Send) -> bool:
+        """Whether ``action`` needs nothing more: its packet written whole into the
+        socket now (the common case), or the socket closed. False for one with a
+        warning to log, or that must go through ASGI (``_send``)."""
+        if action.warning is not None:
+            return False
+        if self._closed:
+            return True
+        write = self._write_frame
+        return write is not None and write(text_frame(action.data()))
 
     async def _send(self, action: Send) -> None:
         if action.warning is not None:
