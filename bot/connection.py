@@ -349,7 +349,7 @@ class Connection:
 
     async def _apply_waiting(self, action: Action) -> None:
         """Carry out an action that ``_apply_at_once`` left: one that may wait."""
-        if isinstance(action, Send):
+        if isinstance(action, Send):  # one the socket would not take at once
             await self._send(action)
         elif isinstance(action, Think):  # refused by _start_job
             await self.close(CLOSE_POLICY_VIOLATION, "too many requests queued for the bot")
@@ -362,26 +362,20 @@ class Connection:
             await self.close(action.code, action.reason)
 
     def _written_at_once(self, action: Send) -> bool:
-        """Whether ``action`` needs nothing more: its packet written whole into the
-        socket now (the common case), or the socket closed. False for one with a
-        warning to log, or that must go through ASGI (``_send``)."""
+        """Whether ``action`` needs nothing more (its warning, if any, logged): its
+        packet written whole into the socket now (the common case), or the socket
+        closed. False if it must go through ASGI, which waits for room (``_send``)."""
         if action.warning is not None:
-            return False
+            log.warning("%s: %s", self._name, action.warning)
         if self._closed:
             return True
         write = self._write_frame
         return write is not None and write(text_frame(action.data()))
 
     async def _send(self, action: Send) -> None:
-        if action.warning is not None:
-            log.warning("%s: %s", self._name, action.warning)
-        if self._closed:
-            return
+        """Send what ``_written_at_once`` could not write: through ASGI, in the turn
+        that keeps it in order with the packets written at once."""
         data = action.data()
-        # Written at once when nothing stands in the way (the common case), else sent
-        # through ASGI, which waits for room; the turns keep either in order.
-        if self._write_frame is not None and self._write_frame(text_frame(data)):
-            return
         try:
             await self._ws.send_text(data.decode())
         except Exception as exc:  # uvicorn, starlette and websockets each raise their own

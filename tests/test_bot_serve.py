@@ -273,6 +273,17 @@ class CountingOnLoopBot(CountingBot):
     answers_on_loop: ClassVar[bool] = True
 
 
+class OriginBot(LineBot):
+    """Always answers the occupied origin: an illegal move, replaced by the fallback."""
+
+    def play(self, position: Position, player: Player, match: Match, deadline: Deadline) -> Any:
+        return [(0, 0), (1, 0)]
+
+
+class OriginOnLoopBot(OriginBot):
+    answers_on_loop: ClassVar[bool] = True
+
+
 class FreeSetupBot(LineBot):
     """Declares free_setup: it plays from any board."""
 
@@ -578,6 +589,24 @@ async def test_a_bot_that_raises_is_logged_and_the_game_goes_on(
     assert position.outcome is not None
     failures = [r for r in caplog.records if r.name == "bot.serve" and r.exc_info]
     assert failures and "the bot's own bug" in str(failures[0].exc_info[1])  # type: ignore[index]
+
+
+@pytest.mark.parametrize("bot_class", ["OriginBot", "OriginOnLoopBot"])
+async def test_an_illegal_answer_is_replaced_and_its_warning_logged_once(
+    caplog: pytest.LogCaptureFixture, bot_class: str
+) -> None:
+    async with (
+        served(create_app(globals()[bot_class])) as server,
+        connect(socket_url(server)) as ws,
+    ):
+        await send(ws, {"type": "setup"})
+        await send(ws, {"type": "move_request", "side": "o", "previous": []})
+        answer = await next_packet(ws)
+    pieces = [(p["q"], p["r"]) for p in answer["move"]["pieces"]]
+    assert len(pieces) == 2 and (0, 0) not in pieces
+    warned = [r for r in caplog.records if r.name == "bot.serve" and "fallback" in r.message]
+    assert [r.levelno for r in warned] == [logging.WARNING]
+    assert "is illegal" in warned[0].message
 
 
 async def test_config_setup_eval_and_interrupt_reach_the_bot_in_order() -> None:
