@@ -66,7 +66,8 @@ SQLAlchemy's greenlet and aiosqlite's thread queue: ten times the loop time or m
 (``bench/store.py`` measures it). The single writer thread is also SQLite's single
 writer: writes queue on it in order, and its transactions start with ``BEGIN
 IMMEDIATE`` (another process's writes are waited for, up to a busy timeout). The
-store's most frequent writes, a game's next moves and its result, skip SQLAlchemy
+store's most frequent writes, a game's next moves and its result, and the one every
+new game waits for before it starts (its row and its players'), skip SQLAlchemy
 there in their usual case: the same transaction goes to the sqlite3 connection as
 prepared statements (``_SqliteThreads._straight_on_writer``), and each move is
 serialised directly rather than through pydantic's dump (``schema._move_json``: the
@@ -141,7 +142,6 @@ from game.store.queries import (
     _abort_running,
     _build_record,
     _count_games,
-    _create_game,
     _fetch_and_build,
     _fetch_game,
     _game_status,
@@ -320,7 +320,7 @@ class GameStore:
         ]
         try:
             names = (record.player_x.name, record.player_o.name)
-            await self._runner.write(_create_game, game, moves, names)
+            await self._runner.write_new_game(game, moves, names)
         except IntegrityError as exc:
             raise DuplicateGameError(f"a game with id {game_id!r} is already stored") from exc
 

@@ -25,7 +25,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from game.store.queries import _add_moves, _add_usual_moves, _finish_game
+from game.store.queries import _add_moves, _add_usual_moves, _create_game, _finish_game
 from game.store.runners import _to_completion
 from game.store.schema import RecordStatus
 
@@ -72,6 +72,14 @@ class _AsyncEngineRunner:
         write = asyncio.ensure_future(self.read(fn, *args, **kwargs))
         self._track(write)
         return await _to_completion(write)
+
+    async def write_new_game(
+        self,
+        game: dict[str, Any],
+        moves: list[dict[str, Any]],
+        names: tuple[str | None, str | None],
+    ) -> None:
+        await self.write(_create_game, game, moves, names)
 
     async def write_moves(self, game_id: str, first_index: int, rows: list[dict[str, Any]]) -> None:
         loop = asyncio.get_running_loop()

@@ -71,6 +71,15 @@ _CLAIM_NEXT_MOVES_SQL: Final = (
 _INSERT_MOVE_SQL: Final = (
     f"INSERT INTO {_moves.name} (game_id, idx, data, latency_ms) VALUES (?, ?, ?, ?)"
 )
+# A new game's row, ``create_game``'s usual case: (game_id, status, started_at, header,
+# move_count); its seq is the row id. Then its players: (seq, seat, name_key).
+_INSERT_GAME_SQL: Final = (
+    f"INSERT INTO {_games.name} (game_id, status, started_at, header, move_count) "
+    "VALUES (?, ?, ?, ?, ?)"
+)
+_INSERT_PLAYER_SQL: Final = (
+    f"INSERT INTO {_game_players.name} (seq, seat, name_key) VALUES (?, ?, ?)"
+)
 # And the result of a running game: (status, result, ended_at, game_id).
 _FINISH_RUNNING_SQL: Final = (
     f"UPDATE {_games.name} SET status = ?, result = ?, ended_at = ? "
