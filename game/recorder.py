@@ -10,9 +10,12 @@ carry on); the result is still written if the store allows.
 Group commit: a game commits at most once per ``commit_interval`` (10 ms by default);
 the moves played in between go in the next commit, all together. A move after a quiet
 spell (a human's, a slow bot's) is committed at once, and the end of a game commits at
-once with whatever is waiting. Between bots that answer in a millisecond this turns
-dozens of transactions (and fsyncs) into one; the price is that a crash (not a stop: a
-stop ends every game and commits it) can lose the moves of the last interval.
+once with whatever is waiting, in the same transaction as the result
+(``GameStore.finish_game(moves=...)``): ``end`` waits for that commit, so one commit
+rather than two (if that write fails, the moves and the result are written apart).
+Between bots that answer in a millisecond this turns dozens of transactions (and
+fsyncs) into one; the price is that a crash (not a stop: a stop ends every game and
+commits it) can lose the moves of the last interval.
 """
 
 from __future__ import annotations
@@ -169,6 +172,8 @@ class Recorder:
                     held = queued  # the last item of a game: nothing queues behind it
                     break
                 batch.append(queued)
+            if held is not None and batch and not failed and await self._finish_with(batch, held):
+                return  # the game's last moves and its end, in one commit
             for attempt in (1, 2):
                 try:
                     if isinstance(item, WriteMove):
@@ -191,3 +196,20 @@ class Recorder:
                             self._on_failed("the game record could not be written")
             if isinstance(item, WriteResult):
                 return
+
+    async def _finish_with(self, batch: list[WriteMove], end: WriteResult) -> bool:
+        """Write the game's last moves and its end in one transaction (one commit: the
+        end of a game waits for it); whether that worked. If it did not, nothing of it
+        is written, and the caller writes them apart (each retried, as always)."""
+        try:
+            await self.store.finish_game(
+                self.game_id,
+                end.result,
+                ended_at=datetime.now(UTC),
+                moves_from=batch[0].index,
+                moves=[(write.move, write.latency_ms) for write in batch],
+            )
+        except Exception:
+            log.debug("game %s: the end in one commit failed; apart", self.game_id, exc_info=True)
+            return False
+        return True

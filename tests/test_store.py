@@ -263,6 +263,38 @@ async def test_a_finished_game_takes_no_more_moves(store: GameStore) -> None:
         await store.add_move("g", 0, move(Player.O, (1, 0), (2, 0)))
 
 
+async def test_a_games_last_moves_and_its_end_are_recorded_in_one_write(store: GameStore) -> None:
+    await store.create_game(record("g"))
+    first = move(Player.O, (1, 0), (2, 0))
+    await store.add_move("g", 0, first)
+    last = [move(Player.X, (0, 1), (0, 2), thinking_ms=4), move(Player.O, (3, 0), (4, 0))]
+    await store.finish_game(
+        "g", WIN_X, ended_at=T0, moves_from=1, moves=[(last[0], 7), (last[1], None)]
+    )
+    stored = await store.get_game("g")
+    assert stored is not None
+    assert (stored.moves, stored.result) == ([first, *last], WIN_X)
+    assert await store.move_latencies("g") == [None, 7, None]
+    # The same end again changes nothing, as a retried write would find.
+    await store.finish_game("g", WIN_X, ended_at=T0, moves_from=1, moves=[(last[0], 7)])
+
+
+async def test_an_end_whose_moves_do_not_fit_records_nothing_of_it(store: GameStore) -> None:
+    await store.create_game(record("g"))
+    await store.add_move("g", 0, move(Player.O, (1, 0), (2, 0)))
+    with pytest.raises(MoveIndexError, match="next index is 1, got 2"):
+        await store.finish_game(
+            "g", WIN_X, ended_at=T0, moves_from=2, moves=[(move(Player.X, (0, 1), (0, 2)), None)]
+        )
+    with pytest.raises(MoveConflictError, match="already has a different move 0"):
+        await store.finish_game(
+            "g", WIN_X, ended_at=T0, moves_from=0, moves=[(move(Player.O, (1, 0), (3, 0)), None)]
+        )
+    stored = await store.get_game("g")
+    assert stored is not None
+    assert (len(stored.moves), stored.result) == (1, None)  # still running, as it was
+
+
 async def test_racing_writers_of_one_move_store_it_once(store: GameStore) -> None:
     await store.create_game(record("g"))
     same = move(Player.O, (1, 0), (2, 0))

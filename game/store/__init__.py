@@ -345,24 +345,34 @@ class GameStore:
 
         Same rules as ``add_move`` for each move: those already stored must be equal.
         """
-        # Serialised here, on the caller's side: the rows are a snapshot of the moves
-        # as they were when add_moves was called.
-        rows: list[dict[str, Any]] = [
-            {"game_id": game_id, "idx": first_index + i, "data": _move_json(move), "latency_ms": ms}
-            for i, (move, ms) in enumerate(moves)
-        ]
+        rows = _move_rows(game_id, first_index, moves)
         if rows:
             await self._runner.write_moves(game_id, first_index, rows)
 
-    async def finish_game(self, game_id: str, result: GameResult, *, ended_at: datetime) -> None:
+    async def finish_game(
+        self,
+        game_id: str,
+        result: GameResult,
+        *,
+        ended_at: datetime,
+        moves_from: int = 0,
+        moves: Sequence[tuple[RecordedMove, int | None]] = (),
+    ) -> None:
         """Record how a running game ended. A result with ``cause=ABORTED`` marks the
-        game aborted rather than finished.
+        game aborted rather than finished. With ``moves``, its last moves
+        ``(move, latency_ms)`` from index ``moves_from`` on are recorded in the same
+        transaction, as ``add_moves`` would record them: a game's end is one commit, and
+        a failure records neither.
 
         Recording the same result again does nothing. Raises UnknownGameError, or
-        GameNotRunningError if the game already has a different result.
+        GameNotRunningError if the game already has a different result; for the moves,
+        what ``add_moves`` raises.
         """
         status = RecordStatus.of_result(result)
-        await self._runner.write_result(game_id, status, _to_json(result), ended_at)
+        rows = _move_rows(game_id, moves_from, moves)
+        await self._runner.write_result(
+            game_id, status, _to_json(result), ended_at, moves_from, rows
+        )
 
     async def abort_running(self, *, ended_at: datetime) -> int:
         """Mark every running game aborted, keeping its moves; for server startup.
@@ -487,3 +497,14 @@ class GameStore:
         if status is not None:
             query = query.where(_games.c.status == RecordStatus(status).value)
         return await self._runner.read(_count_games, query)
+
+
+def _move_rows(
+    game_id: str, first_index: int, moves: Sequence[tuple[RecordedMove, int | None]]
+) -> list[dict[str, Any]]:
+    """The ``moves`` rows of ``moves`` from ``first_index`` on. Serialised here, on the
+    caller's side: the rows are a snapshot of the moves as they were when handed over."""
+    return [
+        {"game_id": game_id, "idx": first_index + i, "data": _move_json(move), "latency_ms": ms}
+        for i, (move, ms) in enumerate(moves)
+    ]

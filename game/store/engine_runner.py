@@ -17,7 +17,7 @@ raise its own error. A cancelled caller waits for its write all the same
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Concatenate, ParamSpec, TypeVar
@@ -25,7 +25,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from game.store.queries import _add_moves, _add_usual_moves, _create_game, _finish_game
+from game.store.queries import _add_moves, _add_usual_moves, _create_game, _finish_with_moves
 from game.store.runners import _to_completion
 from game.store.schema import RecordStatus
 
@@ -93,9 +93,17 @@ class _AsyncEngineRunner:
         await _to_completion(write.done)
 
     async def write_result(
-        self, game_id: str, status: RecordStatus, result: str, ended_at: datetime
+        self,
+        game_id: str,
+        status: RecordStatus,
+        result: str,
+        ended_at: datetime,
+        first_index: int = 0,
+        rows: Sequence[dict[str, Any]] = (),
     ) -> None:
-        await self.write(_finish_game, game_id, status, result, ended_at)
+        await self.write(
+            _finish_with_moves, game_id, status, result, ended_at, first_index, list(rows)
+        )
 
     async def read(
         self, fn: Callable[Concatenate[Connection, _P], _T], /, *args: _P.args, **kwargs: _P.kwargs

@@ -212,6 +212,22 @@ def _finish_game(
     )
 
 
+def _finish_with_moves(
+    conn: Connection,
+    game_id: str,
+    status: RecordStatus,
+    result: str,
+    ended_at: datetime,
+    first_index: int,
+    rows: list[dict[str, Any]],
+) -> None:
+    """A game's last moves (``rows`` from ``first_index`` on, perhaps none) and how it
+    ended, in one transaction: the end of a game is one commit."""
+    if rows:
+        _add_moves(conn, game_id, first_index, rows)
+    _finish_game(conn, game_id, status, result, ended_at)
+
+
 def _abort_running(conn: Connection, ended_at: datetime) -> int:
     return len(_abort_games(conn, None, _to_json(LEFT_RUNNING_RESULT), ended_at))
 

@@ -10,7 +10,7 @@ import contextlib
 import functools
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -33,7 +33,7 @@ from game.store.queries import (
     _INSERT_PLAYER_SQL,
     _add_moves,
     _create_game,
-    _finish_game,
+    _finish_with_moves,
     _iso_datetime,
 )
 from game.store.schema import RecordStatus, _player_rows
@@ -208,10 +208,17 @@ class _Runner(Protocol):
         write, perhaps by a quicker way to the same transaction."""
 
     async def write_result(
-        self, game_id: str, status: RecordStatus, result: str, ended_at: datetime
+        self,
+        game_id: str,
+        status: RecordStatus,
+        result: str,
+        ended_at: datetime,
+        first_index: int = 0,
+        rows: Sequence[dict[str, Any]] = (),
     ) -> None:
-        """``write(_finish_game, game_id, status, result, ended_at)``, perhaps by a
-        quicker way to the same transaction."""
+        """``write(_finish_with_moves, game_id, status, result, ended_at, first_index,
+        rows)``: the game's last moves, if any, and its result; perhaps by a quicker way
+        to the same transaction."""
 
     async def close(self) -> None:
         """Close every connection, after the writes under way."""
@@ -441,15 +448,33 @@ class _SqliteThreads:
         )
 
     async def write_result(
-        self, game_id: str, status: RecordStatus, result: str, ended_at: datetime
+        self,
+        game_id: str,
+        status: RecordStatus,
+        result: str,
+        ended_at: datetime,
+        first_index: int = 0,
+        rows: Sequence[dict[str, Any]] = (),
     ) -> None:
+        moves = _MovesWrite(game_id, first_index, list(rows)) if rows else None
+
         def usual(raw: sqlite3.Connection) -> bool:
+            if moves is not None and not moves.usual(raw):
+                return False
             params = (status.value, result, _iso_datetime(ended_at), game_id)
             return bool(raw.execute(_FINISH_RUNNING_SQL, params).rowcount == 1)
 
         await self._await_writer(
             self._write_thread.submit(
-                self._straight_on_writer, usual, _finish_game, game_id, status, result, ended_at
+                self._straight_on_writer,
+                usual,
+                _finish_with_moves,
+                game_id,
+                status,
+                result,
+                ended_at,
+                first_index,
+                list(rows),
             )
         )
 

@@ -93,16 +93,23 @@ async def until_stored(store: GameStore, game_id: str, moves: int) -> None:
 
 
 def count_commits(store: GameStore, monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The number of moves of each ``add_moves`` call (each is one transaction) from now
-    on; the calls still reach the real store."""
+    """The number of moves of each transaction that writes moves from now on: each
+    ``add_moves`` call, and a ``finish_game`` call that carries the last moves with the
+    result; the calls still reach the real store."""
     commits: list[int] = []
-    add_moves = store.add_moves
+    add_moves, finish_game = store.add_moves, store.finish_game
 
     async def counted(game_id: str, first_index: int, moves: Any) -> None:
         commits.append(len(moves))
         await add_moves(game_id, first_index, moves)
 
+    async def counted_end(game_id: str, result: Any, **options: Any) -> None:
+        if options.get("moves"):
+            commits.append(len(options["moves"]))
+        await finish_game(game_id, result, **options)
+
     monkeypatch.setattr(store, "add_moves", counted)
+    monkeypatch.setattr(store, "finish_game", counted_end)
     return commits
 
 
@@ -128,7 +135,7 @@ async def test_moves_are_committed_in_groups_and_the_end_commits_at_once(
         await o.until("move_request")
         o.say(move((5, 0), (6, 0)))
         await o.until("end")
-        # ... but the end commits them at once, all together.
+        # ... but the end commits them at once, all together, with the result.
         record = await finished(games, store, game_id)
         assert commits == [1, 4]
         assert len(record.moves) == 5 and record.result is not None

@@ -1,0 +1,112 @@
+"""``game.recorder.Recorder`` against a real SQLite file: what it writes, and in how many
+writes (the end of a game waits for them)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from game.recorder import Recorder, WriteMove, WriteResult
+from game.store import GameStore
+from models import GameRecord, GameResult, Player, RecordedMove, ResultReason
+
+WIN_X = GameResult(winner=Player.X, reason=ResultReason.WIN)
+LONG = 3600.0  # a commit interval no test waits out: only the end cuts it short
+
+
+def move(index: int) -> RecordedMove:
+    side = "o" if index % 2 == 0 else "x"
+    pieces = [{"q": index + 1, "r": 0}, {"q": index + 1, "r": 1}]
+    return RecordedMove.model_validate({"side": side, "pieces": pieces})
+
+
+class CountingStore(GameStore):
+    """The real store, counting the writes a recorder makes; ``refuse_ends_with_moves``
+    makes a game's end written together with its moves fail, as a store error would."""
+
+    add_calls: list[int]
+    finish_calls: list[int]
+    refuse_ends_with_moves: bool
+
+    async def add_moves(
+        self, game_id: str, first_index: int, moves: Sequence[tuple[RecordedMove, int | None]]
+    ) -> None:
+        self.add_calls.append(len(moves))
+        await super().add_moves(game_id, first_index, moves)
+
+    async def finish_game(
+        self,
+        game_id: str,
+        result: GameResult,
+        *,
+        ended_at: datetime,
+        moves_from: int = 0,
+        moves: Sequence[tuple[RecordedMove, int | None]] = (),
+    ) -> None:
+        self.finish_calls.append(len(moves))
+        if moves and self.refuse_ends_with_moves:
+            raise RuntimeError("the store refuses this write")
+        await super().finish_game(
+            game_id, result, ended_at=ended_at, moves_from=moves_from, moves=moves
+        )
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[CountingStore]:
+    opened = await GameStore.open(f"sqlite+aiosqlite:///{tmp_path / 'games.sqlite'}")
+    opened.__class__ = CountingStore
+    counting: Any = opened
+    counting.add_calls, counting.finish_calls, counting.refuse_ends_with_moves = [], [], False
+    await opened.create_game(GameRecord(game_id="g", started_at=datetime.now(UTC)))
+    try:
+        yield counting
+    finally:
+        await opened.close()
+
+
+async def play(store: CountingStore, moves: int) -> list[str]:
+    """A game of ``moves`` moves handed to a recorder, then its end; what it reported."""
+    failures: list[str] = []
+    recorder = Recorder(store, "g", commit_interval=LONG, on_failed=failures.append)
+    for index in range(moves):
+        await recorder.put(WriteMove(index, move(index), latency_ms=index))
+        if index == 0:
+            # As in a game: the first move is being written before the next comes.
+            async with asyncio.timeout(10):
+                while not store.add_calls:
+                    await asyncio.sleep(0.001)
+    await recorder.put(WriteResult(WIN_X))
+    await recorder.close()
+    return failures
+
+
+async def test_the_last_moves_and_the_end_are_one_write(store: CountingStore) -> None:
+    assert await play(store, 5) == []
+    # The first move is committed at once (nothing was committed yet); the four played
+    # within the interval go with the end, in the same transaction.
+    assert (store.add_calls, store.finish_calls) == ([1], [4])
+    stored = await store.get_game("g")
+    assert stored is not None
+    assert (stored.moves, stored.result) == ([move(i) for i in range(5)], WIN_X)
+    assert await store.move_latencies("g") == [0, 1, 2, 3, 4]
+
+
+async def test_an_end_refused_with_its_moves_is_written_apart(store: CountingStore) -> None:
+    store.refuse_ends_with_moves = True
+    assert await play(store, 3) == []  # nothing lost, so nothing to report
+    assert (store.add_calls, store.finish_calls) == ([1, 2], [2, 0])
+    stored = await store.get_game("g")
+    assert stored is not None
+    assert (stored.moves, stored.result) == ([move(i) for i in range(3)], WIN_X)
+
+
+async def test_an_end_without_moves_waiting_is_written_alone(store: CountingStore) -> None:
+    assert await play(store, 0) == []
+    assert (store.add_calls, store.finish_calls) == ([], [0])
+    stored = await store.get_game("g")
+    assert stored is not None and stored.result == WIN_X
