@@ -21,9 +21,8 @@ that learns the opening that way.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TypeVar
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple, TypeVar
 
 from game.opening_rules import play_opening
 from game.rules import IllegalMoveError, Outcome, Position
@@ -35,27 +34,54 @@ __all__ = ["PlacedStone", "SessionBoard", "moves_since"]
 B = TypeVar("B", bound=Board)
 
 
-@dataclass(frozen=True)
-class PlacedStone:
-    """A stone placed in the game, with the move (0-based) it belongs to."""
+class PlacedStone(NamedTuple):
+    """A stone placed in the game, with the move (0-based) it belongs to. (A named
+    tuple: two are made every move, and a frozen dataclass costs three times as much.)"""
 
     move_index: int
     side: Player
     coord: Coord
 
 
-def moves_since(stones: Sequence[PlacedStone], told: int) -> list[Move]:
-    """The stones from index ``told`` on, grouped by move (``move_request.previous``)."""
-    groups: list[tuple[Player, list[Coord]]] = []
-    index = -1
+#: A run of stones of one move: (index of its first stone, index after its last).
+Group = tuple[int, int]
+
+
+def moves_since(
+    stones: Sequence[PlacedStone], told: int, made: Mapping[Group, Move] | None = None
+) -> tuple[list[Move], dict[Group, Move]]:
+    """The stones from index ``told`` on, grouped by move (``move_request.previous``),
+    and each group's ``Move`` by its run of stones; a run already in ``made`` reuses its
+    ``Move`` there (each move is in the next request of both seats: made once).
+
+    >>> o, x = Player.O, Player.X
+    >>> stones = [PlacedStone(0, o, Coord(q=1, r=0)), PlacedStone(0, o, Coord(q=2, r=0)),
+    ...           PlacedStone(1, x, Coord(q=0, r=1))]
+    >>> moves, made = moves_since(stones, 1)
+    >>> [(m.side.value, len(m.pieces)) for m in moves], sorted(made)
+    ([('o', 1), ('x', 1)], [(1, 2), (2, 3)])
+    >>> again, _ = moves_since(stones, 2, made)
+    >>> again[0] is moves[1]
+    True
+    """
+    moves: list[Move] = []
+    runs: dict[Group, Move] = {}
+    end = len(stones)
+    start = told
     # A move's stones are placed together, so they are next to each other here.
-    for stone in stones[told:]:
-        if stone.move_index != index:
-            index = stone.move_index
-            groups.append((stone.side, [stone.coord]))
-        else:
-            groups[-1][1].append(stone.coord)
-    return [Move(side=side, pieces=pieces) for side, pieces in groups]
+    while start < end:
+        first = stones[start]
+        stop = start + 1
+        while stop < end and stones[stop].move_index == first.move_index:
+            stop += 1
+        run = (start, stop)
+        move = made.get(run) if made else None
+        if move is None:
+            move = Move(side=first.side, pieces=[stone.coord for stone in stones[start:stop]])
+        runs[run] = move
+        moves.append(move)
+        start = stop
+    return moves, runs
 
 
 class SessionBoard:
@@ -80,6 +106,8 @@ class SessionBoard:
         # Makes its cells and their JSON only when a board is asked for (a setup, a
         # bot that reads the board, a spectator), then keeps them as it grows.
         self._board = GrowingBoard([Cell(q=0, r=0, p=Player.X)])
+        # The moves of the last ``previous``: the next one (the other seat's) repeats one.
+        self._last_moves: dict[Group, Move] = {}
         self._board.extend(Cell(q=s.coord.q, r=s.coord.r, p=s.side) for s in self._stones)
 
     @property
@@ -112,7 +140,8 @@ class SessionBoard:
 
     def previous(self, told: int) -> list[Move]:
         """The stones placed since a seat was told of ``told`` of them, by move."""
-        return moves_since(self._stones, told)
+        moves, self._last_moves = moves_since(self._stones, told, self._last_moves)
+        return moves
 
     def place_answer(
         self,
