@@ -234,15 +234,27 @@ class _MovesWrite:
     done: Future[None] = field(default_factory=Future)
 
     def usual(self, raw: sqlite3.Connection) -> bool:
-        """The usual case, straight through the driver: the moves follow the stored
-        ones of a running game (see ``_SqliteThreads._straight_on_writer``)."""
-        claim = (self.first_index + len(self.rows), self.game_id, self.first_index)
-        if raw.execute(_CLAIM_NEXT_MOVES_SQL, claim).rowcount != 1:
-            return False
-        game_id = self.game_id
-        moves = [(game_id, row["idx"], row["data"], row["latency_ms"]) for row in self.rows]
-        raw.executemany(_INSERT_MOVE_SQL, moves)
-        return True
+        """The usual case, straight through the driver (``_next_moves``)."""
+        return _next_moves(raw, self.game_id, self.first_index, self.rows)
+
+
+def _next_moves(
+    raw: sqlite3.Connection, game_id: str, first_index: int, rows: Sequence[dict[str, Any]]
+) -> bool:
+    """Add ``rows`` as the moves from ``first_index`` on, straight through the driver,
+    if they follow the stored ones of a running game (see
+    ``_SqliteThreads._straight_on_writer``); False, having changed nothing, if not."""
+    claim = (first_index + len(rows), game_id, first_index)
+    if raw.execute(_CLAIM_NEXT_MOVES_SQL, claim).rowcount != 1:
+        return False
+    _insert_moves(raw, game_id, rows)
+    return True
+
+
+def _insert_moves(raw: sqlite3.Connection, game_id: str, rows: Sequence[dict[str, Any]]) -> None:
+    """Insert the ``moves`` rows ``rows`` of ``game_id`` (``GameStore``'s rows)."""
+    moves = [(game_id, row["idx"], row["data"], row["latency_ms"]) for row in rows]
+    raw.executemany(_INSERT_MOVE_SQL, moves)
 
 
 class _SqliteThreads:
@@ -435,10 +447,7 @@ class _SqliteThreads:
             players = [(seq, p["seat"], p["name_key"]) for p in _player_rows(seq, names)]
             raw.executemany(_INSERT_PLAYER_SQL, players)
             if moves:
-                raw.executemany(
-                    _INSERT_MOVE_SQL,
-                    [(m["game_id"], m["idx"], m["data"], m["latency_ms"]) for m in moves],
-                )
+                _insert_moves(raw, game["game_id"], moves)
             return True
 
         await self._await_writer(
@@ -456,10 +465,8 @@ class _SqliteThreads:
         first_index: int = 0,
         rows: Sequence[dict[str, Any]] = (),
     ) -> None:
-        moves = _MovesWrite(game_id, first_index, list(rows)) if rows else None
-
         def usual(raw: sqlite3.Connection) -> bool:
-            if moves is not None and not moves.usual(raw):
+            if rows and not _next_moves(raw, game_id, first_index, rows):
                 return False
             params = (status.value, result, _iso_datetime(ended_at), game_id)
             return bool(raw.execute(_FINISH_RUNNING_SQL, params).rowcount == 1)
