@@ -18,6 +18,8 @@ import uvicorn
 from starlette.applications import Starlette
 from starlette.routing import WebSocketRoute
 from starlette.websockets import WebSocket
+from websockets.server import ServerProtocol
+from websockets.utils import apply_mask
 
 from bot.serve import uvicorn_config
 from models import CLOSE_INTERNAL_ERROR, CLOSE_INVALID_DATA
@@ -173,3 +175,120 @@ async def test_a_reader_that_declines_everything_leaves_every_frame_to_receive()
             await ws.send_str(text)
             assert await asyncio.wait_for(ws.receive_str(), TIMEOUT) == f"receive:{text!r}"
     assert seen.events == [("receive", "p"), ("receive", "q")]
+
+
+# ------------------------------------------------ whole text frames, read at once
+
+# A text frame that is the whole of one read of the socket (what a client that writes
+# each frame at once sends: every move) is read by the protocol itself, straight to the
+# frame reader; anything else goes through websockets' parser as before. These tests
+# write raw bytes to split and join frames across reads as no well-behaved client would.
+
+
+def masked_text_frame(text: str, mask: bytes = b"\x01\x02\x03\x04") -> bytes:
+    """A final, masked text frame of ``text`` (under 64 KiB), as a client writes it."""
+    payload = text.encode()
+    size = len(payload)
+    header = bytes([0x81, 0x80 | size]) if size < 126 else bytes([0x81, 0x80 | 126])
+    if size >= 126:
+        header += size.to_bytes(2, "big")
+    return header + mask + apply_mask(payload, mask)
+
+
+@contextlib.asynccontextmanager
+async def raw_socket(url: str) -> AsyncIterator[tuple[asyncio.StreamReader, asyncio.StreamWriter]]:
+    """A TCP connection to ``url`` (ws://host:port/path) past the opening handshake."""
+    address, _, path = url.removeprefix("ws://").partition("/")
+    host, _, port = address.partition(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    try:
+        writer.write(
+            f"GET /{path} HTTP/1.1\r\nHost: {address}\r\nUpgrade: websocket\r\n"
+            "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+            "Sec-WebSocket-Version: 13\r\n\r\n".encode()
+        )
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), TIMEOUT)
+        assert head.startswith(b"HTTP/1.1 101"), head
+        yield reader, writer
+    finally:
+        writer.close()
+
+
+async def read_text(reader: asyncio.StreamReader) -> str:
+    """The next text frame the server sent (unmasked, unfragmented, as it writes them)."""
+    first, second = await asyncio.wait_for(reader.readexactly(2), TIMEOUT)
+    assert first == 0x81, f"not a final text frame: {first:#x}"
+    size = second & 0x7F
+    if size == 126:
+        size = int.from_bytes(await reader.readexactly(2), "big")
+    return (await asyncio.wait_for(reader.readexactly(size), TIMEOUT)).decode()
+
+
+@pytest.fixture
+def parsed(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """Every chunk of the socket that went through websockets' parser."""
+    chunks: list[bytes] = []
+    receive_data = ServerProtocol.receive_data
+
+    def counted(self: ServerProtocol, data: bytes) -> None:
+        chunks.append(data)
+        receive_data(self, data)
+
+    monkeypatch.setattr(ServerProtocol, "receive_data", counted)
+    return chunks
+
+
+async def test_a_text_frame_that_is_a_whole_read_skips_websockets_parser(
+    parsed: list[bytes],
+) -> None:
+    # The point of the shortcut is speed, which no test can see: this one sees that it
+    # is taken, for a short frame and one with a 16-bit length (a board), or it would
+    # silently never be.
+    seen = Seen()
+    async with served(reader_app(seen, every_frame)) as url, connect(url) as ws:
+        handshake = len(parsed)
+        texts = ["short", "é" * 300, '{"type": "move_request"}']
+        for text in texts:
+            await ws.send_str(text)
+            assert await asyncio.wait_for(ws.receive_str(), TIMEOUT) == f"reader:{text}"
+        assert len(parsed) == handshake
+    assert seen.events == [("reader", text) for text in texts]
+
+
+async def test_frames_split_and_joined_across_reads_are_read_whole_and_in_order(
+    parsed: list[bytes],
+) -> None:
+    seen = Seen()
+    async with served(reader_app(seen, every_frame)) as url, raw_socket(url) as (reader, writer):
+        frame = masked_text_frame("split")
+        writer.write(frame[:3])  # a frame in two reads
+        await writer.drain()
+        await asyncio.sleep(0.05)
+        writer.write(frame[3:])
+        assert await read_text(reader) == "reader:split"
+        # Two frames in one read, then a whole one again.
+        writer.write(masked_text_frame("one") + masked_text_frame("two"))
+        assert [await read_text(reader), await read_text(reader)] == ["reader:one", "reader:two"]
+        before = len(parsed)
+        writer.write(masked_text_frame("whole"))
+        assert await read_text(reader) == "reader:whole"
+        assert len(parsed) == before  # read at once, the parser between frames again
+    assert [text for _, text in seen.events] == ["split", "one", "two", "whole"]
+
+
+async def test_the_rest_of_a_frame_whose_header_came_alone_is_not_read_as_a_frame() -> None:
+    """The header of a frame comes alone; the rest (mask, payload) is chosen to look
+    like a whole masked text frame itself. websockets' parser is then in the middle of
+    a frame, and the rest is read as what it is: the payload of that frame."""
+    text = "payload of ten"  # 14 bytes: the rest is 18 bytes, a frame of 12 would be
+    mask = bytes([0x81, 0x80 | (len(text) - 2), 0x00, 0x00])
+    frame = masked_text_frame(text, mask)
+    assert frame[2:4] == mask[:2]  # the rest starts like a text frame of 12 bytes
+    seen = Seen()
+    async with served(reader_app(seen, every_frame)) as url, raw_socket(url) as (reader, writer):
+        writer.write(frame[:2])
+        await writer.drain()
+        await asyncio.sleep(0.05)
+        writer.write(frame[2:])
+        assert await read_text(reader) == f"reader:{text}"
+    assert seen.events == [("reader", text)]
