@@ -29,9 +29,11 @@ class CountingStore(GameStore):
     """The real store, counting the writes a recorder makes; ``refuse_ends_with_moves``
     makes a game's end written together with its moves fail, as a store error would."""
 
-    add_calls: list[int]
-    finish_calls: list[int]
-    refuse_ends_with_moves: bool
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.add_calls: list[int] = []
+        self.finish_calls: list[int] = []
+        self.refuse_ends_with_moves = False
 
     async def add_moves(
         self, game_id: str, first_index: int, moves: Sequence[tuple[RecordedMove, int | None]]
@@ -58,13 +60,11 @@ class CountingStore(GameStore):
 
 @pytest.fixture
 async def store(tmp_path: Path) -> AsyncIterator[CountingStore]:
-    opened = await GameStore.open(f"sqlite+aiosqlite:///{tmp_path / 'games.sqlite'}")
-    opened.__class__ = CountingStore
-    counting: Any = opened
-    counting.add_calls, counting.finish_calls, counting.refuse_ends_with_moves = [], [], False
+    opened = await CountingStore.open(f"sqlite+aiosqlite:///{tmp_path / 'games.sqlite'}")
+    assert isinstance(opened, CountingStore)  # ``open`` makes an instance of its class
     await opened.create_game(GameRecord(game_id="g", started_at=datetime.now(UTC)))
     try:
-        yield counting
+        yield opened
     finally:
         await opened.close()
 
