@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt
 
 from wire.basics import Cell, Coord, Player
 from wire.records import _standard_setup
+from wire.trusted import trusted
 
 # Time limits travel as JSON numbers of seconds; JSON has no NaN or infinity.
 Seconds = Annotated[StrictFloat, Field(gt=0, allow_inf_nan=False)]
@@ -37,6 +38,19 @@ class Board(BaseModel):
 # (pydantic's equality and dumps ignore it): dump_packet reads it, and only while the
 # board still holds the very list it was made with, at the same length.
 _ENCODED_CELLS = "_encoded_cells"
+
+
+#: A stone ``GrowingBoard.add`` noted, as orjson writes its ``Cell`` (``{"q":..,"r":..,
+#: "p":"x"}``, in that order: tests/test_models.py compares the two), without a dict and
+#: an encoder call per stone: a board is asked for at a game's end, with every stone
+#: nobody watched yet.
+_CELL_JSON = b'{"q":%d,"r":%d,"p":"%s"}'
+_SIDE_JSON = {Player.X: b"x", Player.O: b"o"}
+#: The ``Cell`` of each stone ``add`` noted, shared between boards (they are frozen,
+#: and games are played near the origin: the same cells come back game after game);
+#: bounded, cleared when full. A race between threads can only make an equal Cell twice.
+_CELLS: dict[tuple[int, int, Player], Cell] = {}
+_CELLS_LIMIT = 1 << 14
 
 
 class GrowingBoard:
@@ -86,7 +100,9 @@ class GrowingBoard:
 
     def add(self, q: int, r: int, p: Player) -> None:
         """Add one stone of ``p`` at ``(q, r)`` (empty: the caller checked the rules):
-        O(1), its ``Cell`` and JSON are made when a board is next asked for."""
+        O(1), its ``Cell`` and JSON are made when a board is next asked for. ``q`` and
+        ``r`` are ints and ``p`` a ``Player``, as the rules hold them: they are not
+        validated again."""
         self._board = None
         self._pending.append((q, r, p))
 
@@ -96,10 +112,24 @@ class GrowingBoard:
             return
         json, ends, cells = self._json, self._ends, self._cells
         for item in self._pending:
-            cell = item if isinstance(item, Cell) else Cell(q=item[0], r=item[1], p=item[2])
-            if json:
-                json += b","
-            json += orjson.dumps(_cells_json((cell,))[0])
+            if type(item) is tuple:
+                # A stone ``add`` noted: its values come from the rules, which placed
+                # it (int coordinates, a Player), so neither needs pydantic's look.
+                q, r, p = item
+                cell = _CELLS.get(item)
+                if cell is None:
+                    cell = trusted(Cell, {"q": q, "r": r, "p": p})
+                    if len(_CELLS) >= _CELLS_LIMIT:
+                        _CELLS.clear()
+                    _CELLS[item] = cell
+                if json:
+                    json += b","
+                json += _CELL_JSON % (q, r, _SIDE_JSON[p])
+            else:
+                cell = cast(Cell, item)
+                if json:
+                    json += b","
+                json += orjson.dumps(_cells_json((cell,))[0])
             ends.append(len(json))
             cells.append(cell)
         self._pending.clear()

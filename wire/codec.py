@@ -27,6 +27,7 @@ from wire.packets import (
     Packet,
     PacketSet,
 )
+from wire.trusted import trusted
 
 #
 # Speed. Decoding a 500-stone board into 500 pydantic models costs more than parsing
@@ -40,7 +41,7 @@ from wire.packets import (
 # - except for ``move_request``, the packet of every move (a bot reads one per move):
 #   its envelope is fully typed (side, moves, board; the same checks as the models),
 #   so without a limit or clocks, which pydantic still checks, the packet is built
-#   from the checked values with no second pass (``_trusted``).
+#   from the checked values with no second pass (``wire.trusted``).
 #
 # Anything the fast path does not take (a malformed frame, a board with a wrong type,
 # a ``config`` packet whose unknown keys must be kept) goes the careful way: pydantic
@@ -108,7 +109,7 @@ class _CellInterner:
         self._build = TypeAdapter(list[Cell]).validate_python
 
     def board(self, wire: _WireBoard) -> Board:
-        return _trusted(Board, {"cells": self.cells(wire.cells)}, {"cells"})
+        return trusted(Board, {"cells": self.cells(wire.cells)}, {"cells"})
 
     def cells(self, wire_cells: list[_WireCell]) -> list[Cell]:
         known = self._cells
@@ -136,23 +137,6 @@ class _CellInterner:
 
 _cell_interner = _CellInterner()
 
-_set = object.__setattr__
-
-
-def _trusted(model: type[M], values: dict[str, Any], fields_set: set[str] | None = None) -> M:
-    """``model.model_construct(fields_set, **values)`` for values already checked,
-    naming every field of a model without validators, extras, private attributes or
-    aliases (``Board``, ``Move``, ``MoveRequestPacket``): what model_construct does,
-    without its walk over the fields (half the cost, and a few are made per move).
-    tests/test_models.py compares the two."""
-    instance = model.__new__(model)
-    _set(instance, "__dict__", values)
-    _set(instance, "__pydantic_fields_set__", set(values) if fields_set is None else fields_set)
-    _set(instance, "__pydantic_extra__", None)
-    _set(instance, "__pydantic_private__", None)
-    return instance
-
-
 #: Coords of moves read from the wire, shared (they are frozen, and the same pieces come
 #: back move after move: in ``previous``, then on the board); bounded, cleared when full.
 _coords: dict[_WireCoord, Coord] = {}
@@ -179,7 +163,7 @@ def _move_request(envelope: _MoveRequestEnvelope) -> MoveRequestPacket | dict[st
     """The packet of a typed ``move_request`` envelope, its moves and board built; or
     its fields, for pydantic to check the time limit and clocks it has."""
     previous = [
-        _trusted(Move, {"side": move.side, "pieces": [_coord(piece) for piece in move.pieces]})
+        trusted(Move, {"side": move.side, "pieces": [_coord(piece) for piece in move.pieces]})
         for move in envelope.previous
     ]
     board = envelope.board
@@ -200,7 +184,7 @@ def _move_request(envelope: _MoveRequestEnvelope) -> MoveRequestPacket | dict[st
             "clock_o_ms": None,
         }
         given = _GIVEN_WITHOUT_BOARD if board is msgspec.UNSET else _GIVEN_WITH_BOARD
-        return _trusted(MoveRequestPacket, values, set(given))
+        return trusted(MoveRequestPacket, values, set(given))
     fields: dict[str, Any] = {"type": "move_request", "side": envelope.side, "previous": previous}
     if board is not msgspec.UNSET:
         fields["board"] = read
