@@ -38,7 +38,9 @@ The second lines of 1 and 2 watch each game with one spectator of the compact st
 full stream (protocol.md's), as before.
 
 Nothing is asserted; the script prints figures. Run: ``.venv/bin/python bench/server.py``
-(``--quick`` for smaller numbers).
+(``--quick`` for smaller numbers; ``--only cpu|wall|throughput|load`` for some of the
+figures, repeatable; ``--rounds N`` for more rounds of the wall times, whose medians
+move with the machine's noise).
 """
 
 from __future__ import annotations
@@ -440,7 +442,11 @@ async def load(c: Client, games: int, moves: int, sample: int, server_pid: int) 
         print(f"   {len(dropped)} spectator sockets closed before 'end', e.g. {dropped[0]}")
 
 
-async def run(quick: bool) -> None:
+#: The figures, in the order they run; ``--only NAME`` picks some.
+FIGURES = ("cpu", "wall", "throughput", "load")
+
+
+async def run(quick: bool, only: list[str], rounds: int | None) -> None:
     bot_port, server_port, relay_port = free_port(), free_port(), free_port()
     bot = f"http://127.0.0.1:{bot_port}"
     server = f"http://127.0.0.1:{server_port}"
@@ -461,22 +467,52 @@ async def run(quick: bool) -> None:
             async with client(server, bot) as c:
                 await c.play(4)  # warm up both paths
                 await c.relay(relay, 4)
-                await cpu_figures(c, relay, server_process.pid, relay_process.pid, quick)
-                for moves in (100, 500):
-                    await game_wall_time(c, relay, moves, rounds=7 if quick else 9)
-                await throughput(c, relay, games=32 if quick else 64, at_once=16, moves=100)
-                await load(
-                    c,
-                    games=500 if quick else 1000,
-                    moves=60 if quick else 20,
-                    sample=50,
-                    server_pid=server_process.pid,
-                )
+                if "cpu" in only:
+                    await cpu_figures(c, relay, server_process.pid, relay_process.pid, quick)
+                if "wall" in only:
+                    for moves in (100, 500):
+                        wall_rounds = rounds or (7 if quick else 9)
+                        await game_wall_time(c, relay, moves, rounds=wall_rounds)
+                if "throughput" in only:
+                    await throughput(c, relay, games=32 if quick else 64, at_once=16, moves=100)
+                if "load" in only:
+                    await load(
+                        c,
+                        games=500 if quick else 1000,
+                        moves=60 if quick else 20,
+                        sample=50,
+                        server_pid=server_process.pid,
+                    )
+
+
+def _rounds(text: str) -> int:
+    """``--rounds``: a whole number of rounds, 1 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected 1 or more rounds, got {value}")
+    return value
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer games, for a smoke run")
+    parser.add_argument(
+        "--only",
+        choices=FIGURES,
+        action="append",
+        help="run this figure (repeatable; all by default): cpu (0), wall (1), "
+        "throughput (2), load (3)",
+    )
+    parser.add_argument(
+        "--rounds",
+        type=_rounds,
+        metavar="N",
+        help="rounds of the wall-time figures (default 7 with --quick, else 9): more "
+        "narrow the medians on a noisy machine",
+    )
     parser.add_argument("--relay", type=int, metavar="PORT", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.relay:
@@ -484,7 +520,7 @@ def main() -> None:
         return
     print(__doc__.split("\n\n")[0])
     print(f"(pid {os.getpid()}, {os.cpu_count()} CPUs)\n")
-    asyncio.run(run(args.quick))
+    asyncio.run(run(args.quick, args.only or list(FIGURES), args.rounds))
 
 
 if __name__ == "__main__":
