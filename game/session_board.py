@@ -21,67 +21,18 @@ that learns the opening that way.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import NamedTuple, TypeVar
+from bisect import bisect_right
+from collections.abc import Sequence
+from typing import TypeVar
 
 from game.opening_rules import play_opening
 from game.rules import IllegalMoveError, Outcome, Position
 from game.seat_errors import SeatIllegalMoveError, SeatProtocolError
 from models import Board, Cell, Coord, GrowingBoard, Match, Move, Player
 
-__all__ = ["PlacedStone", "SessionBoard", "moves_since"]
+__all__ = ["SessionBoard"]
 
 B = TypeVar("B", bound=Board)
-
-
-class PlacedStone(NamedTuple):
-    """A stone placed in the game, with the move (0-based) it belongs to. (A named
-    tuple: two are made every move, and a frozen dataclass costs three times as much.)"""
-
-    move_index: int
-    side: Player
-    coord: Coord
-
-
-#: A run of stones of one move: (index of its first stone, index after its last).
-Group = tuple[int, int]
-
-
-def moves_since(
-    stones: Sequence[PlacedStone], told: int, made: Mapping[Group, Move] | None = None
-) -> tuple[list[Move], dict[Group, Move]]:
-    """The stones from index ``told`` on, grouped by move (``move_request.previous``),
-    and each group's ``Move`` by its run of stones; a run already in ``made`` reuses its
-    ``Move`` there (each move is in the next request of both seats: made once).
-
-    >>> o, x = Player.O, Player.X
-    >>> stones = [PlacedStone(0, o, Coord(q=1, r=0)), PlacedStone(0, o, Coord(q=2, r=0)),
-    ...           PlacedStone(1, x, Coord(q=0, r=1))]
-    >>> moves, made = moves_since(stones, 1)
-    >>> [(m.side.value, len(m.pieces)) for m in moves], sorted(made)
-    ([('o', 1), ('x', 1)], [(1, 2), (2, 3)])
-    >>> again, _ = moves_since(stones, 2, made)
-    >>> again[0] is moves[1]
-    True
-    """
-    moves: list[Move] = []
-    runs: dict[Group, Move] = {}
-    end = len(stones)
-    start = told
-    # A move's stones are placed together, so they are next to each other here.
-    while start < end:
-        first = stones[start]
-        stop = start + 1
-        while stop < end and stones[stop].move_index == first.move_index:
-            stop += 1
-        run = (start, stop)
-        move = made.get(run) if made else None
-        if move is None:
-            move = Move(side=first.side, pieces=[stone.coord for stone in stones[start:stop]])
-        runs[run] = move
-        moves.append(move)
-        start = stop
-    return moves, runs
 
 
 class SessionBoard:
@@ -98,17 +49,20 @@ class SessionBoard:
         play_opening(
             self._position, [(m.side.value, [p.as_tuple() for p in m.pieces]) for m in opening]
         )
-        self._stones = [
-            PlacedStone(index, move.side, coord)
-            for index, move in enumerate(opening)
-            for coord in move.pieces
-        ]
+        # Every move so far as ``previous`` lists it, made once as its stones are
+        # placed (each is in the next request of both seats), with the index of its
+        # first stone among all the stones placed and its number in the game: a
+        # ``previous`` is then the tail of this list, whatever the game's length.
+        self._moves: list[Move] = []
+        self._move_starts: list[int] = []
+        self._move_indexes: list[int] = []
+        self._stone_count = 0
         # Makes its cells and their JSON only when a board is asked for (a setup, a
         # bot that reads the board, a spectator), then keeps them as it grows.
         self._board = GrowingBoard([Cell(q=0, r=0, p=Player.X)])
-        # The moves of the last ``previous``: the next one (the other seat's) repeats one.
-        self._last_moves: dict[Group, Move] = {}
-        self._board.extend(Cell(q=s.coord.q, r=s.coord.r, p=s.side) for s in self._stones)
+        for index, move in enumerate(opening):
+            self._note_move(index, move.side, list(move.pieces))
+            self._board.extend(Cell(q=c.q, r=c.r, p=move.side) for c in move.pieces)
 
     @property
     def outcome(self) -> Outcome | None:
@@ -121,7 +75,7 @@ class SessionBoard:
     @property
     def stone_count(self) -> int:
         """Stones placed by moves, the opening's included (X's first stone is not one)."""
-        return len(self._stones)
+        return self._stone_count
 
     def board(self) -> Board:
         """Every stone on the board, in the order placed."""
@@ -139,9 +93,34 @@ class SessionBoard:
         return self._board.board_as(kind, to_move=to_move)
 
     def previous(self, told: int) -> list[Move]:
-        """The stones placed since a seat was told of ``told`` of them, by move."""
-        moves, self._last_moves = moves_since(self._stones, told, self._last_moves)
-        return moves
+        """The stones placed since a seat was told of ``told`` of them, by move: the
+        moves made since, the first of them cut to its stones after ``told`` when the
+        seat was told of part of it (a human's first stone, in stone-by-stone mode).
+
+        >>> board = SessionBoard(Match())
+        >>> board.place_answer(Player.O, [Coord(q=1, r=0)], move_index=0, wanted=2,
+        ...                    may_split=True, stateless=False)
+        [Coord(q=1, r=0)]
+        >>> board.place_answer(Player.O, [Coord(q=2, r=0)], move_index=0, wanted=1,
+        ...                    may_split=True, stateless=False)
+        [Coord(q=2, r=0)]
+        >>> [[(c.q, c.r) for c in move.pieces] for move in board.previous(0)]
+        [[(1, 0), (2, 0)]]
+        >>> [[(c.q, c.r) for c in move.pieces] for move in board.previous(1)]
+        [[(2, 0)]]
+        >>> board.previous(2)
+        []
+        """
+        if told >= self._stone_count:
+            return []
+        # The move that holds stone number ``told``: the last to start at or before it.
+        first = bisect_right(self._move_starts, told) - 1
+        start = self._move_starts[first]
+        if start == told:
+            return self._moves[first:]
+        cut = self._moves[first]
+        rest = Move(side=cut.side, pieces=cut.pieces[told - start :])
+        return [rest, *self._moves[first + 1 :]]
 
     def place_answer(
         self,
@@ -178,10 +157,24 @@ class SessionBoard:
                 f"{answer} with {len(placed)} piece ({stones}) that does not win: a move "
                 "has 2 pieces, or 1 only when that stone wins",
             )
+        if placed:
+            self._note_move(move_index, side, placed)
         for coord in placed:
-            self._stones.append(PlacedStone(move_index, side, coord))
             self._board.add(coord.q, coord.r, side)
         return placed
+
+    def _note_move(self, move_index: int, side: Player, stones: list[Coord]) -> None:
+        """Keep ``stones``, just placed, as (the rest of) move ``move_index``."""
+        if self._move_indexes and self._move_indexes[-1] == move_index:
+            # The rest of a move whose first stone came alone (a human's): the move
+            # is made again with all its stones.
+            made = self._moves[-1]
+            self._moves[-1] = Move(side=side, pieces=[*made.pieces, *stones])
+        else:
+            self._moves.append(Move(side=side, pieces=stones))
+            self._move_starts.append(self._stone_count)
+            self._move_indexes.append(move_index)
+        self._stone_count += len(stones)
 
     def _place(self, side: Player, pieces: Sequence[Coord], path: str) -> list[Coord]:
         placed: list[Coord] = []
