@@ -1,5 +1,5 @@
 """The board of a game session: the rules' ``Position``, the board as it is sent, and
-every stone with the move it belongs to (for ``move_request.previous``).
+every move made so far (``move_request.previous`` is the tail of that list).
 
 An answer's stones are placed here one at a time under ``game.rules``, and under the
 protocol's rules for answers: at most the stones asked for, and fewer only when a stone
