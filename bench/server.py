@@ -468,14 +468,18 @@ async def run(quick: bool, only: list[str], rounds: int | None) -> None:
                 await c.play(4)  # warm up both paths
                 await c.relay(relay, 4)
                 if "cpu" in only:
+                    _starting("CPU per move: games one at a time, the relay's alternating")
                     await cpu_figures(c, relay, server_process.pid, relay_process.pid, quick)
                 if "wall" in only:
+                    wall_rounds = rounds or (7 if quick else 9)
+                    _starting(f"wall time: {wall_rounds} rounds of 100-move, then 500-move games")
                     for moves in (100, 500):
-                        wall_rounds = rounds or (7 if quick else 9)
                         await game_wall_time(c, relay, moves, rounds=wall_rounds)
                 if "throughput" in only:
+                    _starting("throughput: 16 games at once")
                     await throughput(c, relay, games=32 if quick else 64, at_once=16, moves=100)
                 if "load" in only:
+                    _starting(f"load: {500 if quick else 1000} games at once")
                     await load(
                         c,
                         games=500 if quick else 1000,
@@ -483,6 +487,12 @@ async def run(quick: bool, only: list[str], rounds: int | None) -> None:
                         sample=50,
                         server_pid=server_process.pid,
                     )
+
+
+def _starting(what: str) -> None:
+    """Say what runs next, before the minutes it may take (on stderr: stdout keeps the
+    figures alone, for a file or a diff)."""
+    print(f"... {what}", file=sys.stderr, flush=True)
 
 
 def _rounds(text: str) -> int:
