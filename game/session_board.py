@@ -49,13 +49,13 @@ class SessionBoard:
         play_opening(
             self._position, [(m.side.value, [p.as_tuple() for p in m.pieces]) for m in opening]
         )
-        # Every move so far as ``previous`` lists it, made once as its stones are
-        # placed (each is in the next request of both seats), with the index of its
-        # first stone among all the stones placed and its number in the game: a
-        # ``previous`` is then the tail of this list, whatever the game's length.
+        # Every move so far as ``previous`` lists it, by its number in the game (the
+        # opening's first), made once as its stones are placed (each is in the next
+        # request of both seats), with the index of its first stone among all the
+        # stones placed: a ``previous`` is then the tail of this list, whatever the
+        # game's length.
         self._moves: list[Move] = []
         self._move_starts: list[int] = []
-        self._move_indexes: list[int] = []
         self._stone_count = 0
         # Makes its cells and their JSON only when a board is asked for (a setup, a
         # bot that reads the board, a spectator), then keeps them as it grows.
@@ -133,7 +133,9 @@ class SessionBoard:
         stateless: bool,
     ) -> list[Coord]:
         """Place an answer of ``side`` (``wanted`` stones were asked for) as stones of
-        move ``move_index``; the stones placed (a winning stone ends the answer).
+        move ``move_index``; the stones placed (a winning stone ends the answer). Moves
+        are numbered in the game's order, the opening's first: the number of the move
+        begun last continues it (a human's second stone), the next one starts a move.
 
         Raises ``SeatProtocolError`` for more stones than asked, or for fewer without a
         win when the seat may not split its move (``may_split``: a human), and
@@ -165,7 +167,7 @@ class SessionBoard:
 
     def _note_move(self, move_index: int, side: Player, stones: list[Coord]) -> None:
         """Keep ``stones``, just placed, as (the rest of) move ``move_index``."""
-        if self._move_indexes and self._move_indexes[-1] == move_index:
+        if move_index < len(self._moves):
             # The rest of a move whose first stone came alone (a human's): the move
             # is made again with all its stones.
             made = self._moves[-1]
@@ -173,7 +175,6 @@ class SessionBoard:
         else:
             self._moves.append(Move(side=side, pieces=stones))
             self._move_starts.append(self._stone_count)
-            self._move_indexes.append(move_index)
         self._stone_count += len(stones)
 
     def _place(self, side: Player, pieces: Sequence[Coord], path: str) -> list[Coord]:
