@@ -122,14 +122,13 @@ class GrowingBoard:
                     if len(_CELLS) >= _CELLS_LIMIT:
                         _CELLS.clear()
                     _CELLS[item] = cell
-                if json:
-                    json += b","
-                json += _CELL_JSON % (q, r, _SIDE_JSON[p])
+                encoded = _CELL_JSON % (q, r, _SIDE_JSON[p])
             else:
                 cell = cast(Cell, item)
-                if json:
-                    json += b","
-                json += orjson.dumps(_cells_json((cell,))[0])
+                encoded = orjson.dumps(_cells_json((cell,))[0])
+            if json:
+                json += b","
+            json += encoded
             ends.append(len(json))
             cells.append(cell)
         self._pending.clear()
