@@ -317,7 +317,9 @@ class ClusterNode:
     # -------------------------------------------------------------- games
 
     async def game_started(self, game_id: str, tokens: list[str]) -> None:
-        """The manager started ``game_id`` here: its keys, before anyone is told of it."""
+        """The manager started ``game_id`` here: its keys and its place in this run's set,
+        before anyone is told of it and before its record is written (the sweeper finds
+        it if this worker dies in between)."""
         keys = [token_key(token) for token in tokens]
         self._tokens[game_id] = keys
         pipe = self.redis.pipeline(transaction=False)

@@ -396,6 +396,8 @@ class GameManager:
         # sooner (a commit is about a millisecond), and one that cannot start hangs up.
         game.dial()
         try:
+            if self.cluster is not None:
+                await self._own_in_cluster(game_id, slots)
             await self.store.create_game(game.record())
             if self._closing:  # shut down while the record was written: end it at once
                 with contextlib.suppress(Exception):
@@ -405,13 +407,9 @@ class GameManager:
                 raise ManagerClosed("the server is shutting down and takes no new games")
         except BaseException:
             await game.abandon()
+            if self.cluster is not None:
+                self.cluster.game_ended(game_id)
             raise
-        if self.cluster is not None:  # owned here before anyone is told of it
-            tokens = [slot.token for slot in slots.values() if slot.token is not None]
-            try:
-                await self.cluster.game_started(game_id, tokens)
-            except Exception:  # the game plays all the same, seen from this worker only
-                log.exception("game %s: registering it in the cluster failed", game_id)
         self._games[game_id] = game
         for side, slot in slots.items():
             if slot.token is not None:
@@ -421,6 +419,17 @@ class GameManager:
         return NewGameResponse(
             game_id=game_id, token_x=slots[Player.X].token, token_o=slots[Player.O].token
         )
+
+    async def _own_in_cluster(self, game_id: str, slots: dict[Player, Slot]) -> None:
+        """``game_id`` is this worker's in the cluster before anyone is told of it and
+        before its record exists: killed right after the commit, the worker still leaves
+        it to the sweeper (``game.cluster_sweep``), never running for ever."""
+        assert self.cluster is not None
+        tokens = [slot.token for slot in slots.values() if slot.token is not None]
+        try:
+            await self.cluster.game_started(game_id, tokens)
+        except Exception:  # the game plays all the same, seen from this worker only
+            log.exception("game %s: registering it in the cluster failed", game_id)
 
     def forget(self, game: RunningGame) -> None:
         """``game`` is over and its record written (or given up on): reads of it go to

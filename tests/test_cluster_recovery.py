@@ -380,6 +380,43 @@ async def test_a_worker_taken_for_dead_while_it_runs_ends_the_games_recorded_abo
     assert kept == {later.encode()}
 
 
+async def test_a_worker_that_dies_right_after_writing_a_games_record_leaves_it_to_the_sweeper(
+    postgres_cluster: PostgresCluster, redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``kill -9`` between a new game's commit and whatever comes after it: the record
+    says running, and the sweeper must still find the game among the dead run's."""
+    async with (
+        open_in_process_cluster(postgres_cluster, redis_server) as in_process,
+        in_process_workers(in_process, "worker-a", "worker-b") as (a, b),
+    ):
+        manager = a.server.app.state.arena.manager
+        create_game = manager.store.create_game
+        written: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        revived = asyncio.Event()
+
+        async def commit_then_die(record: Any) -> None:
+            await create_game(record)
+            written.set_result(record.game_id)
+            await revived.wait()  # dead: nothing after the commit runs until the end
+
+        monkeypatch.setattr(manager.store, "create_game", commit_then_die)
+        creating = asyncio.create_task(_people_game(in_process, a.base))
+        async with asyncio.timeout(TIMEOUT):
+            game_id = await written
+        status, running = await in_process.get(f"{b.base}/games/{game_id}")
+        assert status == 200 and running["result"] is None, running
+        node = manager.cluster
+        node._tasks[0].cancel()  # A's heartbeats stop: its lease runs out
+        async with asyncio.timeout(TIMEOUT):
+            while (await in_process.get(f"{b.base}/games/{game_id}"))[1]["result"] is None:
+                await asyncio.sleep(0.05)
+        _, record = await in_process.get(f"{b.base}/games/{game_id}")
+        revived.set()  # let the request end, so that A stops cleanly
+        await creating
+    assert record["result"]["cause"] == "aborted"
+    assert "aborted: " + record["result"]["detail"] == DETAIL
+
+
 async def test_a_relay_passes_on_the_analyses_to_a_spectator_whose_setup_is_ahead(
     redis_server: RedisServer,
 ) -> None:
