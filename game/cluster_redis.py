@@ -328,6 +328,11 @@ class ClusterNode:
         pipe.sadd(games_of_key(self.run), game_id)
         await pipe.execute()
 
+    def registered_games(self) -> list[str]:
+        """The games ``game_started`` registered here and ``game_ended`` did not end yet:
+        the manager's live games, and any whose record is still being written."""
+        return list(self._tokens)
+
     def game_ended(self, game_id: str) -> None:
         """``game_id`` is over and forgotten here: its keys go (after what it published)."""
         keys = [game_key(game_id), *self._tokens.pop(game_id, [])]

@@ -152,7 +152,9 @@ class Sweeper:
     async def _rejoin(self) -> None:
         manager = self.node.manager
         assert manager is not None
-        live = manager.live_game_ids()
+        # Not only the manager's live games: one whose record was being written as the
+        # run was swept is this run's as well once it is.
+        live = self.node.registered_games()
         ended = []
         for game_id in live:
             if await self.store.game_status(game_id) is RecordStatus.ABORTED:

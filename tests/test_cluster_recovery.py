@@ -417,6 +417,46 @@ async def test_a_worker_that_dies_right_after_writing_a_games_record_leaves_it_t
     assert "aborted: " + record["result"]["detail"] == DETAIL
 
 
+async def test_a_game_whose_record_is_written_while_its_worker_is_swept_stays_that_workers(
+    postgres_cluster: PostgresCluster, redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker taken for dead (a pause longer than its lease) while a new game's record
+    is on its way: the game plays on there, and is back in its run's set, so that the
+    sweeper still finds it should the worker die later."""
+    async with (
+        open_in_process_cluster(postgres_cluster, redis_server) as in_process,
+        in_process_workers(in_process, "worker-a", "worker-b") as (a, _b),
+    ):
+        manager = a.server.app.state.arena.manager
+        node = manager.cluster
+        create_game = manager.store.create_game
+        writing: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        resumed = asyncio.Event()
+
+        async def slow_commit(record: Any) -> None:
+            writing.set_result(record.game_id)
+            await resumed.wait()
+            await create_game(record)
+
+        monkeypatch.setattr(manager.store, "create_game", slow_commit)
+        creating = asyncio.create_task(_people_game(in_process, a.base))
+        async with asyncio.timeout(TIMEOUT):
+            game_id = await writing
+            assert await node.redis.sismember(games_of_key(node.run), game_id)
+            node._tasks[0].cancel()  # A's heartbeats stop: B sweeps its run
+            while await node.redis.hexists(runs_key(), node.run):
+                await asyncio.sleep(0.05)
+            node._tasks[0] = asyncio.get_running_loop().create_task(node._renew())
+            while not await node.redis.sismember(games_of_key(node.run), game_id):
+                await asyncio.sleep(0.05)  # A rejoined, and took the game back
+            resumed.set()
+            created = await creating
+            _, record = await in_process.get(f"{a.base}/games/{game_id}")
+            running = manager.runs(game_id)
+    assert created["game_id"] == game_id
+    assert running and record["result"] is None
+
+
 async def test_a_relay_passes_on_the_analyses_to_a_spectator_whose_setup_is_ahead(
     redis_server: RedisServer,
 ) -> None:
