@@ -74,10 +74,8 @@ from game.seats import (
 from game.session import (
     SEND_BOARD_POLICIES,
     GameSession,
-    SeatInfo,
     SendBoardPolicy,
     SessionLimits,
-    resolve_send_board,
 )
 from game.spectating import UnknownGame, send_finished, serve_spectator
 from game.store import ABORTED_RESULT, GameStore
@@ -365,7 +363,10 @@ class GameManager:
         self, request: NewGameRequest, endpoints: dict[Player, BotEndpoint | None]
     ) -> NewGameResponse:
         configs = {Player.X: request.player_x, Player.O: request.player_o}
-        slots = {side: _slot(configs[side], endpoints[side], self.send_board) for side in Player}
+        slots = {
+            side: Slot.for_player(configs[side], endpoints[side], self.send_board)
+            for side in Player
+        }
         if request.opening:
             for side, seat in ((Player.X, "player_x"), (Player.O, "player_o")):
                 if slots[side].info.learns_opening_by is None:
@@ -569,37 +570,3 @@ class GameManager:
             for task in pending:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-
-
-def _slot(player: PlayerConfig, endpoint: BotEndpoint | None, send_board: SendBoardPolicy) -> Slot:
-    if endpoint is None:
-        return Slot(
-            SeatInfo(
-                "human",
-                name=player.name,
-                time_control=player.time_control,
-                send_board=resolve_send_board("human", player.send_board, send_board),
-            )
-        )
-    name = player.name or endpoint.name
-    if endpoint.transport == "websocket":
-        info = SeatInfo(
-            "bot_ws",
-            name=name,
-            declares=endpoint.capabilities.bws_v1_alpha,
-            config=player.config_packet(),
-            url=player.bot_url,
-            meta=endpoint.capabilities.meta,
-            time_control=player.time_control,
-            send_board=resolve_send_board("bot_ws", player.send_board, send_board),
-        )
-    else:
-        info = SeatInfo(
-            "bot_stateless",
-            name=name,
-            declares=endpoint.capabilities.stateless_v1_alpha,
-            url=player.bot_url,
-            meta=endpoint.capabilities.meta,
-            time_control=player.time_control,
-        )
-    return Slot(info, endpoint=endpoint)

@@ -10,8 +10,8 @@ from typing import TypeAlias
 from game.discovery import BotEndpoint
 from game.outboxes import Outbox
 from game.seats import BotSocketSeat
-from game.session import SeatInfo
-from models import Player, StatelessMoveResponse
+from game.session import SeatInfo, SendBoardPolicy, resolve_send_board
+from models import Player, PlayerConfig, StatelessMoveResponse
 
 __all__ = ["Abort", "Answer", "Attach", "Detach", "Frame", "GameEvent", "Slot"]
 
@@ -67,3 +67,43 @@ class Slot:
     conn: object | None = None  # identity of the current connection
     outbox: Outbox | None = None
     socket: BotSocketSeat | None = None
+
+    @classmethod
+    def for_player(
+        cls, player: PlayerConfig, endpoint: BotEndpoint | None, send_board: SendBoardPolicy
+    ) -> Slot:
+        """The seat of ``player`` as ``POST /game/new`` configured it: a person's when
+        ``endpoint`` is None, else the bot's behind its discovered ``endpoint`` (by its
+        socket or its stateless API); whether its requests carry the board follows
+        ``player.send_board``, else the server's ``send_board`` policy."""
+        if endpoint is None:
+            return cls(
+                SeatInfo(
+                    "human",
+                    name=player.name,
+                    time_control=player.time_control,
+                    send_board=resolve_send_board("human", player.send_board, send_board),
+                )
+            )
+        name = player.name or endpoint.name
+        if endpoint.transport == "websocket":
+            info = SeatInfo(
+                "bot_ws",
+                name=name,
+                declares=endpoint.capabilities.bws_v1_alpha,
+                config=player.config_packet(),
+                url=player.bot_url,
+                meta=endpoint.capabilities.meta,
+                time_control=player.time_control,
+                send_board=resolve_send_board("bot_ws", player.send_board, send_board),
+            )
+        else:
+            info = SeatInfo(
+                "bot_stateless",
+                name=name,
+                declares=endpoint.capabilities.stateless_v1_alpha,
+                url=player.bot_url,
+                meta=endpoint.capabilities.meta,
+                time_control=player.time_control,
+            )
+        return cls(info, endpoint=endpoint)
