@@ -34,6 +34,7 @@ from tests.postgres import PostgresCluster
 from tests.redis_server import RedisServer
 from tests.test_cluster import Cluster as InProcessCluster
 from tests.test_cluster import _free_port
+from tests.test_cluster import _record as in_process_record
 from tests.test_cluster import open_cluster as open_in_process_cluster
 from tests.test_cluster import workers as in_process_workers
 from tests.test_server import choose, closed, until
@@ -407,10 +408,7 @@ async def test_a_worker_that_dies_right_after_writing_a_games_record_leaves_it_t
         assert status == 200 and running["result"] is None, running
         node = manager.cluster
         node._tasks[0].cancel()  # A's heartbeats stop: its lease runs out
-        async with asyncio.timeout(TIMEOUT):
-            while (await in_process.get(f"{b.base}/games/{game_id}"))[1]["result"] is None:
-                await asyncio.sleep(0.05)
-        _, record = await in_process.get(f"{b.base}/games/{game_id}")
+        record = await in_process_record(in_process, b.base, game_id)
         revived.set()  # let the request end, so that A stops cleanly
         await creating
     assert record["result"]["cause"] == "aborted"
