@@ -205,6 +205,32 @@ def test_a_live_game_is_followed_to_its_end_stone_by_stone(web_page: WebPage, se
     assert all_stones_in_view(page)
 
 
+def test_a_finished_games_setup_shows_it_finished_before_its_end_comes(
+    web_page: WebPage, server: str, finished: Json
+) -> None:
+    # A finished game's spectator socket sends its setup (status x_wins, o_wins or draw),
+    # then its end: held back here, as on a slow link, the page must not say "live" nor
+    # show the raw status meanwhile.
+    def route(ws: WebSocketRoute) -> None:
+        upstream = ws.connect_to_server()
+
+        def relay(message: str | bytes) -> None:
+            if not (isinstance(message, str) and json.loads(message)["type"] == "end"):
+                ws.send(message)
+
+        upstream.on_message(relay)
+
+    page = web_page.page
+    page.route_web_socket(re.compile(r"/spectate/"), route)
+    open_game(page, server, finished["game_id"])
+    game_id = finished["game_id"]
+    expect(page.locator(".game-title .badge")).to_have_text("finished")
+    expect(page.locator("nav a[aria-current=page]")).to_have_text("Games")
+    expect(page.locator(".open-in .command")).to_have_text(f"htttx-ui --open {server}/g/{game_id}")
+    expect(page.locator(".result")).to_be_hidden()  # its text comes with the end
+    assert page_stones(page) == record_stones(finished)
+
+
 def test_a_late_joiner_sees_the_whole_history(web_page: WebPage, server: str) -> None:
     game_id, human = live_game(server, pause=0.3)
     before = wait_until_moves(server, game_id, 5)

@@ -238,9 +238,9 @@ class GamePage {
     this.seatX.name.title = x;
     this.seatO.name.title = o;
     document.title = `${x} vs ${o} · htttx arena`;
-    markSection(model.over ? "games" : "live");
+    markSection(model.finished ? "games" : "live");
     clear(this.title, el("span", { class: "side-x" }, x), el("span", { class: "vs muted" }, " vs "), el("span", { class: "side-o" }, o),
-      el("span", { class: `badge${model.live ? " live" : ""}` }, model.live ? "live" : model.over ? "finished" : model.status || ""));
+      el("span", { class: `badge${model.live ? " live" : ""}` }, model.live ? "live" : model.finished ? "finished" : model.status || ""));
     if (model.over) {
       this.resultLine.textContent = this.resultText();
       this.resultLine.hidden = false;
@@ -248,7 +248,7 @@ class GamePage {
     this.renderSeries();
     const origin = location.origin;
     const id = model.gameId;
-    this.command.textContent = model.over ? `htttx-ui --open ${origin}/g/${id}` : `htttx-ui --server ${origin} --spectate ${id}`;
+    this.command.textContent = model.finished ? `htttx-ui --open ${origin}/g/${id}` : `htttx-ui --server ${origin} --spectate ${id}`;
     this.renderMoves(rebuildMoves);
     this.renderPosition({ grew });
     this.tick();

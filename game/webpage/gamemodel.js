@@ -84,6 +84,13 @@ export class GameModel {
     return this.result !== null;
   }
 
+  /** Whether the game is over as far as the page can tell: its `end` came, or the
+   * status of its setup is already a result (`x_wins`, `o_wins`, `draw`; a finished
+   * game's setup comes a moment before its `end`). */
+  get finished() {
+    return this.over || (this.status !== null && !this.live);
+  }
+
   /** A spectator's `setup`: the whole game so far. A reconnect's setup replaces the
    * history instead of adding to it; the viewed ply is kept unless following. */
   applySetup(packet, now) {
