@@ -926,6 +926,10 @@ def test_a_heartbeat_waiting_while_a_late_job_still_runs_does_not_close() -> Non
         ('{"type": "setup", "board": {"cells": [{"q": 0, "r": 0}]}}', "p"),
         ('{"type": "move_request", "side": "o", "previous": [], "move_time_limit": -1}', "limit"),
         ('{"type": "end", "winner": "x", "reason": "draw"}', "draw has no winner"),
+        (
+            '{"type": "move_request", "side": "o", "previous": [], "move_time_limit": 1e400}',
+            "move_time_limit: a number out of range",
+        ),
     ],
     ids=[
         "not_json",
@@ -939,6 +943,7 @@ def test_a_heartbeat_waiting_while_a_late_job_still_runs_does_not_close() -> Non
         "cell_without_side",
         "negative_time_limit",
         "inconsistent_end",
+        "time_limit_no_float_holds",
     ],
 )
 def test_a_malformed_packet_closes_with_the_reason(data: str, expected: str) -> None:

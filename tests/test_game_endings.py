@@ -234,6 +234,15 @@ TURN_CLOCK = Match(clock_type="turn", clock=0.2)  # runs out before the stall li
     [
         ("{not json", Match(), EndCause.PROTOCOL_ERROR, "o forfeits: bad packet: not valid JSON"),
         (
+            # Valid JSON that no float holds: forfeits the sender, never aborts the game
+            # (an aborted game is void: a losing seat could cancel its loss).
+            '{"type":"move_response","move":{"pieces":[{"q":1,"r":0},{"q":1,"r":1}],'
+            '"evaluation":{"heuristic":1e400}}}',
+            Match(),
+            EndCause.PROTOCOL_ERROR,
+            "o forfeits: bad packet: move: a number out of range",
+        ),
+        (
             [(0, 0), (1, 0)],
             Match(),
             EndCause.ILLEGAL_MOVE,

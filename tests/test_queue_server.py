@@ -226,6 +226,10 @@ async def test_bad_queue_packets_get_nope_and_a_close(tmp_path: Path) -> None:
             "time_control",
         ),
         "no name": ('{"type": "queue_join"}', "name"),
+        "a number no float holds": (
+            '{"type": "queue_join", "name": "ann", "bot_after_s": 1e400}',
+            "bot_after_s: a number out of range",
+        ),
         "a game packet": ('{"type": "resign"}', "not accepted here"),
     }
     async with arena(tmp_path) as a:

@@ -271,7 +271,7 @@ def _careful_fields(data: JsonInput, allowed: PacketSet[Any]) -> dict[str, Any]:
     members = _json_members(data)
     tag = _packet_tag(members, allowed)
     return {
-        name: _board_field(raw) if name == "board" and tag in _BOARD_CARRIERS else _decode_any(raw)
+        name: _board_field(raw) if name == "board" and tag in _BOARD_CARRIERS else _value(name, raw)
         for name, raw in members.items()
     }
 
@@ -281,7 +281,25 @@ def _board_field(raw: msgspec.Raw) -> Any:
     try:
         return _cell_interner.board(_decode_board(raw))
     except msgspec.ValidationError:
+        return _value("board", raw)
+
+
+def _value(name: str, raw: msgspec.Raw) -> Any:
+    """A member's JSON value, or ``ProtocolError`` naming the member when it holds a
+    number no float can hold (``1e400``: valid JSON, which msgspec refuses with a
+    ``ValidationError`` rather than reading it as infinity)."""
+    try:
         return _decode_any(raw)
+    except msgspec.ValidationError as exc:
+        raise ProtocolError(f"{name}: {_unreadable_number(exc)}") from None
+
+
+def _unreadable_number(exc: msgspec.ValidationError) -> str:
+    """msgspec's 'Number out of range - at `$[...]`' in words; its path hides the keys."""
+    what = str(exc).split(" - at ", 1)[0]
+    if what == "Number out of range":
+        return "a number out of range (beyond what a 64-bit float holds)"
+    return f"unreadable: {what}"
 
 
 def _json_members(data: JsonInput) -> dict[str, msgspec.Raw]:
@@ -305,7 +323,7 @@ def _json_members(data: JsonInput) -> dict[str, msgspec.Raw]:
 def _packet_tag(members: Mapping[str, msgspec.Raw], allowed: PacketSet[Any]) -> str:
     if "type" not in members:
         raise ProtocolError(f"type: missing; expected one of: {allowed.expected()}")
-    tag = _decode_any(members["type"])
+    tag = _value("type", members["type"])
     if not isinstance(tag, str):
         raise ProtocolError(
             f"type: expected a string, got {_describe(tag)}; expected one of: {allowed.expected()}"
@@ -357,6 +375,8 @@ move_response, eval_response
         return accepted._adapter.validate_python(fields)
     except ValidationError as exc:
         raise ProtocolError(*_problems(exc)) from None
+    except msgspec.ValidationError as exc:  # one the paths above did not name
+        raise ProtocolError(_unreadable_number(exc)) from None
     except RecursionError:
         raise ProtocolError("JSON nested too deeply") from None
     except UnicodeDecodeError as exc:
@@ -384,6 +404,8 @@ def parse_body(model: type[M], data: JsonInput) -> M:
     """
     try:
         value = _decode_any(data)
+    except msgspec.ValidationError as exc:
+        raise ProtocolError(_unreadable_number(exc)) from None
     except msgspec.DecodeError as exc:
         raise ProtocolError(f"not valid JSON: {exc}") from None
     except UnicodeDecodeError as exc:
