@@ -184,15 +184,21 @@ def served_capabilities(bot_class: type[BaseBot], api_root: str | None = None) -
     >>> caps.bws_v1_alpha.api_root, caps.stateless_v1_alpha.api_root
     ('api/v1', 'api/v1')
 
-    A bot that declares ``config`` is also said to accept the game's settings
-    (``MATCH_CONFIG_KEY``), which its ``BotSession`` reads for it.
+    Its WebSocket API declares ``config`` and accepts the game's settings
+    (``MATCH_CONFIG_KEY``), which its ``BotSession`` reads for it, whether or not the
+    bot declares ``config`` itself: without them a bot plays every game by the standard
+    rules, and a game server cannot seat it in a game with others (``on_config``, a
+    no-op unless overridden, gets whatever else a config holds).
+
+    >>> served_capabilities(BaseBot).bws_v1_alpha.config.accepts_match_settings
+    True
     """
     capabilities = bot_class.capabilities().model_copy(deep=True)
-    if (bws := capabilities.bws_v1_alpha) is not None and bws.config is not None:
-        # BotSession reads the game's settings from this key for every bot that takes
-        # config: say so, so that game servers may send it.
-        flagged = {**bws.config.model_dump(by_alias=True), MATCH_CONFIG_KEY: True}
-        bws.config = BwsConfigCapability.model_validate(flagged)
+    if (bws := capabilities.bws_v1_alpha) is not None:
+        # BotSession reads the game's settings from this key for every bot: say so, so
+        # that game servers may send it.
+        declared = {} if bws.config is None else bws.config.model_dump(by_alias=True)
+        bws.config = BwsConfigCapability.model_validate({**declared, MATCH_CONFIG_KEY: True})
     if api_root is not None:
         if (bws := capabilities.bws_v1_alpha) is not None:
             bws.api_root = _root(api_root)

@@ -14,6 +14,7 @@ __all__ = [
     "BotRedirected",
     "BotTimedOut",
     "BotUnreachable",
+    "CannotLearnRules",
     "CannotStartFromOpening",
     "CapabilitiesTooLarge",
     "DiscoveryError",
@@ -72,6 +73,13 @@ class CannotStartFromOpening(DiscoveryError):
     """A websocket bot that declares neither ``free_setup`` nor ``move_skips``, seated in
     a game that starts from an opening: neither its ``setup`` nor its ``previous`` may
     tell it the opening's stones, so it cannot play from that position."""
+
+
+class CannotLearnRules(DiscoveryError):
+    """A bot seated in a game whose rules are not the standard ones (its view or win
+    distance), which no packet it reads can tell it: a stateless bot, or a websocket bot
+    whose ``config`` does not accept ``x-match``. It would play by the standard rules,
+    and its moves would be judged by others."""
 
 
 class PolicySyntaxError(ValueError):

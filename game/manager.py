@@ -53,7 +53,6 @@ from game.discovery import (
     DEFAULT_POLICY,
     AddressPolicy,
     BotEndpoint,
-    CannotStartFromOpening,
     CapabilitiesCache,
     DiscoveryError,
     discover,
@@ -65,6 +64,7 @@ from game.reads import DEFAULT_CACHE_BYTES, RecordReader
 from game.recorder import DEFAULT_COMMIT_INTERVAL, check_commit_interval
 from game.running import RunningGame
 from game.running_events import Attach, Detach, Frame, Slot
+from game.seat_checks import check_seats
 from game.seats import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_PING_INTERVAL,
@@ -310,7 +310,8 @@ class GameManager:
 
         Raises ``DiscoveryError`` (a bot that cannot be seated; the message names the
         seat and says why: ``CannotStartFromOpening`` for a websocket bot that cannot be
-        told the request's opening), ``TooManyGames`` or ``ManagerClosed``.
+        told the request's opening, ``CannotLearnRules`` for a bot that cannot be told
+        its rules), ``TooManyGames`` or ``ManagerClosed``.
         """
         if self._closing:
             raise ManagerClosed("the server is shutting down and takes no new games")
@@ -367,13 +368,7 @@ class GameManager:
             side: Slot.for_player(configs[side], endpoints[side], self.send_board)
             for side in Player
         }
-        if request.opening:
-            for side, seat in ((Player.X, "player_x"), (Player.O, "player_o")):
-                if slots[side].info.learns_opening_by is None:
-                    raise CannotStartFromOpening(
-                        f"{seat}: the bot declares neither free_setup nor move_skips, so it "
-                        "cannot start from an opening"
-                    )
+        check_seats(request, slots)
         for slot in slots.values():
             if slot.info.kind == "human":
                 slot.token = secrets.token_urlsafe(32)

@@ -83,6 +83,25 @@ class SeatInfo:
         return self.kind != "bot_stateless"
 
     @property
+    def learns_rules(self) -> bool:
+        """Whether this seat can be told a game's rules when they are not the standard
+        ones (``Match.rules_not_standard``): a human (the client reads them from the
+        game), or a websocket bot whose ``config`` accepts ``x-match``. A stateless
+        request carries no rules, nor does any spec packet but ``config``.
+
+        >>> SeatInfo("human").learns_rules, SeatInfo("bot_ws").learns_rules
+        (True, False)
+        """
+        if self.kind == "human":
+            return True
+        declares = self.declares
+        return (
+            isinstance(declares, BwsV1Alpha)
+            and declares.config is not None
+            and declares.config.accepts_match_settings
+        )
+
+    @property
     def learns_opening_by(self) -> OpeningChannel | None:
         """How this seat can be told an opening's stones without breaking the protocol:
         ``"setup"`` (its ``setup`` holds them: a human, or a websocket bot declaring

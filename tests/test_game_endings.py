@@ -25,7 +25,7 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from game import notation
-from game.discovery import DEFAULT_POLICY
+from game.discovery import DEFAULT_POLICY, CannotLearnRules
 from game.manager import GameManager
 from game.server import create_app
 from game.server import serving as serving_game
@@ -36,6 +36,7 @@ from models import (
     EndCause,
     GameRecord,
     Match,
+    Move,
     NewGameRequest,
     Player,
     ResultReason,
@@ -49,6 +50,23 @@ O_OPENING: list[Hex] = [(1, 1), (2, 1)]
 X_ELSEWHERE: list[Hex] = [(-1, -1), (-2, -1)]
 O_WINNING_STONE: Hex = (3, 1)
 THREE_IN_A_ROW = Match(win_distance=3)
+BWS_TOLD_THE_RULES = (
+    '{"basic_websocket": {"versions": {"v1-alpha": {"config": {"x-match": true}}}}}'
+)
+# A stateless bot cannot be told rules (check_seats refuses it THREE_IN_A_ROW): under
+# the standard ones, an opening leaves O five in a row, (1, 1) to (5, 1), and O to move.
+O_FIVE = [
+    Move.model_validate({"side": side, "pieces": [{"q": q, "r": r} for q, r in stones]})
+    for side, stones in [
+        ("o", [(1, 1), (2, 1)]),
+        ("x", [(-1, -1), (-2, -1)]),
+        ("o", [(3, 1), (4, 1)]),
+        ("x", [(-1, -3), (-2, -3)]),
+        ("o", [(5, 1), (1, 3)]),
+        ("x", [(-3, -3), (-4, -3)]),
+    ]
+]
+O_SIXTH_STONE: Hex = (6, 1)
 
 
 # ------------------------------------------------------------------- helpers
@@ -74,7 +92,8 @@ async def socket_bot(*answers: SocketAnswer) -> AsyncIterator[tuple[str, list[Js
     received: list[Json] = []
 
     async def capabilities(request: Request) -> Response:
-        return Response('{"basic_websocket": {"versions": {"v1-alpha": {}}}}')
+        # Told the game's rules (x-match), as THREE_IN_A_ROW needs; it ignores `config`.
+        return Response(BWS_TOLD_THE_RULES)
 
     async def game(websocket: WebSocket) -> None:
         await websocket.accept()
@@ -181,23 +200,40 @@ async def test_a_socket_bot_wins_with_its_winning_first_stone_alone(
 async def test_a_stateless_bot_wins_with_its_winning_first_stone_alone(
     manager: GameManager, store: GameStore
 ) -> None:
-    async with (
-        stateless_bot(X_ELSEWHERE) as x_url,
-        stateless_bot(O_OPENING, [O_WINNING_STONE]) as o_url,
-    ):
-        record = await play(manager, store, x_url, o_url, THREE_IN_A_ROW)
+    async with stateless_bot() as x_url, stateless_bot([O_SIXTH_STONE]) as o_url:
+        request = NewGameRequest(player_x=bot(x_url), player_o=bot(o_url), opening=O_FIVE)
+        created = await manager.create_game(request)
+        record = await finished(manager, store, created.game_id)
 
     assert record.result is not None
     assert (record.result.winner, record.result.reason) == (Player.O, ResultReason.WIN)
-    assert [len(m.pieces) for m in record.moves] == [2, 2, 1]
-    assert notation.dumps(record).splitlines()[-1] == "3. [3,1] [/];"
+    assert [len(m.pieces) for m in record.moves] == [2] * len(O_FIVE) + [1]
+    assert notation.dumps(record).splitlines()[-1] == "7. [6,1] [/];"
+
+
+async def test_a_bot_that_cannot_be_told_the_games_rules_is_not_seated(
+    manager: GameManager, store: GameStore
+) -> None:
+    # It would play by the standard rules, and lose by them: refused with the reason.
+    async with stateless_bot() as stateless_url, socket_bot([(1, 1)]) as (told_url, _):
+        request = NewGameRequest(
+            player_x=bot(told_url), player_o=bot(stateless_url), match_config=THREE_IN_A_ROW
+        )
+        with pytest.raises(CannotLearnRules) as refused:
+            await manager.create_game(request)
+
+    assert str(refused.value) == (
+        "player_o: this game's rules are not the standard ones (win_distance 3), and the "
+        "bot cannot be told them: a stateless request carries no rules"
+    )
+    assert (await store.list_games()).items == []  # nothing written, nothing dialled
 
 
 async def test_a_socket_bots_lone_stone_that_does_not_win_is_a_protocol_error(
     manager: GameManager, store: GameStore
 ) -> None:
     async with socket_bot(X_ELSEWHERE) as (x_url, _), socket_bot([(1, 1)]) as (o_url, _):
-        record = await play(manager, store, x_url, o_url, THREE_IN_A_ROW)
+        record = await play(manager, store, x_url, o_url, Match())
 
     assert record.result is not None
     assert (record.result.winner, record.result.cause) == (Player.X, EndCause.PROTOCOL_ERROR)
@@ -212,7 +248,7 @@ async def test_a_stateless_bots_lone_stone_that_does_not_win_is_a_protocol_error
     manager: GameManager, store: GameStore
 ) -> None:
     async with socket_bot(X_ELSEWHERE) as (x_url, _), stateless_bot([(1, 1)]) as o_url:
-        record = await play(manager, store, x_url, o_url, THREE_IN_A_ROW)
+        record = await play(manager, store, x_url, o_url, Match())
 
     assert record.result is not None
     assert (record.result.winner, record.result.cause) == (Player.X, EndCause.PROTOCOL_ERROR)

@@ -25,14 +25,18 @@ import aiohttp
 import pytest
 from aiohttp import web
 
+from bot.bot import BaseBot
+from bot.serve import create_app as create_bot_app
+from bot.serve import serving as serving_bot
 from game import notation
 from game.discovery import AddressPolicy
+from game.game import valid_placement_cells
 from game.rules import Position
 from game.serve import main as serve_main
 from game.serve_intro import curl_command
 from game.server import GameServer, create_app, redact_tokens, serving
 from game.store import GameStore, RecordStatus
-from models import EndCause, GameRecord, Player, ResultReason
+from models import Cell, Coord, EndCause, GameRecord, Match, Player, ResultReason
 from tests.loopback_app import serving_app
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -202,6 +206,35 @@ async def test_two_hosted_bots_play_to_the_end_and_the_record_reads_back(tmp_pat
     replayed = notation.loads(text)  # replays every stone through the rules
     assert [m.pieces for m in replayed.moves] == [m.pieces for m in record.moves]
     assert replayed.result is not None and replayed.result.winner == record.result.winner
+
+
+class FirstLegalCellsBot(BaseBot):
+    """The README's first bot: it declares no ``config`` of its own."""
+
+    def choose_move(self, cells: list[Cell], player: Player, match: Match) -> tuple[Coord, Coord]:
+        candidates = valid_placement_cells(cells, match.view_distance)
+        return candidates[0], candidates[1]
+
+
+@pytest.mark.parametrize("rules", [{"view_distance": 3}, {"view_distance": 12, "win_distance": 8}])
+async def test_a_framework_bot_that_declares_no_config_is_told_the_games_rules(
+    tmp_path: Path, rules: Json
+) -> None:
+    # Its bot server declares config with x-match for it: a bot playing the standard
+    # rules would play out of view at 3, and refuse the server's boards (a stone out of
+    # its view, a line of 6 that does not win) at 12 and 8.
+    match = {**rules, "turn_limit": 40}
+    async with (
+        serving_bot(create_bot_app({"/plain": FirstLegalCellsBot})) as bot_server,
+        arena(tmp_path) as a,
+    ):
+        plain = {"type": "bot", "bot_url": f"{bot_server.url}/plain"}
+        for x, o in ((plain, a.bot("random")), (a.bot("threat"), plain)):
+            created = await a.new_game({"player_x": x, "player_o": o, "match_config": match})
+            record = await a.finished_record(created["game_id"])
+            assert record.result is not None
+            assert record.result.reason is not ResultReason.FORFEIT, record.result
+            notation.loads(notation.dumps(record))  # every stone legal under these rules
 
 
 @pytest.mark.parametrize("view_distance", [2, 3, 12])

@@ -85,6 +85,24 @@ class Match(BaseModel):
     )
     increment: Annotated[StrictFloat, Field(ge=0, le=MAX_CLOCK_SECONDS, allow_inf_nan=False)] = 0.0
 
+    def rules_not_standard(self) -> list[str]:
+        """The settings of the rules themselves that differ from the standard game's,
+        as text (``"view_distance 12"``): what a bot must be told to play legally and
+        know a win. A bot cannot learn them from the spec's packets alone, only from our
+        ``x-match`` config (``MATCH_CONFIG_KEY``).
+
+        >>> Match().rules_not_standard(), Match(turn_limit=50).rules_not_standard()
+        ([], [])
+        >>> Match(view_distance=12, win_distance=5).rules_not_standard()
+        ['view_distance 12', 'win_distance 5']
+        """
+        standard = Match()
+        return [
+            f"{name} {getattr(self, name)}"
+            for name in ("view_distance", "win_distance")
+            if getattr(self, name) != getattr(standard, name)
+        ]
+
     @model_validator(mode="after")
     def _clock_is_consistent(self) -> Match:
         if self.clock_type != "none" and self.clock is None:
