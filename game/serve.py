@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import errno
 import gc
+import logging
 import math
 import os
 import socket
@@ -462,6 +463,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``htttx-server`` / ``python -m game.serve``; returns the exit status."""
     parser = _arguments()
     args = parser.parse_args(argv)
+    # The server's own loggers (game created, game over and why, a bot refused, a
+    # worker swept...) write through the root logger; without a handler Python prints
+    # only warnings, bare. uvicorn's loggers keep their own handlers.
+    logging.basicConfig(
+        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     try:
         _check_numbers(args)
         session_limits = _limits(args)

@@ -9,6 +9,7 @@ broken test from hanging; nothing is timed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import signal
@@ -791,13 +792,20 @@ def test_the_printed_curl_pairs_two_hosted_bots() -> None:
 
 
 @contextmanager
-def server_process(tmp_path: Path, *args: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
-    """``python -m game.serve`` on a free port; yields the process and its base URL."""
+def server_process(
+    tmp_path: Path, *args: str, log: Path | None = None
+) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """``python -m game.serve`` on a free port; yields the process and its base URL.
+    Its log (stderr) goes to ``log`` when given."""
     command = [
         sys.executable, "-m", "game.serve", "--port", "0", "--log-level", "warning",
         "--db", f"sqlite+aiosqlite:///{tmp_path / 'games.sqlite'}", *args,
     ]  # fmt: skip
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    with contextlib.ExitStack() as files:
+        stderr = None if log is None else files.enter_context(log.open("w"))
+        process = subprocess.Popen(
+            command, cwd=ROOT, stdout=subprocess.PIPE, stderr=stderr, text=True
+        )
     try:
         assert process.stdout is not None
         first = process.stdout.readline()
@@ -825,6 +833,27 @@ def test_make_run_plays_a_demo_game_and_stops_cleanly_on_sigint(tmp_path: Path) 
         assert record.result is not None and record.moves
         process.send_signal(signal.SIGINT)
         assert process.wait(TIMEOUT) == 0
+
+
+async def test_the_server_logs_its_games_at_the_log_level(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    with server_process(tmp_path, "--log-level", "info", log=log) as (process, base):
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=TIMEOUT)) as http:
+            body = {
+                "player_x": {"type": "bot", "bot_url": f"{base}/bots/threat"},
+                "player_o": {"type": "bot", "bot_url": f"{base}/bots/center"},
+            }
+            async with http.post(f"{base}/game/new", json=body) as response:
+                game_id = (await response.json())["game_id"]
+            async with http.get(f"{base}/games/{game_id}?wait=60") as response:
+                result = (await response.json())["result"]
+        process.send_signal(signal.SIGINT)
+        await asyncio.to_thread(process.wait, TIMEOUT)
+    text = log.read_text()
+    # Each line has its time, level and logger (uvicorn's own lines keep their format).
+    assert f" INFO game.manager: game {game_id} created\n" in text
+    assert f" INFO game.manager: game {game_id} over: " in text  # and why (its detail)
+    assert result is not None
 
 
 async def test_sigterm_aborts_the_running_games_and_records_them(tmp_path: Path) -> None:
