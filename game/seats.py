@@ -44,6 +44,7 @@ import aiohttp
 
 from game.discovery_errors import DiscoveryError
 from models import (
+    MAX_CLOSE_REASON_BYTES,
     ProtocolError,
     StatelessMoveRequest,
     StatelessMoveResponse,
@@ -59,6 +60,7 @@ from wire.frames import (
     MAX_CONTROL_FRAMES_PER_SECOND,
     RefusedFrame,
 )
+from wire.names import display_text
 from wire.ratelimit import TokenBucket
 
 __all__ = [
@@ -162,6 +164,18 @@ class InboundConnection(TextSink, Protocol):
 
 
 # -------------------------------------------------------------- WebSocket bots
+
+
+def _closed_by_bot(code: int, reason: object) -> str:
+    """Why a bot's socket ended, when the bot closed it: its close code and the reason
+    it gave (often the whole story: ``1008: impossible board: ...``), made fit to
+    record.
+
+    >>> _closed_by_bot(1008, "bad board"), _closed_by_bot(1000, "")
+    ('the bot closed the connection (1008: bad board)', 'the bot closed the connection (1000)')
+    """
+    text = display_text(reason, MAX_CLOSE_REASON_BYTES) if isinstance(reason, str) else ""
+    return f"the bot closed the connection ({code}{': ' + text if text else ''})"
 
 
 class BotSocketSeat:
@@ -306,7 +320,7 @@ class BotSocketSeat:
                     break
                 else:  # CLOSE, CLOSING, CLOSED
                     if ws.close_code is not None:
-                        why = f"the bot closed the connection ({ws.close_code})"
+                        why = _closed_by_bot(ws.close_code, msg.extra)
                     break
                 # While frames are queued, receive() returns without suspending: let the
                 # rest of the loop run now and then, so no bot can starve it. Not after

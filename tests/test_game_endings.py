@@ -77,6 +77,7 @@ class Do(Enum):
 
     SILENT = "say nothing"
     HANG_UP = "close the socket"
+    REFUSE = "close the socket with 1008 and a reason"
 
 
 SocketAnswer: TypeAlias = list[Hex] | str | Do
@@ -106,6 +107,9 @@ async def socket_bot(*answers: SocketAnswer) -> AsyncIterator[tuple[str, list[Js
                 answer = script.pop(0)
                 if answer is Do.HANG_UP:
                     await websocket.close()
+                    return
+                if answer is Do.REFUSE:
+                    await websocket.close(1008, "impossible board: \u202ea test")
                     return
                 if isinstance(answer, str):
                     await websocket.send_text(answer)
@@ -296,6 +300,14 @@ TURN_CLOCK = Match(clock_type="turn", clock=0.2)  # runs out before the stall li
             Match(),
             EndCause.DISCONNECT,
             "o forfeits: o's connection dropped (the bot closed the connection",
+        ),
+        (
+            # The bot's reason is recorded (its controls dropped): often the whole story.
+            Do.REFUSE,
+            Match(),
+            EndCause.DISCONNECT,
+            "o forfeits: o's connection dropped (the bot closed the connection "
+            "(1008: impossible board: a test))",
         ),
         (None, Match(), EndCause.NO_SHOW, "o forfeits: o did not connect within 0.5 s"),
     ],

@@ -49,5 +49,15 @@ def _display_name(value: object) -> object:
     """
     if not isinstance(value, str):
         return value  # the type check says what is wrong
-    cleaned = "".join(char for char in value if not _is_control(char))
-    return cleaned if len(cleaned) <= MAX_NAME_LENGTH else cleaned[: MAX_NAME_LENGTH - 3] + "..."
+    return display_text(value, MAX_NAME_LENGTH)
+
+
+def display_text(text: str, limit: int) -> str:
+    r"""Text a peer sent (a name, a close frame's reason), made fit for records, logs
+    and screens: control characters dropped, cut to ``limit`` characters ("..." last).
+
+    >>> display_text("bye\n\u202e now", 80), display_text("a" * 10, 6)
+    ('bye now', 'aaa...')
+    """
+    cleaned = "".join(char for char in text if not _is_control(char))
+    return cleaned if len(cleaned) <= limit else cleaned[: limit - 3] + "..."
