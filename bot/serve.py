@@ -55,6 +55,7 @@ import importlib
 import importlib.util
 import logging
 import math
+import os
 import re
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -551,6 +552,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    # A bot's module is found in the working directory, as ``python -m bot.serve``
+    # finds it and uvicorn's --app-dir does: the htttx-bot script's own sys.path starts
+    # with the virtualenv's bin directory instead.
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
     try:
         table = _parse_bots(args.bot or [DEFAULT_BOT])
     except BotSpecError as error:

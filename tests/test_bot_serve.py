@@ -963,6 +963,41 @@ def test_cli_rejects_a_bad_bot_in_one_line(spec: str, message: str) -> None:
     assert stderr.count("\n") == 1 and message in stderr and "Traceback" not in stderr
 
 
+def readme_bot() -> str:
+    """The README's ``my_bot.py``, as written there."""
+    text = (ROOT / "README.md").read_text()
+    start = text.index("```python\n# my_bot.py\n") + len("```python\n")
+    return text[start : text.index("```", start)]
+
+
+async def test_the_readmes_bot_is_served_by_htttx_bot_from_its_own_directory(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "my_bot.py").write_text(readme_bot())
+    script = Path(sys.executable).parent / "htttx-bot"  # installed by `make`
+    process = await asyncio.create_subprocess_exec(
+        script, "--bot", "my_bot:MyBot", "--port", "0",
+        cwd=tmp_path, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None and process.stderr is not None
+        first = (await asyncio.wait_for(process.stdout.readline(), TIMEOUT)).decode()
+        if not first:
+            raise AssertionError((await process.stderr.read()).decode())
+        url = re.search(r"http://\S+/capabilities\.json", first)
+        assert first.startswith("MyBot:") and url, first
+        async with aiohttp.ClientSession() as client, client.get(url.group()) as response:
+            capabilities = await response.json()
+        assert capabilities["meta"]["name"] == "MyBot"
+        # It declares no config itself, yet may be told a game's rules.
+        declared = capabilities["basic_websocket"]["versions"]["v1-alpha"]
+        assert declared["config"]["x-match"] is True
+    finally:
+        if process.returncode is None:
+            process.kill()
+        await process.wait()
+
+
 async def test_cli_serves_centerbot_and_closes_sessions_with_1001_on_sigterm() -> None:
     process = await asyncio.create_subprocess_exec(
         sys.executable,
