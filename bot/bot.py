@@ -164,7 +164,8 @@ class BaseBot:
     ``on_config`` (declare ``config``), ``on_setup`` (a new start position).
     """
 
-    #: Per-class name used in logs and ``meta`` when ``capabilities`` gives none.
+    #: The bot's name in its served ``meta`` when ``capabilities`` gives none (else
+    #: the class's name): what records and notation call its seat.
     name: ClassVar[str | None] = None
 
     #: True for a bot that answers in microseconds (a table lookup, a first legal cell):

@@ -77,6 +77,7 @@ from models import (
     MATCH_CONFIG_KEY,
     BwsConfigCapability,
     Capabilities,
+    Meta,
     dump_packet,
 )
 from wire.inbound_ws import GuardedWebSocketProtocol
@@ -193,8 +194,18 @@ def served_capabilities(bot_class: type[BaseBot], api_root: str | None = None) -
 
     >>> served_capabilities(BaseBot).bws_v1_alpha.config.accepts_match_settings
     True
+
+    A bot whose capabilities give no ``meta.name`` is named by its class's ``name``,
+    else the class's own name:
+
+    >>> served_capabilities(BaseBot).meta.name
+    'BaseBot'
     """
     capabilities = bot_class.capabilities().model_copy(deep=True)
+    if capabilities.meta is None or capabilities.meta.name is None:
+        # Records and notation name a seat by its bot's meta name.
+        named = {"name": bot_class.name or bot_class.__name__}
+        capabilities.meta = (capabilities.meta or Meta()).model_copy(update=named)
     if (bws := capabilities.bws_v1_alpha) is not None:
         # BotSession reads the game's settings from this key for every bot: say so, so
         # that game servers may send it.

@@ -236,6 +236,9 @@ async def test_a_framework_bot_that_declares_no_config_is_told_the_games_rules(
             assert record.result is not None
             assert record.result.reason is not ResultReason.FORFEIT, record.result
             notation.loads(notation.dumps(record))  # every stone legal under these rules
+            # No meta of its own: its served capabilities name it by its class.
+            seat = record.player_x if x is plain else record.player_o
+            assert seat.meta is not None and seat.meta.name == "FirstLegalCellsBot"
 
 
 @pytest.mark.parametrize("view_distance", [2, 3, 12])
