@@ -146,10 +146,24 @@ def _arguments() -> argparse.ArgumentParser:
         default=DEFAULT_CLI_POLICY,
         help=f"where bots may live (default {DEFAULT_CLI_POLICY!r})",
     )
-    parser.add_argument("--bot-memory-mb", type=int, help="memory limit of each cmd= bot")
-    parser.add_argument("--bot-cpu-seconds", type=int, help="CPU time limit of each cmd= bot")
+    defaults = BotLimits()
     parser.add_argument(
-        "--bot-processes", type=int, default=64, help="processes/threads a cmd= bot may add"
+        "--bot-memory-mb",
+        type=_limit,
+        default=defaults.memory_mb,
+        help="address space of each cmd= bot in MB (default %(default)s; none: no limit)",
+    )
+    parser.add_argument(
+        "--bot-cpu-seconds",
+        type=_limit,
+        default=defaults.cpu_seconds,
+        help="CPU time of each cmd= bot over its life (default none: no limit)",
+    )
+    parser.add_argument(
+        "--bot-processes",
+        type=_limit,
+        default=defaults.max_processes,
+        help="processes/threads a cmd= bot may add (default %(default)s; none: no limit)",
     )
     parser.add_argument(
         "--log-dir", default="bot-logs", help="where cmd= bots' output goes (default bot-logs)"
@@ -162,6 +176,18 @@ def _arguments() -> argparse.ArgumentParser:
     )
     parser.add_argument("--quiet", action="store_true", help="print only the final report")
     return parser
+
+
+def _limit(text: str) -> int | None:
+    """A ``--bot-*`` limit: a whole number (``BotLimits`` checks its range), or ``none``."""
+    if text.strip().lower() == "none":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number or 'none', got {text!r}"
+        ) from None
 
 
 def _bot(spec: str) -> TournamentBot:

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from game import notation
+from game.local_bot_spec import BotLimits
 from game.tournament_args import UsageError, parse_arguments
 from game.tournament_cli import main
 from models import EndCause, GameRecord, Player
@@ -64,6 +65,13 @@ def test_bad_arguments_are_one_clear_line(argv: list[str], message: str) -> None
     with pytest.raises(UsageError, match=message) as caught:
         parse_arguments(full)
     assert "\n" not in str(caught.value)
+
+
+def test_local_bots_get_the_default_limits_unless_told_none() -> None:
+    bots = ["--bot", "name=a,url=http://127.0.0.1:1", "--bot", "name=b,url=http://127.0.0.1:2"]
+    assert parse_arguments(bots).limits == BotLimits()  # 1024 MB, as documented
+    told = parse_arguments([*bots, "--bot-memory-mb", "none", "--bot-cpu-seconds", "30"])
+    assert (told.limits.memory_mb, told.limits.cpu_seconds) == (None, 30)
 
 
 def test_a_command_keeps_its_commas_and_config_values_are_json() -> None:
