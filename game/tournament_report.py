@@ -19,8 +19,18 @@ from wire.tournaments import BotStanding, PairStanding, SprtView, TournamentView
 __all__ = ["failures_text", "pair_lines", "progress_line", "report", "sprt_line", "standings_table"]
 
 
+#: What a figure with no value prints as (no games yet, or none of its kind).
+NO_VALUE = "n/a"
+
+
 def _number(value: float | None, digits: int = 2) -> str:
-    return "inf" if value is None else f"{value:.{digits}f}"
+    """``value`` with ``digits`` decimals; an infinite one keeps its sign (``-inf``: every
+    game lost, as fastchess prints it); ``n/a`` when there is none."""
+    return NO_VALUE if value is None else f"{value:.{digits}f}"
+
+
+def _percent(ratio: float | None) -> str:
+    return NO_VALUE if ratio is None else f"{100 * ratio:.2f} %"
 
 
 def pair_lines(pair: PairStanding, sprt: SprtView | None = None) -> list[str]:
@@ -31,22 +41,24 @@ def pair_lines(pair: PairStanding, sprt: SprtView | None = None) -> list[str]:
     ...     los=0.76, draw_ratio=0.25)
     >>> print("\\n".join(pair_lines(line)))
     Results of new vs old:
-    Elo: 88.74 +/- 400.00, nElo: inf +/- inf
+    Elo: 88.74 +/- 400.00, nElo: n/a +/- n/a
     LOS: 76.00 %, DrawRatio: 25.00 %, PairsRatio: inf
     Games: 4, Wins: 2, Losses: 1, Draws: 1, Points: 2.5 (62.50 %)
     Ptnml(0-2): [0, 0, 1, 1, 0]
     """
     ll, ld, wl_dd, wd, ww = pair.pentanomial
     losing_pairs, winning_pairs = ll + ld, wd + ww
-    pairs_ratio = _number(winning_pairs / losing_pairs) if losing_pairs else "inf"
+    if losing_pairs:
+        pairs_ratio = _number(winning_pairs / losing_pairs)
+    else:  # fastchess's ratio is infinite with no losing pair, undefined with no pair at all
+        pairs_ratio = "inf" if winning_pairs else NO_VALUE
     points = pair.wins + pair.draws / 2
     percent = 100 * points / pair.games if pair.games else 0.0
     lines = [
         f"Results of {pair.bot} vs {pair.opponent}:",
         f"Elo: {_number(pair.elo)} +/- {_number(pair.elo_error)}, "
         f"nElo: {_number(pair.nelo)} +/- {_number(pair.nelo_error)}",
-        f"LOS: {_number(None if pair.los is None else 100 * pair.los)} %, "
-        f"DrawRatio: {_number(None if pair.draw_ratio is None else 100 * pair.draw_ratio)} %, "
+        f"LOS: {_percent(pair.los)}, DrawRatio: {_percent(pair.draw_ratio)}, "
         f"PairsRatio: {pairs_ratio}",
         f"Games: {pair.games}, Wins: {pair.wins}, Losses: {pair.losses}, Draws: {pair.draws}, "
         f"Points: {points:g} ({percent:.2f} %)",

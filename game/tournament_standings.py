@@ -328,8 +328,10 @@ class Standings:
                 los = los_from_wins_losses(wins, losses)
                 try:
                     estimate = tally.elo()  # from the pairs, as fastchess reports it
-                    elo, error = _finite(estimate.elo), _finite(estimate.error)
-                    nelo, nelo_error = _finite(estimate.nelo), _finite(estimate.nelo_error)
+                    # A match won or lost every time keeps its infinite Elo, with its
+                    # sign (fastchess prints -inf for a total loss); only NaN is none.
+                    elo, error = _number(estimate.elo), _number(estimate.error)
+                    nelo, nelo_error = _number(estimate.nelo), _number(estimate.nelo_error)
                     los = estimate.los
                 except StatsError:
                     pass
@@ -382,5 +384,6 @@ def _rank(line: BotStanding) -> tuple[float, float]:
     return (-line.elo if line.elo is not None else math.inf, -line.points)
 
 
-def _finite(value: float) -> float | None:
-    return value if math.isfinite(value) else None
+def _number(value: float) -> float | None:
+    """``value``, infinities included; ``None`` for NaN (no value at all)."""
+    return None if math.isnan(value) else value

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import math
 import random
 
 import pytest
 
 from game.elo import Pentanomial
 from game.sprt import Sprt
+from game.tournament_report import pair_lines
 from game.tournament_schedule import Schedule
 from game.tournament_standings import GameOutcome, Standings, outcome_of
 from models import EndCause, GameResult, Player, ResultReason
+from wire.tournaments import PairStanding
 
 
 def _results(schedule: Schedule, seed: int) -> list[GameOutcome]:
@@ -143,3 +147,42 @@ def test_round_robin_standings_rank_by_rating_with_intervals() -> None:
     assert all(line.elo is not None and line.elo_error is not None for line in lines)
     assert sum(line.elo or 0 for line in lines) == pytest.approx(0, abs=1e-6)
     assert "strong" in standings.crosstable().render()
+
+
+def _one_sided(rounds: int, winner: str) -> Standings:
+    standings = Standings(Schedule(["a", "b"], "round_robin", rounds=rounds, openings=1))
+    for index in range(2 * rounds):
+        standings.add(index, GameOutcome(winner))
+    return standings
+
+
+def test_a_match_lost_every_time_has_an_elo_of_minus_infinity() -> None:
+    (pair,) = _one_sided(rounds=5, winner="b").pair_standings()
+    assert pair.bot == "a" and pair.losses == 10
+    assert pair.elo == -math.inf and pair.nelo == -math.inf
+    assert pair.elo_error == math.inf
+
+
+def test_the_report_prints_a_total_loss_as_minus_inf_as_fastchess_does() -> None:
+    (pair,) = _one_sided(rounds=5, winner="b").pair_standings()
+    assert pair_lines(pair)[1] == "Elo: -inf +/- inf, nElo: -inf +/- inf"
+    (won,) = _one_sided(rounds=5, winner="a").pair_standings()
+    assert pair_lines(won)[1] == "Elo: inf +/- inf, nElo: inf +/- inf"
+
+
+def test_the_report_prints_figures_without_a_value_as_n_a_not_inf() -> None:
+    standings = Standings(Schedule(["a", "b"], "round_robin", rounds=2, openings=1))
+    (pair,) = standings.pair_standings()
+    lines = pair_lines(pair)
+    assert lines[1] == "Elo: n/a +/- n/a, nElo: n/a +/- n/a"
+    assert lines[2] == "LOS: n/a, DrawRatio: n/a, PairsRatio: n/a"
+
+
+def test_json_keeps_the_sign_of_an_infinite_elo_and_reads_it_back() -> None:
+    (lost,) = _one_sided(rounds=3, winner="b").pair_standings()
+    (empty,) = Standings(Schedule(["a", "b"], "round_robin", rounds=1, openings=1)).pair_standings()
+    body = json.loads(lost.model_dump_json())
+    assert body["elo"] == "-Infinity" and body["nelo"] == "-Infinity"
+    assert body["elo_error"] == "Infinity"
+    assert PairStanding.model_validate_json(lost.model_dump_json()).elo == -math.inf
+    assert json.loads(empty.model_dump_json())["elo"] is None

@@ -264,7 +264,15 @@ class BotStanding(BaseModel):
 class PairStanding(BaseModel):
     """A match between two bots, from the first one's side: the games, the pairs
     (pentanomial counts of pair scores 0, 0.5, 1, 1.5, 2), the Elo difference with its
-    95% interval (from the pairs), LOS and the draw ratio."""
+    95% interval (from the pairs), LOS and the draw ratio.
+
+    ``null`` is no value (no games yet). A match won or lost every time has an
+    infinite Elo difference (and interval): JSON has no infinity, so it is written as
+    the string ``"Infinity"`` or ``"-Infinity"`` (what JavaScript's ``Number()`` and
+    Python's ``float()`` read back), keeping its sign.
+    """
+
+    model_config = ConfigDict(ser_json_inf_nan="strings")
 
     bot: str
     opponent: str
