@@ -41,6 +41,7 @@ from game.server import create_app, serving
 from game.store import GameStore, StoreError
 from game.tournament_args import TournamentOptions, UsageError, parse_arguments
 from game.tournament_director import TournamentDirector
+from game.tournament_games import is_counted
 from game.tournament_report import failures_text, pair_lines, progress_line, report, sprt_line
 from game.tournament_runner import TournamentError, TournamentRun
 from wire.tournaments import TournamentView
@@ -168,12 +169,22 @@ async def _show(run: TournamentRun, options: TournamentOptions, console: Console
 
 
 async def export_games(
-    store: GameStore, tournament_id: str, directory: Path | None, bundle: Path | None
+    store: GameStore,
+    tournament_id: str,
+    directory: Path | None,
+    bundle: Path | None,
+    *,
+    games_counted: int,
 ) -> int:
-    """Write the counted games of a tournament as HTTTX notation: one file per game
-    (``<directory>/<n>.htttx``, n the game's number in the schedule, from 1) and/or all
-    in one file; the number of games written."""
-    rows = [row for row in await store.tournaments.games(tournament_id) if row.status == "done"]
+    """Write the counted games of a tournament (its view's ``games_counted``) as HTTTX
+    notation: one file per game (``<directory>/<n>.htttx``, n the game's number in the
+    schedule, from 1) and/or all in one file; the number of games written. A game that
+    ended after the SPRT decided is not counted, so not written."""
+    rows = [
+        row
+        for row in await store.tournaments.games(tournament_id)
+        if is_counted(row, games_counted)
+    ]
     if directory is not None:
         directory.mkdir(parents=True, exist_ok=True)
     texts = []
@@ -235,7 +246,11 @@ async def run_tournament(options: TournamentOptions, console: Console | None = N
         written = 0
         if options.export_dir is not None or options.export_bundle is not None:
             written = await export_games(
-                director.store, run.tournament_id, options.export_dir, options.export_bundle
+                director.store,
+                run.tournament_id,
+                options.export_dir,
+                options.export_bundle,
+                games_counted=view.games_counted,
             )
     _say(console, report(view))
     if written:

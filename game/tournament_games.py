@@ -10,7 +10,7 @@ from typing import Any, cast
 from game.openings import Opening, OpeningBook, default_book
 from game.series_score import SeriesRule
 from game.sprt import Sprt
-from game.store.tournaments import StoredTournament
+from game.store.tournaments import StoredTournament, TournamentGameRow
 from game.tournament_schedule import Schedule
 from game.tournament_standings import Failure, GameOutcome, Standings
 from models import NewGameRequest, PlayerConfig, PlayerType
@@ -22,7 +22,15 @@ from wire.tournaments import (
     TournamentView,
 )
 
-__all__ = ["game_request"]
+__all__ = ["game_request", "is_counted"]
+
+
+def is_counted(row: TournamentGameRow, games_counted: int) -> bool:
+    """Whether the stored game ``row`` is in the standings, which count ``games_counted``
+    games. Results count in schedule order, so the counted games are the first
+    ``games_counted``; a game stored as done past them ended after the SPRT (or the
+    series) had decided, and is kept but not counted (nor exported)."""
+    return row.status == "done" and row.idx < games_counted
 
 
 def _book_for(request: TournamentRequest) -> list[Opening]:

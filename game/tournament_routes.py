@@ -28,6 +28,7 @@ from game.discovery import DiscoveryError
 from game.openings import OpeningError
 from game.route_bodies import creation_body
 from game.server_state import _runtime, _without_token
+from game.tournament_games import is_counted
 from game.tournament_runner import (
     TournamentError,
     TournamentFinishedError,
@@ -112,6 +113,8 @@ async def tournament_games(request: Request) -> Response:
     if stored is None:
         return _error(404, f"no tournament {tournament_id[:80]!r}")
     settings = TournamentRequest.model_validate(stored.request)
+    view = await runtime.tournaments.view(tournament_id)
+    games_counted = 0 if view is None else view.games_counted
     # Bots and rounds come from the schedule by game number; the book is not needed.
     names = [bot.name for bot in settings.bots]
     schedule = Schedule(names, settings.format, rounds=settings.rounds, openings=0)
@@ -130,7 +133,7 @@ async def tournament_games(request: Request) -> Response:
                 x=scheduled.x,
                 o=scheduled.o,
                 game_id=row.game_id,
-                counted=row.status == "done",
+                counted=is_counted(row, games_counted),
                 status=status,
                 result=None if result is None else GameResult.model_validate(result),
             )

@@ -16,6 +16,7 @@ import pytest
 
 from game.server import GameServer, create_app, serving
 from game.store import GameStore, RecordStatus
+from game.tournament_cli import export_games
 from models import GameRecord, Player
 from tests.postgres import PostgresCluster
 
@@ -437,3 +438,33 @@ async def test_a_tournaments_games_are_listed_in_game_order_with_their_bots_and_
         assert item["round"] == 1 and item["status"] == "finished"
     assert [item["number"] for item in tail["items"]] == [5, 6] and tail["offset"] == 4
     assert (bad_limit, missing) == (422, 404)
+
+
+async def test_a_game_that_ends_after_the_sprt_decided_is_neither_counted_nor_exported(
+    tmp_path: Path,
+) -> None:
+    async with arena(tmp_path / "t.sqlite") as a:
+        tournament_id = await a.create(
+            {
+                "bots": [a.bot("threat"), a.bot("random")],
+                "rounds": 500,
+                "openings": "none",
+                "sprt": {"elo0": 0, "elo1": 100},
+            }
+        )
+        view = await a.finished(tournament_id)
+        counted = view["games_counted"]
+        assert view["sprt"]["decision"] == "H1" and counted < view["games_total"]
+        # A game in flight at the decision that ended anyway (the race with the stop,
+        # with several games at once) is stored done, past the counted games.
+        async with await GameStore.open(a.db_url) as store:
+            rows = await store.tournaments.games(tournament_id)
+            await store.tournaments.start_game(tournament_id, counted, rows[0].game_id)
+            assert await store.tournaments.finish_game(tournament_id, counted, {"winner": "X"})
+            written = await export_games(
+                store, tournament_id, tmp_path / "games", None, games_counted=counted
+            )
+        status, page = await a.get(f"/tournaments/{tournament_id}/games?limit=500")
+    assert status == 200 and len(page["items"]) == counted + 1
+    assert [item["counted"] for item in page["items"]] == [True] * counted + [False]
+    assert written == counted == len(list((tmp_path / "games").iterdir()))
