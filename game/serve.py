@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import errno
 import gc
 import logging
 import math
@@ -31,8 +30,6 @@ import socket
 import sys
 from collections.abc import Sequence
 from typing import Any
-
-from sqlalchemy.exc import SQLAlchemyError
 
 from game.analysis import DEFAULT_ANALYSIS_TIME, MAX_ANALYSIS_TIME
 from game.analyst import open_analyst
@@ -59,7 +56,7 @@ from game.limits import (
 )
 from game.manager import DEFAULT_COMMIT_INTERVAL, DEFAULT_MAX_SPECTATORS
 from game.registry import DEFAULT_RECHECK_S
-from game.serve_intro import API_TOKEN_VARIABLE, banner, run_demo, safe_url
+from game.serve_intro import API_TOKEN_VARIABLE, banner, run_demo
 from game.server import (
     DEFAULT_MAX_GAMES,
     DEFAULT_MAX_GAMES_PER_CLIENT,
@@ -69,7 +66,8 @@ from game.server import (
 )
 from game.server_state import hosted_bot_named
 from game.session import SEND_BOARD_POLICIES, SessionLimits, SessionLimitsError
-from game.store import GameStore, StoreError
+from game.startup_checks import StartupError, check_store, listen
+from game.store import GameStore
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "main"]
 
@@ -384,21 +382,11 @@ def _check_numbers(args: argparse.Namespace) -> None:
         raise UsageError("--demo plays two hosted example bots: drop --no-example-bots")
 
 
-async def _check_store(url: str) -> None:
-    """Open and close the store once, so a bad URL or an unreachable database is a
-    one-line error here rather than a traceback from the server's startup."""
-    store = await GameStore.open(url)
-    await store.close()
-
-
 def _open_store(url: str) -> None:
     try:
-        asyncio.run(_check_store(url))
-    except StoreError as error:
-        raise UsageError(f"--db: {error}") from None
-    except (SQLAlchemyError, OSError) as error:
-        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise UsageError(f"--db {safe_url(url)}: cannot open the store: {first}") from None
+        asyncio.run(check_store(url))
+    except StartupError as error:
+        raise UsageError(str(error)) from None
 
 
 async def _find_analysis_bot(url: str, policy: AddressPolicy, time_limit: float) -> None:
@@ -418,16 +406,9 @@ def _check_analysis_bot(url: str, policy: AddressPolicy, time_limit: float) -> N
 def _listen(host: str, port: int) -> socket.socket:
     """Bind the port before anything starts, so "in use" is one clear line."""
     try:
-        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
-        return socket.create_server((host, port), family=family)
-    except socket.gaierror as error:
-        raise UsageError(f"--host {host!r}: {error.strerror}") from None
-    except OSError as error:
-        if error.errno == errno.EADDRINUSE:
-            raise UsageError(
-                f"cannot listen on {host}:{port}: the port is already in use"
-            ) from None
-        raise UsageError(f"cannot listen on {host}:{port}: {error.strerror or error}") from None
+        return listen(host, port)
+    except StartupError as error:
+        raise UsageError(str(error)) from None
 
 
 # ------------------------------------------------------------------ messages

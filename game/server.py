@@ -44,6 +44,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import socket
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
@@ -110,6 +111,7 @@ __all__ = [
     "DEFAULT_MAX_GAMES_PER_CLIENT",
     "HOSTED_BOTS",
     "GameServer",
+    "ServerStartupError",
     "TokenRedactingFilter",
     "create_app",
     "install_token_filter",
@@ -524,6 +526,10 @@ def server_config(
     return config
 
 
+class ServerStartupError(RuntimeError):
+    """``serving`` could not start the server (uvicorn has logged why)."""
+
+
 @contextlib.asynccontextmanager
 async def serving(
     app: Starlette,
@@ -532,19 +538,29 @@ async def serving(
     port: int = 0,
     log_level: str = "warning",
     limits: ConnectionLimits | None = None,
+    sock: socket.socket | None = None,
 ) -> AsyncIterator[GameServer]:
     """Run ``app`` on this event loop while the block runs (port 0: a free port, see
-    ``server.url``); shut it down gracefully on exit. For tests and embedding."""
+    ``server.url``); shut it down gracefully on exit. For tests and embedding.
+    ``sock``: a socket already listening on ``host``:``port``
+    (``game.startup_checks.listen``), so that a taken port is found before anything
+    starts. Raises ``ServerStartupError`` if the server cannot start."""
     config = server_config(app, host=host, port=port, log_level=log_level, limits=limits)
     server = GameServer(app, config)
     # In-process: signals stay with whoever runs the loop.
     server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
-    task = asyncio.create_task(server.serve(), name="game server")
+    sockets = None if sock is None else [sock]
+    task = asyncio.create_task(server.serve(sockets=sockets), name="game server")
     try:
         while not server.started:
             if task.done():
-                task.result()
-                raise RuntimeError("the game server stopped during startup")
+                try:
+                    task.result()
+                except SystemExit:  # uvicorn exits when the lifespan or the bind fails
+                    raise ServerStartupError(
+                        "the game server failed to start (see the log above)"
+                    ) from None
+                raise ServerStartupError("the game server stopped during startup")
             await asyncio.sleep(0.01)
         yield server
     finally:

@@ -37,7 +37,8 @@ from game.discovery import DiscoveryError
 from game.local_bots import LocalBotError
 from game.notation import dumps
 from game.openings import OpeningError
-from game.server import create_app, serving
+from game.server import ServerStartupError, create_app, serving
+from game.startup_checks import StartupError, check_store, listen
 from game.store import GameStore, StoreError
 from game.tournament_args import TournamentOptions, UsageError, parse_arguments
 from game.tournament_director import TournamentDirector
@@ -205,6 +206,10 @@ async def export_games(
 async def run_tournament(options: TournamentOptions, console: Console | None = None) -> int:
     """Run (or resume) the tournament of ``options``; the exit status."""
     console = console or Console()
+    # Found before the server starts, as one line each (uvicorn would log a traceback
+    # and exit from inside its startup).
+    await check_store(options.db_url)
+    listener = listen(options.host, options.port)
     app = create_app(
         db_url=options.db_url,
         policy=options.policy,
@@ -215,7 +220,7 @@ async def run_tournament(options: TournamentOptions, console: Console | None = N
         resume_series=False,  # resumed by _start, like a tournament: exactly the one asked
     )
     interrupted: list[str] = []
-    async with serving(app, host=options.host, port=options.port) as server:
+    async with serving(app, host=options.host, port=options.port, sock=listener) as server:
         director: TournamentDirector = app.state.arena.tournaments
         run = await _start(director, options, console)
         if not options.quiet:
@@ -273,10 +278,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as error:
         _say(error_console, f"htttx-tournament: {error}")
         return 2
-    except (TournamentError, OpeningError, DiscoveryError, LocalBotError, StoreError) as error:
+    except (
+        TournamentError,
+        OpeningError,
+        DiscoveryError,
+        LocalBotError,
+        StoreError,
+        StartupError,
+        ServerStartupError,
+    ) as error:
         _say(error_console, f"htttx-tournament: {error}")
         return 1
-    except OSError as error:  # the port is taken, the database directory is not writable
+    except OSError as error:  # a file the run writes, say
         _say(error_console, f"htttx-tournament: {error}")
         return 1
 

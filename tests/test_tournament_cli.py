@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -165,6 +166,49 @@ def test_an_unreachable_bot_is_one_line_not_a_traceback(
     err = capsys.readouterr().err
     assert status == 1
     assert "bot 'gone'" in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    ("db", "message"),
+    [
+        ("foo://bar", "--db: unsupported database 'foo'"),
+        ("postgresql+asyncpg://u:p@127.0.0.1:{port}/x", "cannot open the store: "),
+        ("{tmp}/a_file/r.sqlite", "a_file is a file, so"),
+        ("{tmp}", "is a directory, not a database file"),
+    ],
+)
+def test_a_database_that_cannot_be_opened_is_one_line_and_status_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], db: str, message: str
+) -> None:
+    (tmp_path / "a_file").write_text("not a directory")
+    bots = ["--bot", "name=a,url=http://127.0.0.1:1", "--bot", "name=b,url=http://127.0.0.1:2"]
+    status = main([*bots, "--db", db.format(tmp=tmp_path, port=_closed_port())])
+    err = capsys.readouterr().err
+    assert status == 1, err
+    assert err.startswith("htttx-tournament: --db") and message in err
+    assert "Traceback" not in err and err.count("\n") == 1
+    assert ":p@" not in err  # the password is hidden
+
+
+def test_a_taken_port_is_one_line_and_status_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bots = ["--bot", "name=a,url=http://127.0.0.1:1", "--bot", "name=b,url=http://127.0.0.1:2"]
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        status = main([*bots, "--db", str(tmp_path / "r.sqlite"), "--port", str(port)])
+    err = capsys.readouterr().err
+    assert status == 1, err
+    in_use = f"cannot listen on 127.0.0.1:{port}: the port is already in use"
+    assert err == f"htttx-tournament: {in_use}\n"
 
 
 # ------------------------------------------------------------------- whole runs

@@ -1,0 +1,80 @@
+"""What a command checks before it starts a game server, so that a database it cannot
+open or a port it cannot listen on is one clear line rather than a traceback from the
+server's startup (uvicorn exits with status 3 from inside its lifespan, after logging
+the whole traceback). ``htttx-server`` and ``htttx-tournament`` both use these.
+
+* ``check_store(url)``: opens and closes the store once.
+* ``listen(host, port)``: binds the listening socket, handed to the server afterwards
+  (``game.server.serving(..., sock=...)``), so the port cannot be taken in between.
+"""
+
+from __future__ import annotations
+
+import errno
+import socket
+from pathlib import Path
+
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+
+from game.serve_intro import safe_url
+from game.store import GameStore, StoreError
+
+__all__ = ["StartupError", "check_store", "listen"]
+
+
+class StartupError(Exception):
+    """The server cannot start: one line saying what and why."""
+
+
+def _sqlite_path_problem(url: str) -> str | None:
+    """Why the SQLite file of ``url`` cannot be a database, named plainly (SQLite says
+    only "unable to open database file"); ``None`` if nothing is visibly wrong."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return None  # GameStore.open says why
+    if not parsed.drivername.startswith("sqlite") or not parsed.database:
+        return None
+    path = Path(parsed.database)
+    if path.is_dir():
+        return f"{path} is a directory, not a database file"
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                return f"{parent} is a file, so {path} cannot be created under it"
+            break
+    return None
+
+
+async def check_store(url: str, option: str = "--db") -> None:
+    """Open and close the store at ``url`` once. Raises ``StartupError`` naming
+    ``option`` and the URL (its password hidden)."""
+    shown = safe_url(url)
+    if (problem := _sqlite_path_problem(url)) is not None:
+        raise StartupError(f"{option} {shown}: cannot open the store: {problem}")
+    try:
+        store = await GameStore.open(url)
+    except StoreError as error:
+        raise StartupError(f"{option}: {error}") from None
+    except (SQLAlchemyError, OSError) as error:
+        text = str(error).strip()
+        first = text.splitlines()[0] if text else type(error).__name__
+        raise StartupError(f"{option} {shown}: cannot open the store: {first}") from None
+    await store.close()
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host``:``port`` (0: any free port) and listening. Raises
+    ``StartupError`` when the host is unknown or the port taken."""
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        return socket.create_server((host, port), family=family)
+    except socket.gaierror as error:
+        raise StartupError(f"--host {host!r}: {error.strerror}") from None
+    except OSError as error:
+        if error.errno == errno.EADDRINUSE:
+            raise StartupError(
+                f"cannot listen on {host}:{port}: the port is already in use"
+            ) from None
+        raise StartupError(f"cannot listen on {host}:{port}: {error.strerror or error}") from None
