@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Final
 from pydantic import ValidationError
 
 from game.discovery import DiscoveryError, discover
+from game.discovery_errors import CannotStartFromOpening
 from game.elo import StatsError
 from game.local_bot_spec import BotLimits, LocalBotSpec
 from game.local_bots import LocalBotError
@@ -26,6 +27,7 @@ from game.openings import (
     OpeningError,
 )
 from game.rating_book import RatingBook
+from game.seat_checks import check_bot
 from game.sprt import Sprt
 from game.store import GameStore
 from game.store.schema import player_key
@@ -202,20 +204,15 @@ class TournamentDirector:
                 raise TournamentError(f"sprt: {error}") from None
         return openings
 
-    async def check_bots(self, request: TournamentRequest) -> None:
+    async def check_bots(self, request: TournamentRequest, openings: list[Opening]) -> None:
         """Fetch the capabilities of every bot given by URL, all at once, so that a bot
         the server cannot seat is refused now (``DiscoveryError`` naming the first in
-        entry order), not after games."""
-        manager = self.manager
+        entry order), not after games. A local program (``cmd``) is checked the same
+        way once started (``TournamentRun``), before its first game."""
 
         async def check(bot: TournamentBot) -> None:
             assert bot.url is not None
-            try:
-                await discover(
-                    bot.url, manager.http, policy=manager.policy, timeout=manager.discovery_timeout
-                )
-            except DiscoveryError as error:
-                raise type(error)(f"bot {bot.name!r}: {error}") from None
+            await self.check_bot(bot.name, bot.url, request, openings)
 
         outcomes = await asyncio.gather(
             *(check(bot) for bot in request.bots if bot.url is not None), return_exceptions=True
@@ -224,12 +221,37 @@ class TournamentDirector:
             if isinstance(outcome, BaseException):
                 raise outcome
 
+    async def check_bot(
+        self, name: str, url: str, request: TournamentRequest, openings: list[Opening]
+    ) -> None:
+        """Raise a ``DiscoveryError`` naming bot ``name`` if the server cannot reach it
+        at ``url``, or if it could not be told the games' ``openings`` or non-standard
+        rules (``seat_checks.check_bot``: what ``POST /game/new`` checks of each seat)."""
+        manager = self.manager
+        try:
+            endpoint = await discover(
+                url, manager.http, policy=manager.policy, timeout=manager.discovery_timeout
+            )
+        except DiscoveryError as error:
+            raise type(error)(f"bot {name!r}: {error}") from None
+        try:
+            check_bot(
+                f"bot {name!r}",
+                endpoint,
+                opening=bool(openings),
+                rules_changed=request.match.rules_not_standard(),
+            )
+        except CannotStartFromOpening as error:
+            raise CannotStartFromOpening(
+                f"{error} (openings 'none' starts every game without one)"
+            ) from None
+
     async def create(self, request: TournamentRequest) -> TournamentRun:
         """Store a new tournament (a series, when ``request.series`` says so) and start
         it. Raises a ``TournamentError``, an ``OpeningError`` or a ``DiscoveryError``
         (each one line for the user) for what cannot be run."""
         openings = await asyncio.to_thread(self.check, request)  # a book can be big
-        await self.check_bots(request)
+        await self.check_bots(request, openings)
         tournament_id = self._new_id()
         if self.remote is not None:  # held before the row exists: nobody adopts it
             await self.remote.claim(tournament_id)
@@ -284,7 +306,7 @@ class TournamentDirector:
             raise TournamentFinishedError(f"tournament {tournament_id} has finished")
         request = TournamentRequest.model_validate(stored.request)
         openings = await asyncio.to_thread(self.check, request)
-        await self.check_bots(request)
+        await self.check_bots(request, openings)
         if self.remote is not None and not await self.remote.claim(tournament_id):
             raise TournamentRunningError(
                 f"tournament {tournament_id} is running already, coordinated by another worker"

@@ -233,6 +233,7 @@ class TournamentRun:
         try:
             pending = await self._load()
             await self._start_local_bots()
+            await self._check_local_bots()
             await self._play(pending)
             if self._stopping is not None:
                 self.status, self.reason = self.director.stop_status, self._stopping
@@ -343,6 +344,16 @@ class TournamentRun:
             self._local[bot.name] = local
             self._restart_locks[bot.name] = asyncio.Lock()
             await local.start()
+
+    async def _check_local_bots(self) -> None:
+        """The check ``TournamentDirector.check_bots`` makes of bots given by URL, for the
+        local programs now that they serve their capabilities: one that cannot be seated
+        fails the tournament before its first game, not game after game."""
+        for name, local in self._local.items():
+            try:
+                await self.director.check_bot(name, local.url, self.request, self.openings)
+            except DiscoveryError as error:
+                raise TournamentError(str(error)) from None
 
     async def _play(self, pending: Iterator[int]) -> None:
         todo = pending

@@ -616,3 +616,33 @@ def test_on_a_terminal_the_run_shows_a_live_table(tmp_path: Path) -> None:
     assert "games" in shown and "4/4" in shown  # the progress bar, full
     assert "threat" in shown and "Failures" in shown  # the standings table
     assert "LLR:" in shown and "Results of threat vs random:" in shown
+
+
+def test_a_local_program_that_cannot_start_from_an_opening_fails_before_any_game(
+    test_bots: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status = main(
+        [
+            "--bot",
+            f"name=threat,cmd={THREAT}",
+            "--bot",
+            f"name=slow,cmd={served('SlowBot')}",  # declares neither free_setup nor move_skips
+            "--openings",
+            "default",
+            "--db",
+            str(test_bots / "r.sqlite"),
+            "--log-dir",
+            str(test_bots / "logs"),
+            "--report",
+            str(test_bots / "report.json"),
+            "--no-progress",
+        ]
+    )
+    out = capsys.readouterr().out
+    view = json.loads((test_bots / "report.json").read_text())
+    assert status == 1 and view["status"] == "failed"
+    assert view["reason"].startswith(
+        "bot 'slow': the bot declares neither free_setup nor move_skips"
+    )
+    assert view["games_done"] == 0 and _done_rows(test_bots / "r.sqlite") == []
+    assert view["reason"] in out

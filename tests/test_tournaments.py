@@ -19,6 +19,7 @@ from game.store import GameStore, RecordStatus
 from game.tournament_cli import export_games
 from models import GameRecord, Player
 from tests.postgres import PostgresCluster
+from tests.test_server import capabilities_server
 
 Json = dict[str, Any]
 TIMEOUT = 120.0
@@ -468,3 +469,38 @@ async def test_a_game_that_ends_after_the_sprt_decided_is_neither_counted_nor_ex
     assert status == 200 and len(page["items"]) == counted + 1
     assert [item["counted"] for item in page["items"]] == [True] * counted + [False]
     assert written == counted == len(list((tmp_path / "games").iterdir()))
+
+
+#: A websocket bot with the base features only: it cannot be told an opening, nor rules
+#: that are not the standard ones.
+BASE_ONLY: Json = {"basic_websocket": {"versions": {"v1-alpha": {}}}}
+STATELESS_ONLY: Json = {"stateless": {"versions": {"v1-alpha": {}}}}
+
+
+@pytest.mark.parametrize(
+    ("document", "change", "message"),
+    [
+        (
+            BASE_ONLY,
+            {"openings": "default"},
+            "bot 'plain': the bot declares neither free_setup nor move_skips, so it cannot "
+            "start from an opening (openings 'none' starts every game without one)",
+        ),
+        (
+            STATELESS_ONLY,
+            {"openings": "none", "match": {"win_distance": 5}},
+            "bot 'plain': this game's rules are not the standard ones (win_distance 5), and "
+            "the bot cannot be told them: a stateless request carries no rules",
+        ),
+    ],
+)
+async def test_a_bot_that_cannot_be_seated_for_the_openings_or_rules_is_refused_with_422(
+    tmp_path: Path, document: Json, change: Json, message: str
+) -> None:
+    async with capabilities_server(document) as url, arena(tmp_path / "t.sqlite") as a:
+        body = {"bots": [a.bot("threat"), {"name": "plain", "url": url}], **change}
+        status, answer = await a.post("/tournaments", body)
+        _, page = await a.get("/tournaments")
+    assert status == 422 and answer["detail"] == message
+    assert page["tournaments"] == []  # refused before anything was stored
+
