@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -301,6 +302,27 @@ def _series(text: str) -> SeriesSettings:
         raise UsageError(f"--series {text!r}: {'; '.join(_problems(error))}") from None
 
 
+def _output_path(option: str, text: str | None, *, directory: bool = False) -> Path | None:
+    """Where ``option`` writes at the end (a file, or with ``directory`` a directory),
+    checked now: a run of hours must not end on a path it cannot write. Missing
+    directories on the way are created then; an existing file is overwritten."""
+    if text is None:
+        return None
+    path = Path(text).expanduser()
+    if directory and path.exists() and not path.is_dir():
+        raise UsageError(f"{option} {text}: exists and is not a directory")
+    if not directory and path.is_dir():
+        raise UsageError(f"{option} {text}: is a directory; expected a file to write")
+    ancestor = path if directory else path.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise UsageError(f"{option} {text}: {ancestor} is a file, not a directory")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise UsageError(f"{option} {text}: {ancestor} is not writable")
+    return path
+
+
 def _db_url(text: str) -> str:
     if "://" in text:
         return text
@@ -382,9 +404,9 @@ def parse_arguments(argv: Sequence[str] | None = None) -> TournamentOptions:
         limits=limits,
         log_dir=Path(args.log_dir),
         resume=args.resume,
-        report_json=None if args.report is None else Path(args.report),
-        export_dir=None if args.export is None else Path(args.export),
-        export_bundle=None if args.export_bundle is None else Path(args.export_bundle),
+        report_json=_output_path("--report", args.report),
+        export_dir=_output_path("--export", args.export, directory=True),
+        export_bundle=_output_path("--export-bundle", args.export_bundle),
         progress=not args.no_progress,
         quiet=args.quiet,
     )

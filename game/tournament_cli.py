@@ -47,7 +47,7 @@ from game.tournament_report import failures_text, pair_lines, progress_line, rep
 from game.tournament_runner import TournamentError, TournamentRun
 from wire.tournaments import TournamentView
 
-__all__ = ["export_games", "main", "run_tournament"]
+__all__ = ["OutputError", "export_games", "main", "run_tournament"]
 
 #: Statuses a tournament can be resumed from.
 RESUMABLE = ("interrupted", "stopped", "failed")
@@ -169,6 +169,14 @@ async def _show(run: TournamentRun, options: TournamentOptions, console: Console
         _say(console, line)
 
 
+class OutputError(Exception):
+    """A file of the results could not be written; says which option's."""
+
+    def __init__(self, option: str, error: OSError) -> None:
+        where = f" {error.filename}" if error.filename else ""
+        super().__init__(f"{option}:{where}: {error.strerror or error}")
+
+
 async def export_games(
     store: GameStore,
     tournament_id: str,
@@ -186,8 +194,6 @@ async def export_games(
         for row in await store.tournaments.games(tournament_id)
         if is_counted(row, games_counted)
     ]
-    if directory is not None:
-        directory.mkdir(parents=True, exist_ok=True)
     texts = []
     for row in rows:
         record = await store.get_game(row.game_id)
@@ -195,11 +201,18 @@ async def export_games(
             continue
         text = dumps(record, clean_tags=True)
         if directory is not None:
-            (directory / f"{row.idx + 1:06d}.htttx").write_text(text, encoding="utf-8")
+            try:
+                directory.mkdir(parents=True, exist_ok=True)
+                (directory / f"{row.idx + 1:06d}.htttx").write_text(text, encoding="utf-8")
+            except OSError as error:
+                raise OutputError("--export", error) from None
         texts.append(text)
     if bundle is not None:
-        bundle.parent.mkdir(parents=True, exist_ok=True)
-        bundle.write_text("\n".join(texts), encoding="utf-8")
+        try:
+            bundle.parent.mkdir(parents=True, exist_ok=True)
+            bundle.write_text("\n".join(texts), encoding="utf-8")
+        except OSError as error:
+            raise OutputError("--export-bundle", error) from None
     return len(texts)
 
 
@@ -248,25 +261,39 @@ async def run_tournament(options: TournamentOptions, console: Console | None = N
                     loop.remove_signal_handler(signum)
         view = await director.view(run.tournament_id)
         assert view is not None
-        written = 0
+        # The report first: a file that cannot be written must not cost the results.
+        _say(console, report(view))
+        failed = _write_report(options, view)
         if options.export_dir is not None or options.export_bundle is not None:
-            written = await export_games(
-                director.store,
-                run.tournament_id,
-                options.export_dir,
-                options.export_bundle,
-                games_counted=view.games_counted,
-            )
-    _say(console, report(view))
-    if written:
-        _say(console, f"{written} games written as HTTTX notation")
-    if options.report_json is not None:
-        options.report_json.parent.mkdir(parents=True, exist_ok=True)
-        options.report_json.write_text(view.model_dump_json(indent=2), encoding="utf-8")
+            try:
+                written = await export_games(
+                    director.store,
+                    run.tournament_id,
+                    options.export_dir,
+                    options.export_bundle,
+                    games_counted=view.games_counted,
+                )
+                _say(console, f"{written} games written as HTTTX notation")
+            except OutputError as error:
+                _say(Console(stderr=True), f"htttx-tournament: {error}")
+                failed = True
     if interrupted:
         _say(console, f"Stopped by {interrupted[0]}: run the same command again to resume.")
         return 130
-    return 0 if view.status == "finished" else 1
+    return 0 if view.status == "finished" and not failed else 1
+
+
+def _write_report(options: TournamentOptions, view: TournamentView) -> bool:
+    """Write ``--report`` (if asked); whether that failed (said on stderr)."""
+    if options.report_json is None:
+        return False
+    try:
+        options.report_json.parent.mkdir(parents=True, exist_ok=True)
+        options.report_json.write_text(view.model_dump_json(indent=2), encoding="utf-8")
+    except OSError as error:
+        _say(Console(stderr=True), f"htttx-tournament: {OutputError('--report', error)}")
+        return True
+    return False
 
 
 def main(argv: Sequence[str] | None = None) -> int:

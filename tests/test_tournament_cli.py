@@ -10,6 +10,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +18,9 @@ import pytest
 
 from game import notation
 from game.local_bot_spec import BotLimits
+from game.store import GameStore
 from game.tournament_args import UsageError, parse_arguments
-from game.tournament_cli import main
+from game.tournament_cli import OutputError, export_games, main
 from models import EndCause, GameRecord, Player
 
 Json = dict[str, Any]
@@ -73,6 +75,48 @@ def test_local_bots_get_the_default_limits_unless_told_none() -> None:
     assert parse_arguments(bots).limits == BotLimits()  # 1024 MB, as documented
     told = parse_arguments([*bots, "--bot-memory-mb", "none", "--bot-cpu-seconds", "30"])
     assert (told.limits.memory_mb, told.limits.cpu_seconds) == (None, 30)
+
+
+@pytest.mark.parametrize(
+    ("option", "where", "message"),
+    [
+        ("--export", "a_file", "exists and is not a directory"),
+        ("--export", "a_file/games", "a_file is a file, not a directory"),
+        ("--report", "a_file/r.json", "a_file is a file, not a directory"),
+        ("--report", "a_dir", "is a directory; expected a file to write"),
+        ("--export-bundle", "a_dir", "is a directory; expected a file to write"),
+        ("--export-bundle", "a_file/deeper/all.htttx", "a_file is a file, not a directory"),
+    ],
+)
+def test_an_output_path_that_cannot_be_written_is_refused_before_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str, where: str, message: str
+) -> None:
+    (tmp_path / "a_file").write_text("")
+    (tmp_path / "a_dir").mkdir()
+    bots = ["--bot", "name=a,url=http://127.0.0.1:1", "--bot", "name=b,url=http://127.0.0.1:2"]
+    db = tmp_path / "r.sqlite"
+    assert main([*bots, "--db", str(db), option, str(tmp_path / where)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"htttx-tournament: {option} {tmp_path / where}: ") and message in err
+    assert err.count("\n") == 1 and not db.exists()  # nothing was started
+
+
+async def test_an_export_that_fails_at_the_end_names_its_option(tmp_path: Path) -> None:
+    blocker = tmp_path / "taken"
+    blocker.write_text("")  # became a file during the run
+    async with await GameStore.open(f"sqlite+aiosqlite:///{tmp_path / 'r.sqlite'}") as store:
+        await store.tournaments.create(
+            "t1", name=None, request_json="{}", games_total=2, created_at=datetime.now(UTC)
+        )
+        await store.tournaments.start_game("t1", 0, "g1")
+        await store.tournaments.finish_game("t1", 0, {"winner": None})
+        await store.create_game(
+            GameRecord.model_validate({"game_id": "g1", "started_at": datetime.now(UTC)})
+        )
+        with pytest.raises(OutputError, match=r"^--export: .*taken"):
+            await export_games(store, "t1", blocker, None, games_counted=2)
+        with pytest.raises(OutputError, match=r"^--export-bundle: .*taken"):
+            await export_games(store, "t1", None, blocker / "all.htttx", games_counted=2)
 
 
 def test_a_command_keeps_its_commas_and_config_values_are_json() -> None:
