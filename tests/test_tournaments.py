@@ -249,6 +249,7 @@ async def test_resuming_with_a_bot_gone_says_which_bot(tmp_path: Path) -> None:
     [
         ({"bots": []}, "at least 2 bots"),
         ({"sprt": {"elo0": 5, "elo1": 0}}, "elo0 must be less than elo1"),
+        ({"round": 50}, "round: extra inputs are not permitted"),
         ({"bots": "dup"}, "names must be unique"),
         ({"concurrency": 0}, "concurrency"),
         ({"openings": "book", "book": "version[2] name[Bad]; 1. [1,0] [0,0];"}, "opening 'Bad'"),
@@ -504,3 +505,10 @@ async def test_a_bot_that_cannot_be_seated_for_the_openings_or_rules_is_refused_
     assert status == 422 and answer["detail"] == message
     assert page["tournaments"] == []  # refused before anything was stored
 
+
+
+async def test_a_bad_sprt_is_named_once(tmp_path: Path) -> None:
+    async with arena(tmp_path / "t.sqlite") as a:
+        body = {"bots": [a.bot("threat"), a.bot("random")], "sprt": {"elo0": 5, "elo1": 0}}
+        status, answer = await a.post("/tournaments", body)
+    assert (status, answer["detail"]) == (422, "sprt: elo0 must be less than elo1, got 5 and 0")

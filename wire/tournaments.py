@@ -110,7 +110,8 @@ class SprtSettings(BaseModel):
     def _ordered(self) -> SprtSettings:
         if not self.elo0 < self.elo1:
             raise ValueError(
-                f"sprt: elo0 must be less than elo1, got {self.elo0:g} and {self.elo1:g}"
+                # No "sprt: " here: the error's location says it (wire.errors._problems).
+                f"elo0 must be less than elo1, got {self.elo0:g} and {self.elo1:g}"
             )
         return self
 
@@ -159,7 +160,11 @@ class TournamentRequest(BaseModel):
     * ``sprt``: stop as soon as the test decides (two bots only).
     * ``series``: a series (``POST /series``): two bots, one game at a time, sides
       alternating, stopped as soon as the score decides it; ``rounds`` follows from it.
+
+    A field it does not know is refused (a misspelt ``round`` must not run 1 round).
     """
+
+    model_config = ConfigDict(extra="forbid")
 
     name: Name | None = None
     format: Format = "round_robin"
