@@ -156,6 +156,11 @@ async def _show(run: TournamentRun, options: TournamentOptions, console: Console
                 progress.update(task, completed=view.games_counted)
                 live.update(_live_view(view, progress))
                 await asyncio.sleep(max(0.0, drawn + period - loop.time()))
+            # Once more as it ended: the frame left on screen above the report must not
+            # be the last one drawn while it ran (38/40, 1 running).
+            view = run.view()
+            progress.update(task, completed=view.games_counted)
+            live.update(_live_view(view, progress), refresh=True)
         return
     while not run.over:
         version = await run.changed(version, timeout=5.0)

@@ -660,6 +660,12 @@ def test_on_a_terminal_the_run_shows_a_live_table(tmp_path: Path) -> None:
     assert "games" in shown and "4/4" in shown  # the progress bar, full
     assert "threat" in shown and "Failures" in shown  # the standings table
     assert "LLR:" in shown and "Results of threat vs random:" in shown
+    # The table left on screen above the report shows the end, not the last frame drawn
+    # while games ran.
+    ended = "finished, 4/4 games counted, 0 running"
+    live_part = shown[: shown.rindex(ended)]
+    last_title = live_part[live_part.rindex("games counted") - 40 :]
+    assert ended in last_title, last_title
 
 
 def test_a_local_program_that_cannot_start_from_an_opening_fails_before_any_game(
