@@ -541,6 +541,10 @@ class Ladder:
         if result is None:
             self.games_void += 1
             return
+        if result.void:  # neither bot came: unrated and unplayed, but both failed
+            self.games_void += 1
+            await self._record(failures_of(result, pair))
+            return
         self.games_finished += 1
         now = self._wall()
         for name in (pair.x, pair.o):

@@ -9,8 +9,9 @@ not. What a finished game is worth is the pure ``outcome_of``:
 * A forfeit is a loss for the side that failed, and counts in that player's
   ``failures`` by cause (``timeout``, ``no_show``, ``disconnect``, ``protocol_error``,
   ``illegal_move``, ``stall``, ...). A person's resignation is a plain loss.
-* An aborted game (the server stopped it, or a previous run left it running) is void:
-  nothing changes for anybody.
+* A void game is one nobody played (``GameResult.void``): aborted (the server stopped
+  it, or a previous run left it running), or neither seat connected (a draw with cause
+  ``no_show``). Nothing changes for anybody: a no-show of both is no draw.
 * A game between two names of one player (case-insensitively) is refused by ``track``.
 
 Exactly once: the store moves a tracked game from pending to rated in the same
@@ -72,8 +73,8 @@ class GameOutcome:
 
 
 def outcome_of(record: GameRecord) -> GameOutcome | None:
-    """What ``record`` is worth to the ratings; None for a void game (aborted, or no
-    result yet).
+    """What ``record`` is worth to the ratings; None for a void game (aborted, neither
+    seat came, or no result yet).
 
     >>> from models import GameResult, RecordedMove, Coord
     >>> forfeit = GameResult(winner=Player.X, reason=ResultReason.FORFEIT,
@@ -85,9 +86,12 @@ def outcome_of(record: GameRecord) -> GameOutcome | None:
     (1.0, {<Player.O: 'o'>: 'timeout'}, 300)
     >>> outcome_of(GameRecord()) is None
     True
+    >>> nobody = GameResult(winner=None, reason=ResultReason.DRAW, cause=EndCause.NO_SHOW)
+    >>> outcome_of(GameRecord(result=nobody)) is None
+    True
     """
     result = record.result
-    if result is None or result.cause is EndCause.ABORTED:
+    if result is None or result.void:
         return None
     think_ms = dict.fromkeys(Player, 0)
     think_moves = dict.fromkeys(Player, 0)

@@ -86,12 +86,19 @@ def game_request(
 
 
 def _outcome_json(outcome: GameOutcome, game_id: str) -> dict[str, Any]:
-    return {"winner": outcome.winner, "failures": dict(outcome.failures), "game_id": game_id}
+    data: dict[str, Any] = {
+        "winner": outcome.winner,
+        "failures": dict(outcome.failures),
+        "game_id": game_id,
+    }
+    if outcome.void:  # only then: outcomes stored before void existed read the same
+        data["void"] = True
+    return data
 
 
 def _outcome_from_json(data: dict[str, Any]) -> GameOutcome:
     failures: dict[str, Failure] = dict(data.get("failures") or {})
-    return GameOutcome(winner=data.get("winner"), failures=failures)
+    return GameOutcome(winner=data.get("winner"), failures=failures, void=bool(data.get("void")))
 
 
 def _standings_for(request: TournamentRequest, openings: int) -> Standings:

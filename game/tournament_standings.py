@@ -83,10 +83,13 @@ FAILURE_OF_CAUSE: Final[Mapping[EndCause, Failure]] = {
 @dataclass(frozen=True)
 class GameOutcome:
     """What one tournament game counts for: the winning bot (``None``: a draw) and the
-    failures by bot (the forfeiting bot's, or both bots' no-show)."""
+    failures by bot (the forfeiting bot's, or both bots' no-show). ``void``: nobody
+    played it (neither bot connected): no points, no win, draw or loss, nothing in the
+    pair's statistics; only the failures count."""
 
     winner: str | None
     failures: Mapping[str, Failure] = field(default_factory=dict)
+    void: bool = False
 
 
 def outcome_of(
@@ -99,10 +102,10 @@ def outcome_of(
     >>> forfeit = GameResult(winner=Player.X, reason=ResultReason.FORFEIT,
     ...                      cause=EndCause.TIMEOUT)
     >>> outcome_of(forfeit, "a", "b")
-    GameOutcome(winner='a', failures={'b': 'time'})
+    GameOutcome(winner='a', failures={'b': 'time'}, void=False)
     >>> nobody = GameResult(winner=None, reason=ResultReason.DRAW, cause=EndCause.NO_SHOW)
-    >>> outcome_of(nobody, "a", "b", crashed=frozenset({"a"})).failures
-    {'a': 'crash', 'b': 'no_show'}
+    >>> outcome_of(nobody, "a", "b", crashed=frozenset({"a"}))
+    GameOutcome(winner=None, failures={'a': 'crash', 'b': 'no_show'}, void=True)
     """
     names = {Player.X: x, Player.O: o}
     winner = None if result.winner is None else names[result.winner]
@@ -118,7 +121,7 @@ def outcome_of(
         failures[bot] = (
             "crash" if bot in crashed and failure in ("disconnect", "no_show") else failure
         )
-    return GameOutcome(winner, failures)
+    return GameOutcome(winner, failures, void=result.void)
 
 
 @dataclass
@@ -151,7 +154,7 @@ class Standings:
             None if series is None else SeriesScore(series, schedule.bots[0], schedule.bots[1])
         )
         self._next_game = 0
-        self._first_score = 0.0
+        self._first_score: float | None = 0.0
         self._bots = {name: _BotTotals() for name in schedule.bots}
         self._tallies = {pairing: Tally() for pairing in schedule.pairings}
         self._waiting: dict[int, GameOutcome] = {}
@@ -188,19 +191,30 @@ class Standings:
             outcome = self._waiting.pop(index)
             pairing = self.schedule.pair_bots(index // 2)
             mine = self._count_game(pairing, outcome)
-            score.add(outcome.winner)
+            if mine is not None:
+                score.add(outcome.winner)
             tally = self._tallies[pairing]
+            games = tally.games if mine is None else tally.games.add(mine)
             if index % 2 == 0:
                 self._first_score = mine
-                self._tallies[pairing] = Tally(tally.games.add(mine), tally.pairs)
+                self._tallies[pairing] = Tally(games, tally.pairs)
             else:
-                pairs = tally.pairs.add_pair(self._first_score, mine)
-                self._tallies[pairing] = Tally(tally.games.add(mine), pairs)
+                pairs = tally.pairs
+                if self._first_score is not None and mine is not None:
+                    pairs = pairs.add_pair(self._first_score, mine)
+                self._tallies[pairing] = Tally(games, pairs)
                 self._next_pair += 1
             self._next_game += 1
 
-    def _count_game(self, pairing: tuple[str, str], outcome: GameOutcome) -> float:
-        """Count one game in the bots' lines; its score for the pairing's first bot."""
+    def _count_game(self, pairing: tuple[str, str], outcome: GameOutcome) -> float | None:
+        """Count one game in the bots' lines; its score for the pairing's first bot
+        (None for a void game, which only counts its failures)."""
+        for bot, failure in outcome.failures.items():
+            if bot in self._bots:
+                counts = self._bots[bot].failures
+                counts[failure] = counts.get(failure, 0) + 1
+        if outcome.void:
+            return None
         a, b = pairing
         score = 0.5 if outcome.winner is None else 1.0 if outcome.winner == a else 0.0
         for bot, mine in ((a, score), (b, 1.0 - score)):
@@ -211,17 +225,20 @@ class Standings:
                 totals.draws += 1
             else:
                 totals.losses += 1
-        for bot, failure in outcome.failures.items():
-            if bot in self._bots:
-                counts = self._bots[bot].failures
-                counts[failure] = counts.get(failure, 0) + 1
         return score
 
     def _count_pair(self, first: GameOutcome, second: GameOutcome) -> None:
         pairing = self.schedule.pair_bots(self._next_pair)
         self._next_pair += 1
-        scores = [self._count_game(pairing, outcome) for outcome in (first, second)]
-        self._tallies[pairing] = self._tallies[pairing].add_pair(scores[0], scores[1])
+        one, two = (self._count_game(pairing, outcome) for outcome in (first, second))
+        tally = self._tallies[pairing]
+        if one is None or two is None:  # a void game: no pair, only the played game
+            games = tally.games
+            for score in (one, two):
+                games = games if score is None else games.add(score)
+            self._tallies[pairing] = Tally(games, tally.pairs)
+            return
+        self._tallies[pairing] = tally.add_pair(one, two)
         if self.sprt is not None:
             self._sprt_result = self.sprt.test(self._tallies[pairing].pairs)
 

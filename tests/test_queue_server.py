@@ -19,6 +19,7 @@ from bot.bots import RandomBot
 from bot.serve import create_app as create_bot_app
 from bot.serve import serving as serving_bot
 from game.server_state import _Runtime
+from game.session import SessionLimits
 from models import BotRegistration, EndCause, Player, ResultReason
 from tests.test_server import Arena, arena, closed, receive, until
 
@@ -333,6 +334,24 @@ async def test_an_open_challenge_survives_a_restart(tmp_path: Path) -> None:
             a, f"/challenges/{created['challenge_id']}/accept", {"name": "bo"}
         )
         assert status == 200, accepted
+
+
+async def test_an_accepted_challenge_nobody_comes_to_is_void_not_a_rated_draw(
+    tmp_path: Path,
+) -> None:
+    async with arena(tmp_path, limits=SessionLimits(no_show_s=0.5)) as a:
+        _, created = await post(a, "/challenges", {"name": "ann"})
+        status, accepted = await post(
+            a, f"/challenges/{created['challenge_id']}/accept", {"name": "bo"}
+        )
+        assert status == 200, accepted
+        record = await a.finished_record(accepted["game_id"])  # neither seat connects
+        assert record.result is not None and record.result.cause is EndCause.NO_SHOW
+        ratings = runtime(a).ratings
+        async with asyncio.timeout(30):
+            while ratings.tracks(accepted["game_id"]):  # settled by the end hook
+                await asyncio.sleep(0.05)
+        assert await ratings.row_of("ann") is None and await ratings.row_of("bo") is None
 
 
 # ------------------------------------------------------------- in the game

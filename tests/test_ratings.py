@@ -93,6 +93,9 @@ def test_what_a_game_is_worth() -> None:
     aborted = GameResult(winner=None, reason=ResultReason.DRAW, cause=EndCause.ABORTED)
     assert outcome_of(GameRecord(result=aborted)) is None
 
+    nobody_came = GameResult(winner=None, reason=ResultReason.DRAW, cause=EndCause.NO_SHOW)
+    assert outcome_of(GameRecord(result=nobody_came)) is None  # void, not a draw
+
 
 def test_readme_example_runs_as_shown() -> None:
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")

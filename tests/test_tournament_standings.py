@@ -9,6 +9,7 @@ import random
 import pytest
 
 from game.elo import Pentanomial
+from game.series_score import SeriesRule
 from game.sprt import Sprt
 from game.tournament_report import pair_lines
 from game.tournament_schedule import Schedule
@@ -103,6 +104,36 @@ def test_failures_are_counted_against_the_bot_that_forfeited() -> None:
     standings.add(1, GameOutcome("fast"))
     line = next(line for line in standings.bot_standings() if line.name == "slow")
     assert line.failures.time == 1 and line.losses == 2
+
+
+def test_a_game_neither_bot_came_to_counts_their_failures_and_no_points() -> None:
+    nobody = GameResult(winner=None, reason=ResultReason.DRAW, cause=EndCause.NO_SHOW)
+    outcome = outcome_of(nobody, "a", "b")
+    standings = Standings(Schedule(["a", "b"], "round_robin", rounds=1, openings=1))
+    standings.add(0, outcome)
+    standings.add(1, GameOutcome("a"))
+    lines = {line.name: line for line in standings.bot_standings()}
+    assert (lines["a"].wins, lines["a"].draws, lines["a"].losses, lines["a"].points) == (
+        1,
+        0,
+        0,
+        1.0,
+    )
+    assert lines["b"].draws == 0 and lines["b"].points == 0.0
+    assert lines["a"].failures.no_show == 1 and lines["b"].failures.no_show == 1
+    pair = standings.pair("a", "b")
+    assert (pair.games.wins, pair.games.draws, pair.games.losses) == (1, 0, 0)
+    assert sum(pair.pairs.counts) == 0  # no whole pair was played
+
+
+def test_a_series_game_neither_bot_came_to_leaves_the_score_alone() -> None:
+    nobody = GameResult(winner=None, reason=ResultReason.DRAW, cause=EndCause.NO_SHOW)
+    standings = Standings(
+        Schedule(["a", "b"], "round_robin", rounds=2, openings=0), series=SeriesRule(best_of=3)
+    )
+    standings.add(0, outcome_of(nobody, "a", "b"))
+    score = standings.series_score
+    assert score is not None and score.text == "a 0-0 b" and standings.counted_games == 1
 
 
 @pytest.mark.parametrize(

@@ -45,7 +45,11 @@ class LadderStatus(BaseModel):
     games_started: int = 0
     games_finished: int = 0
     games_void: int = Field(
-        default=0, description="Games aborted (say, by a shutdown): not rated, not counted."
+        default=0,
+        description=(
+            "Games nobody played: aborted (say, by a shutdown) or neither bot connected"
+            " (both are backed off for the no-show): not rated, not counted."
+        ),
     )
     failed_starts: int = Field(
         default=0, description="Games that could not start: a bot did not answer."

@@ -164,6 +164,22 @@ class GameResult(BaseModel):
             return None
         return self.cause.value if self.detail is None else f"{self.cause.value}: {self.detail}"
 
+    @property
+    def void(self) -> bool:
+        """Whether nobody played the game: the server aborted it, or neither seat ever
+        connected (a draw with cause ``no_show``). Such a game counts for nothing (no
+        rating moves, no tournament points); a no-show is still each absent bot's
+        failure where failures are kept.
+
+        >>> GameResult(winner=None, reason=ResultReason.DRAW, cause=EndCause.NO_SHOW).void
+        True
+        >>> GameResult(winner=None, reason=ResultReason.DRAW, cause=EndCause.TURN_LIMIT).void
+        False
+        """
+        if self.cause is EndCause.ABORTED:
+            return True
+        return self.winner is None and self.cause is EndCause.NO_SHOW
+
     @model_validator(mode="after")
     def _consistent(self) -> GameResult:
         if (self.reason is ResultReason.DRAW) != (self.winner is None):
