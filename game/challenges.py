@@ -16,6 +16,12 @@
   answer; the creator gets ``matched`` on the queue socket that created it, if still
   open, and from ``GET /challenges/{id}?token=<creator's person token>`` while the game
   runs (the seat token is kept in memory only: after a restart the game is over anyway).
+* *Cancel.* The creator withdraws an open challenge (``DELETE /challenges/{id}`` with
+  their person token; ``queue_leave`` on the queue socket that created it). A challenge
+  created on a queue socket is also withdrawn when that socket closes (the creator left:
+  nobody would take the seat, and they would lose the game by no-show), except while
+  the server shuts down (an open challenge outlives a restart). Like ``take``, the
+  store's update is conditional: of a cancel and an accept at once, one wins.
 * *In a cluster* (``peers``, ``game.cluster_queue.ClusterChallenges``): the worker that
   takes a challenge runs its game and keeps the creator's seat; it announces the
   acceptance to the other workers, and the one whose queue socket waits on it asks the
@@ -59,6 +65,7 @@ __all__ = [
     "ChallengePeers",
     "Challenges",
     "NoSuchChallenge",
+    "NotTheCreator",
     "OwnChallenge",
     "TooManyChallenges",
     "challenge_url",
@@ -94,6 +101,12 @@ class OwnChallenge(ChallengeError):
 
 class TooManyChallenges(ChallengeError):
     status = 429
+
+
+class NotTheCreator(ChallengeError):
+    """A cancel without the creator's person token."""
+
+    status = 403
 
 
 def challenge_url(base_url: str, challenge_id: str) -> str:
@@ -211,6 +224,34 @@ class Challenges:
                 del self._watchers[client.challenge_id]
                 self._watch_tokens.pop(client.challenge_id, None)
             client.challenge_id = None
+
+    async def cancel(self, challenge_id: str, token: str | None, base_url: str) -> ChallengeView:
+        """Withdraw an open challenge; ``token`` is its creator's person token. Its view,
+        now ``cancelled``. Raises NoSuchChallenge, NotTheCreator, QueueRefusal (a wrong
+        token) or ChallengeClosed (accepted, expired or cancelled already)."""
+        stored = await self._get(challenge_id)
+        if token is None:
+            raise NotTheCreator(
+                "only the challenge's creator can cancel it: give their player token (?token=)"
+            )
+        await self.arena.claim(stored.creator, token)  # QueueRefusal: not the creator's
+        if not await self.store.challenges.cancel(challenge_id):
+            raise ChallengeClosed(f"challenge {challenge_id} is {await self._status(challenge_id)}")
+        watcher = self._watchers.get(challenge_id)
+        if watcher is not None:  # the creator's queue socket: nothing to wait for now
+            self.unwatch(watcher)
+            watcher.finish(CLOSE_NORMAL, "the challenge was cancelled")
+        return await self._view(await self._get(challenge_id), base_url)
+
+    async def withdraw(self, client: QueueClient) -> None:
+        """The creator's queue socket stops waiting on its challenge (``queue_leave``,
+        or the socket closed): the challenge, still open, is cancelled."""
+        challenge_id = client.challenge_id
+        if challenge_id is None or self._watchers.get(challenge_id) is not client:
+            self.unwatch(client)
+            return
+        self.unwatch(client)
+        await self.store.challenges.cancel(challenge_id)  # False: accepted meanwhile
 
     async def accepted_elsewhere(self, challenge_id: str) -> None:
         """Another worker took ``challenge_id``: its creator's socket here, if any, gets

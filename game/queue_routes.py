@@ -8,8 +8,11 @@
 * ``GET /challenges/{id}`` -> ``ChallengeView``; ``?token=<the creator's person
   token>`` adds ``matched`` (the creator's seat) once accepted. 404 unknown.
 * ``POST /challenges/{id}/accept`` — body ``ChallengeAccept`` -> ``ChallengeAccepted``
-  (the accepter's seat). 409 accepted already, expired, or one's own challenge; 503
-  when the server cannot start the game now.
+  (the accepter's seat). 409 accepted already, expired, cancelled, or one's own
+  challenge; 503 when the server cannot start the game now.
+* ``DELETE /challenges/{id}?token=<the creator's person token>`` -> ``ChallengeView``,
+  now ``cancelled``. 403 no token or not the creator's; 404 unknown; 409 accepted,
+  expired or cancelled already.
 
 Every error is ``{"detail": reason}``. No API token is needed: these are for people
 (the server's ``--api-token`` guards ``POST /game/new`` and tournaments).
@@ -99,6 +102,20 @@ async def get_challenge(request: Request) -> Response:
     return _json(view)
 
 
+async def cancel_challenge(request: Request) -> Response:
+    challenges = _challenges(request)
+    if isinstance(challenges, Response):
+        return challenges
+    token = request.query_params.get("token")
+    try:
+        view = await challenges.cancel(
+            request.path_params["challenge_id"], token or None, str(request.base_url)
+        )
+    except (QueueRefusal, ChallengeError) as error:  # each says its HTTP status
+        return _error(error.status, str(error))
+    return _json(view)
+
+
 async def accept_challenge(request: Request) -> Response:
     found = await _challenges_asked(request, ChallengeAccept)
     if isinstance(found, Response):
@@ -119,6 +136,7 @@ def queue_routes() -> list[BaseRoute]:
         WebSocketRoute("/queue", queue_socket),
         Route("/challenges", create_challenge, methods=["POST"]),
         Route("/challenges/{challenge_id}", get_challenge, methods=["GET"]),
+        Route("/challenges/{challenge_id}", cancel_challenge, methods=["DELETE"]),
         Route("/challenges/{challenge_id}/accept", accept_challenge, methods=["POST"]),
     ]
 
@@ -177,7 +195,34 @@ def challenge_paths(
                     "403": error("Not the creator's player token"),
                     "404": error("No such challenge"),
                 },
-            }
+            },
+            "delete": {
+                "summary": "Cancel your open challenge (nobody can accept it any more)",
+                "description": (
+                    "Only its creator can, with their player token. A challenge created "
+                    "on a /queue socket is also cancelled by queue_leave and when that "
+                    "socket closes."
+                ),
+                "parameters": [
+                    challenge_id,
+                    {
+                        "name": "token",
+                        "in": "query",
+                        "required": True,
+                        "description": "The creator's player token",
+                        "schema": {"type": "string"},
+                    },
+                ],
+                "responses": {
+                    "200": {
+                        "description": "Cancelled: the challenge, now 'cancelled'",
+                        "content": body("ChallengeView"),
+                    },
+                    "403": error("No player token, or not the creator's"),
+                    "404": error("No such challenge"),
+                    "409": error("Accepted, expired or cancelled already"),
+                },
+            },
         },
         "/challenges/{challenge_id}/accept": {
             "post": {
@@ -188,7 +233,7 @@ def challenge_paths(
                     "200": {"description": "Your seat", "content": body("ChallengeAccepted")},
                     **refused,
                     "404": error("No such challenge"),
-                    "409": error("Accepted already, expired, or your own challenge"),
+                    "409": error("Accepted already, expired, cancelled, or your own challenge"),
                     "503": error("The server cannot start the game now"),
                 },
             }

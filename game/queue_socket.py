@@ -8,12 +8,15 @@ every ``/queue`` socket; the others relay theirs to it (``game.cluster_queue``).
 client must send its first packet within ``FIRST_PACKET_S``. Anything malformed —
 not JSON, an unknown ``type``, a binary frame, a frame over ``MAX_QUEUE_FRAME_BYTES``,
 a refused name — gets ``nope`` with the reason and the socket is closed (1008).
-``matched`` is the last packet: the socket is closed normally after it.
+``matched`` is the last packet: the socket is closed normally after it. A challenge
+this socket created and still waits on is cancelled by ``queue_leave`` and when the
+socket closes (unless the server is shutting down: open challenges outlive a restart).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Final
 
 from starlette.websockets import WebSocket
@@ -40,6 +43,8 @@ from models import (
 )
 
 __all__ = ["FIRST_PACKET_S", "MAX_QUEUE_FRAME_BYTES", "queue_socket"]
+
+log = logging.getLogger(__name__)
 
 #: A queue packet is small; a bigger frame is refused.
 MAX_QUEUE_FRAME_BYTES: Final = 4096
@@ -71,7 +76,10 @@ async def queue_socket(websocket: WebSocket) -> None:
         reader.cancel()
         await asyncio.gather(reader, return_exceptions=True)
         hub.leave(client)
-        challenges.unwatch(client)
+        if runtime.closing:  # the challenge stays open for the server after the restart
+            challenges.unwatch(client)
+        else:  # the creator left: nobody is there to play it
+            await _withdraw(challenges, client)
         client.finish(CLOSE_NORMAL, "")
         try:
             await asyncio.wait_for(writer, SEND_TIMEOUT_S)
@@ -81,6 +89,18 @@ async def queue_socket(websocket: WebSocket) -> None:
             await _close(websocket, CLOSE_GOING_AWAY, "")
         finally:
             client.gone.set()
+
+
+async def _withdraw(challenges: Challenges, client: QueueClient) -> None:
+    """Cancel the challenge ``client`` waits on; a store that fails leaves it open (to
+    expire), never the socket's cleanup undone."""
+    challenge_id = client.challenge_id
+    try:
+        await asyncio.shield(challenges.withdraw(client))
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        log.exception("cannot cancel challenge %s", challenge_id)
 
 
 async def _write(websocket: WebSocket, client: QueueClient) -> None:
@@ -148,7 +168,7 @@ async def _handle(
             await hub.join(client, packet)
         case QueueLeavePacket():
             hub.leave(client)
-            challenges.unwatch(client)
+            await challenges.withdraw(client)
         case ChallengeCreatePacket():
             if client.waiting_key is not None or client.challenge_id is not None:
                 raise QueueRefusal("this socket already waits: send queue_leave first")

@@ -25,7 +25,8 @@ Routes (``create_app``):
   changes with ``Authorization: Bearer <owner_token>``), ``GET /bots/{name}/ratings``,
   ``GET /leaderboard?kind=bot|human|all&limit=`` (``game.registry_routes``).
 * WebSocket ``/queue`` (matchmaking for people), ``POST /challenges``,
-  ``GET /challenges/{id}``, ``POST /challenges/{id}/accept`` (``game.queue_routes``).
+  ``GET /challenges/{id}``, ``POST /challenges/{id}/accept``, ``DELETE /challenges/{id}``
+  (``game.queue_routes``).
 * WebSocket ``/ws?token=...`` (a human seat) and ``/spectate/{game_id}``.
 * The example bots under ``/bots/random``, ``/bots/center``, ``/bots/threat``.
 * The web page: ``/``, ``/g/{id}``, ``/t/{id}``, ``/web/...`` and ``/static/...``

@@ -324,6 +324,74 @@ async def test_bad_challenge_requests_are_refused_with_the_reason(tmp_path: Path
         assert status == 422
 
 
+async def delete(a: Arena, path: str) -> tuple[int, Json]:
+    async with a.http.delete(a.base + path) as response:
+        return response.status, await response.json()
+
+
+async def test_the_creator_cancels_an_open_challenge_and_nobody_can_accept_it(
+    tmp_path: Path,
+) -> None:
+    async with arena(tmp_path) as a:
+        _, created = await post(a, "/challenges", {"name": "ann"})
+        path = f"/challenges/{created['challenge_id']}"
+        status, answer = await delete(a, path)
+        assert status == 403 and "player token" in answer["detail"]
+        status, answer = await delete(a, f"{path}?token=wrong")
+        assert status == 403
+        status, cancelled = await delete(a, f"{path}?token={created['player_token']}")
+        assert status == 200 and cancelled["status"] == "cancelled"
+        status, answer = await post(a, f"{path}/accept", {"name": "bo"})
+        assert status == 409 and "cancelled" in answer["detail"]
+        status, answer = await delete(a, f"{path}?token={created['player_token']}")
+        assert status == 409 and "cancelled" in answer["detail"]
+        status, answer = await delete(a, "/challenges/nothing?token=x")
+        assert status == 404
+
+
+async def test_cancelling_frees_a_place_among_the_most_open_challenges(tmp_path: Path) -> None:
+    async with arena(tmp_path) as a:
+        _, first = await post(a, "/challenges", {"name": "ann"})
+        token = first["player_token"]
+        for _ in range(4):
+            status, _ = await post(a, "/challenges", {"name": "ann", "player_token": token})
+            assert status == 201
+        status, _ = await post(a, "/challenges", {"name": "ann", "player_token": token})
+        assert status == 429
+        await delete(a, f"/challenges/{first['challenge_id']}?token={token}")
+        status, _ = await post(a, "/challenges", {"name": "ann", "player_token": token})
+        assert status == 201
+
+
+async def test_a_challenge_is_cancelled_when_its_queue_socket_closes(tmp_path: Path) -> None:
+    async with arena(tmp_path) as a:
+        async with queue(a) as ws:
+            await ws.send_str(json.dumps({"type": "challenge_create", "name": "ann"}))
+            created = await until(ws, "challenge_created")
+        path = f"/challenges/{created['challenge_id']}"
+        async with asyncio.timeout(30):  # the server notices the close on its own time
+            while (await a.get_json(path))[1]["status"] == "open":
+                await asyncio.sleep(0.05)
+        _, view = await a.get_json(path)
+        assert view["status"] == "cancelled"
+        status, _ = await post(a, f"{path}/accept", {"name": "bo"})
+        assert status == 409
+
+
+async def test_queue_leave_cancels_the_challenge_the_socket_waits_on(tmp_path: Path) -> None:
+    async with arena(tmp_path) as a, queue(a) as ws:
+        await ws.send_str(json.dumps({"type": "challenge_create", "name": "ann"}))
+        token = (await until(ws, "player_token"))["token"]
+        created = await until(ws, "challenge_created")
+        await ws.send_str('{"type": "queue_leave"}')
+        path = f"/challenges/{created['challenge_id']}"
+        async with asyncio.timeout(30):
+            while (await a.get_json(path))[1]["status"] == "open":
+                await asyncio.sleep(0.05)
+        await join(ws, "ann", player_token=token)  # the socket may be used again
+        assert (await until(ws, "queue_waiting"))["players_waiting"] == 1
+
+
 async def test_an_open_challenge_survives_a_restart(tmp_path: Path) -> None:
     async with arena(tmp_path) as a:
         _, created = await post(a, "/challenges", {"name": "ann"})
@@ -352,6 +420,17 @@ async def test_an_accepted_challenge_nobody_comes_to_is_void_not_a_rated_draw(
             while ratings.tracks(accepted["game_id"]):  # settled by the end hook
                 await asyncio.sleep(0.05)
         assert await ratings.row_of("ann") is None and await ratings.row_of("bo") is None
+
+
+async def test_a_queue_socket_challenge_stays_open_over_a_restart(tmp_path: Path) -> None:
+    # The outside session closes after the server stops: the server closes the socket.
+    async with aiohttp.ClientSession() as outside, arena(tmp_path) as a:
+        ws = await outside.ws_connect(f"{a.ws_base}/queue")
+        await ws.send_str(json.dumps({"type": "challenge_create", "name": "ann"}))
+        created = await until(ws, "challenge_created")
+    async with arena(tmp_path) as a:  # the server stopped with the socket still open
+        status, view = await a.get_json(f"/challenges/{created['challenge_id']}")
+        assert status == 200 and view["status"] == "open"
 
 
 # ------------------------------------------------------------- in the game

@@ -50,6 +50,24 @@ async def test_an_expired_challenge_cannot_be_taken_and_is_marked(store: GameSto
     assert stored is not None and stored.status == "expired"
 
 
+async def test_an_open_challenge_is_cancelled_once_and_then_cannot_be_taken(
+    store: GameStore,
+) -> None:
+    await store.challenges.create(challenge())
+    assert await store.challenges.cancel("c1") is True
+    assert await store.challenges.cancel("c1") is False
+    assert await store.challenges.take("c1", "Bo", T0) is False
+    stored = await store.challenges.get("c1")
+    assert stored is not None and stored.status == "cancelled"
+    assert await store.challenges.open_count("ann", T0) == 0
+
+
+async def test_a_taken_challenge_cannot_be_cancelled(store: GameStore) -> None:
+    await store.challenges.create(challenge())
+    await store.challenges.take("c1", "Bo", T0)
+    assert await store.challenges.cancel("c1") is False
+
+
 async def test_a_taken_challenge_can_be_reopened(store: GameStore) -> None:
     await store.challenges.create(challenge())
     await store.challenges.take("c1", "Bo", T0)

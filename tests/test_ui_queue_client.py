@@ -314,6 +314,10 @@ def test_a_dropped_challenge_is_polled_until_accepted_or_over() -> None:
     )
     assert state(client) == "closed"
     client = open_challenge()
+    assert client.polled(challenge_view("cancelled"), 0.0) == QueueLost(
+        "The challenge was cancelled when the connection dropped."
+    )
+    client = open_challenge()
     lost = client.polled(challenge_view("accepted"), 0.0)  # its game is over
     assert isinstance(lost, QueueLost) and "accepted by Bob" in lost.reason
     with pytest.raises(QueueStateError):

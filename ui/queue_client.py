@@ -389,6 +389,8 @@ within 2 minutes (refused). Try again later.'), 'closed')
         self.state = "closed"
         if view.status == "expired":
             return QueueLost("Nobody accepted the challenge before it expired.")
+        if view.status == "cancelled":  # its queue socket closed while cut off
+            return QueueLost("The challenge was cancelled when the connection dropped.")
         return QueueLost(
             f"The challenge was accepted by {view.accepted_by or 'someone'}, but its game "
             "is over already."

@@ -70,8 +70,13 @@ MAX_BOT_AFTER_S: Final = 3600.0
 MAX_PLAYER_TOKEN_LENGTH: Final = 200
 
 ChallengeSide: TypeAlias = Literal["x", "o", "random"]
-ChallengeStatus: TypeAlias = Literal["open", "accepted", "expired"]
-CHALLENGE_STATUSES: Final[tuple[ChallengeStatus, ...]] = ("open", "accepted", "expired")
+ChallengeStatus: TypeAlias = Literal["open", "accepted", "expired", "cancelled"]
+CHALLENGE_STATUSES: Final[tuple[ChallengeStatus, ...]] = (
+    "open",
+    "accepted",
+    "expired",
+    "cancelled",
+)
 
 
 def _canonical_time_control(text: str) -> str:

@@ -7,7 +7,7 @@
                   creator_key   text                      ``player_key(creator)``
                   time_control  text                      canonical (``TimeControl.text``)
                   side          x | o | random            the creator's
-                  status        open | accepted | expired
+                  status        open | accepted | expired | cancelled
                   created_at    ISO 8601 text
                   expires_at    ISO 8601 text
                   accepted_by   text, nullable
@@ -126,6 +126,17 @@ def _reopen(conn: Connection, challenge_id: str) -> None:
     )
 
 
+def _cancel(conn: Connection, challenge_id: str) -> bool:
+    """Mark an open challenge cancelled; whether this call did."""
+    return bool(
+        conn.execute(
+            update(_challenges)
+            .where(and_(_challenges.c.challenge_id == challenge_id, _challenges.c.status == "open"))
+            .values(status="cancelled")
+        ).rowcount
+    )
+
+
 def _expire(conn: Connection, now: datetime) -> int:
     return conn.execute(
         update(_challenges)
@@ -171,6 +182,11 @@ class ChallengeRecords:
     async def reopen(self, challenge_id: str) -> None:
         """Open a taken challenge again (its game could not be created)."""
         await self._runner.write(_reopen, challenge_id)
+
+    async def cancel(self, challenge_id: str) -> bool:
+        """Withdraw the challenge if it is still open: True for the one caller that did
+        (an accept that took it first wins, and this answers False)."""
+        return await self._runner.write(_cancel, challenge_id)
 
     async def expire(self, now: datetime) -> int:
         """Mark open challenges past ``expires_at`` expired; how many."""
