@@ -23,6 +23,7 @@ from game.game_wait import MAX_WAIT_S, WaitEnd, parse_wait, wait_for_end
 from game.manager import ManagerClosed, TooManyGames
 from game.openapi import _docs_page
 from game.route_bodies import creation_body
+from game.seat_names import SeatNameTaken, check_seat_names
 from game.server_state import _runtime, _settings
 from game.store import MAX_PAGE_SIZE, MAX_PLAYER_FILTER, InvalidCursorError, RecordStatus
 from models import (
@@ -81,6 +82,10 @@ async def new_game(request: Request) -> Response:
     )
     if isinstance(game, Response):
         return game
+    try:
+        await check_seat_names(game, runtime.store)
+    except SeatNameTaken as error:
+        return _clipped_error(422, str(error))
     client = _client(request)
     if runtime.games_of(client) >= settings.max_games_per_client:
         return _error(

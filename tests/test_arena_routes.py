@@ -105,6 +105,34 @@ async def test_registrations_that_cannot_be_taken_say_why(tmp_path: Path) -> Non
         assert status == 422 and "policy" in answer["detail"]
 
 
+async def test_a_game_seat_cannot_take_a_registered_players_name(tmp_path: Path) -> None:
+    async with arena(tmp_path) as a:
+        await a.register("Hexa")  # ThreatBot, at /bots/threat
+        await a.runtime.registry.claim_person("alice", None)
+
+        def seat(bot: str, name: str) -> Json:
+            return {"type": "bot", "bot_url": f"{a.base}/bots/{bot}", "name": name}
+
+        random = {"type": "bot", "bot_url": f"{a.base}/bots/random"}
+        status, answer = await a.call(
+            "POST", "/game/new", {"player_x": seat("random", "hexa"), "player_o": random}
+        )
+        assert status == 422 and answer["detail"].startswith("player_x.name: 'Hexa'")
+        assert f"{a.base}/bots/threat" in answer["detail"]
+        human = {"type": "human", "name": "ALICE"}
+        status, answer = await a.call("POST", "/game/new", {"player_x": random, "player_o": human})
+        assert status == 422 and "player_o.name: 'alice' is a registered person" in answer["detail"]
+        # The registered bot itself, at its registered URL, plays under its name.
+        status, answer = await a.call(
+            "POST", "/game/new", {"player_x": seat("threat", "Hexa"), "player_o": random}
+        )
+        assert status == 200, answer
+        status, answer = await a.call(
+            "POST", "/game/new", {"player_x": seat("threat", "Someone"), "player_o": random}
+        )
+        assert status == 200, answer
+
+
 async def test_the_owner_token_changes_and_retires_a_bot(tmp_path: Path) -> None:
     async with arena(tmp_path) as a:
         token = (await a.register("Hexa"))["owner_token"]

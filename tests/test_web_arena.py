@@ -19,7 +19,7 @@ from playwright.sync_api import expect
 from game.store import GameStore
 from game.store.ratings import SideOutcome
 from tests.browser import WebPage
-from tests.http_json import get_ok
+from tests.http_json import get_ok, post_ok
 from tests.ui_server import game_server
 
 T0 = datetime(2026, 11, 24, 20, 0, tzinfo=UTC)
@@ -109,3 +109,21 @@ def test_a_bot_is_registered_from_the_bots_page(web_page: WebPage, tmp_path: Pat
         # A registered bot can be picked for a game, by its registered name.
         picker = page.get_by_label("X bot", exact=True)
         expect(picker.locator("option", has_text="Hexa")).to_have_count(1)
+
+
+def test_two_registered_bots_at_one_url_are_paired_under_their_names(
+    web_page: WebPage, tmp_path: Path
+) -> None:
+    page = web_page.page
+    with game_server(tmp_path) as url:
+        for name in ("Hexa", "Ext"):
+            post_ok(url + "/bots", {"name": name, "url": url + "/bots/threat"})
+        page.goto(url + "/web/bots")
+        page.get_by_label("X bot", exact=True).select_option("registered:Hexa")
+        page.get_by_label("O bot", exact=True).select_option("registered:Ext")
+        page.get_by_role("button", name="Start the game").click()
+        page.wait_for_url(re.compile(r"/g/[^/]+$"))
+        game_id = page.url.rsplit("/", 1)[-1]
+        page.goto("about:blank")  # before the server stops: no reconnecting page
+        record = get_ok(f"{url}/games/{game_id}")
+    assert (record["player_x"]["name"], record["player_o"]["name"]) == ("Hexa", "Ext")

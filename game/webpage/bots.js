@@ -102,9 +102,22 @@ function registerForm(onRegistered) {
   return form;
 }
 
+// The seat a picker stands for: a registered bot plays under its registered name (two
+// registered bots may share a URL, and the server refuses their names on any other
+// seat); any other bot under the name its capabilities give.
+function seatOf(bot) {
+  const seat = { type: "bot", bot_url: bot.url };
+  if (bot.registered) seat.name = bot.name;
+  return seat;
+}
+
 function seatPicker(label, name, bots, preselect) {
+  // A registered bot's option is keyed by its name, not its URL: two may share one.
+  const keyOf = (bot) => bot.registered ? `registered:${bot.name}` : bot.url;
+  const byKey = new Map(bots.map((bot) => [keyOf(bot), bot]));
   const select = el("select", { name, required: true, "aria-label": `${label} bot` },
-    bots.map((bot, index) => el("option", { value: bot.url, selected: index === preselect }, `${(bot.meta && bot.meta.name) || bot.name} — ${bot.url}`)),
+    bots.map((bot, index) => el("option", { value: keyOf(bot), selected: index === preselect },
+      `${bot.registered ? bot.name : (bot.meta && bot.meta.name) || bot.name} — ${bot.url}`)),
     el("option", { value: "" }, "Another bot, by URL…"));
   const url = el("input", { name: `${name}-url`, type: "url", placeholder: "http://host:port/", hidden: true, "aria-label": `${label} bot URL` });
   select.addEventListener("change", () => {
@@ -115,7 +128,8 @@ function seatPicker(label, name, bots, preselect) {
     url.hidden = false;
     url.required = true;
   }
-  return { node: el("label", {}, label, select, url), value: () => select.value || url.value.trim() };
+  const seat = () => select.value === "" ? { type: "bot", bot_url: url.value.trim() } : seatOf(byKey.get(select.value));
+  return { node: el("label", {}, label, select, url), seat };
 }
 
 export async function mount(main) {
@@ -134,7 +148,7 @@ export async function mount(main) {
   const hostedUrls = new Set([...hosted.bots.map((b) => b.url), ...registered.map((b) => b.url)]);
   const seen = seenBots(games.items, hostedUrls);
   // Registered bots go by their registered names in the seat pickers.
-  const playable = registered.filter((b) => b.status === "active").map((b) => ({ name: b.name, url: b.url }));
+  const playable = registered.filter((b) => b.status === "active").map((b) => ({ name: b.name, url: b.url, registered: true }));
   const all = [...hosted.bots, ...playable, ...seen];
 
   const registeredBody = el("tbody", {}, registered.map(registeredRow));
@@ -170,10 +184,7 @@ export async function mount(main) {
     event.preventDefault();
     setApiToken(token.value.trim());
     const chosen = TIME_CONTROLS.find(([value]) => value === timeControl.value);
-    const body = {
-      player_x: { type: "bot", bot_url: x.value() },
-      player_o: { type: "bot", bot_url: o.value() },
-    };
+    const body = { player_x: x.seat(), player_o: o.seat() };
     if (name.value.trim()) body.name = name.value.trim();
     if (chosen && chosen[2]) body.match_config = chosen[2];
     submit.disabled = true;
