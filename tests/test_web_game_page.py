@@ -205,6 +205,28 @@ def test_a_live_game_is_followed_to_its_end_stone_by_stone(web_page: WebPage, se
     assert all_stones_in_view(page)
 
 
+def test_a_game_waiting_for_its_players_runs_no_clock(web_page: WebPage, server: str) -> None:
+    # Two people who have not connected yet: the server runs no clock until both came.
+    created = post_ok(
+        f"{server}/game/new",
+        {
+            "player_x": {"type": "human", "name": "early"},
+            "player_o": {"type": "human", "name": "late"},
+            "match_config": {"clock_type": "match", "clock": 60},
+        },
+    )
+    page = web_page.page
+    page.clock.install()
+    open_game(page, server, created["game_id"])
+    expect(page.locator(".game-title .badge")).to_have_text("waiting")
+    expect(page.locator(".seat-o .clock")).to_have_text("1:00")
+    page.clock.run_for(10_000)
+    expect(page.locator(".seat-o .clock")).to_have_text("1:00")
+    expect(page.locator(".game-title .badge")).to_have_text("waiting")
+    expect(page.locator(".seat.to-move")).to_have_count(0)
+    page.goto("about:blank")
+
+
 def test_a_finished_games_setup_shows_it_finished_before_its_end_comes(
     web_page: WebPage, server: str, finished: Json
 ) -> None:

@@ -240,7 +240,7 @@ class GamePage {
     document.title = `${x} vs ${o} · htttx arena`;
     markSection(model.finished ? "games" : "live");
     clear(this.title, el("span", { class: "side-x" }, x), el("span", { class: "vs muted" }, " vs "), el("span", { class: "side-o" }, o),
-      el("span", { class: `badge${model.live ? " live" : ""}` }, model.live ? "live" : model.finished ? "finished" : model.status || ""));
+      el("span", { class: `badge${model.started ? " live" : ""}` }, this.badgeText()));
     if (model.over) {
       this.resultLine.textContent = this.resultText();
       this.resultLine.hidden = false;
@@ -392,10 +392,17 @@ class GamePage {
     this.evalLabel.textContent = shown ? `${shown.by}: ${evaluationText(shown.evaluation)}` : "No evaluation for this position";
   }
 
+  /** The game's state in a word: waiting (for its seats), live, aborted or finished. */
+  badgeText() {
+    const model = this.model;
+    if (model.live) return model.started ? "live" : "waiting";
+    return model.finished ? "finished" : model.status || "";
+  }
+
   renderSeats() {
     const model = this.model;
     for (const [side, seat] of [["x", this.seatX], ["o", this.seatO]]) {
-      const toMove = model.live && model.toMove === side;
+      const toMove = model.started && model.toMove === side;
       seat.root.classList.toggle("to-move", toMove);
       if (toMove) seat.root.setAttribute("aria-current", "true");
       else seat.root.removeAttribute("aria-current");

@@ -80,6 +80,12 @@ export class GameModel {
     return !this.over && (this.status === "in_progress" || this.status === "waiting");
   }
 
+  /** Whether the players are playing: both came and the game has begun. A game waiting
+   * for its seats (`waiting`) is live but not started: no clock runs yet. */
+  get started() {
+    return !this.over && this.status === "in_progress";
+  }
+
   get over() {
     return this.result !== null;
   }
@@ -184,11 +190,12 @@ export class GameModel {
     };
   }
 
-  /** A side's clock now: the one to move ticks down from the last report. */
+  /** A side's clock now: the one to move ticks down from the last report, once the
+   * game has started (the server starts no clock while it waits for the seats). */
   clockNow(side, now) {
     const reported = this.clocks[side];
     if (reported === null || reported === undefined) return null;
-    if (this.live && this.toMove === side) {
+    if (this.started && this.toMove === side) {
       return Math.max(0, reported - (now - this.clocks.at));
     }
     return reported;
