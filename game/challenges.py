@@ -314,6 +314,7 @@ class Challenges:
             time_control=theirs.time_control,
             rated=theirs.rated,
             player_token=claim.new_token,
+            connect_within_s=theirs.connect_within_s,
         )
 
     # ---------------------------------------------------------------- helpers

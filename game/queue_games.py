@@ -198,5 +198,6 @@ async def start_game(
             time_control=time_control,
             rated=True,
             challenge_id=challenge_id,
+            connect_within_s=manager.limits.no_show_s,
         )
     return StartedGame(created.game_id, matched)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from playwright.sync_api import expect
 
+from game.session import SessionLimits
 from tests.browser import WebPage
 from tests.http_json import get_json, post_ok
 from tests.ui_server import game_server
@@ -60,5 +61,23 @@ def test_a_challenge_page_says_when_it_is_taken(web_page: WebPage, tmp_path: Pat
         page.goto(created["url"])
         expect(page.locator("main")).to_contain_text("This challenge is accepted")
         expect(page.locator("#accept-form")).to_have_count(0)
+        page.goto("about:blank")
+    assert web_page.unexpected_errors() == []
+
+
+def test_an_accepted_seat_says_the_servers_no_show_limit_and_the_facts_follow(
+    web_page: WebPage, tmp_path: Path
+) -> None:
+    page = web_page.page
+    with game_server(tmp_path, limits=SessionLimits(no_show_s=45)) as url:
+        created = post_ok(url + "/challenges", {"name": "ann", "side": "o"})
+        page.goto(created["url"])
+        form = page.locator("#accept-form")
+        form.get_by_label("Your name").fill("bo")
+        form.get_by_role("button", name="Accept the challenge").click()
+        expect(page.locator("#challenge-seat")).to_contain_text("within 45 s")
+        facts = page.locator("#challenge-facts")
+        expect(facts).to_contain_text("accepted")
+        expect(facts).to_contain_text("Accepted by")
         page.goto("about:blank")
     assert web_page.unexpected_errors() == []

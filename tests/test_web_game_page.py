@@ -26,7 +26,7 @@ from game.rules import Position
 from tests.browser import PHONE, WebPage, chromium, web_page
 from tests.http_json import finished_record, get_ok, get_text, post_ok
 from tests.tcp_proxy import TcpProxy
-from tests.ui_server import game_server
+from tests.ui_server import game_server, restartable_game_server
 
 __all__ = ["chromium", "web_page"]  # fixtures, imported to be found by pytest
 
@@ -205,16 +205,16 @@ def test_a_live_game_is_followed_to_its_end_stone_by_stone(web_page: WebPage, se
     assert all_stones_in_view(page)
 
 
+HUMANS: Json = {
+    "player_x": {"type": "human", "name": "early"},
+    "player_o": {"type": "human", "name": "late"},
+}
+
+
 def test_a_game_waiting_for_its_players_runs_no_clock(web_page: WebPage, server: str) -> None:
     # Two people who have not connected yet: the server runs no clock until both came.
-    created = post_ok(
-        f"{server}/game/new",
-        {
-            "player_x": {"type": "human", "name": "early"},
-            "player_o": {"type": "human", "name": "late"},
-            "match_config": {"clock_type": "match", "clock": 60},
-        },
-    )
+    match_config = {"clock_type": "match", "clock": 60}
+    created = post_ok(f"{server}/game/new", dict(HUMANS, match_config=match_config))
     page = web_page.page
     page.clock.install()
     open_game(page, server, created["game_id"])
@@ -225,6 +225,20 @@ def test_a_game_waiting_for_its_players_runs_no_clock(web_page: WebPage, server:
     expect(page.locator(".game-title .badge")).to_have_text("waiting")
     expect(page.locator(".seat.to-move")).to_have_count(0)
     page.goto("about:blank")
+
+
+def test_an_aborted_game_is_badged_aborted_as_the_games_list_says(
+    web_page: WebPage, tmp_path: Path
+) -> None:
+    with restartable_game_server(tmp_path) as server:
+        created = post_ok(f"{server.url}/game/new", dict(HUMANS, match_config={}))
+        server.restart()  # the game was running: the stop aborted it
+        record = finished_record(server.url, created["game_id"])
+        assert record["result"]["cause"] == "aborted"
+        page = web_page.page
+        open_game(page, server.url, created["game_id"])
+        expect(page.locator(".game-title .badge")).to_have_text("aborted")
+        page.goto("about:blank")
 
 
 def test_a_finished_games_setup_shows_it_finished_before_its_end_comes(

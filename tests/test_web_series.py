@@ -55,3 +55,55 @@ def test_a_series_shows_its_score_on_its_page_and_on_each_game(
         expect(page).to_have_url(f"{url}/t/{series_id}")
         # Off the page before the server stops: a poll in between would be refused.
         page.goto("about:blank")
+
+
+def _series(url: str, **fields: object) -> str:
+    status, created = post_json(
+        url + "/series",
+        {
+            "player_a": {"name": "threat", "bot_url": url + "/bots/threat"},
+            "player_b": {"name": "random", "bot_url": url + "/bots/random"},
+            "openings": "none",
+            **fields,
+        },
+    )
+    assert status == 201, created
+    series_id: str = created["series_id"]
+    return series_id
+
+
+def test_a_series_decided_early_shows_a_full_progress_bar(
+    web_page: WebPage, tmp_path: Path
+) -> None:
+    page = web_page.page
+    with game_server(tmp_path) as url:
+        series_id = _series(url, best_of=3, match={"turn_limit": 40})
+        view = wait_for(
+            lambda: (v := get_json(f"{url}/series/{series_id}")[1])["status"] != "running" and v
+        )
+        assert view["status"] == "finished" and view["score"]["decided"], view
+        listed = get_json(f"{url}/tournaments")[1]
+        summary = next(t for t in listed["tournaments"] if t["tournament_id"] == series_id)
+        done = summary["games_done"]
+        assert done < summary["games_total"], summary  # decided before its last game
+        page.goto(url + "/web/tournaments")
+        bar = page.locator(f'#tournaments tr[data-tournament-id="{series_id}"] progress')
+        expect(bar).to_have_attribute("value", str(done))
+        expect(bar).to_have_attribute("max", str(done))
+        page.goto("about:blank")
+
+
+def test_a_stopped_series_does_not_say_it_is_playing(web_page: WebPage, tmp_path: Path) -> None:
+    page = web_page.page
+    with game_server(tmp_path) as url:
+        # Slow enough to stop undecided: a move a second at most, a long series.
+        series_id = _series(url, first_to=50, match={"turn_limit": 40})
+        status, _ = post_json(f"{url}/series/{series_id}/stop", {})
+        assert status == 200
+        wait_for(lambda: get_json(f"{url}/series/{series_id}")[1]["status"] == "stopped")
+        page.goto(f"{url}/t/{series_id}")
+        panel = page.locator("#series")
+        expect(panel).to_have_attribute("data-decided", "false")
+        expect(panel).to_contain_text("stopped")
+        expect(panel).not_to_contain_text("playing")
+        page.goto("about:blank")

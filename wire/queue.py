@@ -188,7 +188,9 @@ class MatchedOpponent(BaseModel):
 
 class MatchedPacket(BaseModel):
     """Your game: connect to ``ws_url`` (``/ws?token=<token>``, relative to the server)
-    as ``side`` within the server's no-show limit. The queue socket closes after it."""
+    as ``side`` within the server's no-show limit, ``connect_within_s`` seconds from the
+    game's creation (a seat that does not come loses by ``no_show``). The queue socket
+    closes after it."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -201,6 +203,7 @@ class MatchedPacket(BaseModel):
     time_control: StrictStr
     rated: StrictBool
     challenge_id: StrictStr | None = None
+    connect_within_s: StrictFloat | StrictInt | None = None
 
 
 QueueClientPacket: TypeAlias = Annotated[
@@ -261,8 +264,8 @@ class ChallengeAccept(BaseModel):
 
 
 class ChallengeAccepted(BaseModel):
-    """The accepter's seat: connect to ``ws_url``. ``player_token`` when the name was
-    claimed just now."""
+    """The accepter's seat: connect to ``ws_url`` within ``connect_within_s`` seconds
+    (the server's no-show limit). ``player_token`` when the name was claimed just now."""
 
     game_id: StrictStr
     side: Player
@@ -272,3 +275,4 @@ class ChallengeAccepted(BaseModel):
     time_control: StrictStr
     rated: StrictBool
     player_token: StrictStr | None = None
+    connect_within_s: StrictFloat | StrictInt | None = None

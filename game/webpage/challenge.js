@@ -33,12 +33,19 @@ function details(view) {
     rows.flatMap(([term, value]) => [el("dt", {}, term), el("dd", {}, value)]));
 }
 
+// The server's no-show limit, as the seat's answer gives it.
+function connectWithin(seat) {
+  const seconds = seat.connect_within_s;
+  if (typeof seconds !== "number") return " at once";
+  return ` within ${seconds} s (or lose by no-show)`;
+}
+
 function seatBox(seat) {
   const game = `/g/${encodeURIComponent(seat.game_id)}`;
   return el("div", { class: "notice ok", id: "challenge-seat" },
     el("p", {}, `You play ${sideName(seat.side)} against ${seat.opponent.name} (${seat.opponent.rating}), ${seat.time_control}, rated. `,
       el("a", { href: game }, "Watch the game")),
-    el("p", {}, "Your seat: connect a client to ", el("code", {}, seat.ws_url), " within a minute."),
+    el("p", {}, "Your seat: connect a client to ", el("code", {}, seat.ws_url), connectWithin(seat), "."),
   );
 }
 
@@ -90,6 +97,7 @@ export async function mount(main, { challengeId }) {
     seated = true;
     clearTimeout(timer);
     clear(action, el("h2", {}, "Your seat"), seatBox(seat));
+    load(); // the facts too: the challenge is accepted now, no longer open
   }
   async function load() {
     try {

@@ -396,6 +396,8 @@ class GamePage {
   badgeText() {
     const model = this.model;
     if (model.live) return model.started ? "live" : "waiting";
+    // An aborted game was not finished by its players: as /games and the list say.
+    if (model.over && model.result.cause === "aborted") return "aborted";
     return model.finished ? "finished" : model.status || "";
   }
 

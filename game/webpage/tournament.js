@@ -64,8 +64,10 @@ function sprtPanel(sprt) {
     el("div", { class: "muted" }, verdict));
 }
 
-function seriesPanel(series) {
-  const state = series.decided ? (series.winner ? `${series.winner} wins the series` : "the series is drawn") : "playing";
+function seriesPanel(series, status) {
+  // Undecided, it is playing only while it runs: a stopped or failed series says so.
+  const undecided = status === "running" ? "playing" : status;
+  const state = series.decided ? (series.winner ? `${series.winner} wins the series` : "the series is drawn") : undecided;
   return el("div", { class: "panel series", id: "series", dataset: { decided: String(series.decided) } },
     el("div", {}, `Series, ${series.rule}`),
     el("div", { class: "series-score" }, el("strong", {}, series.text)),
@@ -117,7 +119,7 @@ export async function mount(main, { tournamentId }) {
         view.reason ? ` · ${view.reason}` : ""),
       el("progress", { max: String(view.games_total || 1), value: String(view.games_done), class: "wide-progress", "aria-label": "games played" }),
       view.sprt ? sprtPanel(view.sprt) : null,
-      view.series ? seriesPanel(view.series) : null,
+      view.series ? seriesPanel(view.series, view.status) : null,
       el("h2", {}, "Standings"),
       el("div", { class: "scroll-x" }, standingsTable(view)),
       view.pairs.length ? [el("h2", {}, "Pairs"), el("div", { class: "scroll-x" }, pairsTable(view))] : null,

@@ -6,9 +6,17 @@ import { el, clear, getJSON, formatWhen, errorBox } from "./api.js";
 const POLL_MS = 3000;
 
 function progress(summary) {
-  return el("span", { class: "progress", title: `${summary.games_done} of ${summary.games_total} games` },
-    el("progress", { max: String(summary.games_total || 1), value: String(summary.games_done) }),
-    ` ${summary.games_done}/${summary.games_total}`);
+  const done = summary.games_done;
+  const total = summary.games_total;
+  if (summary.status === "finished" && done < total) {
+    // Decided early (a series won, an SPRT's verdict): complete, the bar full.
+    return el("span", { class: "progress", title: `decided after ${done} of at most ${total} games` },
+      el("progress", { max: String(done || 1), value: String(done) }),
+      ` ${done} of ≤${total}`);
+  }
+  return el("span", { class: "progress", title: `${done} of ${total} games` },
+    el("progress", { max: String(total || 1), value: String(done) }),
+    ` ${done}/${total}`);
 }
 
 function row(summary) {
