@@ -11,16 +11,18 @@
 * a live game watched from the games browser (``spectate``): the spectator socket only;
 * a record (``show_record``): a finished game from the server or a ``.htttx`` file.
 
-A move is two clicks: the first stone is shown as pending (clicking it again or Esc
-takes it back), the second sends the ``move_response``; a first stone that wins on its
-own is sent at once. Viewing an older position (replay bar, move list) turns input off;
-a new move request brings the view back to the latest position.
+A move is two clicks (``ui.move_input``): the first stone is shown as pending (clicking
+it again or Esc takes it back), the second sends the ``move_response``; a first stone
+that wins on its own is sent at once. Viewing an older position (replay bar, move
+list) turns input off; a new move request brings the view back to the latest position.
 
 While a person is to move, the seat's own board is the authority: the spectator stream
 may lag behind the ``move_request`` by a packet, so whichever board has more stones is
 shown. Every failure — a refused request, a ``nope``, a forfeit, a dropped socket —
 becomes a message in the panel; a dropped seat reconnects with its token a few times
 (the server keeps the seat for a while and resends ``setup`` and the pending request).
+Once the client gives up on every socket of a live game, the game is shown stopped:
+its clocks stop, it is no longer live or playable, and its result is unknown here.
 """
 
 from __future__ import annotations
@@ -46,7 +48,15 @@ from models import (
 from ui.arena_client import ArenaClient
 from ui.board_widget import BoardWidget
 from ui.game_model import GameModel, InconsistentGameError, read_spectator_packet
-from ui.game_session import GiveUp, SeatLink, Session, ShownPosition, after_drop
+from ui.game_session import (
+    GiveUp,
+    SeatLink,
+    SeatOfflineError,
+    Session,
+    ShownPosition,
+    after_drop,
+)
+from ui.move_input import MoveInput
 from ui.player_panel import PlayerPanel
 from ui.replay_bar import ReplayBar
 from ui.seat import (
@@ -57,11 +67,9 @@ from ui.seat import (
     MoveRequested,
     OpponentStatus,
     Refused,
-    SeatError,
     SeatEvent,
     SeatStarted,
     Violation,
-    cell_text,
 )
 from ui.socket_link import SocketLink
 
@@ -119,13 +127,13 @@ class GameController(QObject):
         self.replay = replay
         self._open_socket = open_socket
         self.session: Session | None = None
-        self.pending: Hex | None = None
-        self._pending_side: str | None = None
+        #: The move being clicked (its pending first stone).
+        self.input = MoveInput(board, panel, sent=self._render)
         #: What the board shows now.
         self.shown = ShownPosition()
         self._render()
         board.cellClicked.connect(self._cell_clicked)
-        board.escapePressed.connect(self.take_back)
+        board.escapePressed.connect(self.input.take_back)
         replay.indexChanged.connect(self._index_changed)
         panel.moveSelected.connect(replay.set_index)
 
@@ -134,6 +142,11 @@ class GameController(QObject):
     @property
     def model(self) -> GameModel | None:
         return self.session.model if self.session is not None else None
+
+    @property
+    def pending(self) -> Hex | None:
+        """The first stone of the move being clicked, if any."""
+        return self.input.cell
 
     @property
     def seats(self) -> list[SeatLink]:
@@ -151,15 +164,21 @@ class GameController(QObject):
     def resign(self) -> str:
         """Resign the game for the person at this screen (the seat to move when two
         people share it); the side resigned. Raises ``SeatError`` when there is
-        nothing to resign. The server ends the game; its ``end`` follows."""
+        nothing to resign, ``SeatOfflineError`` while the seat's socket is down (the
+        resignation could not reach the server). The server ends the game; its ``end``
+        follows."""
         entry = self.session.seat_to_resign() if self.session is not None else None
         if entry is None:
             raise GameFinishedError("there is no game of yours to resign")
+        if entry.link is None or not entry.connected:
+            raise SeatOfflineError(
+                "not connected to the server, so the resignation cannot be sent; "
+                "try again once reconnected"
+            )
         text = entry.seat.resign()
-        if entry.link is not None:
-            entry.link.send(text)
+        entry.link.send(text)
         entry.request = None
-        self.pending = None
+        self.input.clear()
         self.panel.set_turn_clock(None)
         self.panel.show_message(f"{entry.side.upper()} resigned.", "info")
         self._render()
@@ -267,7 +286,7 @@ class GameController(QObject):
     def _replace(self, session: Session, *, live: bool, index: int | None = None) -> None:
         self.close()
         self.session = session
-        self.pending = None
+        self.input.clear()
         self.panel.clear_message()
         self.panel.set_model(session.model)
         self.replay.reset(len(session.model.moves), live=live, index=index)
@@ -280,7 +299,8 @@ class GameController(QObject):
 
     def _model_changed(self, session: Session) -> None:
         self.panel.refresh()
-        self.replay.set_live_game(session.model.result is None)
+        model = session.model
+        self.replay.set_live_game(model.result is None and not model.stream_lost)
         self.replay.set_count(len(session.model.moves))
         self._render()
         self.gameChanged.emit()
@@ -345,17 +365,13 @@ class GameController(QObject):
         delay = after_drop(code, session.spectator_attempts)
         if delay is GiveUp.REFUSED:
             # Refused for good (an unknown game): trying again cannot help.
-            self.panel.show_message(f"The server cannot show this game: {reason}.", "error")
-            self._update_connection(lost=True)
+            session.spectator_lost = True
+            self._gave_up(session, f"The server cannot show this game: {reason}.")
             return
         if delay is GiveUp.EXHAUSTED:
-            detail = f": {reason}" if reason else ""
-            self.panel.show_message(
-                f"Lost the connection to the server{detail}. Open the game again from "
-                "Game \u203a Browse games to keep watching.",
-                "error",
-            )
-            self._update_connection(lost=True)
+            session.spectator_lost = True
+            # While a seat is still being retaken, its own outcome says what matters.
+            self._gave_up(session, session.lost_message(reason) if session.cut_off else None)
             return
         session.spectator_attempts += 1
         self._update_connection(reconnecting=True)
@@ -402,8 +418,8 @@ class GameController(QObject):
                 pass
             case MoveRequested():
                 entry.request = event
-                if self.pending is not None and self._pending_side != event.side:
-                    self.pending = None
+                if self.input.side != event.side:
+                    self.input.clear()
                 self.replay.follow()
                 clock = event.clock_x_ms if event.side == "x" else event.clock_o_ms
                 if clock is None and event.time_limit_s is not None:
@@ -413,7 +429,7 @@ class GameController(QObject):
                 self.panel.heartbeat_seen(waiting)
             case GameEnded(packet=packet):
                 entry.request = None
-                self.pending = None
+                self.input.clear()
                 self.panel.set_turn_clock(None)
                 # The spectator stream normally reports the end too; without it, this does.
                 if session.model.result is None and not session.spectator_connected:
@@ -422,7 +438,7 @@ class GameController(QObject):
                     self._model_changed(session)
             case Refused(reason=reason):
                 entry.request = None
-                self.pending = None
+                self.input.clear()
                 self.panel.show_message(
                     f"The server refused the move of {entry.side.upper()}: {reason}", "error"
                 )
@@ -430,7 +446,7 @@ class GameController(QObject):
                 self.opponentStatus.emit(side, connected, -1 if ms is None else ms)
             case Violation(reason=reason):
                 entry.request = None
-                self.pending = None
+                self.input.clear()
                 self.panel.show_message(
                     f"The server broke the protocol ({reason}); the seat of "
                     f"{entry.side.upper()} was closed.",
@@ -447,8 +463,7 @@ class GameController(QObject):
         entry.connected = False
         entry.request = None
         self.panel.set_turn_clock(None)
-        if self.pending is not None and self._pending_side == entry.side:
-            self.pending = None
+        self.input.clear(entry.side)
         if entry.seat.over or session.model.result is not None:
             self._update_connection()
             self._render()
@@ -456,23 +471,14 @@ class GameController(QObject):
         delay = after_drop(code, entry.attempts)
         if delay is GiveUp.REFUSED:
             # The token was refused (unknown, or the seat is taken): no use trying again.
-            self.panel.show_message(
-                f"The server refused the seat of {entry.side.upper()}: {reason}.", "error"
+            entry.link, entry.lost = None, True
+            self._gave_up(
+                session, f"The server refused the seat of {entry.side.upper()}: {reason}."
             )
-            entry.link = None
-            self._update_connection(lost=True)
-            self._render()
             return
         if delay is GiveUp.EXHAUSTED:
-            detail = f" ({reason})" if reason else ""
-            self.panel.show_message(
-                f"Lost the connection to the server{detail}; the seat of {entry.side.upper()} "
-                "could not be taken back and the game will be lost by forfeit.",
-                "error",
-            )
-            entry.link = None
-            self._update_connection(lost=True)
-            self._render()
+            entry.link, entry.lost = None, True
+            self._gave_up(session, session.lost_message(reason))
             return
         entry.attempts += 1
         self._update_connection(reconnecting=True)
@@ -489,10 +495,21 @@ class GameController(QObject):
         QTimer.singleShot(int(delay * 1000), retry)
         self._render()
 
+    def _gave_up(self, session: Session, message: str | None) -> None:
+        """A socket of ``session`` will not be opened again; ``message`` says what that
+        means (None: nothing yet). Once no socket carries the live game, it is stopped
+        here rather than shown running on (clocks counting, Resign offered)."""
+        if message is not None:
+            self.panel.show_message(message, "error")
+        if session.cut_off and session.model.result is None:
+            session.model.lose_stream(time.monotonic())
+        self._update_connection(lost=True)
+        self._model_changed(session)
+
     def _game_over(self, session: Session, packet: EndPacket) -> None:
         for entry in session.seats:
             entry.request = None
-        self.pending = None
+        self.input.clear()
         if session.model.result is None:
             return
         message = session.end_message(packet)
@@ -536,9 +553,9 @@ class GameController(QObject):
         self.shown = shown
         side = shown.interactive_side
         self.board.set_interactive(side is not None, side)
-        if self.pending is not None and (side is None or self._pending_side != side):
-            self.pending = None
-        self.board.set_pending(self.pending, self._pending_side if self.pending else None)
+        if side is None or self.input.side != side:
+            self.input.clear()
+        self.board.set_pending(self.input.cell, self.input.side if self.input.cell else None)
         self.panel.set_human_turn(side)
 
     def _keep_in_view(self, cells: tuple[Hex, ...]) -> None:
@@ -550,49 +567,11 @@ class GameController(QObject):
             self.board.fit_to_stones()
 
     def _cell_clicked(self, q: int, r: int) -> None:
-        cell = (q, r)
         entry = self.active_seat()
         if entry is None or entry.request is None or entry.link is None:
             return
-        if self.pending is None:
-            if cell not in entry.request.legal:
-                self._refuse_cell(entry, cell)
-                return
-            if entry.seat.winning_first_stone(cell):
-                self._send(entry, cell, None)
-                return
-            self.pending = cell
-            self._pending_side = entry.side
-            self.panel.clear_message()
-            self.board.set_pending(cell, entry.side)
-            return
-        if cell == self.pending:
-            self.take_back()
-            return
-        self._send(entry, self.pending, cell)
-
-    def _refuse_cell(self, entry: SeatLink, cell: Hex) -> None:
-        position = entry.seat.position
-        why = position.why_illegal(*cell) if position is not None else None
-        reason = f": {why}" if why else ""
-        self.panel.show_message(f"{cell_text(cell)} cannot be played{reason}.", "warning")
-
-    def _send(self, entry: SeatLink, first: Hex, second: Hex | None) -> None:
-        try:
-            text = entry.seat.answer(first, second)
-        except SeatError as error:
-            self.panel.show_message(f"{str(error)[:1].upper()}{str(error)[1:]}.", "warning")
-            return
-        assert entry.link is not None
-        entry.link.send(text)
-        entry.request = None
-        self.panel.set_turn_clock(None)
-        self.pending = None
-        self.panel.clear_message()
-        self._render()
+        self.input.click(entry, (q, r))
 
     def take_back(self) -> None:
         """Remove the pending first stone (Esc, or a click on it)."""
-        if self.pending is not None:
-            self.pending = None
-            self.board.set_pending(None)
+        self.input.take_back()

@@ -22,7 +22,9 @@ last few asked for are cached.
 
 *Clocks.* The server reports both sides' remaining time with every update; the model
 keeps the last report and when it came (``now``, monotonic seconds) and counts down
-the side to move from there while the game is live, never below 0.
+the side to move from there while the game is live, never below 0. The clocks stop at
+the game's end, and when the client gives up on the stream (``lose_stream``): the game
+may go on on the server, but this window no longer knows how.
 
 *Analysis.* A server with an analysis bot sends spectators ``analysis`` packets: that
 bot's evaluation of the position after ``ply`` moves. The model keeps the latest per
@@ -150,6 +152,9 @@ class GameModel:
         self.end_detail: str | None = None
         #: True while a spectator stream feeds the game and it has not ended.
         self.live = False
+        #: True once the client gave up on the game's stream before its end arrived
+        #: (``lose_stream``): the game is stopped here and its result unknown.
+        self.stream_lost = False
         self._reset(match or Match(), setup, Player(first_to_move).value)
 
     # ------------------------------------------------------------ construction
@@ -205,6 +210,14 @@ class GameModel:
                 del self._analyses[min(self._analyses)]
         else:
             self._apply_end(packet, now)
+
+    def lose_stream(self, now: float) -> None:
+        """The client gave up reaching the server (``now``: monotonic seconds): nothing
+        more of the game will arrive, so it is no longer live and its clocks stop where
+        they stood rather than run down a game this window cannot follow."""
+        self._freeze_clocks(now)
+        self.live = False
+        self.stream_lost = True
 
     def analysis_at(self, index: int) -> Analysis | None:
         """The analysis bot's latest evaluation of a position up to move ``index`` (of
@@ -461,11 +474,15 @@ class GameModel:
         self.to_move = None if packet.to_move is None else packet.to_move.value
         self._report_clocks(packet.clock_x_ms, packet.clock_o_ms, now)
 
-    def _apply_end(self, packet: EndPacket, now: float) -> None:
-        # Freeze the running clock where it stood when the game ended.
+    def _freeze_clocks(self, now: float) -> None:
+        """Keep the running clock where it stands at ``now`` (before ``live`` goes off)."""
         for side in ("x", "o"):
             self._clocks[side] = self.clock_remaining_ms(side, now)
         self._clocks_at = now
+
+    def _apply_end(self, packet: EndPacket, now: float) -> None:
+        # Freeze the running clock where it stood when the game ended.
+        self._freeze_clocks(now)
         detail = packet.detail
         self.end_detail = detail.value if isinstance(detail, EndCause) else detail
         cause = packet.cause

@@ -20,10 +20,18 @@ from models import CLOSE_POLICY_VIOLATION, EndPacket, Match, NewGameRequest
 from ui.arena_client import ArenaClient
 from ui.game_model import GameModel
 from ui.player_text import describe_result
-from ui.seat import HumanSeat, MoveRequested
+from ui.seat import HumanSeat, MoveRequested, SeatError
 from ui.socket_link import SocketLink
 
-__all__ = ["RECONNECT_DELAYS_S", "GiveUp", "SeatLink", "Session", "ShownPosition", "after_drop"]
+__all__ = [
+    "RECONNECT_DELAYS_S",
+    "GiveUp",
+    "SeatLink",
+    "SeatOfflineError",
+    "Session",
+    "ShownPosition",
+    "after_drop",
+]
 
 #: Seconds to wait before each reconnection attempt of a dropped socket.
 RECONNECT_DELAYS_S: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0, 8.0)
@@ -56,6 +64,11 @@ def after_drop(code: int, attempts: int) -> float | GiveUp:
     return RECONNECT_DELAYS_S[attempts]
 
 
+class SeatOfflineError(SeatError):
+    """The seat's socket is not open (it dropped and is being retaken): nothing the
+    person does can reach the server now."""
+
+
 @dataclass(frozen=True)
 class ShownPosition:
     """What the controller last put on the board (the board keeps it privately)."""
@@ -79,6 +92,9 @@ class SeatLink:
     request: MoveRequested | None = None
     attempts: int = 0
     connected: bool = False
+    #: The client gave up on this seat's socket for good (refused, or every
+    #: reconnection failed): the person no longer plays from this screen.
+    lost: bool = False
 
 
 @dataclass
@@ -93,6 +109,8 @@ class Session:
     spectator: SocketLink | None = None
     spectator_attempts: int = 0
     spectator_connected: bool = False
+    #: The client gave up on the spectator socket for good.
+    spectator_lost: bool = False
     closed: bool = False
 
     @classmethod
@@ -144,18 +162,51 @@ class Session:
 
     @property
     def playing(self) -> bool:
-        """Whether a person at this screen holds a seat in this game, and it runs."""
-        return self.model.result is None and any(
-            not entry.seat.over and not entry.seat.resigned for entry in self.seats
+        """Whether a person at this screen holds a seat in this game, and it runs (as
+        far as this screen knows: not once the connection is lost for good)."""
+        return (
+            self.model.result is None
+            and not self.model.stream_lost
+            and any(_seated(entry) for entry in self.seats)
+        )
+
+    @property
+    def cut_off(self) -> bool:
+        """Whether the client has given up on every socket of this live game: nothing
+        more of it will arrive (a seat whose game is over needs none)."""
+        spectator_gone = self.spectator is None or self.spectator_lost
+        return (
+            self.client is not None
+            and spectator_gone
+            and all(entry.lost or entry.seat.over for entry in self.seats)
+        )
+
+    def lost_message(self, reason: str) -> str:
+        """What losing the connection for good means to the person at this screen:
+        a seat they held is lost by forfeit; a watcher can open the game again."""
+        sides = [
+            e.side.upper() for e in self.seats if e.lost and not e.seat.over and not e.seat.resigned
+        ]
+        if sides:
+            detail = f" ({reason})" if reason else ""
+            seats = f"seat of {sides[0]}" if len(sides) == 1 else f"seats of {' and '.join(sides)}"
+            return (
+                f"Lost the connection to the server{detail}; the {seats} could not be taken "
+                "back and the game will be lost by forfeit."
+            )
+        detail = f": {reason}" if reason else ""
+        return (
+            f"Lost the connection to the server{detail}. Open the game again from "
+            "Game \u203a Browse games to keep watching."
         )
 
     def seat_to_resign(self) -> SeatLink | None:
         """The seat a resignation is for: the one still playing, or of two people at
         one screen the one to move (else the first); None when no seat may resign."""
-        playing = [e for e in self.seats if not e.seat.over and not e.seat.resigned]
+        playing = [e for e in self.seats if _seated(e)]
         if len(playing) > 1:
             playing = [e for e in playing if e.seat.awaiting] or playing[:1]
-        if not playing or self.model.result is not None:
+        if not playing or self.model.result is not None or self.model.stream_lost:
             return None
         return playing[0]
 
@@ -213,3 +264,8 @@ class Session:
                     new = tuple(cell for cell in seat_stones if cell not in stones)
                     stones, last = seat_stones, new or last
         return stones, last
+
+
+def _seated(entry: SeatLink) -> bool:
+    """Whether ``entry``'s person still plays: not over, not resigned, not given up on."""
+    return not entry.seat.over and not entry.seat.resigned and not entry.lost

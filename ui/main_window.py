@@ -322,11 +322,9 @@ class MainWindow(QMainWindow):
 
     def leave_current_game(self) -> bool:
         """Whether the shown game may be replaced: asks first when the person is seated
-        in a game still running (leaving it loses it once the reconnect window passes)."""
-        model = self.controller.model
-        if not self.confirm_leaving or model is None or model.result is not None:
-            return True
-        if not self.controller.seats:
+        in a game still running (leaving it loses it once the reconnect window passes);
+        not once the connection is lost for good, when there is nothing left to keep."""
+        if not self.confirm_leaving or not self.controller.playing:
             return True
         answer = QMessageBox.question(
             self,

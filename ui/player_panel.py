@@ -359,6 +359,8 @@ class PlayerPanel(QWidget):
     def _status_text(self, model: GameModel) -> str:
         if model.result is not None:
             return describe_result(model.result, model.player_x, model.player_o)
+        if model.stream_lost:
+            return "Connection to the server lost: the game's result is unknown."
         if self._human_turn is not None:
             return f"Your move as {self._human_turn.upper()}: place two stones."
         if model.status is GameStatus.WAITING:
@@ -455,7 +457,11 @@ class PlayerPanel(QWidget):
                 card.set_to_move(False)
             return
         now = self._now()
-        live = model.result is None and model.status is GameStatus.IN_PROGRESS
+        live = (
+            model.result is None
+            and model.status is GameStatus.IN_PROGRESS
+            and not model.stream_lost
+        )
         asked = self._turn_clock[0] if self._turn_clock is not None else self._human_turn
         for card in (self.card_x, self.card_o):
             card.set_clock(self._clock_ms(model, card.side, now))
