@@ -682,14 +682,21 @@ def test_the_browser_pages_with_more(qtbot: QtBot, window: MainWindow, server_ur
     assert browser.message.text() == f"{len(ids)} games"
 
 
-def test_watching_an_unknown_game_says_so_once(
-    qtbot: QtBot, window: MainWindow, server_url: str
+def test_watching_an_unknown_game_says_so_once_and_shows_no_game(
+    qtbot: QtBot, window: MainWindow, server_url: str, tmp_path: Path
 ) -> None:
     window.setup.set_server_url(server_url)
-    window.spectate("no-such-game")
+    window.spectate("0123456789abcdef0123456789abcdef")
     qtbot.waitUntil(lambda: "cannot show this game" in window.panel.message.text(), timeout=WAIT_MS)
     assert window.panel.message.text() == "The server cannot show this game: no such game."
-    assert window.panel.connection.text() == "Disconnected"
+    # No made-up game in its place: no stones, players, title or record to export.
+    assert window.controller.model is None
+    assert window.controller.shown.stones == {}
+    assert window.windowTitle() == "HTTTX Arena"
+    assert window.panel.status.text().startswith("No game")
+    assert not window.replay.live_button.isVisibleTo(window)
+    assert not window.export_action.isEnabled()
+    assert not window.export_file(tmp_path / "unknown.htttx")
 
 
 def test_closing_the_window_mid_game_asks_first_and_no_keeps_it_open(

@@ -79,23 +79,6 @@ EMPTY_BOARD: frozenset[Hex] = frozenset(
 )
 
 
-def _on_link(
-    link: SocketLink,
-    *,
-    opened: Callable[[], None],
-    message: Callable[[str], None],
-    lost: Callable[[int, str], None],
-) -> None:
-    """Connect ``link``'s signals; ``lost`` gets the close code and the best sentence
-    for why: ``failed`` (with the better sentence) comes before ``closed``, which always
-    ends a link, so the sentence is remembered and acted on once, on ``closed``."""
-    failure: list[str] = []
-    link.opened.connect(opened)
-    link.message.connect(message)
-    link.failed.connect(failure.append)
-    link.closed.connect(lambda code, reason: lost(code, failure[-1] if failure else reason))
-
-
 class GameController(QObject):
     """Shows one game on ``board``, ``panel`` and ``replay``.
 
@@ -269,6 +252,11 @@ class GameController(QObject):
         call.finished.connect(loaded)
         call.failed.connect(lambda text: self.panel.show_message(text, "error"))
 
+    @property
+    def has_game(self) -> bool:
+        """Whether a game is shown that exists (see ``Session.known``): one to export."""
+        return self.session is not None and self.session.known
+
     def close(self) -> None:
         """Stop the shown game's sockets (the game itself goes on on the server)."""
         session = self.session
@@ -294,6 +282,19 @@ class GameController(QObject):
         self.board.fit_to_stones()
         self.gameChanged.emit()
 
+    def _show_nothing(self) -> None:
+        """No game: the sockets closed, the empty board, the panel's "No game"."""
+        self.close()
+        self.session = None
+        self.input.clear()
+        self.panel.clear_message()
+        self.panel.set_model(None)
+        self.panel.set_connection("")
+        self.connectionChanged.emit("")
+        self.replay.reset(0, live=False)
+        self._render()
+        self.gameChanged.emit()
+
     def _alive(self, session: Session) -> bool:
         return self.session is session and not session.closed
 
@@ -311,8 +312,7 @@ class GameController(QObject):
         assert session.client is not None and session.model.game_id is not None
         link = self._open_socket(session.client.spectate_url(session.model.game_id))
         session.spectator = link
-        _on_link(
-            link,
+        link.connect_handlers(
             opened=lambda: self._spectator_opened(session),
             message=lambda text: self._spectator_message(session, text),
             lost=lambda code, reason: self._spectator_lost(session, link, code, reason),
@@ -345,6 +345,7 @@ class GameController(QObject):
         assert isinstance(packet, SetupPacket | BoardUpdatePacket | AnalysisPacket | EndPacket)
         try:
             model.apply(packet, time.monotonic())
+            session.heard = True
         except InconsistentGameError as error:
             # The stream contradicts itself: start it over, the setup resends everything.
             self.panel.show_message(f"Reloading the game ({error}).", "warning")
@@ -366,7 +367,13 @@ class GameController(QObject):
         if delay is GiveUp.REFUSED:
             # Refused for good (an unknown game): trying again cannot help.
             session.spectator_lost = True
-            self._gave_up(session, f"The server cannot show this game: {reason}.")
+            message = f"The server cannot show this game: {reason}."
+            if not session.known:
+                # Nothing was ever shown of it: no board, players or record to keep.
+                self._show_nothing()
+                self.panel.show_message(message, "error")
+                return
+            self._gave_up(session, message)
             return
         if delay is GiveUp.EXHAUSTED:
             session.spectator_lost = True
@@ -388,8 +395,7 @@ class GameController(QObject):
         assert session.client is not None
         link = self._open_socket(session.client.seat_url(entry.token))
         entry.link = link
-        _on_link(
-            link,
+        link.connect_handlers(
             opened=lambda: self._seat_opened(session, entry),
             message=lambda text: self._seat_message(session, entry, text),
             lost=lambda code, reason: self._seat_lost(session, entry, link, code, reason),

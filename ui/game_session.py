@@ -111,6 +111,8 @@ class Session:
     spectator_connected: bool = False
     #: The client gave up on the spectator socket for good.
     spectator_lost: bool = False
+    #: The spectator stream has told something of the game (its ``setup`` at least).
+    heard: bool = False
     closed: bool = False
 
     @classmethod
@@ -169,6 +171,13 @@ class Session:
             and not self.model.stream_lost
             and any(_seated(entry) for entry in self.seats)
         )
+
+    @property
+    def known(self) -> bool:
+        """Whether the shown game is one the client knows to exist: a record, a game
+        this client holds a seat in, or one the server has begun to show; not a game
+        id still being asked for (the model is then a blank placeholder)."""
+        return self.client is None or self.heard or bool(self.seats)
 
     @property
     def cut_off(self) -> bool:

@@ -476,7 +476,7 @@ class MainWindow(QMainWindow):
     def export_file(self, path: str | Path) -> bool:
         """Save the shown game as HTTTX notation; False (and a message) if it cannot."""
         model = self.controller.model
-        if model is None:
+        if model is None or not self.controller.has_game:
             return False
         path = Path(path)
         try:
@@ -499,7 +499,7 @@ class MainWindow(QMainWindow):
 
     def export_file_dialog(self) -> None:
         model = self.controller.model
-        if model is None:
+        if model is None or not self.controller.has_game:
             return
         name = f"{model.game_id or 'game'}.htttx"
         start = str(Path(self.settings.last_directory or Path.home()) / name)
@@ -529,8 +529,10 @@ class MainWindow(QMainWindow):
 
     def _game_changed(self) -> None:
         model = self.controller.model
-        self.export_action.setEnabled(model is not None)
-        if model is None:
+        # A game id still being asked for is no game yet: nothing to save or title.
+        known = self.controller.has_game
+        self.export_action.setEnabled(known)
+        if model is None or not known:
             self.setWindowTitle(APP_TITLE)
             return
         x = player_name(model.player_x, "x")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
 import aiohttp
@@ -60,6 +61,22 @@ class SocketLink(QObject):
         self._close_request: tuple[int, str] | None = None
         self._ending = False
         self._finished = False
+
+    def connect_handlers(
+        self,
+        *,
+        opened: Callable[[], None],
+        message: Callable[[str], None],
+        lost: Callable[[int, str], None],
+    ) -> None:
+        """Connect the signals; ``lost`` gets the close code and the best sentence for
+        why: ``failed`` (with the better sentence) comes before ``closed``, which always
+        ends a link, so the sentence is remembered and acted on once, on ``closed``."""
+        failure: list[str] = []
+        self.opened.connect(opened)
+        self.message.connect(message)
+        self.failed.connect(failure.append)
+        self.closed.connect(lambda code, reason: lost(code, failure[-1] if failure else reason))
 
     def send(self, text: str) -> None:
         """Send one text frame (in order with earlier ones). Thread-safe; frames sent
