@@ -150,6 +150,21 @@ def test_the_evaluation_bar_shows_the_result_once_the_game_is_over(qtbot: QtBot)
     assert (panel.evaluation.caption, panel.evaluation.share) == ("O won", 0.0)
 
 
+def test_an_aborted_game_is_not_called_a_draw(qtbot: QtBot) -> None:
+    panel = PlayerPanel(clock=lambda: 0.0)
+    qtbot.addWidget(panel)
+    model = GameModel.from_record(notation.loads(GAME))
+    model.result = GameResult(winner=None, reason=ResultReason.DRAW, cause=EndCause.ABORTED)
+    panel.set_model(model)
+    assert (panel.evaluation.caption, panel.evaluation.share) == ("Aborted", 0.5)
+    assert panel.evaluation.neutral  # grey: not an even split between the sides
+    panel.select_index(2)  # an earlier position: the bot's opinion, in the sides' colours
+    assert not panel.evaluation.neutral
+    model.result = GameResult(winner=None, reason=ResultReason.DRAW, cause=EndCause.TURN_LIMIT)
+    panel.select_index(3)
+    assert (panel.evaluation.caption, panel.evaluation.neutral) == ("Draw", False)
+
+
 def test_the_evaluation_bar_follows_the_position_in_view(qtbot: QtBot) -> None:
     panel = PlayerPanel(clock=lambda: 0.0)
     qtbot.addWidget(panel)

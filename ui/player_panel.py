@@ -37,6 +37,7 @@ from ui.game_model import Analysis, GameModel
 from ui.player_text import (
     describe_evaluation,
     describe_result,
+    describe_verdict,
     evaluation_share,
     format_clock,
     player_details,
@@ -45,6 +46,8 @@ from ui.player_text import (
 from ui.stones import O_COLOR, X_COLOR, stone_icon
 
 LOW_TIME_MS = 10_000
+#: The evaluation bar of a game that has no verdict (aborted).
+NEUTRAL_COLOR = QColor(128, 128, 128)
 CLOCK_TICK_MS = 100
 
 # ------------------------------------------------------------------------ widgets
@@ -57,11 +60,14 @@ class EvaluationBar(QWidget):
         super().__init__(parent)
         self.share = 0.5
         self.caption = ""
+        #: Grey instead of the sides' colours: no side is ahead, not even evenly (an
+        #: aborted game).
+        self.neutral = False
         self.setMinimumHeight(22)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
 
     def set_evaluation(self, evaluation: PositionEvaluation) -> None:
-        self.share = evaluation_share(evaluation)
+        self.share, self.neutral = evaluation_share(evaluation), False
         self.caption = describe_evaluation(evaluation)
         self.setToolTip(f"Evaluation reported by the bot: {self.caption}")
         self.update()
@@ -70,24 +76,25 @@ class EvaluationBar(QWidget):
         """The analysis bot's evaluation, labelled with its name (and the move it is of,
         when the position in view, after ``viewed`` moves, has none yet)."""
         at = "" if analysis.ply == viewed else f" (after move {analysis.ply})"
-        self.share = evaluation_share(analysis.evaluation)
+        self.share, self.neutral = evaluation_share(analysis.evaluation), False
         self.caption = f"{analysis.bot}{at}: {describe_evaluation(analysis.evaluation)}"
         self.setToolTip(f"Evaluation by the server's analysis bot: {self.caption}")
         self.update()
 
     def set_unknown(self) -> None:
         """No bot had given an opinion yet at the position in view."""
-        self.share, self.caption = 0.5, "No evaluation yet"
+        self.share, self.caption, self.neutral = 0.5, "No evaluation yet", False
         self.setToolTip("No bot had reported an evaluation at this point of the game")
         self.update()
 
     def set_result(self, result: GameResult) -> None:
         """The game is over: no more opinions, the bar shows how it ended."""
+        self.caption = describe_verdict(result)
         if result.winner is None:
-            self.share, self.caption = 0.5, "Draw"
+            self.share = 0.5
         else:
             self.share = 1.0 if result.winner is Player.X else 0.0
-            self.caption = f"{result.winner.value.upper()} won"
+        self.neutral = result.winner is None and result.cause is EndCause.ABORTED
         self.setToolTip(f"The game is over: {self.caption}")
         self.update()
 
@@ -97,13 +104,14 @@ class EvaluationBar(QWidget):
         rect = QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5)
         split = rect.left() + rect.width() * self.share
         painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(X_COLOR)
+        painter.setBrush(NEUTRAL_COLOR if self.neutral else X_COLOR)
         painter.drawRoundedRect(rect, 4, 4)
-        painter.setBrush(O_COLOR)
-        painter.save()
-        painter.setClipRect(QRectF(split, rect.top(), rect.right() - split + 1, rect.height()))
-        painter.drawRoundedRect(rect, 4, 4)
-        painter.restore()
+        if not self.neutral:
+            painter.setBrush(O_COLOR)
+            painter.save()
+            painter.setClipRect(QRectF(split, rect.top(), rect.right() - split + 1, rect.height()))
+            painter.drawRoundedRect(rect, 4, 4)
+            painter.restore()
         painter.setPen(QColor(255, 255, 255))
         font = painter.font()
         font.setBold(True)

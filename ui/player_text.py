@@ -18,6 +18,7 @@ from models import (
 __all__ = [
     "describe_evaluation",
     "describe_result",
+    "describe_verdict",
     "evaluation_share",
     "format_clock",
     "player_details",
@@ -118,6 +119,24 @@ def describe_result(result: GameResult, player_x: RecordPlayer, player_o: Record
     if result.cause is EndCause.ABORTED:
         return f"{won}: {cause}."
     return f"{won}: {names[loser]} ({loser.upper()}) {cause}."
+
+
+def describe_verdict(result: GameResult) -> str:
+    """A few words on how the game came out, for the evaluation bar: who won, a draw,
+    or an aborted game (no winner, and no draw either: the game was stopped).
+
+    >>> describe_verdict(GameResult(winner=Player.O, reason=ResultReason.FORFEIT,
+    ...                             cause=EndCause.TIMEOUT))
+    'O won'
+    >>> describe_verdict(GameResult(winner=None, reason=ResultReason.DRAW))
+    'Draw'
+    >>> describe_verdict(GameResult(winner=None, reason=ResultReason.DRAW,
+    ...                             cause=EndCause.ABORTED))
+    'Aborted'
+    """
+    if result.winner is not None:
+        return f"{result.winner.value.upper()} won"
+    return "Aborted" if result.cause is EndCause.ABORTED else "Draw"
 
 
 def describe_evaluation(evaluation: PositionEvaluation) -> str:
