@@ -7,6 +7,7 @@ is the opponent. Run with ``QT_QPA_PLATFORM=offscreen``.
 from __future__ import annotations
 
 import json
+import socket
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -503,6 +504,7 @@ def test_an_unreachable_server_is_reported_and_the_window_stays_usable(
     window.setup.connect_button.click()
     qtbot.waitUntil(lambda: "Cannot reach" in window.setup.server_status.text(), timeout=WAIT_MS)
     assert "127.0.0.1:9" in window.panel.message.text()
+    assert "(make run)" in window.panel.message.text()  # the Makefile's target
     assert window.panel.message.property("level") == "error"
     # Starting a game there fails with the reason, and the form is usable again.
     window.setup.set_values(FormValues(x=SeatChoice("human"), o=SeatChoice("human")))
@@ -515,6 +517,25 @@ def test_an_unreachable_server_is_reported_and_the_window_stays_usable(
     path.write_text(SAVED_GAME)
     assert window.open_file(path)
     assert window.controller.model is not None
+
+
+def test_an_unreachable_server_does_not_cover_a_replay_s_message(
+    qtbot: QtBot, window: MainWindow, tmp_path: Path
+) -> None:
+    path = tmp_path / "saved.htttx"
+    path.write_text(SAVED_GAME)
+    assert window.open_file(path)
+    # As `htttx-ui --open saved.htttx` does with a remembered server that is down: a
+    # port bound but not listening refuses the connection.
+    with socket.socket() as closed_port:
+        closed_port.bind(("127.0.0.1", 0))
+        window.connect_server(f"http://127.0.0.1:{closed_port.getsockname()[1]}")
+        qtbot.waitUntil(
+            lambda: "Cannot reach" in window.setup.server_status.text(), timeout=WAIT_MS
+        )
+    assert window.panel.message.text() == "Replaying saved.htttx."
+    assert window.panel.message.property("level") == "info"
+    assert window.connection_label.text() == "Replay"
 
 
 def test_hovering_shows_the_cell_in_the_status_bar(qtbot: QtBot, window: MainWindow) -> None:

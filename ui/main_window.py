@@ -294,7 +294,8 @@ class MainWindow(QMainWindow):
             self.setup.set_server_status(str(error), ok=False)
             return
         self.setup.set_server_status(f"Connecting to {client.base_url}\u2026", ok=True)
-        self.connection_label.setText(f"Connecting to {client.base_url}\u2026")
+        if self.controller.model is None:  # else the status bar tells of the shown game
+            self.connection_label.setText(f"Connecting to {client.base_url}\u2026")
         call = client.bots()
 
         def loaded(bots: object) -> None:
@@ -310,10 +311,14 @@ class MainWindow(QMainWindow):
 
         def failed(text: str) -> None:
             self.setup.set_server_status(text, ok=False)
+            if self.controller.model is not None:
+                # A game on screen (a replay, say) keeps its own message and state: the
+                # form says the server is unreachable.
+                return
             self.connection_label.setText("Server unreachable")
             self.panel.show_message(
                 f"{text}. Check the address under New game \u203a Server, start the server "
-                "(make serve), or open a saved game from a file.",
+                "(make run), or open a saved game from a file.",
                 "error",
             )
 
