@@ -538,6 +538,30 @@ def test_an_unreachable_server_does_not_cover_a_replay_s_message(
     assert window.connection_label.text() == "Replay"
 
 
+def test_the_form_s_server_line_and_error_never_contradict_each_other(
+    qtbot: QtBot, window: MainWindow, tmp_path: Path
+) -> None:
+    window.setup.set_values(FormValues(x=SeatChoice("human"), o=SeatChoice("human")))
+    with socket.socket() as closed_port:  # bound by the OS, not listening: refused
+        closed_port.bind(("127.0.0.1", 0))
+        window.setup.set_server_url(f"http://127.0.0.1:{closed_port.getsockname()[1]}")
+        window.setup.new_game_button.click()
+        qtbot.waitUntil(lambda: "Cannot reach" in window.setup.error.text(), timeout=WAIT_MS)
+    with game_server(tmp_path) as url:
+        # Reached now: the earlier failure is stale and goes.
+        connect(qtbot, window, url)
+        assert window.setup.server_status.text().startswith(f"Connected to {url}")
+        assert not window.setup.error.isVisibleTo(window)
+    # The server is gone: a new game fails, and the server line no longer says
+    # "Connected to" above the failure.
+    window.setup.new_game_button.click()
+    qtbot.waitUntil(lambda: "Cannot reach" in window.setup.error.text(), timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: window.setup.server_status.text().startswith("Cannot reach"), timeout=WAIT_MS
+    )
+    assert window.setup.error.isVisibleTo(window)
+
+
 def test_hovering_shows_the_cell_in_the_status_bar(qtbot: QtBot, window: MainWindow) -> None:
     point: QPoint = window.board.center_of((2, -1))
     send_move(window.board, point)

@@ -286,8 +286,9 @@ class MainWindow(QMainWindow):
         client = ArenaClient(self.network, url if url is not None else self.setup.server_url())
         return self._clients.setdefault(client.base_url, client)
 
-    def connect_server(self, url: str | None = None) -> None:
-        """Check the server and load its hosted bots into the form."""
+    def connect_server(self, url: str | None = None, *, keep_error: bool = False) -> None:
+        """Check the server and load its hosted bots into the form. Reached, it clears
+        the form's error of an earlier attempt (stale now) unless ``keep_error``."""
         try:
             client = self.client(url)
         except ServerAddressError as error:
@@ -304,6 +305,8 @@ class MainWindow(QMainWindow):
             self.setup.set_bots(bots)
             names = ", ".join(bot.name for bot in bots) or "no hosted bots"
             self.setup.set_server_status(f"Connected to {client.base_url} ({names})", ok=True)
+            if not keep_error:
+                self.setup.show_error("")
             self.settings.server_url = client.base_url
             if self.controller.model is None:
                 self.connection_label.setText(f"Server: {client.base_url}")
@@ -366,6 +369,9 @@ class MainWindow(QMainWindow):
         self.setup.set_busy(False)
         self.setup.show_error(text)
         self.panel.show_message(text, "error")
+        # The server may have gone since it was connected: check again, so the top of
+        # the form does not keep saying "Connected to" above the failure.
+        self.connect_server(keep_error=True)
 
     def spectate(self, game_id: str, url: str | None = None) -> None:
         """Watch a live game of the server at ``url`` (default: the form's)."""
