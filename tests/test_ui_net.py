@@ -227,6 +227,10 @@ def test_a_cancelled_call_says_nothing(qtbot: QtBot, network: Network) -> None:
         ("http://", "has no host name"),
         ("http://localhost:port", "invalid port"),
         ("http://localhost:8001/?x=1", "query"),
+        ("htp:/nonsense host", "must start with http:// or https://"),
+        ("http:/localhost:8001", "must start with http:// or https://"),
+        ("http://nonsense host:8001", "must not contain spaces"),
+        ("localhost:8001/a b", "must not contain spaces"),
     ],
 )
 def test_bad_server_addresses_are_refused(network: Network, given: str, problem: str) -> None:

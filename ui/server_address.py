@@ -8,9 +8,14 @@ with a sentence saying what is expected; ``server_origin`` shortens a URL to
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlsplit
 
 __all__ = ["ServerAddressError", "normalize_server_url", "server_origin"]
+
+
+#: A scheme and a colon followed by a single slash: "htp:/host", "http:/host".
+_SCHEME_TYPO = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:/(?!/)")
 
 
 class ServerAddressError(ValueError):
@@ -29,15 +34,22 @@ def normalize_server_url(text: str) -> str:
     ...
     ui.server_address.ServerAddressError: The server address must start with http:// or https://, \
 like http://127.0.0.1:8001 (got 'ftp://example.org')
+    >>> normalize_server_url("htp:/nonsense host")
+    Traceback (most recent call last):
+    ...
+    ui.server_address.ServerAddressError: The server address must start with http:// or https://, \
+like http://127.0.0.1:8001 (got 'htp:/nonsense host')
     """
     given = text.strip()
     example = "like http://127.0.0.1:8001"
     if not given:
         raise ServerAddressError(f"Enter the server's address, {example}")
+    # "htp:/x" or "http:/x" is a mistyped scheme, not the host "htp" with an empty port.
+    mistyped_scheme = _SCHEME_TYPO.match(given) is not None
     url = given if "://" in given else f"http://{given}"
     scheme, _, rest = url.partition("://")
     scheme = {"ws": "http", "wss": "https"}.get(scheme.lower(), scheme.lower())
-    if scheme not in ("http", "https"):
+    if scheme not in ("http", "https") or mistyped_scheme:
         raise ServerAddressError(
             f"The server address must start with http:// or https://, {example} (got {given!r})"
         )
@@ -51,6 +63,8 @@ like http://127.0.0.1:8001 (got 'ftp://example.org')
         ) from None
     if not parts.hostname:
         raise ServerAddressError(f"The server address {given!r} has no host name, {example}")
+    if any(character.isspace() for character in given):
+        raise ServerAddressError(f"The server address {given!r} must not contain spaces, {example}")
     if parts.query or parts.fragment:
         raise ServerAddressError(
             f"The server address {given!r} must not have a query or fragment, {example}"
