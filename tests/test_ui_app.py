@@ -460,6 +460,12 @@ def test_a_saved_game_replays_with_buttons_keys_and_slider(
     assert replay.index == 0
     send_key(window, Qt.Key.Key_End)
     assert replay.index == 3
+    # Home is the first position (as its button's tooltip says), the board focused too.
+    window.board.setFocus()
+    send_key(window.board, Qt.Key.Key_Home)
+    assert replay.index == 0
+    send_key(window.board, Qt.Key.Key_End)
+    assert replay.index == 3
     replay.slider.setValue(1)
     assert controller.shown.stones == model.stones_at(1)
     replay.last_button.click()

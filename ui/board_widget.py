@@ -74,7 +74,7 @@ class BoardWidget(QWidget):
     """An interactive view of one position on the infinite hex board.
 
     Drag with the left or middle button to pan, turn the wheel to zoom around the cursor;
-    ``+``/``-`` zoom, ``F`` or ``Home`` frames all stones, ``Esc`` emits
+    ``+``/``-`` zoom, ``F`` frames all stones, ``Esc`` emits
     ``escapePressed``. While interactive, a left click (a press released without
     dragging) emits ``cellClicked`` and the hovered legal cell previews the side's
     stone.
@@ -321,10 +321,11 @@ class BoardWidget(QWidget):
             self.zoom_by(ZOOM_STEP)
         elif key in (Qt.Key.Key_Minus, Qt.Key.Key_Underscore):
             self.zoom_by(1 / ZOOM_STEP)
-        elif key in (Qt.Key.Key_F, Qt.Key.Key_Home):
+        elif key == Qt.Key.Key_F:
             self.fit_to_stones()
         else:
-            # Arrows and the rest belong to the window (the replay bar steps with them).
+            # Arrows, Home, End and the rest belong to the window: the replay bar steps
+            # with them (Home is the first position, as its button says).
             super().keyPressEvent(event)
             return
         event.accept()

@@ -209,7 +209,7 @@ class MainWindow(QMainWindow):
         )
         self.quit_action = action("&Quit", self.quit, QKeySequence.StandardKey.Quit)
         self.fit_action = action(
-            "&Fit to stones", self.board.fit_to_stones, "F", None, "Frame all stones"
+            "&Fit to stones", self.board.fit_to_stones, "F", None, "Frame all stones (F)"
         )
         self.zoom_in_action = action(
             "Zoom &in", lambda: self.board.zoom_by(1.25), QKeySequence.StandardKey.ZoomIn
