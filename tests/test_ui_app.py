@@ -473,6 +473,25 @@ def test_a_saved_game_replays_with_buttons_keys_and_slider(
     assert window.panel.moves.currentRow() == 3
 
 
+def test_a_long_name_is_cut_with_an_ellipsis_and_shown_whole_in_its_tooltip(
+    qtbot: QtBot, window: MainWindow, tmp_path: Path
+) -> None:
+    long_name = "Maximilian Alexander von Hohenzollern-Sigmaringen the Third"
+    path = tmp_path / "long.htttx"
+    path.write_text(SAVED_GAME.replace("playercross[Ann]", f"playercross[{long_name}]"))
+    assert window.open_file(path)
+    qtbot.wait(50)  # the layout settles
+    card = window.panel.card_x
+    assert card.turn.text() == "to move"
+    assert card.name.text().endswith("\u2026")
+    assert long_name.startswith(card.name.text()[:-1])
+    assert card.name.toolTip() == long_name
+    # The name stops before "to move" and the clock instead of running under them.
+    assert card.name.geometry().right() < card.turn.geometry().left()
+    assert window.panel.card_o.name.text() == "Bob"
+    assert window.panel.card_o.name.toolTip() == ""
+
+
 def test_export_then_open_gives_the_same_record(
     qtbot: QtBot, window: MainWindow, tmp_path: Path
 ) -> None:

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 
 from PyQt5.QtCore import QRectF, Qt, QTimer, pyqtSignal
-from PyQt5.QtGui import QColor, QFont, QPainter, QPaintEvent
+from PyQt5.QtGui import QColor, QFont, QPainter, QPaintEvent, QResizeEvent
 from PyQt5.QtWidgets import (
     QFrame,
     QGridLayout,
@@ -120,6 +120,35 @@ class EvaluationBar(QWidget):
         painter.end()
 
 
+class ElidedLabel(QLabel):
+    """A one-line label that cuts a text too long for it with "…" (the whole text in
+    its tooltip) instead of pushing its neighbours aside or being clipped."""
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._full = ""
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.setText(text)
+
+    def full_text(self) -> str:
+        return self._full
+
+    def setText(self, text: str | None) -> None:
+        self._full = text or ""
+        self._elide()
+
+    def resizeEvent(self, event: QResizeEvent | None) -> None:
+        super().resizeEvent(event)
+        self._elide()
+
+    def _elide(self) -> None:
+        shown = self.fontMetrics().elidedText(
+            self._full, Qt.TextElideMode.ElideRight, max(self.width(), 0)
+        )
+        super().setText(shown)
+        self.setToolTip(self._full if shown != self._full else "")
+
+
 class PlayerCard(QFrame):
     """One side: stone, name, human/bot and meta, clock; framed in colour when to move."""
 
@@ -132,7 +161,7 @@ class PlayerCard(QFrame):
         icon = QLabel()
         icon.setPixmap(stone_icon(side, 32).pixmap(32, 32))
         icon.setFixedSize(36, 36)
-        self.name = QLabel(f"Player {side.upper()}")
+        self.name = ElidedLabel(f"Player {side.upper()}")
         name_font = self.name.font()
         name_font.setBold(True)
         name_font.setPointSizeF(name_font.pointSizeF() * 1.15)
