@@ -71,9 +71,15 @@ def pair_lines(pair: PairStanding, sprt: SprtView | None = None) -> list[str]:
 
 
 def sprt_line(sprt: SprtView) -> str:
-    """``LLR: 2.96 (-2.94, 2.94) [0.00, 5.00]``: the LLR, its bounds, elo0 and elo1."""
+    """``LLR: 2.96 (-2.94, 2.94) [0.00, 5.00]``: the LLR, its bounds, elo0 and elo1.
+    An LLR that rounds to zero prints ``0.00``, never ``-0.00``.
+
+    >>> sprt_line(SprtView(elo0=0, elo1=5, alpha=0.05, beta=0.05, llr=-0.001,
+    ...     lower=-2.94, upper=2.94, decision="continue"))
+    'LLR: 0.00 (-2.94, 2.94) [0.00, 5.00]'
+    """
     return (
-        f"LLR: {sprt.llr:.2f} ({sprt.lower:.2f}, {sprt.upper:.2f}) "
+        f"LLR: {sprt.llr:z.2f} ({sprt.lower:.2f}, {sprt.upper:.2f}) "
         f"[{sprt.elo0:.2f}, {sprt.elo1:.2f}]"
     )
 

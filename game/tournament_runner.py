@@ -293,7 +293,7 @@ class TournamentRun:
             bound = result.upper if accepted == "H1" else result.lower
             return (
                 f"SPRT: {accepted} accepted after {self.standings.counted_games} games "
-                f"(LLR {result.llr:.2f}, bound {bound:.2f})"
+                f"(LLR {result.llr:z.2f}, bound {bound:.2f})"
             )
         return f"all {self.standings.counted_games} games played"
 

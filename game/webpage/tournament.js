@@ -7,7 +7,8 @@ import { el, clear, getJSON, formatWhen, errorBox, outcomeText } from "./api.js"
 const POLL_MS = 2000;
 const GAMES_PAGE = 100;
 
-const fixed = (value, digits = 1) => (value === null || value === undefined ? "" : Number(value).toFixed(digits));
+// A value that rounds to zero reads 0.00, never -0.00 (an LLR of -0.001).
+const fixed = (value, digits = 1) => (value === null || value === undefined ? "" : Number(value).toFixed(digits).replace(/^-(0\.?0*)$/, "$1"));
 const signed = (value, digits = 1) => (value === null || value === undefined ? "" : `${value >= 0 ? "+" : ""}${Number(value).toFixed(digits)}`);
 const plusMinus = (value, error) => (value === null || value === undefined ? "" : `${signed(value)} ± ${fixed(error)}`);
 const percent = (value) => (value === null || value === undefined ? "" : `${(100 * value).toFixed(1)}%`);
