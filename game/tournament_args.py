@@ -30,7 +30,7 @@ from typing import Any, Final
 from pydantic import ValidationError
 
 from game.discovery import AddressPolicy, PolicySyntaxError
-from game.local_bot_spec import BotLimits, LimitError
+from game.local_bot_spec import BotLimits, CommandError, LimitError, command_argv
 from game.openings import OpeningBook, OpeningError
 from models import Adjudication, Match, ResignAdjudication, TimeControl, TimeControlError
 from wire.errors import _problems
@@ -227,9 +227,15 @@ def _bot(spec: str) -> TournamentBot:
     if config:
         fields["config"] = config
     try:
-        return TournamentBot.model_validate(fields)
+        bot = TournamentBot.model_validate(fields)
     except ValidationError as error:
         raise UsageError(f"--bot {spec!r}: {'; '.join(_problems(error))}") from None
+    if bot.cmd is not None:
+        try:  # a usage error, found now rather than once the tournament has started
+            command_argv(bot.cmd, 0)
+        except CommandError as error:
+            raise UsageError(f"--bot {spec!r}: {error}") from None
+    return bot
 
 
 def _clock(text: str, where: str) -> TimeControl:

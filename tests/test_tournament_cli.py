@@ -49,6 +49,8 @@ RUN_TIMEOUT = 240
         (["--format", "swiss"], "format"),
         (["--rounds", "0"], "rounds"),
         (["--bot-memory-mb", "0"], "memory_mb"),
+        (["--bot", "name=a,cmd=", "--bot", "name=b,url=http://y"], "the command is empty"),
+        (["--bot", "name=a,cmd=my-bot", "--bot", "name=b,url=http://y"], "with {port}"),
         (["--address-policy", "allow=moon"], "--address-policy"),
         (["--turn-limit", "0"], "turn_limit"),
         (["--clock", "40/10"], "--clock: time control '40/10': expected"),
