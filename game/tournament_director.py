@@ -266,9 +266,9 @@ class TournamentDirector:
         )
         stored = await self.store.tournaments.get(tournament_id)
         assert stored is not None
-        return self._start(tournament_id, request, stored, openings)
+        return await self._start(tournament_id, request, stored, openings)
 
-    def _start(
+    async def _start(
         self,
         tournament_id: str,
         request: TournamentRequest,
@@ -283,6 +283,9 @@ class TournamentDirector:
         run.task = asyncio.get_running_loop().create_task(
             run.run(), name=f"htttx: tournament {tournament_id}"
         )
+        # The run counts the stored results in its task; whoever gets it back (the
+        # answer to a resume, the command line's first progress line) must see them.
+        await run.loaded()
         return run
 
     async def resume(self, tournament_id: str) -> TournamentRun:
@@ -315,7 +318,7 @@ class TournamentDirector:
         stored = await self.store.tournaments.get(tournament_id)
         assert stored is not None
         self._finished_views.pop(tournament_id, None)
-        return self._start(tournament_id, request, stored, openings)
+        return await self._start(tournament_id, request, stored, openings)
 
     async def adopt(self, tournament_id: str) -> None:
         """On a cluster: coordinate a running tournament whose coordinator is gone (its
@@ -339,7 +342,7 @@ class TournamentDirector:
                 )
                 raise
             self._finished_views.pop(tournament_id, None)
-            self._start(tournament_id, request, stored, openings)
+            await self._start(tournament_id, request, stored, openings)
 
     def hand_over(self, tournament_id: str) -> None:
         """On a cluster: another worker coordinates ``tournament_id`` now; stop the run

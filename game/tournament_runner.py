@@ -152,8 +152,19 @@ class TournamentRun:
         self._handed_over = False
         self._stopped_in_store = False
         self._cancelling: asyncio.Task[None] | None = None
+        self._loaded = asyncio.Event()
 
     # ------------------------------------------------------------- observing
+
+    async def loaded(self) -> None:
+        """Wait until the stored results are counted (or the run ended first): a
+        resumed run's view shows the games played before, not 0 of N."""
+        assert self.task is not None
+        waiter = asyncio.ensure_future(self._loaded.wait())
+        try:
+            await asyncio.wait((waiter, self.task), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiter.cancel()
 
     async def changed(self, seen: int, timeout: float | None = None) -> int:
         """Wait until something was counted after version ``seen`` (or the run ended,
@@ -232,6 +243,7 @@ class TournamentRun:
     async def run(self) -> None:
         try:
             pending = await self._load()
+            self._loaded.set()
             await self._start_local_bots()
             await self._check_local_bots()
             await self._play(pending)

@@ -160,6 +160,28 @@ async def test_a_series_stops_and_resumes_counting_every_game_once(tmp_path: Pat
         assert (await a.post(f"/series/{series_id}/resume"))[0] == 409
 
 
+async def test_the_answer_to_resume_has_the_score_so_far(tmp_path: Path) -> None:
+    async with arena(tmp_path / "s.sqlite") as a:
+        series_id = await create(
+            a,
+            {
+                "player_a": player(a, "threat"),
+                "player_b": player(a, "random"),
+                "best_of": 201,  # threat wins every game: long enough to stop it midway
+                "openings": "none",
+            },
+        )
+        await a.until(series_id, lambda view: view["series"]["games"] >= 2)
+        status, stopped = await a.post(f"/series/{series_id}/stop")
+        assert status == 200 and stopped["status"] == "stopped", stopped
+        status, resumed = await a.post(f"/series/{series_id}/resume")
+        assert status == 200 and resumed["status"] == "running", resumed
+        # Not 0-0 until the run has read the store: the score it stopped at, at least.
+        assert resumed["score"]["games"] >= stopped["score"]["games"] >= 2
+        assert resumed["score"]["points_a"] >= stopped["score"]["points_a"] >= 1
+        await a.post(f"/series/{series_id}/stop")
+
+
 async def test_a_series_cut_short_by_a_restart_resumes_by_itself(tmp_path: Path) -> None:
     db, port = tmp_path / "s.sqlite", free_port()
     async with arena(db, port) as a:

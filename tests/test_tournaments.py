@@ -203,6 +203,24 @@ async def test_stop_then_resume_plays_every_game_once(tmp_path: Path) -> None:
         assert all(row.status == "done" for row in rows)
 
 
+async def test_the_answer_to_resume_counts_the_games_played_before(tmp_path: Path) -> None:
+    async with arena(tmp_path / "t.sqlite") as a:
+        tournament_id = await a.create(
+            {"bots": [a.bot("threat"), a.bot("random")], "rounds": 30, "openings": "none"}
+        )
+        await a.until(tournament_id, lambda view: view["games_counted"] >= 4)
+        status, stopped = await a.post(f"/tournaments/{tournament_id}/stop")
+        assert status == 200 and stopped["status"] == "stopped", stopped
+        status, resumed = await a.post(f"/tournaments/{tournament_id}/resume")
+        assert status == 200 and resumed["status"] == "running", resumed
+        # Not 0 of 60 until the run has read the store: what was played, at least.
+        assert resumed["games_done"] >= stopped["games_done"] >= 4
+        assert resumed["games_counted"] >= stopped["games_counted"] >= 4
+        games = {line["name"]: line["games"] for line in resumed["standings"]}
+        assert games["threat"] == games["random"] >= stopped["games_counted"]
+        await a.post(f"/tournaments/{tournament_id}/stop")
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
