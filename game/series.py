@@ -33,6 +33,7 @@ from game.registry import BotRegistry
 from game.series_score import SeriesRule, SeriesScore
 from game.store.tournaments import StoredTournament, TournamentGameRow
 from game.tournament_director import TournamentDirector
+from game.tournament_games import _outcome_from_json, is_counted
 from game.tournament_runner import TournamentError, UnknownTournamentError
 from game.tournament_schedule import Schedule
 from models import GameResult
@@ -89,10 +90,15 @@ def series_games(
     request: TournamentRequest,
     rows: list[TournamentGameRow],
     live: dict[str, tuple[str, GameResult | None]],
+    games_counted: int,
 ) -> list[SeriesGame]:
     """The started games of a series in order, each with the score before it.
-    ``live``: the status and result of games being played, by id (ahead of the store).
-    """
+    ``live``: the status and result of games being played, by id (ahead of the store);
+    ``games_counted``: the games the series' standings count (its view's).
+
+    A game is counted as the standings count it (``is_counted``: not one stored after
+    the series was decided), and the score moves as theirs does: a void game (neither
+    bot came) is no draw and leaves it as it was."""
     settings = request.series
     assert settings is not None
     a, b = request.bots[0].name, request.bots[1].name
@@ -105,6 +111,7 @@ def series_games(
         result = None if row.game_result is None else GameResult.model_validate(row.game_result)
         if row.game_id in live:
             status, result = live[row.game_id]
+        counted = is_counted(row, games_counted)
         games.append(
             SeriesGame(
                 number=row.idx + 1,
@@ -112,14 +119,16 @@ def series_games(
                 o=scheduled.o,
                 score_before=score.text,
                 game_id=row.game_id,
-                counted=row.status == "done",
+                counted=counted,
                 status=status,
                 result=result,
                 links=game_links(row.game_id),
             )
         )
-        if row.status == "done" and row.outcome is not None:
-            score.add(row.outcome.get("winner"))
+        if counted and row.outcome is not None:
+            outcome = _outcome_from_json(row.outcome)
+            if not outcome.void:
+                score.add(outcome.winner)
     return games
 
 
@@ -192,7 +201,7 @@ class SeriesDesk:
             first_to=settings.first_to,
             request=view.request,
             games_running=view.games_running,
-            games=series_games(view.request, rows, live),
+            games=series_games(view.request, rows, live, view.games_counted),
         )
 
     async def page(self, limit: int = 100) -> SeriesPage:

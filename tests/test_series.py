@@ -4,6 +4,7 @@ server's hosted bots on loopback as the players."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from game.store import GameStore, RecordStatus
 from models import GameRecord
 from tests.postgres import PostgresCluster
 from tests.test_tournaments import Arena, arena, free_port
+from wire.series import SeriesRequest
 
 Json = dict[str, Any]
 
@@ -341,6 +343,50 @@ async def test_a_rated_series_counts_each_game_once_for_the_ratings(tmp_path: Pa
         unrated = await create(a, {**body, "rated": False})
         await series_finished(a, unrated)
         assert (await a.get("/bots/Hexa"))[1]["games"] == score.games
+
+
+async def test_a_void_game_or_one_stored_after_the_decision_changes_no_score(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "s.sqlite"
+    series = SeriesRequest.model_validate(
+        {
+            "player_a": {"name": "a", "bot_url": "http://127.0.0.1:1"},
+            "player_b": {"name": "b", "bot_url": "http://127.0.0.1:2"},
+            "best_of": 5,
+            "openings": "none",
+        }
+    ).tournament()
+    a_wins: Json = {"winner": "a", "failures": {}}
+    nobody_came: Json = {"winner": None, "failures": {"a": "no_show", "b": "no_show"}, "void": True}
+    # Won 3-0 at game 4 (game 3 void); game 5 ended once it was decided, as the store
+    # can hold one (an SPRT's tournament does): listed, not counted.
+    outcomes = [a_wins, a_wins, nobody_came, a_wins, {"winner": "b", "failures": {}}]
+    async with await GameStore.open(f"sqlite+aiosqlite:///{db}") as store:
+        await store.series.create(
+            "s1",
+            name="stored",
+            request_json=series.model_dump_json(),
+            games_total=series.games,
+            created_at=datetime.now(UTC),
+        )
+        for idx, outcome in enumerate(outcomes):
+            await store.tournaments.start_game("s1", idx, f"g{idx}")
+            assert await store.tournaments.finish_game("s1", idx, {**outcome, "game_id": f"g{idx}"})
+        await store.tournaments.set_status("s1", "stopped", reason="stopped on request")
+    async with arena(db) as arena_:
+        status, view = await arena_.get("/series/s1")
+    assert status == 200, view
+    assert view["score"]["text"] == "a 3-0 b" and view["score"]["decided"]
+    games = view["games"]
+    assert [g["counted"] for g in games] == [True, True, True, True, False]
+    assert [g["score_before"] for g in games] == [
+        "a 0-0 b",
+        "a 1-0 b",
+        "a 2-0 b",
+        "a 2-0 b",  # the void game was no draw
+        "a 3-0 b",
+    ]
 
 
 async def test_tournaments_are_not_series_and_unknown_series_are_404(tmp_path: Path) -> None:
