@@ -42,6 +42,9 @@ __all__ = ["DEFAULT_DB", "TournamentOptions", "UsageError", "parse_arguments"]
 DEFAULT_DB: Final = "tournament.sqlite"
 #: The command line's bots are the user's own: loopback, private and public addresses.
 DEFAULT_CLI_POLICY: Final = "allow=loopback,private,public"
+#: The shortest ``--resume`` prefix taken (git's shortest abbreviation): fewer
+#: characters would match most of a busy database.
+MIN_RESUME_PREFIX: Final = 4
 
 
 class UsageError(Exception):
@@ -52,14 +55,14 @@ class UsageError(Exception):
 class TournamentOptions:
     """What the command line asks for: the tournament, and how to run and report it."""
 
-    request: TournamentRequest | None  # None: --resume ID alone, the stored one
+    request: TournamentRequest | None  # None: --resume ID, the stored one
     db_url: str
     host: str
     port: int
     policy: AddressPolicy
     limits: BotLimits
     log_dir: Path
-    resume: str | None
+    resume: str | None  # the id or the start of it (at least MIN_RESUME_PREFIX characters)
     report_json: Path | None
     export_dir: Path | None
     export_bundle: Path | None
@@ -67,7 +70,8 @@ class TournamentOptions:
     quiet: bool
 
 
-def _arguments() -> argparse.ArgumentParser:
+def _arguments() -> tuple[argparse.ArgumentParser, list[argparse.Action]]:
+    """The parser, and its options that are the tournament's stored settings."""
     parser = argparse.ArgumentParser(
         prog="htttx-tournament",
         description=(
@@ -82,10 +86,20 @@ def _arguments() -> argparse.ArgumentParser:
             "--concurrency 8 --sprt elo0=0,elo1=10"
         ),
     )
-    parser.add_argument(
+    # Every setting of the tournament is stored with it; None when not given (the
+    # defaults are TournamentRequest's), so that --resume can refuse those given.
+    settings = parser.add_argument_group(
+        "tournament settings",
+        "stored with the tournament; --resume ID reads them from --db and takes none",
+    )
+    stored: list[argparse.Action] = []
+
+    def setting(*flags: str, **options: Any) -> None:
+        stored.append(settings.add_argument(*flags, **options))
+
+    setting(
         "--bot",
         action="append",
-        default=[],
         metavar="SPEC",
         help="a bot: 'name=N,url=URL' (a running bot) or 'name=N,cmd=COMMAND' (a program "
         "the runner starts on a free port, '{port}' in COMMAND; cmd= takes the rest of "
@@ -93,51 +107,48 @@ def _arguments() -> argparse.ArgumentParser:
         "'board=true' sends it the full board in every move_request (prototype bots); "
         "'config.KEY=VALUE' adds a config setting (JSON value)",
     )
-    parser.add_argument(
+    setting(
         "--clock",
         metavar="CLOCK",
         help="every bot's clock: 'BASE+INC' seconds (10+0.1), 'SECONDS' per side (60), "
         "'turn=S' per move, 'none', or 'stall=S' (no clock, S seconds at most per answer)",
     )
-    parser.add_argument(
+    setting(
         "--resign",
         metavar="moves=K,score=S",
         help="adjudicate a game when both bots' evaluations favour one side by S or more "
         "for K moves each (off by default; recorded with cause 'adjudication')",
     )
-    parser.add_argument("--name", help="the tournament's name (games are named after it)")
-    parser.add_argument(
+    setting("--name", help="the tournament's name (games are named after it)")
+    setting(
         "--format",
-        default="round_robin",
         type=lambda text: text.replace("-", "_"),
         help="round_robin (every pair, the default) or gauntlet (the first bot against each)",
     )
-    parser.add_argument(
-        "--rounds", type=int, default=1, help="meetings of each pairing (2 games each)"
-    )
-    parser.add_argument("--concurrency", type=int, default=1, help="games at once (default 1)")
-    parser.add_argument(
+    setting("--rounds", type=int, help="meetings of each pairing (2 games each; default 1)")
+    setting("--concurrency", type=int, help="games at once (default 1)")
+    setting(
         "--openings",
-        default="default",
         help="'default' (the shipped book of 60), 'none', or a file of HTTTX notation v2",
     )
-    parser.add_argument(
-        "--opening-order", default="sequential", help="sequential (default) or random"
-    )
-    parser.add_argument("--seed", type=int, help="seed of a random opening order (default 0)")
-    parser.add_argument("--turn-limit", type=int, help="a draw after this many moves (default 500)")
-    parser.add_argument("--view-distance", type=int, help="the game's view distance (default 8)")
-    parser.add_argument(
-        "--sprt", metavar="elo0=E0,elo1=E1[,alpha=A,beta=B]", help="stop when the SPRT decides"
-    )
-    parser.add_argument(
+    setting("--opening-order", help="sequential (default) or random")
+    setting("--seed", type=int, help="seed of a random opening order (default 0)")
+    setting("--turn-limit", type=int, help="a draw after this many moves (default 500)")
+    setting("--view-distance", type=int, help="the game's view distance (default 8)")
+    setting("--sprt", metavar="elo0=E0,elo1=E1[,alpha=A,beta=B]", help="stop when the SPRT decides")
+    setting(
         "--series",
         metavar="boN|ftK",
         help="a series of two bots instead: best of N games (bo7) or first to K points "
         "(ft4), one game at a time, sides alternating, stopped once decided",
     )
     parser.add_argument("--db", default=DEFAULT_DB, help=f"results database (default {DEFAULT_DB})")
-    parser.add_argument("--resume", metavar="ID", help="resume this tournament of --db")
+    parser.add_argument(
+        "--resume",
+        metavar="ID",
+        help="resume this tournament of --db with its stored settings: its id, or the "
+        f"start of it ({MIN_RESUME_PREFIX} characters at least) that no other id has",
+    )
     parser.add_argument("--host", default="127.0.0.1", help="where spectators connect")
     parser.add_argument(
         "--port", type=int, default=0, help="port of the runner's game server (0: any free one)"
@@ -175,8 +186,12 @@ def _arguments() -> argparse.ArgumentParser:
     parser.add_argument(
         "--no-progress", action="store_true", help="print a line per pair instead of a live table"
     )
-    parser.add_argument("--quiet", action="store_true", help="print only the final report")
-    return parser
+    parser.add_argument(
+        "--quiet",
+        action="store_true",
+        help="print only the tournament's id as it starts, and the final report",
+    )
+    return parser, stored
 
 
 def _limit(text: str) -> int | None:
@@ -335,25 +350,51 @@ def _db_url(text: str) -> str:
     return f"sqlite+aiosqlite:///{Path(text).expanduser().resolve()}"
 
 
-def parse_arguments(argv: Sequence[str] | None = None) -> TournamentOptions:
-    """Read the command line. Raises ``UsageError`` (one line) for anything wrong."""
-    parser = _arguments()
-    args = parser.parse_args(argv)
-    if args.resume is None and len(args.bot) < 2:
+def _resume_prefix(text: str, given: list[str]) -> str:
+    """``--resume``'s id or start of one, refused with any stored setting: those come
+    from --db (as fastchess's ``-config file=`` resumes from its file alone), and one
+    given as well would be ignored or would differ from what the results were played
+    with.
+
+    >>> _resume_prefix("5d62dc89", [])
+    '5d62dc89'
+    >>> _resume_prefix("5d6", [])
+    Traceback (most recent call last):
+    ...
+    game.tournament_args.UsageError: --resume '5d6': give at least 4 characters of the id
+    """
+    if given:
+        raise UsageError(
+            f"--resume reads the tournament's settings from --db: leave out "
+            f"{', '.join(given)} (or run the same command without --resume: the "
+            "unfinished tournament with exactly those settings goes on)"
+        )
+    prefix = text.strip()
+    if len(prefix) < MIN_RESUME_PREFIX:
+        raise UsageError(
+            f"--resume {text!r}: give at least {MIN_RESUME_PREFIX} characters of the id"
+        )
+    return prefix
+
+
+def _request(args: argparse.Namespace) -> TournamentRequest:
+    """The tournament the command line's settings describe (``TournamentRequest``'s
+    defaults for those not given)."""
+    if args.bot is None or len(args.bot) < 2:
         raise UsageError("give at least two --bot (or --resume ID to go on with a tournament)")
-    bots = [_bot(spec) for spec in args.bot]
-    fields: dict[str, Any] = {
+    given = {
         "name": args.name,
         "format": args.format,
-        "bots": bots,
+        "bots": [_bot(spec) for spec in args.bot],
         "rounds": args.rounds,
         "concurrency": args.concurrency,
         "opening_order": args.opening_order,
         "seed": args.seed,
     }
+    fields: dict[str, Any] = {key: value for key, value in given.items() if value is not None}
     if args.openings in ("default", "none"):
         fields["openings"] = args.openings
-    else:
+    elif args.openings is not None:
         try:
             fields["book"] = Path(args.openings).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as error:
@@ -381,12 +422,27 @@ def parse_arguments(argv: Sequence[str] | None = None) -> TournamentOptions:
         fields["time_control"] = _clock(args.clock, "--clock")
     if args.resign is not None:
         fields["adjudication"] = _resign(args.resign)
+    try:
+        return TournamentRequest.model_validate(fields)
+    except ValidationError as error:
+        raise UsageError("; ".join(_problems(error))) from None
+
+
+def parse_arguments(argv: Sequence[str] | None = None) -> TournamentOptions:
+    """Read the command line. Raises ``UsageError`` (one line) for anything wrong."""
+    parser, stored_settings = _arguments()
+    args = parser.parse_args(argv)
     request: TournamentRequest | None = None
-    if bots or args.resume is None:
-        try:
-            request = TournamentRequest.model_validate(fields)
-        except ValidationError as error:
-            raise UsageError("; ".join(_problems(error))) from None
+    resume: str | None = None
+    if args.resume is not None:
+        given = [
+            action.option_strings[0]
+            for action in stored_settings
+            if getattr(args, action.dest) is not None
+        ]
+        resume = _resume_prefix(args.resume, given)
+    else:
+        request = _request(args)
     try:
         policy = AddressPolicy.parse(args.address_policy)
     except PolicySyntaxError as error:
@@ -409,7 +465,7 @@ def parse_arguments(argv: Sequence[str] | None = None) -> TournamentOptions:
         policy=policy,
         limits=limits,
         log_dir=Path(args.log_dir),
-        resume=args.resume,
+        resume=resume,
         report_json=_output_path("--report", args.report),
         export_dir=_output_path("--export", args.export, directory=True),
         export_bundle=_output_path("--export-bundle", args.export_bundle),

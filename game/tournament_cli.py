@@ -16,7 +16,9 @@ address it prints.
 Run the same command again after an interruption (Ctrl-C, a crash, kill -9): it finds
 the unfinished tournament with the same settings in ``--db`` and resumes it; games
 counted stay counted, games cut short are played again. ``--resume ID`` resumes one by
-id. Exit status: 0 finished, 1 failed, 2 bad usage, 130 stopped by a signal.
+its id or the start of it (git-like: at least 4 characters no other id starts with),
+with its stored settings: none may be given with it (``game.tournament_args``). Exit
+status: 0 finished, 1 failed, 2 bad usage, 130 stopped by a signal.
 """
 
 from __future__ import annotations
@@ -51,6 +53,8 @@ __all__ = ["OutputError", "export_games", "main", "run_tournament"]
 
 #: Statuses a tournament can be resumed from.
 RESUMABLE = ("interrupted", "stopped", "failed")
+#: Tournaments an ambiguous ``--resume`` prefix lists at most.
+AMBIGUOUS_LISTED = 5
 #: How often the live table is redrawn at most, per second.
 REFRESH_PER_SECOND = 4
 
@@ -100,10 +104,31 @@ def _live_view(view: TournamentView, progress: Progress) -> Group:
     return Group(*parts)  # type: ignore[arg-type]
 
 
+async def _resumed_id(store: GameStore, prefix: str) -> str:
+    """The tournament of --db that ``--resume`` names: by its id, or like git by the
+    start of it that no other id has. ``UsageError`` (one line) when no id starts so,
+    or when several do (they are listed, newest first)."""
+    if await store.tournaments.get(prefix) is not None:
+        return prefix
+    found = await store.tournaments.starting_with(prefix, limit=AMBIGUOUS_LISTED + 1)
+    if not found:
+        raise UsageError(f"--resume {prefix!r}: no tournament of --db has an id starting so")
+    if len(found) > 1:
+        listed = ", ".join(
+            f"{stored.tournament_id} ({stored.status})" for stored in found[:AMBIGUOUS_LISTED]
+        )
+        more = ", ..." if len(found) > AMBIGUOUS_LISTED else ""
+        raise UsageError(
+            f"--resume {prefix!r} is ambiguous: it starts {listed}{more}; give more of the id"
+        )
+    return found[0].tournament_id
+
+
 async def _find_resumable(director: TournamentDirector, options: TournamentOptions) -> str | None:
-    """The unfinished tournament of ``--db`` with exactly these settings, if any."""
+    """The tournament ``--resume`` names, or else the unfinished tournament of ``--db``
+    with exactly these settings, if any."""
     if options.resume is not None:
-        return options.resume
+        return await _resumed_id(director.store, options.resume)
     assert options.request is not None
     wanted = options.request.model_dump(mode="json")
     for stored in await director.store.tournaments.recent(1000):
@@ -241,12 +266,13 @@ async def run_tournament(options: TournamentOptions, console: Console | None = N
     async with serving(app, host=options.host, port=options.port, sock=listener) as server:
         director: TournamentDirector = app.state.arena.tournaments
         run = await _start(director, options, console)
-        if not options.quiet:
-            _say(
-                console,
-                f"Tournament {run.tournament_id}: {run.request.games} games; standings at "
-                f"{server.url}/tournaments/{run.tournament_id}",
-            )
+        # Even with --quiet: the id is what --resume takes (progress lines show 8
+        # characters of it, which --resume takes too while no other id starts so).
+        _say(
+            console,
+            f"Tournament {run.tournament_id}: {run.request.games} games; standings at "
+            f"{server.url}/tournaments/{run.tournament_id}",
+        )
         loop = asyncio.get_running_loop()
 
         def on_signal(signum: signal.Signals) -> None:

@@ -164,6 +164,16 @@ def _list(conn: Connection, limit: int) -> list[StoredTournament]:
     return [_row_to_tournament(row) for row in rows]
 
 
+def _starting_with(conn: Connection, prefix: str, limit: int) -> list[StoredTournament]:
+    query = (
+        select(*_COLUMNS)
+        .where(_tournaments.c.tournament_id.startswith(prefix, autoescape=True))
+        .order_by(_tournaments.c.seq.desc())
+        .limit(limit)
+    )
+    return [_row_to_tournament(row) for row in conn.execute(query)]
+
+
 def _set_status(
     conn: Connection,
     tournament_id: str,
@@ -302,6 +312,11 @@ class TournamentRecords:
     async def recent(self, limit: int = 100) -> list[StoredTournament]:
         """The newest ``limit`` tournaments, newest first."""
         return await self._runner.read(_list, limit)
+
+    async def starting_with(self, prefix: str, limit: int = 10) -> list[StoredTournament]:
+        """The tournaments whose id starts with ``prefix`` (``%`` and ``_`` are plain
+        characters), newest first, ``limit`` at most: an id given by its start."""
+        return await self._runner.read(_starting_with, prefix, limit)
 
     async def set_status(
         self,
