@@ -1,9 +1,9 @@
 """``htttx-tournament``: run a tournament from the command line, with live standings.
 
-    htttx-tournament --bot name=mine,url=http://127.0.0.1:9001 \\
-                     --bot "name=local,cmd=python -m bot.serve --bot my_bot:MyBot --port {port}" \\
-                     --format gauntlet --rounds 200 --concurrency 8 \\
-                     --openings default --sprt elo0=0,elo1=10 --db results.sqlite
+    htttx-tournament --bot name=threat,url=http://127.0.0.1:8001/bots/threat \\
+        --bot "name=local,cmd=.venv/bin/htttx-bot --bot bot.bots:CenterBot --port {port}" \\
+        --rounds 200 --concurrency 8 --clock 10+0.1 \\
+        --openings default --sprt elo0=0,elo1=10 --db results.sqlite
 
 The command is a client of the same runner as the server's REST API: it starts a game
 server of its own (``game.server.create_app`` with the results database, loopback,
