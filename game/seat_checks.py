@@ -36,9 +36,7 @@ def check_seats(request: NewGameRequest, slots: dict[Player, Slot]) -> None:
         check_seat(seat, slots[side].info, opening=bool(request.opening), rules_changed=changed)
 
 
-def check_seat(
-    seat: str, info: SeatInfo, *, opening: bool, rules_changed: Sequence[str]
-) -> None:
+def check_seat(seat: str, info: SeatInfo, *, opening: bool, rules_changed: Sequence[str]) -> None:
     """Raise ``CannotStartFromOpening`` (``opening``: the game starts from one) or
     ``CannotLearnRules`` (``rules_changed``: ``Match.rules_not_standard``) when the seat
     ``info`` cannot be told them; ``seat`` names it in the message."""

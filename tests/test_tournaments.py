@@ -524,7 +524,6 @@ async def test_a_bot_that_cannot_be_seated_for_the_openings_or_rules_is_refused_
     assert page["tournaments"] == []  # refused before anything was stored
 
 
-
 async def test_a_bad_sprt_is_named_once(tmp_path: Path) -> None:
     async with arena(tmp_path / "t.sqlite") as a:
         body = {"bots": [a.bot("threat"), a.bot("random")], "sprt": {"elo0": 5, "elo1": 0}}
