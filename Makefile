@@ -45,6 +45,7 @@ screenshots: $(STAMP_DEV) chromium
 
 lint: $(STAMP_DEV)
 	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 	$(PY) -m mypy .
 
 # The store tests start a throwaway PostgreSQL server of their own (tests/test_store.py);
