@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 
-from playwright.sync_api import expect
+from playwright.sync_api import ViewportSize, expect
 
 from game.store import GameStore
 from game.store.ratings import SideOutcome
@@ -127,3 +127,48 @@ def test_two_registered_bots_at_one_url_are_paired_under_their_names(
         page.goto("about:blank")  # before the server stops: no reconnecting page
         record = get_ok(f"{url}/games/{game_id}")
     assert (record["player_x"]["name"], record["player_o"]["name"]) == ("Hexa", "Ext")
+
+
+#: A registered bot's description as long as people write them: it takes a column's room.
+DESCRIPTION = "threats first, then the longest open line, from the page"
+
+
+def register_hexa(url: str) -> None:
+    """Registers the server's own ThreatBot as Hexa, with a description."""
+    post_ok(
+        url + "/bots", {"name": "Hexa", "url": url + "/bots/threat", "description": DESCRIPTION}
+    )
+
+
+#: The narrowest phone the page is laid out for (tests.browser.PHONE is 390 px).
+NARROW_PHONE: ViewportSize = {"width": 360, "height": 800}
+
+
+def test_the_bots_page_fits_a_narrow_phone_and_scrolls_no_table_out_of_it(
+    web_page: WebPage, tmp_path: Path
+) -> None:
+    page = web_page.page
+    page.set_viewport_size(NARROW_PHONE)
+    with game_server(tmp_path) as url:
+        register_hexa(url)
+        page.goto(url + "/web/bots")
+        expect(page.locator('#registered-bots tr[data-name="Hexa"]')).to_be_visible()
+        expect(page.locator("#bots tbody tr")).to_have_count(4)
+        # A table wider than the phone scrolls in its own box; the page does not.
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= NARROW_PHONE["width"]
+
+
+def test_a_registered_bots_record_stays_on_one_line(web_page: WebPage, tmp_path: Path) -> None:
+    page = web_page.page
+    with game_server(tmp_path) as url:
+        register_hexa(url)
+        page.goto(url + "/web/bots")
+        record = page.locator('#registered-bots tr[data-name="Hexa"] td', has_text="0 / 0 / 0")
+        expect(record).to_be_visible()
+        # One line box for the text "0 / 0 / 0", not one a number.
+        lines = record.evaluate(
+            "cell => { const range = document.createRange(); range.selectNodeContents(cell);"
+            " return new Set([...range.getClientRects()].map((rect) => rect.top)).size; }"
+        )
+        assert lines == 1
