@@ -25,7 +25,13 @@ from game.openapi import _docs_page
 from game.route_bodies import creation_body
 from game.seat_names import SeatNameTaken, check_seat_names
 from game.server_state import _runtime, _settings
-from game.store import MAX_PAGE_SIZE, MAX_PLAYER_FILTER, InvalidCursorError, RecordStatus
+from game.store import (
+    MAX_BOT_URL_FILTER,
+    MAX_PAGE_SIZE,
+    MAX_PLAYER_FILTER,
+    InvalidCursorError,
+    RecordStatus,
+)
 from models import (
     MAX_ECHO_CHARS,
     NewGameRequest,
@@ -110,8 +116,8 @@ async def new_game(request: Request) -> Response:
 
 
 async def list_games(request: Request) -> Response:
-    """Games newest first, live and over, optionally of one status and one player;
-    cursor pagination from the store."""
+    """Games newest first, live and over, optionally of one status, one player (by name)
+    and one bot (by URL); cursor pagination from the store."""
     params = request.query_params
     status: RecordStatus | None = None
     if (status_text := params.get("status")) is not None:
@@ -127,6 +133,13 @@ async def list_games(request: Request) -> Response:
             f"player: expected a name of 1 to {MAX_PLAYER_FILTER} characters, got "
             f"{len(player)} characters",
         )
+    bot_url = params.get("bot_url")
+    if bot_url is not None and not 1 <= len(bot_url) <= MAX_BOT_URL_FILTER:
+        return _error(
+            422,
+            f"bot_url: expected a URL of 1 to {MAX_BOT_URL_FILTER} characters, got "
+            f"{len(bot_url)} characters",
+        )
     limit_text = params.get("limit", "50")
     # ASCII digits, and few: int() refuses strings of over 4300 digits with a ValueError.
     short_number = limit_text.isascii() and limit_text.isdecimal() and len(limit_text) <= 9
@@ -137,7 +150,11 @@ async def list_games(request: Request) -> Response:
     try:
         # Live games as they stand in memory, over the store's page.
         page = await _runtime(request).manager.records.page(
-            status=status, player=player, limit=int(limit_text), before=params.get("cursor")
+            status=status,
+            player=player,
+            bot_url=bot_url,
+            limit=int(limit_text),
+            before=params.get("cursor"),
         )
     except InvalidCursorError as error:
         return _clipped_error(422, f"cursor: {error}")

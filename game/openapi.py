@@ -14,7 +14,13 @@ from game.ladder_routes import LADDER_MODELS, ladder_paths
 from game.openapi_arena import ARENA_MODELS, arena_paths
 from game.queue_routes import challenge_paths
 from game.server_state import HOSTED_BOTS
-from game.store import MAX_PAGE_SIZE, MAX_PLAYER_FILTER, GamePage, RecordStatus
+from game.store import (
+    MAX_BOT_URL_FILTER,
+    MAX_PAGE_SIZE,
+    MAX_PLAYER_FILTER,
+    GamePage,
+    RecordStatus,
+)
 from models import (
     ChallengeAccept,
     ChallengeAccepted,
@@ -229,6 +235,19 @@ def _openapi(hosted: bool) -> dict[str, Any]:
                         },
                     },
                     {
+                        "name": "bot_url",
+                        "in": "query",
+                        "description": (
+                            "Only games where either seat's bot_url equals this, exactly "
+                            "as the seat gave it (one bot, where a name may be several)"
+                        ),
+                        "schema": {
+                            "type": "string",
+                            "minLength": 1,
+                            "maxLength": MAX_BOT_URL_FILTER,
+                        },
+                    },
+                    {
                         "name": "limit",
                         "in": "query",
                         "schema": {
@@ -247,7 +266,7 @@ def _openapi(hosted: bool) -> dict[str, Any]:
                 ],
                 "responses": {
                     "200": {"description": "A page of games", "content": body("GamePage")},
-                    "422": error("Bad status, player, limit or cursor"),
+                    "422": error("Bad status, player, bot_url, limit or cursor"),
                 },
             }
         },

@@ -301,6 +301,7 @@ class RecordReader:
         *,
         status: RecordStatus | None = None,
         player: str | None = None,
+        bot_url: str | None = None,
         limit: int = 50,
         before: str | None = None,
     ) -> GamePage:
@@ -314,7 +315,12 @@ class RecordReader:
             results = self.manager.decided_results()
             decided = {game_id: RecordStatus.of_result(r) for game_id, r in results.items()}
         page = await self.store.list_games(
-            status=status, player=player, limit=limit, before=before, decided=decided
+            status=status,
+            player=player,
+            bot_url=bot_url,
+            limit=limit,
+            before=before,
+            decided=decided,
         )
         page.items = [self._live_summary(item) for item in page.items]
         return page

@@ -1,4 +1,4 @@
-"""What the game server adds for its web page: ``GET /games?player=`` and
+"""What the game server adds for its web page: ``GET /games?player=``, ``?bot_url=`` and
 ``GET /games/<id>/notation?download=1``, over real sockets (``tests.test_server``'s
 ``arena``)."""
 
@@ -62,6 +62,34 @@ async def test_a_bad_player_filter_is_422_with_the_reason(tmp_path: Path) -> Non
         {"detail": "player: expected a name of 1 to 200 characters, got 0 characters"},
     )
     assert long[0] == 422 and "got 201 characters" in long[1]["detail"]
+
+
+async def test_games_are_filtered_by_bot_url_not_by_the_name_it_plays_under(
+    tmp_path: Path,
+) -> None:
+    async with arena(tmp_path) as a:
+        threat, center = a.bot("threat")["bot_url"], a.bot("center")["bot_url"]
+        # A seat named ThreatBot that is CenterBot: the same name, another bot.
+        namesake = await a.new_game(
+            {"player_x": {**a.bot("center"), "name": "ThreatBot"}, "player_o": a.bot("random")}
+        )
+        own = await a.new_game({"player_x": a.bot("random"), "player_o": a.bot("threat")})
+        for created in (namesake, own):
+            await a.finished_record(created["game_id"])
+        _, by_name = await a.get_json("/games?player=ThreatBot")
+        _, by_url = await a.get_json(f"/games?bot_url={quote(threat, safe='')}")
+        _, by_center = await a.get_json(f"/games?bot_url={quote(center, safe='')}&limit=1")
+        empty = await a.get_json("/games?bot_url=")
+        long = await a.get_json("/games?bot_url=" + "x" * 2049)
+
+    assert [g["game_id"] for g in by_name["items"]] == [own["game_id"], namesake["game_id"]]
+    assert [g["game_id"] for g in by_url["items"]] == [own["game_id"]]
+    assert [g["game_id"] for g in by_center["items"]] == [namesake["game_id"]]
+    assert empty == (
+        422,
+        {"detail": "bot_url: expected a URL of 1 to 2048 characters, got 0 characters"},
+    )
+    assert long[0] == 422 and "got 2049 characters" in long[1]["detail"]
 
 
 async def test_notation_with_download_1_is_an_attachment_named_for_the_game(

@@ -115,6 +115,32 @@ def test_the_bots_page_lists_hosted_bots_and_pairs_two_of_them(
     assert record["player_o"]["bot_url"] == f"{url}/bots/center"
 
 
+def test_a_hosted_bots_games_are_its_own_not_its_namesakes(
+    web_page: WebPage, tmp_path: Path
+) -> None:
+    page = web_page.page
+    with game_server(tmp_path) as url:
+        threat = f"{url}/bots/threat"
+        own = finished_game(url, bots_game(url, "threat", "random"))
+        # CenterBot in a seat named ThreatBot: ThreatBot's name, not ThreatBot.
+        namesake = bots_game(url, "center", "random")
+        namesake["player_x"]["name"] = "ThreatBot"
+        other = finished_game(url, namesake)
+        page.goto(url + "/web/bots")
+        row = page.locator(f'#bots tr[data-url="{threat}"]')
+        expect(row.locator("td.num")).to_have_text("1")
+        expect(page.locator(f'#bots tr[data-url="{url}/bots/search"] td.num')).to_have_text("0")
+        row.get_by_role("link", name="games").click()
+        expect(page).to_have_url(re.compile(r"bot_url="))
+        rows = page.locator("#games tbody tr")
+        expect(rows).to_have_count(1)
+        expect(rows.first).to_have_attribute("data-game-id", own)
+        expect(page.locator("#bot-filter")).to_contain_text(threat)
+        page.locator("#bot-filter").get_by_role("link", name="any bot").click()
+        expect(rows).to_have_count(2)
+        expect(rows.first).to_have_attribute("data-game-id", other)
+
+
 def test_the_pair_form_asks_for_the_api_token_when_the_server_has_one(
     web_page: WebPage, tmp_path: Path
 ) -> None:

@@ -46,14 +46,19 @@ so a change to these tables needs Alembic or a fresh database)::
            name_key   text, nullable            the seat's name case-folded (null: none,
                                                 or longer than MAX_PLAYER_FILTER);
                                                 indexed with seq
+    game_bots                                   primary key (seq, seat)
+           seq        integer, references games.seq
+           seat       'x' | 'o'
+           url_key    text, nullable            SHA-256 (hex) of the seat's bot_url
+                                                (null: no URL); indexed with seq
 
 Nested data is JSON *text* rather than a JSON column type: it is portable, keeps
 PositionEvaluation's extra fields and non-finite heuristics exactly, and PostgreSQL's
 ``jsonb`` would reject both ``Infinity`` and ``\\u0000``. Nothing filters on it: the
-one filter on what it holds, by player name, reads ``game_players``, which
-``create_game`` writes in the same transaction as the game. ``game_players`` is a table
-of its own, not columns of ``games``, so ``create_all`` adds it to a database made
-before it; ``open`` then indexes the games stored before it (once).
+filters on what it holds, by player name and by bot URL, read ``game_players`` and
+``game_bots``, which ``create_game`` writes in the same transaction as the game. They
+are tables of their own, not columns of ``games``, so ``create_all`` adds them to a
+database made before them; ``open`` then indexes the games stored before them (once).
 
 Concurrency: one store serves every game of a server, and a game writes up to once per
 move (the game manager groups the moves of fast games, see ``--commit-interval``), so
@@ -126,6 +131,7 @@ from game.store.engine_runner import _AsyncEngineRunner
 from game.store.errors import (
     DuplicateGameError,
     GameNotRunningError,
+    InvalidBotUrlFilterError,
     InvalidCursorError,
     InvalidGameIdError,
     InvalidPageSizeError,
@@ -164,6 +170,7 @@ from game.store.schema import (
     _NOT_IN_HEADER,
     ABORTED_RESULT,
     LEFT_RUNNING_RESULT,
+    MAX_BOT_URL_FILTER,
     MAX_GAME_ID_LENGTH,
     MAX_PAGE_SIZE,
     MAX_PLAYER_FILTER,
@@ -171,12 +178,14 @@ from game.store.schema import (
     GameSummary,
     RecordJson,
     RecordStatus,
+    _game_bots,
     _game_players,
     _games,
     _metadata,
     _move_json,
     _parse_cursor,
     _to_json,
+    bot_url_key,
     player_key,
 )
 from game.store.series import SeriesRecords
@@ -189,6 +198,7 @@ _T = TypeVar("_T")
 __all__ = [
     "ABORTED_RESULT",
     "LEFT_RUNNING_RESULT",
+    "MAX_BOT_URL_FILTER",
     "MAX_PAGE_SIZE",
     "MAX_PLAYER_FILTER",
     "DuplicateGameError",
@@ -196,6 +206,7 @@ __all__ = [
     "GamePage",
     "GameStore",
     "GameSummary",
+    "InvalidBotUrlFilterError",
     "InvalidCursorError",
     "InvalidGameIdError",
     "InvalidPageSizeError",
@@ -320,7 +331,8 @@ class GameStore:
         ]
         try:
             names = (record.player_x.name, record.player_o.name)
-            await self._runner.write_new_game(game, moves, names)
+            bot_urls = (record.player_x.bot_url, record.player_o.bot_url)
+            await self._runner.write_new_game(game, moves, names, bot_urls)
         except IntegrityError as exc:
             raise DuplicateGameError(f"a game with id {game_id!r} is already stored") from exc
 
@@ -442,13 +454,15 @@ class GameStore:
         *,
         status: RecordStatus | None = None,
         player: str | None = None,
+        bot_url: str | None = None,
         limit: int = 50,
         before: str | None = None,
         decided: Mapping[str, RecordStatus] | None = None,
     ) -> GamePage:
-        """Games newest first (by creation), optionally only those with ``status`` and
-        only those where either seat's name is ``player``, compared case-insensitively
-        (``str.casefold``; otherwise exact: no prefix, no trimming).
+        """Games newest first (by creation), optionally only those with ``status``, only
+        those where either seat's name is ``player``, compared case-insensitively
+        (``str.casefold``; otherwise exact: no prefix, no trimming), and only those
+        where either seat's ``bot_url`` is ``bot_url``, exactly as the seat gave it.
 
         ``decided`` maps games whose end a server knows but has not committed yet to the
         status they are about to have; ``status`` filters them by that status, not by the
@@ -458,7 +472,8 @@ class GameStore:
         Pagination is by cursor: pass a page's ``next_cursor`` as ``before`` to get
         the games created before the last one on it. Unlike an offset, this neither
         skips nor repeats games while new ones are being created.
-        Raises InvalidPageSizeError, InvalidCursorError or InvalidPlayerFilterError.
+        Raises InvalidPageSizeError, InvalidCursorError, InvalidPlayerFilterError or
+        InvalidBotUrlFilterError.
         """
         if not 1 <= limit <= MAX_PAGE_SIZE:
             raise InvalidPageSizeError(f"limit must be between 1 and {MAX_PAGE_SIZE}, got {limit}")
@@ -466,6 +481,11 @@ class GameStore:
             raise InvalidPlayerFilterError(
                 f"player must be a name of 1 to {MAX_PLAYER_FILTER} characters, "
                 f"got {len(player)} characters"
+            )
+        if bot_url is not None and not 1 <= len(bot_url) <= MAX_BOT_URL_FILTER:
+            raise InvalidBotUrlFilterError(
+                f"bot_url must be a URL of 1 to {MAX_BOT_URL_FILTER} characters, "
+                f"got {len(bot_url)} characters"
             )
         query = select(
             _games.c.seq,
@@ -487,6 +507,9 @@ class GameStore:
                 return GamePage()
             seats = select(_game_players.c.seq).where(_game_players.c.name_key == key)
             query = query.where(_games.c.seq.in_(seats))
+        if bot_url is not None:
+            bots = select(_game_bots.c.seq).where(_game_bots.c.url_key == bot_url_key(bot_url))
+            query = query.where(_games.c.seq.in_(bots))
         # One row more than asked tells whether there is a next page.
         query = query.order_by(_games.c.seq.desc()).limit(limit + 1)
         return await self._runner.read(_list_games, query, limit)

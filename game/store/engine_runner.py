@@ -78,8 +78,9 @@ class _AsyncEngineRunner:
         game: dict[str, Any],
         moves: list[dict[str, Any]],
         names: tuple[str | None, str | None],
+        bot_urls: tuple[str | None, str | None],
     ) -> None:
-        await self.write(_create_game, game, moves, names)
+        await self.write(_create_game, game, moves, names, bot_urls)
 
     async def write_moves(self, game_id: str, first_index: int, rows: list[dict[str, Any]]) -> None:
         loop = asyncio.get_running_loop()

@@ -49,3 +49,7 @@ class InvalidPageSizeError(StoreError, ValueError):
 
 class InvalidPlayerFilterError(StoreError, ValueError):
     """A ``player`` filter that is empty or longer than MAX_PLAYER_FILTER characters."""
+
+
+class InvalidBotUrlFilterError(StoreError, ValueError):
+    """A ``bot_url`` filter that is empty or longer than MAX_BOT_URL_FILTER characters."""

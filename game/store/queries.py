@@ -35,9 +35,12 @@ from game.store.schema import (
     GamePage,
     RecordJson,
     RecordStatus,
+    _bot_rows,
     _from_json,
+    _game_bots,
     _game_players,
     _games,
+    _header_bot_urls,
     _header_names,
     _IsoDateTime,
     _moves,
@@ -72,7 +75,8 @@ _INSERT_MOVE_SQL: Final = (
     f"INSERT INTO {_moves.name} (game_id, idx, data, latency_ms) VALUES (?, ?, ?, ?)"
 )
 # A new game's row, ``create_game``'s usual case: (game_id, status, started_at, header,
-# move_count); its seq is the row id. Then its players: (seq, seat, name_key).
+# move_count); its seq is the row id. Then its players: (seq, seat, name_key), and its
+# bots: (seq, seat, url_key).
 _INSERT_GAME_SQL: Final = (
     f"INSERT INTO {_games.name} (game_id, status, started_at, header, move_count) "
     "VALUES (?, ?, ?, ?, ?)"
@@ -80,6 +84,7 @@ _INSERT_GAME_SQL: Final = (
 _INSERT_PLAYER_SQL: Final = (
     f"INSERT INTO {_game_players.name} (seq, seat, name_key) VALUES (?, ?, ?)"
 )
+_INSERT_BOT_SQL: Final = f"INSERT INTO {_game_bots.name} (seq, seat, url_key) VALUES (?, ?, ?)"
 # And the result of a running game: (status, result, ended_at, game_id).
 _FINISH_RUNNING_SQL: Final = (
     f"UPDATE {_games.name} SET status = ?, result = ?, ended_at = ? "
@@ -109,31 +114,41 @@ def _create_game(
     game: dict[str, Any],
     moves: list[dict[str, Any]],
     names: tuple[str | None, str | None],
+    bot_urls: tuple[str | None, str | None],
 ) -> None:
     inserted = conn.execute(_games.insert(), game).inserted_primary_key
     assert inserted is not None  # an INSERT of one row
-    conn.execute(_game_players.insert(), _player_rows(int(inserted[0]), names))
+    seq = int(inserted[0])
+    conn.execute(_game_players.insert(), _player_rows(seq, names))
+    conn.execute(_game_bots.insert(), _bot_rows(seq, bot_urls))
     if moves:
         conn.execute(_INSERT_MOVES, moves)
 
 
 def _index_players(conn: Connection) -> int:
     """Index the players of games stored before ``game_players`` existed (they have no
-    rows in it); returns how many games it indexed. Run once per ``open``: after the
-    first, it only finds there is nothing to do."""
-    unindexed = conn.execute(
-        select(_games.c.seq, _games.c.header).where(
-            ~exists().where(_game_players.c.seq == _games.c.seq)
-        )
-    ).all()
-    rows = [
-        player
-        for game in unindexed
-        for player in _player_rows(int(game.seq), _header_names(_from_json(game.header)))
-    ]
-    if rows:
-        conn.execute(_game_players.insert(), rows)
-    return len(unindexed)
+    rows in it), and the bots of those stored before ``game_bots`` did; returns how many
+    games it indexed. Run once per ``open``: after the first, it only finds there is
+    nothing to do."""
+    indexed = 0
+    for table, rows_of, seats_of in (
+        (_game_players, _player_rows, _header_names),
+        (_game_bots, _bot_rows, _header_bot_urls),
+    ):
+        unindexed = conn.execute(
+            select(_games.c.seq, _games.c.header).where(
+                ~exists().where(table.c.seq == _games.c.seq)
+            )
+        ).all()
+        rows = [
+            row
+            for game in unindexed
+            for row in rows_of(int(game.seq), seats_of(_from_json(game.header)))
+        ]
+        if rows:
+            conn.execute(table.insert(), rows)
+        indexed += len(unindexed)
+    return indexed
 
 
 def _add_usual_moves(

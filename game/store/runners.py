@@ -28,6 +28,7 @@ from game.store.errors import UnsupportedDatabaseError
 from game.store.queries import (
     _CLAIM_NEXT_MOVES_SQL,
     _FINISH_RUNNING_SQL,
+    _INSERT_BOT_SQL,
     _INSERT_GAME_SQL,
     _INSERT_MOVE_SQL,
     _INSERT_PLAYER_SQL,
@@ -36,7 +37,7 @@ from game.store.queries import (
     _finish_with_moves,
     _iso_datetime,
 )
-from game.store.schema import RecordStatus, _player_rows
+from game.store.schema import RecordStatus, _bot_rows, _player_rows
 
 # SQLite waits this long for another process's write lock before giving up; writers of
 # this process never wait on each other at the SQLite level (see _SqliteThreads).
@@ -199,9 +200,11 @@ class _Runner(Protocol):
         game: dict[str, Any],
         moves: list[dict[str, Any]],
         names: tuple[str | None, str | None],
+        bot_urls: tuple[str | None, str | None],
     ) -> None:
-        """``write(_create_game, game, moves, names)``, the write every new game waits
-        for before it starts, perhaps by a quicker way to the same transaction."""
+        """``write(_create_game, game, moves, names, bot_urls)``, the write every new
+        game waits for before it starts, perhaps by a quicker way to the same
+        transaction."""
 
     async def write_moves(self, game_id: str, first_index: int, rows: list[dict[str, Any]]) -> None:
         """``write(_add_moves, game_id, first_index, rows)``, the store's most frequent
@@ -430,8 +433,9 @@ class _SqliteThreads:
         game: dict[str, Any],
         moves: list[dict[str, Any]],
         names: tuple[str | None, str | None],
+        bot_urls: tuple[str | None, str | None],
     ) -> None:
-        # Through SQLAlchemy's Core, these three INSERTs cost the writer thread about a
+        # Through SQLAlchemy's Core, these four INSERTs cost the writer thread about a
         # millisecond, and the game waits for them before it starts.
         def usual(raw: sqlite3.Connection) -> bool:
             started_at = game["started_at"]
@@ -446,13 +450,15 @@ class _SqliteThreads:
             assert seq is not None  # the row id of the row just inserted
             players = [(seq, p["seat"], p["name_key"]) for p in _player_rows(seq, names)]
             raw.executemany(_INSERT_PLAYER_SQL, players)
+            bots = [(seq, b["seat"], b["url_key"]) for b in _bot_rows(seq, bot_urls)]
+            raw.executemany(_INSERT_BOT_SQL, bots)
             if moves:
                 _insert_moves(raw, game["game_id"], moves)
             return True
 
         await self._await_writer(
             self._write_thread.submit(
-                self._straight_on_writer, usual, _create_game, game, moves, names
+                self._straight_on_writer, usual, _create_game, game, moves, names, bot_urls
             )
         )
 

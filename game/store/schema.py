@@ -6,6 +6,7 @@ The schema itself is described in ``game.store``'s docstring.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import math
 from datetime import datetime
@@ -249,13 +250,66 @@ def _player_rows(seq: int, names: tuple[str | None, str | None]) -> list[dict[st
 
 def _header_names(header: dict[str, Any]) -> tuple[str | None, str | None]:
     """The seats' names in a stored header's fields (``_to_json`` of a ``GameRecord``)."""
-    return _seat_name(header, "player_x"), _seat_name(header, "player_o")
+    return _seat_text(header, "player_x", "name"), _seat_text(header, "player_o", "name")
 
 
-def _seat_name(header: dict[str, Any], field: str) -> str | None:
+def _header_bot_urls(header: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The seats' bot URLs in a stored header's fields."""
+    return _seat_text(header, "player_x", "bot_url"), _seat_text(header, "player_o", "bot_url")
+
+
+def _seat_text(header: dict[str, Any], field: str, key: str) -> str | None:
     seat = header.get(field)
-    name = seat.get("name") if isinstance(seat, dict) else None
-    return name if isinstance(name, str) else None
+    text = seat.get(key) if isinstance(seat, dict) else None
+    return text if isinstance(text, str) else None
+
+
+#: Characters of a bot URL filter at most (``list_games(bot_url=...)``): a seat's
+#: ``bot_url`` is no longer (``wire.rest.MAX_URL_LENGTH``).
+MAX_BOT_URL_FILTER: Final = 2048
+
+# Each seat's bot URL, as the players' names are in ``game_players``: the games of one
+# bot (a name is not one bot: hosted bots go by their capabilities' names, which any
+# other bot may give too). Two rows per game, ``url_key`` null for a seat without a URL
+# (a person), so a game without rows is one stored before the table existed.
+_game_bots = Table(
+    "game_bots",
+    _metadata,
+    Column(
+        "seq",
+        BigInteger().with_variant(Integer, "sqlite"),
+        ForeignKey("games.seq", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("seat", String(1), primary_key=True),
+    Column("url_key", String(64), nullable=True),
+    # A bot's games, newest first.
+    Index("ix_game_bots_url_seq", "url_key", "seq"),
+)
+
+
+def bot_url_key(url: str | None) -> str | None:
+    """The key a bot URL is indexed and filtered by: the SHA-256 of the URL exactly as
+    the seat gave it (no trimming, no case folding: ``/bots/threat`` and
+    ``/bots/threat/`` are two keys), None for no URL. A digest rather than the URL: a
+    key of 64 characters whatever the URL, where an index of URLs of up to 2048
+    characters (8 KB in UTF-8) would overflow a PostgreSQL b-tree's row, and text
+    that a database cannot hold (NUL, lone surrogates) still gets a key.
+
+    >>> bot_url_key("http://127.0.0.1:8001/bots/threat")[:12], bot_url_key(None)
+    ('3d786f9c228c', None)
+    """
+    if url is None:
+        return None
+    return hashlib.sha256(url.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _bot_rows(seq: int, urls: tuple[str | None, str | None]) -> list[dict[str, Any]]:
+    """The ``game_bots`` rows of a game whose seats X and O have the bot URLs ``urls``."""
+    return [
+        {"seq": seq, "seat": seat, "url_key": bot_url_key(url)}
+        for seat, url in zip(("x", "o"), urls, strict=True)
+    ]
 
 
 # Fields of GameRecord kept outside the header blob: in columns or in other rows.

@@ -24,28 +24,37 @@ function metaLine(meta) {
     .filter(Boolean).join(" · ");
 }
 
-function seenBots(summaries, hostedUrls) {
+// A bot is its URL: hosted bots play under their capabilities' names, which another
+// bot (or any seat) may give too, so a bot's games are counted and listed by URL.
+function gamesByUrl(summaries) {
+  const counts = new Map();
+  for (const summary of summaries) {
+    const urls = new Set([summary.player_x, summary.player_o].filter((p) => p && p.bot_url).map((p) => p.bot_url));
+    for (const url of urls) counts.set(url, (counts.get(url) || 0) + 1);
+  }
+  return counts;
+}
+
+function seenBots(summaries, hostedUrls, counts) {
   const seen = new Map();
   for (const summary of summaries) {
     for (const player of [summary.player_x, summary.player_o]) {
-      if (!player || player.type !== "bot" || !player.bot_url || hostedUrls.has(player.bot_url)) continue;
-      const known = seen.get(player.bot_url) || { url: player.bot_url, name: playerName(player), meta: player.meta, games: 0, last: summary.started_at };
-      known.games += 1;
-      seen.set(player.bot_url, known);
+      if (!player || player.type !== "bot" || !player.bot_url || hostedUrls.has(player.bot_url) || seen.has(player.bot_url)) continue;
+      seen.set(player.bot_url, { url: player.bot_url, name: playerName(player), meta: player.meta, games: counts.get(player.bot_url) });
     }
   }
   return [...seen.values()].sort((a, b) => b.games - a.games);
 }
 
-function botRow(bot, hosted) {
+function botRow(bot, hosted, games) {
   const meta = bot.meta || {};
   return el("tr", { dataset: { url: bot.url } },
     el("td", {}, el("strong", {}, meta.name || bot.name), hosted ? [" ", el("span", { class: "badge" }, "hosted")] : null,
       meta.description ? el("div", { class: "muted" }, meta.description) : null),
     el("td", { class: "wide" }, metaLine(meta), meta.tags && meta.tags.length ? el("div", {}, meta.tags.map((t) => el("span", { class: "badge" }, t))) : null),
     el("td", {}, el("code", {}, bot.url)),
-    el("td", { class: "num" }, bot.games === undefined ? "" : String(bot.games)),
-    el("td", {}, el("a", { href: `/web/games?player=${encodeURIComponent(meta.name || bot.name)}` }, "games")),
+    el("td", { class: "num" }, String(games || 0)),
+    el("td", {}, el("a", { href: `/web/games?bot_url=${encodeURIComponent(bot.url)}` }, "games")),
   );
 }
 
@@ -146,7 +155,8 @@ export async function mount(main) {
   }
   const registered = hosted.registered || [];
   const hostedUrls = new Set([...hosted.bots.map((b) => b.url), ...registered.map((b) => b.url)]);
-  const seen = seenBots(games.items, hostedUrls);
+  const counts = gamesByUrl(games.items);
+  const seen = seenBots(games.items, hostedUrls, counts);
   // Registered bots go by their registered names in the seat pickers.
   const playable = registered.filter((b) => b.status === "active").map((b) => ({ name: b.name, url: b.url, registered: true }));
   const all = [...hosted.bots, ...playable, ...seen];
@@ -164,7 +174,7 @@ export async function mount(main) {
 
   const head = el("thead", {}, el("tr", {}, el("th", {}, "Bot"), el("th", { class: "wide" }, "About"), el("th", {}, "URL"), el("th", { class: "num" }, "Recent games"), el("th", {}, "")));
   const table = el("div", { class: "scroll-x" }, el("table", { class: "list", id: "bots" }, head,
-    el("tbody", {}, hosted.bots.map((b) => botRow(b, true)), seen.map((b) => botRow(b, false)))));
+    el("tbody", {}, hosted.bots.map((b) => botRow(b, true, counts.get(b.url))), seen.map((b) => botRow(b, false, b.games)))));
 
   const x = seatPicker("X", "x", all, 0);
   const o = seatPicker("O", "o", all, Math.min(1, all.length - 1));
@@ -209,7 +219,8 @@ export async function mount(main) {
       el("section", {}, el("h2", {}, "Register a bot"), register)),
     el("div", { class: "grid2" },
       el("section", {}, el("h2", {}, "Hosted here and seen in games"), table,
-        el("p", { class: "muted" }, "Hosted bots play on this server's own port; other bots are the ones seen in the latest games.")),
+        el("p", { class: "muted" }, "Hosted bots play on this server's own port; other bots are the ones seen in the latest games. ",
+          `Recent games: of the latest ${SEEN_FROM_GAMES}, those the bot at that URL played.`)),
       el("section", {}, el("h2", {}, "Pair two bots"), form)),
   );
 }

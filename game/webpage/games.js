@@ -1,6 +1,8 @@
-// Games: the record list of GET /games with filters (status, player) and paging.
-// The filters and the page live in the address (?status=&player=&cursor=), so a
-// filtered list can be shared and the browser's back button walks the pages.
+// Games: the record list of GET /games with filters (status, player, bot) and paging.
+// The filters and the page live in the address (?status=&player=&bot_url=&cursor=), so
+// a filtered list can be shared and the browser's back button walks the pages. The bot
+// filter comes from the bots page's links (one bot by its URL, where a name may be
+// several): it is shown with a way out, not typed.
 
 import { el, clear, getJSON, playerName, outcomeText, formatWhen, errorBox } from "./api.js";
 
@@ -39,12 +41,22 @@ export async function mount(main) {
     el("label", {}, "Player", player),
     el("button", { type: "submit", class: "primary" }, "Filter"),
   );
+  const botUrl = params.get("bot_url");
+  const anyBot = new URLSearchParams(location.search);
+  anyBot.delete("bot_url");
+  anyBot.delete("cursor");
+  const anyBotQuery = anyBot.toString();
+  const botFilter = botUrl
+    ? el("p", { id: "bot-filter", class: "filter-note" }, "Games of the bot at ", el("code", {}, botUrl), " · ",
+      el("a", { href: location.pathname + (anyBotQuery ? `?${anyBotQuery}` : "") }, "any bot"))
+    : null;
   const body = el("tbody");
   const message = el("div", { role: "status", "aria-live": "polite" });
   const pager = el("div", { class: "pager" });
   clear(main,
     el("h1", {}, "Games"),
     form,
+    botFilter,
     el("div", { class: "scroll-x" }, el("table", { class: "list", id: "games" },
       el("thead", {}, el("tr", {}, el("th", {}, "Game"), el("th", {}, "X"), el("th", {}, "O"), el("th", {}, "Result"), el("th", { class: "num" }, "Moves"), el("th", { class: "wide" }, "Started"))),
       body)),
@@ -72,7 +84,7 @@ export async function mount(main) {
   const asked = Number.parseInt(params.get("limit") || "", 10);
   const size = asked >= 1 && asked <= MAX_PAGE_SIZE ? asked : PAGE_SIZE;
   const query = new URLSearchParams({ limit: String(size) });
-  for (const key of ["status", "player", "cursor"]) {
+  for (const key of ["status", "player", "bot_url", "cursor"]) {
     if (params.get(key)) query.set(key, params.get(key));
   }
   try {
