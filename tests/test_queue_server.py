@@ -324,6 +324,23 @@ async def test_bad_challenge_requests_are_refused_with_the_reason(tmp_path: Path
         assert status == 422
 
 
+async def test_a_challenge_body_with_a_field_it_does_not_know_is_refused_naming_it(
+    tmp_path: Path,
+) -> None:
+    # As POST /bots, /series and /tournaments do: a misspelt field is not ignored.
+    async with arena(tmp_path) as a:
+        refused = await post(a, "/challenges", {"name": "ann", "extra": 1})
+        status, created = await post(a, "/challenges", {"name": "ann"})
+        assert status == 201, created
+        accept = f"/challenges/{created['challenge_id']}/accept"
+        refused_accept = await post(a, accept, {"name": "bo", "player_tokn": "x"})
+    assert refused == (422, {"detail": "extra: extra inputs are not permitted, got 1"})
+    assert refused_accept == (
+        422,
+        {"detail": "player_tokn: extra inputs are not permitted, got 'x'"},
+    )
+
+
 async def delete(a: Arena, path: str) -> tuple[int, Json]:
     async with a.http.delete(a.base + path) as response:
         return response.status, await response.json()

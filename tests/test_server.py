@@ -316,6 +316,22 @@ async def test_names_and_bot_config_are_accepted(tmp_path: Path) -> None:
             },
             "unsupported scheme 'ftp'",
         ),
+        (
+            {"player_x": {"type": "human"}, "player_o": {"type": "human"}, "adjudicaton": {}},
+            "adjudicaton: extra inputs are not permitted, got an object",
+        ),
+        (
+            {"player_x": {"type": "human", "bot_ur1": "http://h/"}, "player_o": {"type": "human"}},
+            "player_x.bot_ur1: extra inputs are not permitted",
+        ),
+        (
+            {
+                "player_x": {"type": "human"},
+                "player_o": {"type": "human"},
+                "adjudication": {"resign": {"moves": 3, "score": 0.9, "twosided": True}},
+            },
+            "adjudication.resign.twosided: extra inputs are not permitted",
+        ),
     ],
     ids=[
         "malformed-json",
@@ -326,6 +342,9 @@ async def test_names_and_bot_config_are_accepted(tmp_path: Path) -> None:
         "bad-type",
         "forbidden-address",
         "bad-scheme",
+        "unknown-field",
+        "unknown-seat-field",
+        "unknown-adjudication-field",
     ],
 )
 async def test_an_invalid_request_is_422_with_the_reason(

@@ -268,6 +268,10 @@ async def test_resuming_with_a_bot_gone_says_which_bot(tmp_path: Path) -> None:
         ({"bots": []}, "at least 2 bots"),
         ({"sprt": {"elo0": 5, "elo1": 0}}, "elo0 must be less than elo1"),
         ({"round": 50}, "round: extra inputs are not permitted"),
+        ({"sprt": {"elo0": 0, "elo1": 5, "alfa": 0.1}}, "sprt.alfa: extra inputs"),
+        ({"adjudication": {"resing": {}}}, "adjudication.resing: extra inputs"),
+        ({"series": {"best_of": 3, "x": 1}}, "series.x: extra inputs"),
+        ({"bots": "extra"}, "bots[1].colour: extra inputs are not permitted"),
         ({"bots": "dup"}, "names must be unique"),
         ({"concurrency": 0}, "concurrency"),
         ({"openings": "book", "book": "version[2] name[Bad]; 1. [1,0] [0,0];"}, "opening 'Bad'"),
@@ -283,6 +287,8 @@ async def test_a_bad_request_gets_one_clear_422(tmp_path: Path, change: Json, me
         body: Json = {"bots": [a.bot("threat"), a.bot("random")], **change}
         if change.get("bots") == "dup":
             body["bots"] = [a.bot("threat"), a.bot("threat", "random")]
+        elif change.get("bots") == "extra":
+            body["bots"] = [a.bot("threat"), {**a.bot("random"), "colour": "red"}]
         elif change.get("bots") == "cmd":
             body["bots"] = [a.bot("threat"), {"name": "local", "cmd": "my-bot --port {port}"}]
         elif change.get("bots") == "closed":

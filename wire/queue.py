@@ -226,7 +226,9 @@ QUEUE_SERVER_PACKETS: PacketSet[QueueServerPacket] = PacketSet("queue server", Q
 
 class ChallengeRequest(BaseModel):
     """``POST /challenges``: like ``challenge_create``, for a person with a name (and its
-    token once it has one)."""
+    token once it has one). A field it does not know is refused, as by every REST body."""
+
+    model_config = ConfigDict(extra="forbid")
 
     name: PlayerName
     player_token: PlayerToken | None = None
@@ -257,7 +259,9 @@ class ChallengeView(BaseModel):
 
 class ChallengeAccept(BaseModel):
     """``POST /challenges/{id}/accept``: who accepts (a person's name and token, as for
-    the queue)."""
+    the queue). A field it does not know is refused."""
+
+    model_config = ConfigDict(extra="forbid")
 
     name: PlayerName
     player_token: PlayerToken | None = None

@@ -93,7 +93,10 @@ class PlayerConfig(BaseModel):
     ``clock_type``, ``clock`` and ``increment``); absent, the game's clock times it.
     ``send_board`` says whether the seat's ``move_request`` carries ``board``, the full
     board (protocol.md's extension); absent, the server's ``--send-board`` decides.
+    A field it does not know is refused (a misspelt ``bot_ur1`` must not seat a human).
     """
+
+    model_config = ConfigDict(extra="forbid")
 
     type: PlayerType
     bot_url: Annotated[StrictStr, Field(max_length=MAX_URL_LENGTH)] | None = None
@@ -158,18 +161,21 @@ class ResignAdjudication(BaseModel):
 
     >>> ResignAdjudication(moves=3, score=0.9).moves
     3
+
+    A field it does not know is refused, as in the requests that hold it.
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     moves: Annotated[StrictInt, Field(ge=1, le=100)]
     score: Annotated[StrictFloat, Field(gt=0, allow_inf_nan=False)]
 
 
 class Adjudication(BaseModel):
-    """How the server may end a game early on the bots' word (off by default)."""
+    """How the server may end a game early on the bots' word (off by default). A field it
+    does not know is refused (a misspelt ``resing`` must not leave it off)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     resign: ResignAdjudication | None = None
 
@@ -199,7 +205,12 @@ class NewGameRequest(BaseModel):
     Traceback (most recent call last):
     ...
     models.ProtocolError: opening[0].pieces[1]: (1, 0) is already taken by o
+
+    A field it does not know is refused, as by every REST body (a misspelt
+    ``adjudicaton`` must not be ignored).
     """
+
+    model_config = ConfigDict(extra="forbid")
 
     player_x: PlayerConfig
     player_o: PlayerConfig

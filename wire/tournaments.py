@@ -69,9 +69,10 @@ class TournamentBot(BaseModel):
     on the command line only, a program ``cmd`` that the runner starts itself on a free
     port (``{port}`` in the command). ``config`` is the seat's ``config`` packet;
     ``time_control`` this bot's clock (else the tournament's ``time_control``, else the
-    match's clock); ``send_board`` as in ``POST /game/new``."""
+    match's clock); ``send_board`` as in ``POST /game/new``. A field it does not know is
+    refused, as in the request that holds it."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: Annotated[StrictStr, Field(max_length=64)]
     url: Annotated[StrictStr, Field(max_length=MAX_URL_LENGTH)] | None = None
@@ -97,9 +98,9 @@ class TournamentBot(BaseModel):
 class SprtSettings(BaseModel):
     """A sequential probability ratio test of ``elo0`` against ``elo1`` (logistic Elo),
     with false-positive risk ``alpha`` and false-negative risk ``beta``: fastchess's
-    ``-sprt elo0=0 elo1=10 alpha=0.05 beta=0.05``."""
+    ``-sprt elo0=0 elo1=10 alpha=0.05 beta=0.05``. A field it does not know is refused."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     elo0: Annotated[StrictFloat, Field(ge=-1000, le=1000, allow_inf_nan=False)]
     elo1: Annotated[StrictFloat, Field(ge=-1000, le=1000, allow_inf_nan=False)]
@@ -120,9 +121,10 @@ class SeriesSettings(BaseModel):
     """A series' stop rule: ``best_of`` N games (decided once a bot has more than N/2
     points) or ``first_to`` K points; exactly one. A win is 1 point, a draw ½ (see
     ``game.series_score``). ``rated``: each game counts for the arena's ratings
-    (``RatingBook.track``). ``POST /series`` builds the tournament that carries it."""
+    (``RatingBook.track``). ``POST /series`` builds the tournament that carries it. A
+    field it does not know is refused."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     best_of: Annotated[StrictInt, Field(ge=1, le=MAX_SERIES_GAMES)] | None = None
     first_to: Annotated[StrictInt, Field(ge=1, le=MAX_SERIES_GAMES // 2)] | None = None
