@@ -33,6 +33,7 @@ from models import (
     RecordPlayer,
     ResultReason,
 )
+from wire.errors import _problems
 
 
 class RandomPlayer:
@@ -146,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         match = Match(view_distance=args.view_distance, win_distance=args.win_distance)
     except ValidationError as error:
-        parser.error("; ".join(f"{e['loc'][0]}: {e['msg']}" for e in error.errors()))
+        parser.error("; ".join(_problems(error)))
     seed = args.seed if args.seed is not None else random.randrange(1_000_000)
     players = (LinePlayer("lines", seed), RandomPlayer("random", seed + 1))
     record = play(players, match)

@@ -30,6 +30,7 @@ from models import (
     TimeControl,
     TimeControlError,
 )
+from wire.errors import _problems
 
 __all__ = [
     "loads",
@@ -160,7 +161,8 @@ def _setting(tag: Tag, field: str, value: int) -> int:
     try:  # Match knows the limits; ask it rather than repeat them
         Match.model_validate({field: value})
     except ValidationError as error:
-        problem = error.errors()[0]["msg"]
+        # The tag names the field: the problem without its location (the field's name).
+        problem = _problems(error)[0].removeprefix(f"{field}: ")
         raise _tag_error(tag, f"{tag.key}[{tag.value}]: {problem}") from None
     return value
 

@@ -37,6 +37,7 @@ from models import (
     TimeControl,
     TimeControlError,
 )
+from wire.errors import _problems
 
 __all__ = [
     "QUEUE_EVENT",
@@ -151,14 +152,16 @@ def check_time_control(time_control: str) -> None:
     me = Contender("check", "human", 0.0)
     try:
         game_request(me, me, time_control, {})
-    except (TimeControlError, ValidationError) as error:
-        if isinstance(error, ValidationError):
-            problem = error.errors()[0]
-            where = ".".join(str(part) for part in problem["loc"])
-            why = f"{where}: {problem['msg']}" if where else str(problem["msg"])
-        else:
-            why = str(error)
-        raise QueueRefusal(f"time_control {time_control!r}: {why}") from None
+    except TimeControlError as error:
+        raise QueueRefusal(f"time_control: {error.reason}") from None
+    except ValidationError as error:
+        # What the server does not host, in the API's words and as a body's field is
+        # named (time_control: clock: ...): the game request this built is no business
+        # of the person's, so not its fields' paths either.
+        why = _problems(error)[0]
+        for inner in ("match_config.", "player_x.time_control.", "player_o.time_control."):
+            why = why.removeprefix(inner)
+        raise QueueRefusal(f"time_control: {why}") from None
 
 
 async def start_game(

@@ -62,6 +62,7 @@ from models import (
     PlayerName,
     RegisteredBot,
 )
+from wire.errors import _problems
 
 __all__ = [
     "BACKOFF_FIRST_S",
@@ -122,7 +123,7 @@ def _checked_name(name: str) -> str:
     try:
         checked: str = _NAME.validate_python(name)
     except ValidationError as exc:
-        reason = "; ".join(str(e["msg"]) for e in exc.errors())
+        reason = "; ".join(_problems(exc))
         raise InvalidPlayerName(f"invalid player name {name!r}: {reason}") from None
     if player_key(checked) is None:
         raise InvalidPlayerName(f"invalid player name {name!r}: it cannot be stored")

@@ -33,4 +33,5 @@ def test_a_bad_setting_is_a_clear_usage_error(capsys: pytest.CaptureFixture[str]
     with pytest.raises(SystemExit) as exit_info:
         demo.main(["--view-distance", "0"])
     assert exit_info.value.code == 2
-    assert "greater than or equal to 1" in capsys.readouterr().err
+    # In the wire contract's words, not pydantic's ("Input should be ...").
+    assert "view_distance: expected at least 1, got 0" in capsys.readouterr().err

@@ -988,7 +988,7 @@ def test_dumps_rejects_what_the_notation_cannot_hold(record: GameRecord, message
         ("version[1];\n1. [1,0] [0,1] {@5};", 2, 16, "(info blocks, visuals and variations"),
         ("version[2];\n1. [1,0] [0,1] <1:0>;", 2, 18, "expected ',' between coordinates"),
         ("version[2] viewdistance[0];", 1, 12, "viewdistance needs a positive integer"),
-        ("version[2] viewdistance[99];", 1, 12, "viewdistance[99]: Input should be less than"),
+        ("version[2] viewdistance[99];", 1, 12, "viewdistance[99]: expected at most 50, got 99"),
         ("version[2] turnclock[soon];", 1, 12, "turnclock needs a number of seconds"),
     ],
 )

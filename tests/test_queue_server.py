@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 
 from bot.bots import RandomBot
 from bot.serve import create_app as create_bot_app
@@ -339,6 +340,30 @@ async def test_a_challenge_body_with_a_field_it_does_not_know_is_refused_naming_
         422,
         {"detail": "player_tokn: extra inputs are not permitted, got 'x'"},
     )
+
+
+@pytest.mark.parametrize(
+    ("time_control", "reason"),
+    [
+        ("90000", "clock: expected at most 86400 on this server, got 90000.0"),
+        ("99999999", "clock: expected at most 2147483.647, got 99999999.0"),
+        ("turn=0", "clock: expected more than 0, got 0.0"),
+    ],
+)
+async def test_a_time_control_the_server_does_not_take_is_refused_in_the_apis_words(
+    tmp_path: Path, time_control: str, reason: str
+) -> None:
+    # As a body's field is named (time_control: ...), not in pydantic's words ("Value
+    # error, ...", "Input should be ..."), nor with the text twice.
+    async with arena(tmp_path) as a, queue(a) as ws:
+        refused = await post(a, "/challenges", {"name": "ann", "time_control": time_control})
+        await ws.send_str(
+            json.dumps({"type": "queue_join", "name": "bo", "time_control": time_control})
+        )
+        nope = await until(ws, "nope")
+    expected = f"time_control: {reason}"
+    assert refused == (422, {"detail": expected})
+    assert expected in nope["reason"]
 
 
 async def delete(a: Arena, path: str) -> tuple[int, Json]:

@@ -322,3 +322,6 @@ async def test_a_person_claims_a_name_and_keeps_it_with_the_token(registry: BotR
     for bad in ("", " Alice", "x" * 65, "bad\x00name"):
         with pytest.raises(InvalidPlayerName):
             await registry.claim_person(bad, None)
+    # Its reason in the wire contract's words, not pydantic's ("String should have ...").
+    with pytest.raises(InvalidPlayerName, match=r"expected at most 64 characters, got 65$"):
+        await registry.claim_person("x" * 65, None)

@@ -54,6 +54,8 @@ RUN_TIMEOUT = 240
         (["--address-policy", "allow=moon"], "--address-policy"),
         (["--turn-limit", "0"], "turn_limit"),
         (["--clock", "40/10"], "--clock: time control '40/10': expected"),
+        (["--clock", "turn=0"], "--clock: time control 'turn=0': clock: expected more than 0, got"),
+        (["--clock", "99999999"], "'99999999': clock: expected at most 2147483.647, got"),
         (["--resign", "moves=3"], "expected moves=K,score=S"),
         (["--resign", "moves=0,score=0.9"], "moves"),
         (["--bot", "name=a,tc=soon,url=http://x", "--bot", "name=b,url=http://y"], "tc"),

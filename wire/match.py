@@ -17,6 +17,8 @@ from pydantic import (
     model_validator,
 )
 
+from wire.errors import _problems
+
 ClockType = Literal["none", "turn", "match", "incremental"]
 
 # Bounds of a Match, any game's settings: what the rules can play (distances, as in
@@ -118,7 +120,14 @@ class Match(BaseModel):
 
 
 class TimeControlError(ValueError):
-    """Text that ``TimeControl.parse`` cannot read as a time control."""
+    """Text that ``TimeControl.parse`` cannot read as a time control: ``text``, and the
+    ``reason`` (the message is both, ``time control '<text>': <reason>``), so that a
+    caller naming the text its own way (a request's field) can give the reason alone."""
+
+    def __init__(self, text: str, reason: str) -> None:
+        super().__init__(f"time control {text!r}: {reason}")
+        self.text = text
+        self.reason = reason
 
 
 # A number of seconds as people write it: "10", "0.1", ".5", "2.".
@@ -218,14 +227,13 @@ seconds), 'TOTAL' (match: seconds per side), 'turn=SECONDS' (per move), 'none' o
         elif found := _TIME_CONTROL_TEXT["stall"].fullmatch(spelled):
             settings = {"stall_limit": float(found[1])}
         if settings is None:
-            raise TimeControlError(f"time control {text!r}: expected {TIME_CONTROL_SYNTAX}")
+            raise TimeControlError(text, f"expected {TIME_CONTROL_SYNTAX}")
         try:
             return cls.model_validate(settings)
         except ValidationError as exc:
-            problem = exc.errors()[0]
-            where = ".".join(str(part) for part in problem["loc"])
-            reason = f"{where}: {problem['msg']}" if where else problem["msg"]
-            raise TimeControlError(f"time control {text!r}: {reason}") from None
+            # In the wire contract's words (clock: expected more than 0, got 0.0), not
+            # pydantic's; the first problem only: one line.
+            raise TimeControlError(text, _problems(exc)[0]) from None
 
     def match_settings(self) -> dict[str, object]:
         """The ``Match`` fields for a game whose clock this is, for both seats (a

@@ -34,7 +34,7 @@ from pydantic import (
 
 from wire.arena import PlayerKind, PlayerName
 from wire.basics import Player
-from wire.match import TimeControl
+from wire.match import TimeControl, TimeControlError
 from wire.packets import NopePacket, PacketSet
 
 __all__ = [
@@ -81,8 +81,12 @@ CHALLENGE_STATUSES: Final[tuple[ChallengeStatus, ...]] = (
 
 def _canonical_time_control(text: str) -> str:
     """A time control as ``TimeControl.parse`` reads it, written back canonically
-    (``"300+5.0"`` -> ``"300+5"``); ``ValueError`` with the syntax otherwise."""
-    return TimeControl.parse(text).text
+    (``"300+5.0"`` -> ``"300+5"``); ``ValueError`` with the reason otherwise (the field's
+    name goes before it: ``time_control: clock: expected more than 0, got 0.0``)."""
+    try:
+        return TimeControl.parse(text).text
+    except TimeControlError as error:
+        raise ValueError(error.reason) from None
 
 
 TimeControlText = Annotated[
