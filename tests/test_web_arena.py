@@ -71,7 +71,9 @@ def test_the_leaderboard_ranks_players_and_filters_by_kind(
         expect(hexa).to_contain_text("3 / 0 / 0")
         expect(hexa).to_contain_text("300 ms")  # 1200 ms over 4 moves
         expect(hexa).to_contain_text("active")
-        expect(page.locator('#leaderboard tr[data-name="Alice"]')).to_contain_text("1 timeouts")
+        alice = page.locator('#leaderboard tr[data-name="Alice"]')
+        expect(alice).to_contain_text("1 timeout")  # one: not "1 timeouts"
+        expect(alice).not_to_contain_text("timeouts")
         page.get_by_label("Players").select_option("human")
         expect(page).to_have_url(re.compile(r"kind=human"))
         expect(rows).to_have_count(1)

@@ -9,6 +9,7 @@ from typing import Any
 
 from playwright.sync_api import Page, expect
 
+from game.session import SessionLimits
 from tests.browser import WebPage
 from tests.http_json import finished_record, get_json, post_json, post_ok, wait_for
 from tests.ui_server import game_server
@@ -68,6 +69,26 @@ def test_live_shows_the_games_that_just_finished(web_page: WebPage, tmp_path: Pa
         expect(row).to_have_count(1)
         expect(row).to_contain_text(str(len(record["moves"])))
         expect(row).to_contain_text("wins" if record["result"]["winner"] else "draw")
+
+
+def test_a_result_reads_alike_everywhere_with_its_reason_and_the_sides_as_x_and_o(
+    web_page: WebPage, tmp_path: Path
+) -> None:
+    page = web_page.page
+    with game_server(tmp_path, limits=SessionLimits(no_show_s=0.5)) as url:
+        # X never comes: O wins by no-show, "x forfeits: x did not connect within 0.5 s".
+        absent_x = {**bots_game(url), "player_x": {"type": "human", "name": "alice"}}
+        game_id = finished_game(url, absent_x)
+        page.goto(url + "/")
+        expect(page.locator("#recent-games tbody tr")).to_contain_text("O wins by no-show")
+        page.goto(url + "/web/games")
+        expect(page.locator(f'#games tr[data-game-id="{game_id}"]')).to_contain_text(
+            "O wins by no-show"
+        )
+        page.goto(f"{url}/g/{game_id}")
+        expect(page.locator(".result")).to_have_text(
+            "O wins by no-show — X forfeits: X did not connect within 0.5 s"
+        )
 
 
 def test_the_games_list_filters_by_status_and_pages_with_the_cursor(

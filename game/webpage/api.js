@@ -164,9 +164,20 @@ export function outcomeText(status, result) {
   if (status === "running" && !result) return "playing";
   if (!result) return status || "";
   if (result.cause === "aborted" || status === "aborted") return "aborted";
-  const how = result.cause ? CAUSES[result.cause] || String(result.cause).replaceAll("_", " ") : "";
+  // A forfeit always says so, even from a record without a cause (another tool's).
+  const named = result.cause ? CAUSES[result.cause] || String(result.cause).replaceAll("_", " ") : "";
+  const how = named || (result.reason === "forfeit" ? "by forfeit" : "");
   if (result.winner) return `${sideName(result.winner)} wins${how ? ` ${how}` : ""}`;
   return `draw${how ? ` ${how}` : ""}`;
+}
+
+/** A result's detail as the page words it: the server writes a side as the protocol
+ * does, lower case ("o resigned", "x forfeits: x did not connect within 60 s"), and the
+ * page names the sides X and O everywhere else ("X wins by resignation"). Only a side
+ * that starts the detail or one of its clauses is a side: "x" elsewhere (in a URL, a
+ * bot's own words) stays as it is. */
+export function detailText(detail) {
+  return String(detail).replace(/(^|: )([xo])(?= )/g, (_, before, side) => before + side.toUpperCase());
 }
 
 export function errorBox(error) {

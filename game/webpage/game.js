@@ -2,7 +2,7 @@
 // GameModel (gamemodel.js); this module lays out the page and redraws it from the
 // model. The board, graph and socket are their own modules.
 
-import { clear, el, formatClock, markSection, outcomeText, playerName } from "./api.js";
+import { clear, detailText, el, formatClock, markSection, outcomeText, playerName } from "./api.js";
 import { BoardView } from "./board.js";
 import { EvalGraph } from "./evalgraph.js";
 import { GameModel, evaluationText, evaluationValue } from "./gamemodel.js";
@@ -275,7 +275,7 @@ class GamePage {
     if (result.winner && result.reason === "win" && !result.cause) {
       return `${result.winner.toUpperCase()} wins (${this.model.winDistance} in a row)`;
     }
-    return outcomeText("finished", result) + (result.detail ? ` — ${result.detail}` : "");
+    return outcomeText("finished", result) + (result.detail ? ` — ${detailText(result.detail)}` : "");
   }
 
   /** The move list: rebuilt on a setup, appended to on a move. */

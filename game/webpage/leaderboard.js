@@ -7,20 +7,30 @@ const POLL_MS = 10000;
 const LIMIT = 200;
 const KINDS = [["all", "Bots and people"], ["bot", "Bots"], ["human", "People"]];
 
+// Each cause of a lost game in words, one and several: the arena's causes (ratings) and
+// a tournament's (fastchess's: time, illegal, protocol, crash).
 const FAILURES = {
-  timeout: "timeouts",
-  no_show: "no-shows",
-  disconnect: "disconnects",
-  protocol_error: "protocol errors",
-  illegal_move: "illegal moves",
-  stall: "stalls",
+  timeout: ["timeout", "timeouts"],
+  time: ["timeout", "timeouts"],
+  no_show: ["no-show", "no-shows"],
+  disconnect: ["disconnect", "disconnects"],
+  protocol_error: ["protocol error", "protocol errors"],
+  protocol: ["protocol error", "protocol errors"],
+  illegal_move: ["illegal move", "illegal moves"],
+  illegal: ["illegal move", "illegal moves"],
+  stall: ["stall", "stalls"],
+  crash: ["crash", "crashes"],
 };
 
+/** Failures by cause in words, most first: "2 timeouts, 1 no-show". */
 export function failureText(failures) {
   const parts = Object.entries(failures || {})
     .filter(([, count]) => count > 0)
     .sort((a, b) => b[1] - a[1])
-    .map(([cause, count]) => `${count} ${FAILURES[cause] || cause.replaceAll("_", " ")}`);
+    .map(([cause, count]) => {
+      const [one, several] = FAILURES[cause] || [cause.replaceAll("_", " "), cause.replaceAll("_", " ")];
+      return `${count} ${count === 1 ? one : several}`;
+    });
   return parts.join(", ");
 }
 

@@ -3,6 +3,7 @@
 // /series) is a tournament too: it shows its score above the standings.
 
 import { el, clear, getJSON, formatWhen, errorBox, outcomeText } from "./api.js";
+import { failureText } from "./leaderboard.js";
 
 const POLL_MS = 2000;
 const GAMES_PAGE = 100;
@@ -12,11 +13,6 @@ const fixed = (value, digits = 1) => (value === null || value === undefined ? ""
 const signed = (value, digits = 1) => (value === null || value === undefined ? "" : `${value >= 0 ? "+" : ""}${Number(value).toFixed(digits)}`);
 const plusMinus = (value, error) => (value === null || value === undefined ? "" : `${signed(value)} ± ${fixed(error)}`);
 const percent = (value) => (value === null || value === undefined ? "" : `${(100 * value).toFixed(1)}%`);
-
-function failureText(failures) {
-  const parts = Object.entries(failures || {}).filter(([, n]) => n > 0).map(([cause, n]) => `${n} ${cause.replace("_", " ")}`);
-  return parts.join(", ");
-}
 
 function standingsTable(view) {
   const head = ["#", "Bot", "Games", "W", "D", "L", "Points", "Score", "Elo", "Failures"];
