@@ -126,20 +126,17 @@ async def list_games(request: Request) -> Response:
         except ValueError:
             choices = ", ".join(s.value for s in RecordStatus)
             return _error(422, f"status: expected one of {choices}, got {_echo(status_text)}")
-    player = params.get("player")
-    if player is not None and not 1 <= len(player) <= MAX_PLAYER_FILTER:
-        return _error(
-            422,
-            f"player: expected a name of 1 to {MAX_PLAYER_FILTER} characters, got "
-            f"{len(player)} characters",
-        )
-    bot_url = params.get("bot_url")
-    if bot_url is not None and not 1 <= len(bot_url) <= MAX_BOT_URL_FILTER:
-        return _error(
-            422,
-            f"bot_url: expected a URL of 1 to {MAX_BOT_URL_FILTER} characters, got "
-            f"{len(bot_url)} characters",
-        )
+    player, bot_url = params.get("player"), params.get("bot_url")
+    for name, value, what, longest in (
+        ("player", player, "a name", MAX_PLAYER_FILTER),
+        ("bot_url", bot_url, "a URL", MAX_BOT_URL_FILTER),
+    ):
+        if value is not None and not 1 <= len(value) <= longest:
+            return _error(
+                422,
+                f"{name}: expected {what} of 1 to {longest} characters, got "
+                f"{len(value)} characters",
+            )
     limit_text = params.get("limit", "50")
     # ASCII digits, and few: int() refuses strings of over 4300 digits with a ValueError.
     short_number = limit_text.isascii() and limit_text.isdecimal() and len(limit_text) <= 9
