@@ -162,9 +162,12 @@ def test_a_refused_game_shows_the_servers_reason(qtbot: QtBot, client: ArenaClie
     assert "ftp://example.org/bot" in message
 
 
-def test_a_missing_game_names_it(qtbot: QtBot, client: ArenaClient) -> None:
+def test_a_missing_game_is_said_not_to_exist(qtbot: QtBot, client: ArenaClient) -> None:
+    # A 404 is no refusal: the game is not there.
     message = failure_of(qtbot, client.game("no-such-game"))
-    assert message == "The server refused game no-such-game (404): no game 'no-such-game'"
+    assert message == f"Game no-such-game does not exist on {client.base_url}"
+    message = failure_of(qtbot, client.notation("no-such-game"))
+    assert message == f"Game no-such-game does not exist on {client.base_url}"
 
 
 def test_the_games_list_and_a_record_and_its_notation(qtbot: QtBot, client: ArenaClient) -> None:

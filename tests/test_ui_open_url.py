@@ -176,12 +176,20 @@ def test_a_game_opened_by_url_replays_like_its_file(
     assert window.windowTitle().startswith("Tess vs Rand")
 
 
-def test_an_unknown_game_says_there_is_no_game_at_the_url(
+def test_an_unknown_game_is_said_not_to_exist(
     qtbot: QtBot, window: MainWindow, server_url: str
 ) -> None:
     window.open_url(f"{server_url}/g/no-such-game")
-    text = failure(qtbot, window)
-    assert f"No game at {server_url}/games/no-such-game/notation (404)" in text
+    assert failure(qtbot, window) == f"Game no-such-game does not exist on {server_url}."
+
+
+def test_an_unknown_game_opened_by_id_is_said_not_to_exist(
+    qtbot: QtBot, window: MainWindow, server_url: str
+) -> None:
+    # As the games browser's Open does, with an id the server does not know.
+    window.setup.set_server_url(server_url)
+    window.open_server_game("no-such-game")
+    assert failure(qtbot, window) == f"Game no-such-game does not exist on {server_url}."
 
 
 @pytest.mark.parametrize(("path", "words"), [("/g/x", "line 1"), ("/json/g/x", "got JSON")])

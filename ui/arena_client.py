@@ -75,8 +75,14 @@ class ArenaClient(QObject):
         return self._get(f"/games?{urlencode(query)}", "the list of games", _model(GamePage))
 
     def game(self, game_id: str) -> Call:
-        """``GET /games/{id}`` -> ``GameRecord``."""
-        return self._get(f"/games/{quote(game_id, safe='')}", f"game {game_id}", _model(GameRecord))
+        """``GET /games/{id}`` -> ``GameRecord``; an unknown id fails the call with
+        "Game ID does not exist on SERVER"."""
+        return self._get(
+            f"/games/{quote(game_id, safe='')}",
+            f"game {game_id}",
+            _model(GameRecord),
+            missing=self._no_game(game_id),
+        )
 
     def notation(self, game_id: str) -> Call:
         """``GET /games/{id}/notation`` -> ``str``, the game in HTTTX notation."""
@@ -84,6 +90,7 @@ class ArenaClient(QObject):
             f"/games/{quote(game_id, safe='')}/notation",
             f"the notation of game {game_id}",
             _as_text,
+            missing=self._no_game(game_id),
         )
 
     def seat_url(self, token: str) -> str:
@@ -105,10 +112,20 @@ class ArenaClient(QObject):
         parse: Callable[[object], object],
         *,
         timeout: float = 10.0,
+        missing: str | None = None,
     ) -> Call:
         return self.network.request(
-            "GET", self.base_url + path, timeout=timeout, description=description, parse=parse
+            "GET",
+            self.base_url + path,
+            timeout=timeout,
+            description=description,
+            parse=parse,
+            missing=missing,
         )
+
+    def _no_game(self, game_id: str) -> str:
+        # A 404 for a game is no refusal: the id names nothing on this server.
+        return f"Game {game_id} does not exist on {self.base_url}"
 
 
 def _model(model: type[BaseModel]) -> Callable[[object], object]:

@@ -250,7 +250,7 @@ class GameController(QObject):
                 self.panel.show_message("The server sent an unexpected game record.", "error")
 
         call.finished.connect(loaded)
-        call.failed.connect(lambda text: self.panel.show_message(text, "error"))
+        call.failed.connect(lambda text: self.panel.show_message(f"{text}.", "error"))
 
     @property
     def has_game(self) -> bool:

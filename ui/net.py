@@ -23,8 +23,8 @@ loop are closed and the thread is joined. Use it when the window closes.
 
 Error messages are sentences a person can act on, e.g. "Cannot reach the server at
 http://127.0.0.1:9: connection refused", "The server refused the game (422):
-player_x.bot_url: ...", "Timed out after 10 s waiting for the list of games from
-http://127.0.0.1:8001".
+player_x.bot_url: ...", "Game 4f2a does not exist on http://127.0.0.1:8001" (a 404),
+"Timed out after 10 s waiting for the list of games from http://127.0.0.1:8001".
 """
 
 from __future__ import annotations
@@ -54,6 +54,8 @@ log = logging.getLogger("ui.net")
 
 #: How long ``Network.close`` waits for the worker thread to finish.
 _JOIN_TIMEOUT: Final = 10.0
+#: The status of an answer that says there is no such thing (``missing``).
+HTTP_NOT_FOUND: Final = 404
 
 
 class Call(QObject):
@@ -155,6 +157,7 @@ class Network(QObject):
         description: str | None = None,
         parse: Callable[[object], object] | None = None,
         refused: str | None = None,
+        missing: str | None = None,
     ) -> Call:
         """Make one HTTP request in the worker thread.
 
@@ -163,7 +166,9 @@ class Network(QObject):
         thread if given; a ``ProtocolError``/``ValueError`` from it fails the call.
         ``description`` names what is fetched in messages ("the list of games");
         ``refused`` starts the message of an HTTP error ("The server refused the
-        game"). Statuses from 400 up fail the call, quoting the server's ``detail``.
+        game"). Statuses from 400 up fail the call, quoting the server's ``detail``;
+        a 404 with ``missing`` given fails it with ``missing`` alone ("Game 4f2a does
+        not exist on ..."): the thing asked for is not there, nothing was refused.
         """
         what = description or f"{method.upper()} {urlsplit(url).path or '/'}"
         call = Call(what)
@@ -174,7 +179,7 @@ class Network(QObject):
             if self._closed or call._cancelled:
                 call._done.emit(call)
                 return
-            request = _Request(method.upper(), url, body, timeout, parse, refused)
+            request = _Request(method.upper(), url, body, timeout, parse, refused, missing)
             call._future = self._submit(self._request(call, request))
 
         self._start_soon(launch)
@@ -293,6 +298,9 @@ class Network(QObject):
             raise _CallFailed(f"{url!r} is not a valid server address ({exc})") from None
         except (aiohttp.ClientError, OSError) as exc:
             raise _CallFailed(connection_error(origin, exc, "reach")) from None
+        if status == HTTP_NOT_FOUND and request.missing is not None:
+            # The server's detail ("no game '4f2a'") would only say it again.
+            raise _CallFailed(request.missing)
         if status >= 400:
             detail = _detail(raw, content_type)
             prefix = request.refused or f"The server refused {call.description}"
@@ -352,6 +360,8 @@ class _Request:
     parse: Callable[[object], object] | None
     #: How the message of an HTTP error starts ("The server refused the game").
     refused: str | None
+    #: The whole message of a 404 ("Game 4f2a does not exist on ..."), if given.
+    missing: str | None
 
 
 class _CallFailed(Exception):

@@ -15,7 +15,7 @@ works too; a query or fragment is dropped.
 from __future__ import annotations
 
 from typing import Final
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from game import notation
 from models import GameRecord, ProtocolError
@@ -68,9 +68,10 @@ def notation_url(text: str) -> str:
 
 
 def fetch_record(network: Network, url: str, *, timeout: float = FETCH_TIMEOUT) -> Call:
-    """Fetch the notation at ``url`` and read it; the call's ``finished`` carries a
-    ``GameRecord``, its ``failed`` a sentence: no such game (404), not notation,
-    unreachable, timed out."""
+    """Fetch the notation at ``url`` (a ``notation_url``) and read it; the call's
+    ``finished`` carries a ``GameRecord``, its ``failed`` a sentence: no such game
+    (404: "Game ID does not exist on http://HOST"), not notation, unreachable, timed
+    out."""
     return network.request(
         "GET",
         url,
@@ -78,7 +79,22 @@ def fetch_record(network: Network, url: str, *, timeout: float = FETCH_TIMEOUT) 
         description=f"the game at {url}",
         parse=_record,
         refused=f"No game at {url}",
+        missing=_no_game(url),
     )
+
+
+def _no_game(url: str) -> str:
+    """What a 404 for the notation at ``url`` means: that game does not exist there.
+
+    >>> _no_game("http://h:8001/arena/games/4f2a/notation")
+    'Game 4f2a does not exist on http://h:8001/arena'
+    """
+    parts = urlsplit(url)
+    segments = parts.path.split("/")
+    if len(segments) < 4 or segments[-3:-2] != ["games"] or segments[-1] != "notation":
+        return f"No game at {url}"  # not a notation_url: no id to name
+    server = urlunsplit((parts.scheme, parts.netloc, "/".join(segments[:-3]), "", ""))
+    return f"Game {unquote(segments[-2])} does not exist on {server}"
 
 
 def _record(value: object) -> GameRecord:
