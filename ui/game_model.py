@@ -22,7 +22,9 @@ last few asked for are cached.
 
 *Clocks.* The server reports both sides' remaining time with every update; the model
 keeps the last report and when it came (``now``, monotonic seconds) and counts down
-the side to move from there while the game is live, never below 0. The clocks stop at
+the side to move from there while the game is live, never below 0. A record, and the
+``setup`` of a finished game (which reports no clocks), give each side's time after
+its last move, so a finished game shows the same clocks however it is opened. The clocks stop at
 the game's end, and when the client gives up on the stream (``lose_stream``): the game
 may go on on the server, but this window no longer knows how.
 
@@ -171,9 +173,7 @@ class GameModel:
         model.player_o = record.player_o
         for move in record.moves:
             model._append(move)
-        for move in record.moves:
-            if move.clock_ms is not None:
-                model._clocks[move.side.value] = move.clock_ms
+        model._clocks = _recorded_clocks(record.moves)
         model._finish(record.result)
         return model
 
@@ -444,7 +444,14 @@ class GameModel:
         self.live = self.status in (GameStatus.WAITING, GameStatus.IN_PROGRESS)
         if not self.live:
             self.to_move = None
-        self._report_clocks(packet.clock_x_ms, packet.clock_o_ms, now)
+        # A finished game's setup is its record and reports no clocks: each side's
+        # time is then what it had after its last move, as a replay shows it.
+        recorded = _recorded_clocks(moves)
+        self._report_clocks(
+            packet.clock_x_ms if packet.clock_x_ms is not None else recorded["x"],
+            packet.clock_o_ms if packet.clock_o_ms is not None else recorded["o"],
+            now,
+        )
 
     def _apply_update(self, packet: BoardUpdatePacket, now: float) -> None:
         move = packet.move
@@ -495,6 +502,20 @@ class GameModel:
                 winner=packet.winner, reason=packet.reason, cause=cause, detail=packet.cause_detail
             )
         )
+
+
+def _recorded_clocks(moves: list[RecordedMove]) -> dict[str, int | None]:
+    """Each side's remaining time after its last move that recorded one (None: none).
+
+    >>> move = RecordedMove(side=Player.O, pieces=[Coord(q=1, r=0)], clock_ms=900)
+    >>> _recorded_clocks([move])
+    {'x': None, 'o': 900}
+    """
+    clocks: dict[str, int | None] = {"x": None, "o": None}
+    for move in moves:
+        if move.clock_ms is not None:
+            clocks[move.side.value] = move.clock_ms
+    return clocks
 
 
 def _status_of(result: GameResult) -> GameStatus:
