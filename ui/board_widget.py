@@ -77,10 +77,12 @@ class BoardWidget(QWidget):
     ``+``/``-`` zoom, ``F`` frames all stones, ``Esc`` emits
     ``escapePressed``. While interactive, a left click (a press released without
     dragging) emits ``cellClicked`` and the hovered legal cell previews the side's
-    stone.
+    stone; otherwise it emits ``inactiveCellClicked`` (the owner may say why the click
+    did nothing, or make the board interactive again).
     """
 
     cellClicked = pyqtSignal(int, int)
+    inactiveCellClicked = pyqtSignal(int, int)
     cellHovered = pyqtSignal(object)  # Hex | None
     escapePressed = pyqtSignal()
 
@@ -280,9 +282,12 @@ class BoardWidget(QWidget):
         self._press_button = None
         self._dragging = False
         self._refresh_cursor()
-        if clicked and self._interactive:
+        if clicked:
             q, r = self.viewport.cell_at(self._press_pos.x(), self._press_pos.y())
-            self.cellClicked.emit(q, r)
+            if self._interactive:
+                self.cellClicked.emit(q, r)
+            else:
+                self.inactiveCellClicked.emit(q, r)
         event.accept()
 
     def mouseDoubleClickEvent(self, event: QMouseEvent | None) -> None:

@@ -14,7 +14,8 @@
 A move is two clicks (``ui.move_input``): the first stone is shown as pending (clicking
 it again or Esc takes it back), the second sends the ``move_response``; a first stone
 that wins on its own is sent at once. Viewing an older position (replay bar, move
-list) turns input off; a new move request brings the view back to the latest position.
+list) turns input off; a new move request, or a click on the board while the person
+is to move, brings the view back to the latest position.
 
 While a person is to move, the seat's own board is the authority: the spectator stream
 may lag behind the ``move_request`` by a packet, so whichever board has more stones is
@@ -116,6 +117,7 @@ class GameController(QObject):
         self.shown = ShownPosition()
         self._render()
         board.cellClicked.connect(self._cell_clicked)
+        board.inactiveCellClicked.connect(self._back_to_current)
         board.escapePressed.connect(self.input.take_back)
         replay.indexChanged.connect(self._index_changed)
         panel.moveSelected.connect(replay.set_index)
@@ -562,7 +564,9 @@ class GameController(QObject):
         if side is None or self.input.side != side:
             self.input.clear()
         self.board.set_pending(self.input.cell, self.input.side if self.input.cell else None)
-        self.panel.set_human_turn(side)
+        # Still the person's move while they look back at an older position.
+        active = session.active_seat()
+        self.panel.set_human_turn(active.side if active is not None else None)
 
     def _keep_in_view(self, cells: tuple[Hex, ...]) -> None:
         """Following a live game, a move played off-screen reframes the board."""
@@ -577,6 +581,15 @@ class GameController(QObject):
         if entry is None or entry.request is None or entry.link is None:
             return
         self.input.click(entry, (q, r))
+
+    def _back_to_current(self) -> None:
+        """A click on the board while it takes no input: if the person is to move, they
+        are looking back at an older position, so it brings back the current one."""
+        looking_back = self.replay.index < self.replay.count
+        if self.active_seat() is None or not looking_back:
+            return
+        self.replay.follow()
+        self.panel.show_message("Back to the current position — click again to play.", "info")
 
     def take_back(self) -> None:
         """Remove the pending first stone (Esc, or a click on it)."""
