@@ -1,15 +1,19 @@
-"""The "New game" form: the pure request builder, settings round trips and the widget."""
+"""The "New game" form: the pure request builder, settings round trips and the widget
+(alone, and in the window's side panel)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from PyQt5.QtCore import QSettings
+from PyQt5.QtCore import QPoint, QRect, QSettings
 from pytestqt.qtbot import QtBot
 
 from models import DEFAULT_TURN_LIMIT, Meta, NewGameRequest, PlayerType
+from tests.test_ui_app import WAIT_MS, connect, make_window
+from tests.ui_server import game_server
 from ui.settings import DEFAULT_SERVER_URL, Settings
 from ui.setup_panel import FormError, FormValues, SeatChoice, SetupPanel, build_request
 
@@ -195,3 +199,35 @@ def test_connect_asks_for_the_typed_server(qtbot: QtBot) -> None:
     with qtbot.waitSignal(panel.connectRequested) as blocker:
         panel.connect_button.click()
     assert blocker.args == ["http://127.0.0.1:9999"]
+
+
+@pytest.fixture(scope="module")
+def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with game_server(tmp_path_factory.mktemp("server")) as url:
+        yield url
+
+
+@pytest.mark.parametrize("height", [800, 600])
+def test_the_new_game_button_stays_in_view_under_an_error_and_a_bot_url(
+    qtbot: QtBot, tmp_path: Path, server_url: str, height: int
+) -> None:
+    window = make_window(qtbot, tmp_path)
+    window.resize(1280, height)
+    connect(qtbot, window, server_url)  # the server line takes two lines then
+    window.show_setup()
+    form = window.setup
+    # Port 9 on loopback: nothing listens there, so the server refuses the game (422)
+    # with a reason three lines long.
+    form.set_values(
+        FormValues(x=SeatChoice("url", "http://127.0.0.1:9/bot"), o=SeatChoice("human"))
+    )
+    form.new_game_button.click()
+    qtbot.waitUntil(lambda: "(422)" in form.error.text(), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: form.new_game_button.isEnabled(), timeout=WAIT_MS)
+    qtbot.wait(50)  # the layout settles
+    button = form.new_game_button
+    shown = button.visibleRegion().boundingRect()
+    assert shown == button.rect(), f"the button shows {shown} of {button.rect()}"
+    top_left = button.mapTo(window, QPoint(0, 0))
+    assert window.rect().contains(QRect(top_left, button.size()))
+    window.close()

@@ -20,7 +20,6 @@ from PyQt5.QtWidgets import (
     QLabel,
     QMainWindow,
     QMessageBox,
-    QScrollArea,
     QSplitter,
     QStyle,
     QTabWidget,
@@ -99,17 +98,9 @@ class MainWindow(QMainWindow):
         game_layout.setContentsMargins(10, 10, 10, 10)
         game_layout.addWidget(self.seat_bar)
         game_layout.addWidget(self.panel)
-        setup_scroll = QScrollArea()
-        setup_scroll.setWidgetResizable(True)
-        setup_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-        setup_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        setup_page = QWidget()
-        setup_layout = QVBoxLayout(setup_page)
-        setup_layout.setContentsMargins(10, 10, 10, 10)
-        setup_layout.addWidget(self.setup)
-        setup_scroll.setWidget(setup_page)
         self.tabs.addTab(game_page, "Game")
-        self.tabs.addTab(setup_scroll, "New game")
+        # The form scrolls by itself, its "New game" button pinned at the bottom.
+        self.tabs.addTab(self.setup, "New game")
         self.tabs.setMinimumWidth(340)
 
         splitter = QSplitter(Qt.Orientation.Horizontal)

@@ -14,7 +14,7 @@ from typing import Any, Literal, Protocol
 from urllib.parse import urlsplit
 
 from pydantic import ValidationError
-from PyQt5.QtCore import Qt, pyqtSignal
+from PyQt5.QtCore import QEvent, QObject, QSize, Qt, pyqtSignal
 from PyQt5.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
@@ -25,6 +25,8 @@ from PyQt5.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
+    QScrollArea,
+    QSizePolicy,
     QSpinBox,
     QVBoxLayout,
     QWidget,
@@ -341,8 +343,41 @@ class SeatEditor(QWidget):
         )
 
 
+class FieldsScroll(QScrollArea):
+    """Scrolls the form's fields only when the page is too short for all of them.
+
+    Its size hint is the fields' whole height (``QScrollArea``'s own stops at about 24
+    lines of text), so a tall enough page shows every field with the button right
+    under them, and a short one scrolls them above the button."""
+
+    def __init__(self, fields: QWidget, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # Room to spare goes under the button (the page's stretch), not into here.
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+        self.setWidget(fields)
+        fields.installEventFilter(self)
+
+    def sizeHint(self) -> QSize:
+        fields = self.widget()
+        if fields is None:
+            return super().sizeHint()
+        height = fields.sizeHint().height() + 2 * self.frameWidth()
+        return QSize(super().sizeHint().width(), height)
+
+    def eventFilter(self, watched: QObject | None, event: QEvent | None) -> bool:
+        if event is not None and event.type() == QEvent.Type.LayoutRequest:
+            self.updateGeometry()  # a field shown or hidden: the hint above changed
+        return super().eventFilter(watched, event)
+
+
 class SetupPanel(QWidget):
-    """The form. ``connectRequested(url)`` asks the window to load the server's bots;
+    """The form, a whole page of the side panel: its fields scroll when the page is too
+    short for them, and under them the error and the "New game" button stay in view
+    whatever the window's height.
+    ``connectRequested(url)`` asks the window to load the server's bots;
     ``newGameRequested(NewGameRequest)`` is emitted only for a valid form."""
 
     connectRequested = pyqtSignal(str)
@@ -350,8 +385,14 @@ class SetupPanel(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
+        page = QVBoxLayout(self)
+        page.setContentsMargins(0, 0, 0, 0)
+        page.setSpacing(0)
+        # The fields scroll: a short window (or a bot URL field) must not push the
+        # button out of reach under the bottom edge.
+        fields = QWidget()
+        layout = QVBoxLayout(fields)
+        layout.setContentsMargins(10, 10, 10, 6)
         layout.setSpacing(8)
 
         server_box = QGroupBox("Server")
@@ -438,19 +479,28 @@ class SetupPanel(QWidget):
         form.addRow("Heartbeat", self.heartbeat)
         self.clock_type.currentIndexChanged.connect(self._clock_changed)
         layout.addWidget(match_box)
+        layout.addStretch(1)
+        self.fields_scroll = FieldsScroll(fields)
+        self.fields_scroll.setObjectName("setup_scroll")
+        page.addWidget(self.fields_scroll)
 
+        # Pinned under the fields: what went wrong, and the button to try again.
+        footer = QVBoxLayout()
+        footer.setContentsMargins(10, 6, 10, 10)
+        footer.setSpacing(8)
         self.error = QLabel()
         self.error.setObjectName("setup_error")
         self.error.setWordWrap(True)
         self.error.setStyleSheet("color: #b00020;")
         self.error.hide()
-        layout.addWidget(self.error)
+        footer.addWidget(self.error)
         self.new_game_button = QPushButton("New game")
         self.new_game_button.setObjectName("new_game")
         self.new_game_button.setDefault(True)
         self.new_game_button.clicked.connect(self.submit)
-        layout.addWidget(self.new_game_button)
-        layout.addStretch(1)
+        footer.addWidget(self.new_game_button)
+        page.addLayout(footer)
+        page.addStretch(1)
         self.set_values(FormValues())
 
     # ------------------------------------------------------------------ state
