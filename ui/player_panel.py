@@ -34,6 +34,7 @@ from models import (
     RecordPlayer,
 )
 from ui.game_model import Analysis, GameModel
+from ui.message_box import MessageBox
 from ui.player_text import (
     describe_evaluation,
     describe_result,
@@ -147,6 +148,17 @@ class ElidedLabel(QLabel):
         )
         super().setText(shown)
         self.setToolTip(self._full if shown != self._full else "")
+
+
+class MoveList(QListWidget):
+    """The moves, one row each; the row of the position in view stays in view when the
+    list's height changes (a message shown or hidden above it), as it did when chosen."""
+
+    def resizeEvent(self, event: QResizeEvent | None) -> None:
+        super().resizeEvent(event)
+        current = self.currentItem()
+        if current is not None:
+            self.scrollToItem(current)
 
 
 class PlayerCard(QFrame):
@@ -269,15 +281,13 @@ class PlayerPanel(QWidget):
         self.analysis = EvaluationBar()
         self.analysis.setObjectName("analysis_bar")
         self.analysis.hide()
-        self.moves = QListWidget()
+        self.moves = MoveList()
         self.moves.setObjectName("move_list")
         self.moves.setUniformItemSizes(True)
         self.moves.setAlternatingRowColors(True)
         self.moves.itemClicked.connect(self._row_clicked)
-        self.message = QLabel("")
+        self.message = MessageBox()
         self.message.setObjectName("message")
-        self.message.setWordWrap(True)
-        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.message.hide()
 
         layout = QVBoxLayout(self)
@@ -474,8 +484,8 @@ class PlayerPanel(QWidget):
         self.message.setText(text)
         self.message.setProperty("level", level)
         self.message.setStyleSheet(
-            f"QLabel {{ color: {fg}; background: {bg}; border: 1px solid {border};"
-            " border-radius: 4px; padding: 6px; }"
+            f"#message {{ color: {fg}; background: {bg}; border: 1px solid {border};"
+            " border-radius: 4px; padding: 6px 10px; }"
         )
         self.message.setVisible(bool(text))
 
