@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from PyQt5.QtCore import QSettings, QTimer
-from PyQt5.QtWidgets import QApplication
+from PyQt5.QtWidgets import QApplication, QInputDialog
 from pytestqt.qtbot import QtBot
 
 from game import notation
@@ -174,6 +174,32 @@ def test_a_game_opened_by_url_replays_like_its_file(
     assert by_url == replayed(qtbot, window) == notation.loads(text)
     assert [move.pieces for move in by_url.moves] == [m.pieces for m in finished_game.moves]
     assert window.windowTitle().startswith("Tess vs Rand")
+
+
+def test_open_url_in_the_game_menu_replays_the_game_its_link_names(
+    qtbot: QtBot,
+    window: MainWindow,
+    server_url: str,
+    finished_game: GameRecord,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    link = f"{server_url}/g/{finished_game.game_id}"
+    clipboard = QApplication.clipboard()
+    assert clipboard is not None
+    clipboard.setText(link)  # a link just copied from the web page
+    offered: list[str] = []
+
+    def get_text(*args: object) -> tuple[str, bool]:
+        offered.append(str(args[-1]))  # the text the dialog starts with
+        return f"  {link} ", True
+
+    monkeypatch.setattr(QInputDialog, "getText", get_text)
+    game_menu = window.menuBar().actions()[0].menu()  # type: ignore[union-attr]
+    assert window.open_url_action in game_menu.actions()  # type: ignore[union-attr]
+    window.open_url_action.trigger()
+    replayed_game = replayed(qtbot, window)
+    assert offered == [link]
+    assert [m.pieces for m in replayed_game.moves] == [m.pieces for m in finished_game.moves]
 
 
 def test_an_unknown_game_is_said_not_to_exist(

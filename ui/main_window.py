@@ -16,8 +16,11 @@ from PyQt5.QtCore import QSize, Qt
 from PyQt5.QtGui import QCloseEvent, QKeyEvent, QKeySequence
 from PyQt5.QtWidgets import (
     QAction,
+    QApplication,
     QFileDialog,
+    QInputDialog,
     QLabel,
+    QLineEdit,
     QMainWindow,
     QMessageBox,
     QSplitter,
@@ -170,6 +173,13 @@ class MainWindow(QMainWindow):
             pixmap.SP_DialogOpenButton,
             "Replay a game saved in HTTTX notation",
         )
+        self.open_url_action = action(
+            "Open &URL\u2026",
+            self.open_url_dialog,
+            "Ctrl+U",
+            pixmap.SP_DirLinkIcon,
+            "Replay a game from its link on a server (/g/ID), or take up a challenge (/c/ID)",
+        )
         self.export_action = action(
             "&Export .htttx\u2026",
             self.export_file_dialog,
@@ -216,7 +226,7 @@ class MainWindow(QMainWindow):
         view_menu = menu_bar.addMenu("&View")
         help_menu = menu_bar.addMenu("&Help")
         assert game_menu is not None and view_menu is not None and help_menu is not None
-        for item in (self.new_action, self.open_action, self.export_action):
+        for item in (self.new_action, self.open_action, self.open_url_action, self.export_action):
             game_menu.addAction(item)
         game_menu.addSeparator()
         game_menu.addAction(self.online_action)
@@ -498,6 +508,23 @@ class MainWindow(QMainWindow):
         )
         if path:
             self.open_file(path)
+
+    def open_url_dialog(self) -> None:
+        """Ask for a game's or a challenge's link (the clipboard's, when it holds one)
+        and open it as ``--open`` does (``open_url``)."""
+        clipboard = QApplication.clipboard()
+        pasted = clipboard.text().strip() if clipboard is not None else ""
+        start = pasted if pasted.startswith(("http://", "https://")) else ""
+        url, ok = QInputDialog.getText(
+            self,
+            "Open URL",
+            "A game's link (http://HOST/g/ID, /games/ID or its notation) or a "
+            "challenge's (http://HOST/c/ID):",
+            QLineEdit.EchoMode.Normal,
+            start,
+        )
+        if ok and url.strip():
+            self.open_url(url.strip())
 
     def export_file_dialog(self) -> None:
         model = self.controller.model
