@@ -44,6 +44,8 @@ COLUMNS = ("Started", "Game", "X", "O", "Moves", "Result")
 X_COLUMN, O_COLUMN, MOVES_COLUMN, RESULT_COLUMN = 2, 3, 4, 5
 #: Longest game name shown in the table; the tooltip has the whole name.
 NAME_CHARS = 40
+#: The start of a game id the Game column shows for a game without a name.
+ID_CHARS = 8
 
 
 def format_started(started: datetime | None) -> str:
@@ -77,16 +79,22 @@ def describe_outcome(status: RecordStatus, result: GameResult | None) -> str:
 
 def game_label(summary: GameSummary) -> str:
     """The Game column: the game's name (a tournament names each of its games after
-    itself, "rr: game 7 (round 2)"), shortened; empty when it has none.
+    itself, "rr: game 7 (round 2)"), shortened; without one, the start of its id (as
+    the web page's links and a tournament's progress show it), so every row says which
+    game it is.
 
     >>> from models import RecordPlayer
-    >>> summary = GameSummary(game_id="g", name="rr: game 7 (round 2)",
+    >>> summary = GameSummary(game_id="3b96f0c2aa11", name="rr: game 7 (round 2)",
     ...     player_x=RecordPlayer(), player_o=RecordPlayer(), status=RecordStatus.RUNNING,
     ...     result=None, started_at=None, ended_at=None, moves=0)
     >>> game_label(summary), game_label(summary.model_copy(update={"name": "n" * 50}))[-3:]
     ('rr: game 7 (round 2)', 'nn\u2026')
+    >>> game_label(summary.model_copy(update={"name": None}))
+    '3b96f0c2'
     """
-    name = summary.name or ""
+    if summary.name is None:
+        return summary.game_id[:ID_CHARS]
+    name = summary.name
     return name if len(name) <= NAME_CHARS else name[: NAME_CHARS - 1] + "\u2026"
 
 
