@@ -21,3 +21,6 @@ from tests.redis_server import redis_server  # noqa: F401
 
 # A cluster of in-process workers on them, for the cluster's tests (tests/test_cluster.py).
 from tests.test_cluster import cluster  # noqa: F401
+
+# The desktop client's tests: a game server per module and a shown main window.
+from tests.ui_fixtures import server_url, window  # noqa: F401

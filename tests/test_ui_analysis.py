@@ -3,14 +3,12 @@ spectator stream (``ui.game_model``, ``ui.player_panel``, ``ui.controller``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from pytestqt.qtbot import QtBot
 
 from models import AnalysisPacket, PositionEvaluation, ProtocolError, SetupPacket
-from tests.test_ui_app import make_window
 from tests.ui_server import game_server
 from ui.game_model import GameModel, read_spectator_packet
 from ui.main_window import MainWindow
@@ -18,13 +16,6 @@ from ui.player_panel import PlayerPanel
 from ui.setup_panel import FormValues, SeatChoice
 
 WAIT_MS = 60_000  # only against hangs
-
-
-@pytest.fixture
-def window(qtbot: QtBot, tmp_path: Path) -> Iterator[MainWindow]:
-    main = make_window(qtbot, tmp_path)
-    yield main
-    main.close()
 
 
 def analysis(ply: int, heuristic: float, bot: str = "Judge") -> AnalysisPacket:

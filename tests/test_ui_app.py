@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import socket
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -39,31 +38,6 @@ from ui.setup_panel import FormValues, SeatChoice
 
 #: Generous bounds, only against hangs (games against the threat bot take seconds).
 WAIT_MS = 60_000
-
-
-@pytest.fixture(scope="module")
-def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with game_server(tmp_path_factory.mktemp("server")) as url:
-        yield url
-
-
-def make_window(qtbot: QtBot, directory: Path) -> MainWindow:
-    """A shown main window with its settings in ``directory``, for the UI tests."""
-    settings = Settings(QSettings(str(directory / "ui.ini"), QSettings.Format.IniFormat))
-    window = MainWindow(settings)
-    window.confirm_leaving = False  # a modal question would stop the test
-    qtbot.addWidget(window)
-    window.resize(1280, 800)
-    window.show()
-    qtbot.waitExposed(window)
-    return window
-
-
-@pytest.fixture
-def window(qtbot: QtBot, tmp_path: Path) -> Iterator[MainWindow]:
-    main = make_window(qtbot, tmp_path)
-    yield main
-    main.close()
 
 
 # Input goes in as events, as the platform would send it: pytest-qt's QTest helpers are

@@ -17,11 +17,10 @@ from tests.tcp_proxy import TcpProxy
 from tests.test_ui_app import (
     WAIT_MS,
     click,
-    make_window,
     pick_far_cells,
     start_human_against_threat,
 )
-from tests.ui_server import game_server
+from tests.ui_fixtures import make_window
 from ui.main_window import MainWindow
 from ui.seat import SeatError
 
@@ -29,24 +28,11 @@ from ui.seat import SeatError
 QUICK_RETRIES_S = (0.05, 0.1)
 
 
-@pytest.fixture(scope="module")
-def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with game_server(tmp_path_factory.mktemp("server")) as url:
-        yield url
-
-
 @pytest.fixture
 def proxy(server_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[TcpProxy]:
     monkeypatch.setattr("ui.game_session.RECONNECT_DELAYS_S", QUICK_RETRIES_S)
     with TcpProxy(int(server_url.rsplit(":", 1)[1])) as forwarder:
         yield forwarder
-
-
-@pytest.fixture
-def window(qtbot: QtBot, tmp_path: Path) -> Iterator[MainWindow]:
-    main = make_window(qtbot, tmp_path)
-    yield main
-    main.close()
 
 
 def clock_stands_still(qtbot: QtBot, window: MainWindow, side: str) -> bool:

@@ -7,30 +7,13 @@ from __future__ import annotations
 
 import json
 import urllib.request
-from collections.abc import Iterator
-from pathlib import Path
 
-import pytest
 from pytestqt.qtbot import QtBot
 
 from models import GameRecord
-from tests.test_ui_app import WAIT_MS, finished_record, make_window
-from tests.ui_server import game_server
+from tests.test_ui_app import WAIT_MS, finished_record
 from ui.main_window import MainWindow
 from ui.player_text import format_clock
-
-
-@pytest.fixture(scope="module")
-def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with game_server(tmp_path_factory.mktemp("server")) as url:
-        yield url
-
-
-@pytest.fixture
-def window(qtbot: QtBot, tmp_path: Path) -> Iterator[MainWindow]:
-    main = make_window(qtbot, tmp_path)
-    yield main
-    main.close()
 
 
 def timed_bot_game(qtbot: QtBot, url: str) -> GameRecord:

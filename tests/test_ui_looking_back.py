@@ -5,37 +5,18 @@ brings back the current position. Run with ``QT_QPA_PLATFORM=offscreen``."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
 from pytestqt.qtbot import QtBot
 
 from models import Player
 from tests.test_ui_app import (
     WAIT_MS,
     click,
-    make_window,
     pick_far_cells,
     start_human_against_threat,
 )
-from tests.ui_server import game_server
 from ui.main_window import MainWindow
 
 BACK_HINT = "Back to the current position \u2014 click again to play."
-
-
-@pytest.fixture(scope="module")
-def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with game_server(tmp_path_factory.mktemp("server")) as url:
-        yield url
-
-
-@pytest.fixture
-def window(qtbot: QtBot, tmp_path: Path) -> Iterator[MainWindow]:
-    main = make_window(qtbot, tmp_path)
-    yield main
-    main.close()
 
 
 def play_one_move(qtbot: QtBot, window: MainWindow) -> None:

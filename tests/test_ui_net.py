@@ -37,7 +37,6 @@ from models import (
     ResultReason,
     parse_packet,
 )
-from tests.ui_server import game_server
 from ui.arena_client import ArenaClient
 from ui.game_model import GameModel
 from ui.net import Call, Network
@@ -49,12 +48,6 @@ WAIT_MS = 60_000  # only against hangs
 
 
 # ------------------------------------------------------------------ fixtures
-
-
-@pytest.fixture(scope="module")
-def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with game_server(tmp_path_factory.mktemp("arena")) as url:
-        yield url
 
 
 @pytest.fixture

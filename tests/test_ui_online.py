@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,30 +18,17 @@ from models import EndCause, Player, ResultReason
 from tests.test_ui_app import (
     WAIT_MS,
     click,
-    make_window,
     pick_far_cells,
     start_human_against_threat,
     start_two_people,
 )
-from tests.ui_server import game_server, restartable_game_server
+from tests.ui_fixtures import make_window
+from tests.ui_server import restartable_game_server
 from ui.app import main
 from ui.game_session import SeatLink
 from ui.main_window import MainWindow
 from ui.play_online import PlayOnlineDialog
 from ui.settings import Settings
-
-
-@pytest.fixture(scope="module")
-def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with game_server(tmp_path_factory.mktemp("server")) as url:
-        yield url
-
-
-@pytest.fixture
-def window(qtbot: QtBot, tmp_path: Path) -> Iterator[MainWindow]:
-    main = make_window(qtbot, tmp_path)
-    yield main
-    main.close()
 
 
 def answer_questions(

@@ -18,19 +18,12 @@ from pytestqt.qtbot import QtBot
 
 from game import notation
 from models import GameRecord
-from tests.ui_server import game_server
 from ui.app import main, parse_args
 from ui.main_window import MainWindow
 from ui.record_url import RecordUrlError, notation_url
 from ui.settings import Settings
 
 WAIT_MS = 60_000  # only against hangs
-
-
-@pytest.fixture(scope="module")
-def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with game_server(tmp_path_factory.mktemp("server")) as url:
-        yield url
 
 
 @pytest.fixture(scope="module")

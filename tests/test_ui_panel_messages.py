@@ -5,32 +5,16 @@ which says that a game does not exist. Run with ``QT_QPA_PLATFORM=offscreen``.""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from pytestqt.qtbot import QtBot
 
 from tests.random_games import unfinished_game
-from tests.test_ui_app import WAIT_MS, make_window
-from tests.ui_server import game_server
+from tests.test_ui_app import WAIT_MS
 from ui.main_window import MainWindow
 
 #: Longer than the message box is wide, with no space to wrap at.
 LONG_ID = "0123456789abcdef" * 3
-
-
-@pytest.fixture(scope="module")
-def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with game_server(tmp_path_factory.mktemp("server")) as url:
-        yield url
-
-
-@pytest.fixture
-def window(qtbot: QtBot, tmp_path: Path) -> Iterator[MainWindow]:
-    main = make_window(qtbot, tmp_path)
-    yield main
-    main.close()
 
 
 def long_game(path: Path, moves: int) -> Path:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,8 +11,8 @@ from PyQt5.QtCore import QPoint, QRect, QSettings
 from pytestqt.qtbot import QtBot
 
 from models import DEFAULT_TURN_LIMIT, Meta, NewGameRequest, PlayerType
-from tests.test_ui_app import WAIT_MS, connect, make_window
-from tests.ui_server import game_server
+from tests.test_ui_app import WAIT_MS, connect
+from tests.ui_fixtures import make_window
 from ui.settings import DEFAULT_SERVER_URL, Settings
 from ui.setup_panel import FormError, FormValues, SeatChoice, SetupPanel, build_request
 
@@ -199,12 +198,6 @@ def test_connect_asks_for_the_typed_server(qtbot: QtBot) -> None:
     with qtbot.waitSignal(panel.connectRequested) as blocker:
         panel.connect_button.click()
     assert blocker.args == ["http://127.0.0.1:9999"]
-
-
-@pytest.fixture(scope="module")
-def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with game_server(tmp_path_factory.mktemp("server")) as url:
-        yield url
 
 
 @pytest.mark.parametrize("height", [800, 600])
