@@ -20,7 +20,7 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from game.serve_intro import safe_url
 from game.store import GameStore, StoreError
 
-__all__ = ["StartupError", "check_store", "listen"]
+__all__ = ["StartupError", "check_store", "listen", "nearest_existing"]
 
 
 class StartupError(Exception):
@@ -39,12 +39,23 @@ def _sqlite_path_problem(url: str) -> str | None:
     path = Path(parsed.database)
     if path.is_dir():
         return f"{path} is a directory, not a database file"
-    for parent in path.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                return f"{parent} is a file, so {path} cannot be created under it"
-            break
+    parent = nearest_existing(path.parent)
+    if not parent.is_dir():
+        return f"{parent} is a file, so {path} cannot be created under it"
     return None
+
+
+def nearest_existing(path: Path) -> Path:
+    """``path`` itself if it exists, else its nearest ancestor that does: where a file
+    written to ``path`` would start creating directories (and where a file in the way,
+    one that is not a directory, shows up).
+
+    >>> nearest_existing(Path("/no/such/dir/f.txt"))
+    PosixPath('/')
+    """
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
 
 
 async def check_store(url: str, option: str = "--db") -> None:

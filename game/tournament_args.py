@@ -32,6 +32,7 @@ from pydantic import ValidationError
 from game.discovery import AddressPolicy, PolicySyntaxError
 from game.local_bot_spec import BotLimits, CommandError, LimitError, command_argv
 from game.openings import OpeningBook, OpeningError
+from game.startup_checks import nearest_existing
 from models import Adjudication, Match, ResignAdjudication, TimeControl, TimeControlError
 from wire.errors import _problems
 from wire.tournaments import SeriesSettings, SprtSettings, TournamentBot, TournamentRequest
@@ -334,9 +335,7 @@ def _output_path(option: str, text: str | None, *, directory: bool = False) -> P
         raise UsageError(f"{option} {text}: exists and is not a directory")
     if not directory and path.is_dir():
         raise UsageError(f"{option} {text}: is a directory; expected a file to write")
-    ancestor = path if directory else path.parent
-    while not ancestor.exists() and ancestor != ancestor.parent:
-        ancestor = ancestor.parent
+    ancestor = nearest_existing(path if directory else path.parent)
     if not ancestor.is_dir():
         raise UsageError(f"{option} {text}: {ancestor} is a file, not a directory")
     if not os.access(ancestor, os.W_OK | os.X_OK):
