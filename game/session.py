@@ -16,8 +16,11 @@ Protocol: ``../shared/spec/bws-v1-alpha.yaml`` and ``../shared/protocol.md``.
 >>> session = GameSession("g1", Match(), bots, started_at=0.0)
 >>> session.seat_connected(Player.X, now=0.1)
 []
->>> [(a.side.value, a.packet.type) for a in session.seat_connected(Player.O, now=0.2)]
+>>> actions = session.seat_connected(Player.O, now=0.2)
+>>> [(a.side.value, a.packet.type) for a in actions if isinstance(a, SendTo)]
 [('x', 'setup'), ('o', 'setup'), ('o', 'move_request')]
+>>> actions[-1].packet.type, actions[-1].packet.status.value  # to the spectators
+('setup', 'in_progress')
 >>> answer = '{"type":"move_response","move":{"pieces":[{"q":1,"r":0},{"q":2,"r":0}]}}'
 >>> [type(a).__name__ for a in session.receive(Player.O, answer, now=1.2)]
 ['SendTo', 'Broadcast', 'RecordMove']
@@ -80,8 +83,10 @@ How the open points are settled
 last websocket or human seat connects: each websocket seat gets ``config`` (a bot that
 declares ``config`` and has one), then ``setup`` (the standard board; for a game from an
 opening see *Openings.*); then O (or the side an opening leaves to move) gets its
-``move_request``. A game with no websocket seat starts at the first ``timer`` call
-(``next_deadline`` is ``started_at`` until then).
+``move_request``, and the spectators a fresh ``setup`` (status ``in_progress``, the
+clocks running: until then a spectator's setup said ``waiting``). A game with no
+websocket seat starts at the first ``timer`` call (``next_deadline`` is ``started_at``
+until then).
 
 *Openings.* A game may start from an ``opening``: moves already played after X's stone,
 O's first. They are on the board from the start and are the record's first moves (no
@@ -408,8 +413,10 @@ class GameSession(HumanSeats):
             if seat.info.speaks_websocket and seat.connected:
                 actions.extend(self._config_for(side))
                 actions.append(SendTo(side, self._first_setup(seat)))
-        # O, or after an opening the side it leaves to move.
-        return actions + self._request_move(self._board.to_move, now)
+        # O, or after an opening the side it leaves to move; then the spectators learn
+        # the game has begun (its clocks run): a fresh setup, as a joiner would get it.
+        actions += self._request_move(self._board.to_move, now)
+        return [*actions, Broadcast.later(self._spectator_setup_later(now))]
 
     def _first_setup(self, seat: SeatState) -> SetupPacket:
         """A seat's ``setup`` at the start: the board as it stands (an opening's stones

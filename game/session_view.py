@@ -10,7 +10,7 @@ game. See ``game.session`` for the interface as a whole.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 
 from game.adjudication import Adjudicator
@@ -172,21 +172,32 @@ class SessionView:
     def spectator_setup(self, now: float) -> SetupPacket:
         """What a spectator joining now gets first: the board, the whole history,
         players, match settings, clocks and status."""
+        return self._spectator_setup_later(now)()
+
+    def _spectator_setup_later(self, now: float) -> Callable[[], SetupPacket]:
+        """``spectator_setup`` as it is now, built when called (the game may have moved
+        on by then): what it shows is taken now, the board as a mark."""
         now = self._advance(now)
         clocks = self._clocks(now)
-        return SetupPacket(
-            board=self.board,
-            game_id=self.game_id,
-            moves=list(self._moves),
-            player_x=self._record_player(Player.X),
-            player_o=self._record_player(Player.O),
-            match=self.match,
-            to_move=self._to_move(),
-            status=self.status,
-            clock_x_ms=clocks[Player.X],
-            clock_o_ms=clocks[Player.O],
-            tags=dict(self._tags) or None,
-        )
+        board, mark, moves = self._board, self._board.mark(), list(self._moves)
+        to_move, status = self._to_move(), self.status
+
+        def build() -> SetupPacket:
+            return SetupPacket(
+                board=board.board_at(mark),
+                game_id=self.game_id,
+                moves=moves,
+                player_x=self._record_player(Player.X),
+                player_o=self._record_player(Player.O),
+                match=self.match,
+                to_move=to_move,
+                status=status,
+                clock_x_ms=clocks[Player.X],
+                clock_o_ms=clocks[Player.O],
+                tags=dict(self._tags) or None,
+            )
+
+        return build
 
     def standing(self, now: float) -> tuple[Player | None, int | None, int | None]:
         """Who is to move and both clocks in milliseconds now (a live games list)."""

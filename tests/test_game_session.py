@@ -215,7 +215,7 @@ def test_match_settings_go_only_to_bots_that_say_they_read_them() -> None:
 def test_stateless_bots_start_at_the_first_timer_call() -> None:
     session = new_game(stateless(), stateless())
     assert session.next_deadline == 0.0
-    [turn] = session.timer(now=0.0)
+    [turn, _begun] = session.timer(now=0.0)
     assert isinstance(turn, RequestStatelessTurn)
     assert turn.side is O
     assert turn.request.board.to_move is O
@@ -513,7 +513,7 @@ def test_move_time_limit_is_the_time_until_the_stall_limit_when_it_comes_first()
 
 def test_a_stateless_turn_is_bounded_by_the_stall_limit_whatever_the_clock() -> None:
     session = new_game(stateless(), stateless(), HUGE_CLOCKS[0], SessionLimits(stall_s=30.0))
-    [turn] = session.timer(now=0.0)
+    [turn, _begun] = session.timer(now=0.0)
     assert isinstance(turn, RequestStatelessTurn) and turn.time_limit == 30.0
     forfeit(session.timer(now=30.0), O, EndCause.STALL)
 
@@ -642,7 +642,7 @@ def test_stateless_bots_play_by_answers() -> None:
     session = new_game(
         stateless(), stateless(move_time_limit=True), Match(clock_type="turn", clock=5)
     )
-    [turn] = session.timer(now=0.0)
+    [turn, _begun] = session.timer(now=0.0)
     assert isinstance(turn, RequestStatelessTurn)
     assert turn.request.time_limit == 5.0
     assert turn.time_limit == 5.0
@@ -874,6 +874,20 @@ def test_a_late_spectator_gets_the_whole_game_so_far() -> None:
     assert setup.match == match
     assert (setup.to_move, setup.status) == (O, GameStatus.IN_PROGRESS)
     assert (setup.clock_x_ms, setup.clock_o_ms) == (58_000, 58_000)  # O's turn: 1 s running
+
+
+def test_spectators_learn_the_game_began_from_a_fresh_setup() -> None:
+    session = new_game(match=Match(clock_type="match", clock=60))
+    session.seat_connected(X, now=0.0)
+    assert session.spectator_setup(now=0.5).status is GameStatus.WAITING
+    actions = session.seat_connected(O, now=1.0)
+    [begun] = broadcast(actions, SetupPacket)
+    # After the request O waits for (the game waits for it, the spectators do not).
+    assert isinstance(actions[-1], Broadcast) and request_to(actions, O)
+    play(session, O, O_LINE[0], now=3.0)  # built after the game moved on: shows the start
+    assert (begun.status, begun.to_move, begun.moves) == (GameStatus.IN_PROGRESS, O, [])
+    assert (begun.clock_x_ms, begun.clock_o_ms) == (60_000, 60_000)
+    assert (begun.game_id, cells_of(begun.board)) == ("g", [(0, 0, "x")])
 
 
 def test_a_spectator_of_a_finished_game_sees_the_result() -> None:

@@ -178,7 +178,7 @@ def test_a_reconnecting_human_gets_the_position_with_the_opening() -> None:
 def test_a_stateless_bot_reads_the_opening_from_its_full_board() -> None:
     seat = SeatInfo("bot_stateless")
     session = GameSession("g", Match(), {X: seat, O: seat}, started_at=0.0, opening=wire(BOOK))
-    [turn] = session.timer(now=0.0)
+    [turn, _begun] = session.timer(now=0.0)
     assert isinstance(turn, RequestStatelessTurn) and turn.side is O
     board = turn.request.board
     assert (cells_of(board), board.to_move) == (BOOK_STONES, O)

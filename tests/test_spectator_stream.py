@@ -108,6 +108,23 @@ async def test_the_compact_stream_omits_the_board_and_rebuilds_the_same_game(
     assert record_stones(record) == stones_of_board(full_updates[-1]["board"])
 
 
+async def test_a_spectator_waiting_with_the_game_learns_when_it_begins(tmp_path: Any) -> None:
+    async with arena(tmp_path) as a:
+        created = await a.new_game(human_against_random(a, HUMAN_MATCH))
+        async with a.http.ws_connect(f"{a.ws_base}/spectate/{created['game_id']}") as spectator:
+            waiting = await receive_type(spectator, "setup")
+            async with a.http.ws_connect(f"{a.ws_base}/ws?token={created['token_x']}") as human:
+                begun = await receive_type(spectator, "setup")  # before O's first move
+                await receive_type(human, "setup")
+                await play_until_end(human, HUMAN_MATCH)
+    assert (waiting["status"], begun["status"], begun["to_move"]) == (
+        "waiting",
+        "in_progress",
+        "o",
+    )
+    assert begun["moves"] == [] and begun["board"] == waiting["board"]
+
+
 @pytest.mark.parametrize("value", ["1", "true", "", "no"])
 async def test_any_other_board_value_is_refused_with_1008(tmp_path: Any, value: str) -> None:
     async with arena(tmp_path) as a:

@@ -227,6 +227,29 @@ def test_a_game_waiting_for_its_players_runs_no_clock(web_page: WebPage, server:
     page.goto("about:blank")
 
 
+def test_the_page_shows_the_game_begun_as_soon_as_both_players_came(
+    web_page: WebPage, server: str
+) -> None:
+    # O's clock runs from the moment both came, long before O's first move shows it.
+    match_config = {"clock_type": "match", "clock": 60}
+    created = post_ok(f"{server}/game/new", dict(HUMANS, match_config=match_config))
+    page = web_page.page
+    page.clock.install()
+    open_game(page, server, created["game_id"])
+    expect(page.locator(".game-title .badge")).to_have_text("waiting")
+    ws = "ws" + server[4:] + "/ws?token="
+    with (
+        connect(ws + created["token_x"], open_timeout=TIMEOUT),
+        connect(ws + created["token_o"], open_timeout=TIMEOUT),
+    ):
+        expect(page.locator(".game-title .badge")).to_have_text("live")
+        expect(page.locator(".seat-o.to-move")).to_have_count(1)
+        page.clock.run_for(10_000)
+        expect(page.locator(".seat-o .clock")).to_have_text(re.compile(r"0:(49|50)"))
+        expect(page.locator(".seat-x .clock")).to_have_text("1:00")
+    page.goto("about:blank")
+
+
 def test_an_aborted_game_is_badged_aborted_as_the_games_list_says(
     web_page: WebPage, tmp_path: Path
 ) -> None:
