@@ -118,20 +118,20 @@ the flag, for the adapter's HTTP timeout.
 wins ends the game and the second is ignored; a bot may also answer with that stone
 alone (websocket or stateless), recorded as a 1-stone move (notation ``[/]``). A bot's
 lone stone that does not win is a protocol error. An illegal stone forfeits the move's
-whole answer (a legal first stone of the same answer is taken back, so the record holds
-only complete moves). Evaluation and considerations go into the ``RecordedMove`` and the
-``board_update``; ``thinking_ms`` is the clock's charge, ``clock_ms`` the mover's time
-left after the move (absent without a clock). ``RecordMove.index`` is 0-based.
+whole answer (a legal first stone of the same answer is taken back: nobody saw it).
+Evaluation and considerations go into the ``RecordedMove`` and the ``board_update``;
+``thinking_ms`` is the clock's charge, ``clock_ms`` the mover's time left after the move
+(absent without a clock). ``RecordMove.index`` is 0-based.
 
 *Humans' stone-by-stone mode.* A 1-piece answer from a human is placed at once and
 broadcast (``board_update`` with that stone as ``move`` and the same side to move); the
 seat then gets a second ``move_request`` whose ``previous`` holds that stone. The clock
 keeps running. Each ``board_update``'s ``move`` holds the stones new since the previous
 update, so a split move's second update carries only the second stone; the record holds
-the whole move. If the seat forfeits between its two stones, the first stays on the
-board (spectators saw it, the ``end`` board shows it) but not in the record, which only
-holds complete moves. A 2-piece answer to the request for the second stone is a
-protocol error.
+the whole move. If the game ends between its two stones (a resignation, a flag, an
+illegal second stone), the first stays where everyone saw it: on the ``end`` board and
+in the record, as its last move, of that stone alone (notation ``[/]``). A 2-piece
+answer to the request for the second stone is a protocol error.
 
 *Clocks and the stall limit.* ``game.session_timing.AnswerTimer``: each side's clock
 (the ``match``'s, or its ``SeatInfo.time_control``) flags with ``timeout``; whatever

@@ -13,15 +13,18 @@ from collections.abc import Callable
 from functools import partial
 
 from game.seat_errors import SeatError
-from game.session_actions import Action, GameOver, SendTo
+from game.session_actions import Action, GameOver, RecordMove, SendTo
 from game.session_end import aborted, end_actions, end_packet, explained
 from game.session_view import SessionView
 from models import (
     CLOSE_INTERNAL_ERROR,
     CLOSE_NORMAL,
+    Coord,
     GameRecord,
     GameResult,
     NopePacket,
+    Player,
+    RecordedMove,
     ResultReason,
 )
 
@@ -45,16 +48,40 @@ class SessionEnding(SessionView):
     def _finish(
         self, result: GameResult, detail: str, now: float, code: int = CLOSE_NORMAL
     ) -> list[Action]:
-        """End the game with ``result`` (``detail``: its reason in words)."""
+        """End the game with ``result`` (``detail``: its reason in words).
+
+        A person's first stone of a move that never got its second (they resigned, ran
+        out of time, sent an illegal second stone, or the game ended otherwise) stays
+        where everyone saw it: on the `end` board and in the record, as the record's
+        last move, of that stone alone (notation ``[/]``, which HTTTX notation v2 allows
+        on a final turn that does not win)."""
+        request, thinking_ms = self._request, None
         if self._timer.running is not None:
-            self._timer.stop(now)  # the time used until the end counts
+            thinking_ms = self._timer.stop(now)  # the time used until the end counts
         self._request = None
+        actions: list[Action] = []
+        if request is not None and request.placed:
+            actions.append(self._record_lone_stone(request.side, request.placed, thinking_ms))
         result = explained(result, detail)
         self._result = result
         self._end = end = end_packet(result, self.board)
         for seat in self._seats.values():
             seat.reconnect_by = None
-        return end_actions(result, detail, end, self._listening(), code, self.record())
+        return actions + end_actions(result, detail, end, self._listening(), code, self.record())
+
+    def _record_lone_stone(
+        self, side: Player, stones: list[Coord], thinking_ms: int | None
+    ) -> RecordMove:
+        seat = self._seats[side]
+        recorded = RecordedMove(
+            side=side,
+            pieces=list(stones),
+            clock_ms=self._timer.remaining_ms(side),
+            thinking_ms=thinking_ms,
+            latency_ms=round(seat.rtt * 1000) if seat.rtt_known else None,
+        )
+        self._moves.append(recorded)
+        return RecordMove(len(self._moves) - 1, recorded)
 
     def _guarded(self, now: float, handle: Callable[[float], list[Action]]) -> list[Action]:
         """Run one input: a ``SeatError`` is that seat's forfeit, any other exception

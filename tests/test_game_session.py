@@ -42,6 +42,7 @@ from models import (
     Coord,
     EndCause,
     EndPacket,
+    GameResult,
     GameStatus,
     HeartbeatPacket,
     Match,
@@ -940,16 +941,24 @@ def _answer_cells(session: GameSession, seed: int, count: int) -> list[Hex]:
     return picks
 
 
-def _replays_legally(moves: Sequence[Any], match: Match) -> None:
+def _replays_legally(
+    moves: Sequence[Any], match: Match, result: GameResult
+) -> set[tuple[int, int, str]]:
+    """The record's stones, checked move by move under the rules."""
     position = Position(match.view_distance, match.win_distance, turn_limit=match.turn_limit)
+    stones = {(0, 0, "x")}
     for index, move in enumerate(moves):
         assert move.side.value == position.to_move
         for piece in move.pieces:
             position.place(piece.q, piece.r)
-        if len(move.pieces) == 1:  # only a winning first stone stands alone
+            stones.add((piece.q, piece.r, move.side.value))
+        if len(move.pieces) == 1:  # a winning first stone, or a person's last first stone
             assert index == len(moves) - 1
-            assert position.outcome is not None
-            assert position.outcome.termination is Termination.LINE
+            if position.outcome is None:  # the game ended another way before the second
+                assert result.cause is not None or result.reason is not ResultReason.WIN
+            else:
+                assert position.outcome.termination is Termination.LINE
+    return stones
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -1014,7 +1023,10 @@ def test_any_interleaving_ends_in_exactly_one_game_over_with_a_legal_record(
     over = overs[0]
     assert "internal error" not in over.detail  # a bug would hide behind "aborted"
     assert over.result == session.result == over.record.result
-    _replays_legally(over.record.moves, match)
+    stones = _replays_legally(over.record.moves, match, over.result)
+    # What everyone was told the final board is, the record says too.
+    [end] = [a.packet for a in actions if isinstance(a, Broadcast) and a.ends]
+    assert isinstance(end, EndPacket) and set(cells_of(end.board)) == stones
     recorded = [a.move for a in actions if isinstance(a, RecordMove)]
     assert recorded == over.record.moves
 

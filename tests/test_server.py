@@ -581,6 +581,34 @@ async def test_a_human_plays_a_hosted_bot_over_ws_and_can_reconnect(tmp_path: Pa
     assert record.moves[0].side is Player.O and record.moves[1].side is Player.X
 
 
+async def test_a_persons_first_stone_is_in_the_record_the_moment_the_end_shows_it(
+    tmp_path: Path,
+) -> None:
+    # The person places one stone (everyone sees it), then resigns: the end's board and
+    # the record, read as the end arrives, hold the same stones.
+    async with arena(tmp_path) as a:
+        created = await a.new_game(
+            {"player_x": {"type": "human"}, "player_o": a.bot("center"), "match_config": {}}
+        )
+        game_id = created["game_id"]
+        async with a.http.ws_connect(f"{a.ws_base}/ws?token={created['token_x']}") as human:
+            await receive_type(human, "setup")
+            request = await receive_type(human, "move_request")
+            stone = choose(request, HUMAN_MATCH)["move"]["pieces"][0]
+            await human.send_str(json.dumps({"type": "move_response", "move": {"pieces": [stone]}}))
+            await receive_type(human, "move_request")  # the second stone's
+            await human.send_str('{"type": "resign"}')
+            end = await receive_type(human, "end")
+            status, record = await a.get_json(f"/games/{game_id}")
+            async with a.http.get(f"{a.base}/games/{game_id}/notation") as response:
+                text = await response.text()
+    assert status == 200 and record["result"]["cause"] == "resign"
+    assert record["moves"][-1]["side"] == "x" and record["moves"][-1]["pieces"] == [stone]
+    recorded = {(0, 0)} | {(p["q"], p["r"]) for m in record["moves"] for p in m["pieces"]}
+    assert {(c["q"], c["r"]) for c in end["board"]["cells"]} == recorded
+    assert text.rstrip().endswith(f"[{stone['q']},{stone['r']}] [/];")
+
+
 async def test_an_unknown_token_is_closed_with_1008_and_a_reason(tmp_path: Path) -> None:
     async with arena(tmp_path) as a:
         async with a.http.ws_connect(f"{a.ws_base}/ws?token=made-up") as ws:

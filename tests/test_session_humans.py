@@ -15,6 +15,7 @@ from game.session import (
     CloseSeat,
     GameOver,
     GameSession,
+    RecordMove,
     SeatInfo,
     SendTo,
     SessionLimits,
@@ -118,6 +119,37 @@ def test_the_notation_of_a_resigned_game_says_resign() -> None:
     text = notation.dumps(over.record)
     assert "endreason[resign]" in text
     assert notation.loads(text).result == over.result.model_copy(update={"detail": None})
+
+
+def test_a_first_stone_everyone_saw_is_the_records_last_move_when_the_person_resigns() -> None:
+    session = started(bot(), human("bo"), match=Match(clock_type="match", clock=60))
+    session.receive(O, answer((1, 1)), now=1.0)  # shown to everyone at once
+    actions = session.receive(O, RESIGN, now=4.0)
+    over = game_over(actions)
+    [end] = to(actions, X, EndPacket)
+    [lone] = over.record.moves
+    assert [(p.q, p.r) for p in lone.pieces] == [(1, 1)] and lone.side is O
+    assert (lone.thinking_ms, lone.clock_ms) == (4000, 56_000)
+    assert end.board is not None
+    assert {(c.q, c.r) for c in end.board.cells} == {(0, 0), (1, 1)}  # the same board
+    # Its notation is the upstream v2 example of a resignation after one stone.
+    text = notation.dumps(over.record)
+    assert text.endswith("1. [1,1] [/] {@56000};\n") and "endreason[resign]" in text
+    [read] = notation.loads(text).moves
+    assert (read.side, read.pieces, read.clock_ms) == (O, lone.pieces, 56_000)
+    # The store gets it before the end, as every move.
+    [index] = [a.index for a in actions if isinstance(a, RecordMove)]
+    assert index == 0 and actions.index(next(a for a in actions if isinstance(a, RecordMove))) < (
+        actions.index(next(a for a in actions if isinstance(a, GameOver)))
+    )
+
+
+def test_a_first_stone_stays_in_the_record_when_the_second_is_illegal() -> None:
+    session = started(human("ann"), human("bo"))
+    session.receive(O, answer((1, 1)), now=1.0)
+    over = game_over(session.receive(O, answer((0, 0)), now=2.0))  # taken
+    assert over.result.cause is EndCause.ILLEGAL_MOVE
+    assert [[(p.q, p.r) for p in m.pieces] for m in over.record.moves] == [[(1, 1)]]
 
 
 def test_resign_from_a_bot_is_a_protocol_error() -> None:

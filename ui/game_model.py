@@ -36,7 +36,8 @@ position in view.
 *Split moves.* A person playing with the prototype's client may send one stone at a
 time; spectators then see a ``board_update`` with the first stone and the same side
 still to move. That stone is shown on the latest board (``pending_stones``) and joins
-the move when its second stone arrives; the record only holds complete moves.
+the move when its second stone arrives. (A game that ends before the second keeps
+the first in its record, as a last move of one stone.)
 
 A stream that contradicts itself (a stone on a taken cell, a move out of turn) raises
 ``InconsistentGameError``: the client should drop the stream and reload the game.
