@@ -13,7 +13,7 @@ from game.sprt import Sprt
 from game.store.tournaments import StoredTournament, TournamentGameRow
 from game.tournament_schedule import Schedule
 from game.tournament_standings import Failure, GameOutcome, Standings
-from models import NewGameRequest, PlayerConfig, PlayerType
+from models import Match, NewGameRequest, PlayerConfig, PlayerType
 from wire.tournaments import (
     TournamentBot,
     TournamentRequest,
@@ -77,12 +77,27 @@ def game_request(
     return NewGameRequest(
         player_x=seat(x, urls[0]),
         player_o=seat(o, urls[1]),
-        match_config=request.match,
+        match_config=_match_with_shared_clock(request, x, o),
         adjudication=request.adjudication,
         name=name[:64],
         opening=None if opening is None else opening.wire_moves(),
         tags=tags,
     )
+
+
+def _match_with_shared_clock(
+    request: TournamentRequest, x: TournamentBot, o: TournamentBot
+) -> Match:
+    """The game's ``Match``: with both seats' clock when they play the same one (as
+    queue games do), so the record says it as a game's clock (notation
+    ``timecontrol[...]``, which other tools read) and not only as two seats' ones."""
+    match = request.match
+    clock = request.time_control_of(x)
+    if clock is None or clock != request.time_control_of(o) or match.clock_type != "none":
+        return match
+    if clock.clock_type == "none":
+        return match  # no clock (a stall limit is a seat's own: Match has no field for it)
+    return Match.model_validate({**match.model_dump(), **clock.match_settings()})
 
 
 def _outcome_json(outcome: GameOutcome, game_id: str) -> dict[str, Any]:
