@@ -337,6 +337,17 @@ def test_a_stateless_bot_may_answer_a_winning_first_stone_alone() -> None:
     assert over.record.moves[-1].pieces == [Coord(q=3, r=1)]
 
 
+def test_a_bot_that_writes_its_integers_as_floats_plays_on() -> None:
+    session, _ = started()
+    pieces = '[{"q": 1.0, "r": 1.0}, {"q": 2e0, "r": 1}]'
+    actions = session.receive(
+        O, f'{{"type": "move_response", "move": {{"pieces": {pieces}}}}}', 1.0
+    )
+    [record] = [a for a in actions if isinstance(a, RecordMove)]
+    assert [p.as_tuple() for p in record.move.pieces] == [(1, 1), (2, 1)]
+    assert session.awaiting is X and not session.over
+
+
 def test_a_bots_lone_stone_that_does_not_win_is_a_protocol_error() -> None:
     session, _ = started()
     actions = session.receive(O, answer((1, 1)), now=1.0)

@@ -25,7 +25,8 @@ class Player(str, Enum):
 class Coord(BaseModel):
     """Axial hex coordinate: +q goes right, +r goes top-right (s = -q - r).
 
-    Coordinates are strict integers: ``"0"``, ``0.5`` and ``true`` are rejected.
+    Coordinates are strict integers: ``"0"``, ``0.5`` and ``true`` are rejected (the
+    wire's ``1.0`` is read as 1 by ``parse_packet``: JSON Schema's integer).
 
     >>> Coord(q=1, r=-2)
     Coord(q=1, r=-2)

@@ -368,12 +368,16 @@ def parse_packet(data: JsonInput, *, allowed: PacketSet[Any] | None = None) -> A
 move_response, eval_response
     """
     accepted = PACKETS if allowed is None else allowed
+    fields: Any = None
     try:
         fields = _fast_fields(data, accepted) or _careful_fields(data, accepted)
         if type(fields) is MoveRequestPacket:
             return fields
         return accepted._adapter.validate_python(fields)
     except ValidationError as exc:
+        # The error path only: a packet read cleanly pays nothing for this.
+        if type(fields) is dict and _integral_floats_as_ints(fields, exc, skip=1):
+            return _packet_from_fields(fields, accepted)
         raise ProtocolError(*_problems(exc)) from None
     except msgspec.ValidationError as exc:  # one the paths above did not name
         raise ProtocolError(_unreadable_number(exc)) from None
@@ -381,6 +385,48 @@ move_response, eval_response
         raise ProtocolError("JSON nested too deeply") from None
     except UnicodeDecodeError as exc:
         raise ProtocolError(_not_utf8(exc)) from None
+
+
+def _packet_from_fields(fields: dict[str, Any], accepted: PacketSet[Any]) -> Any:
+    """A packet from its fields as plain JSON values (``parse_packet``'s second try)."""
+    try:
+        return accepted._adapter.validate_python(fields)
+    except ValidationError as exc:
+        raise ProtocolError(*_problems(exc)) from None
+
+
+def _integral_floats_as_ints(value: Any, exc: ValidationError, *, skip: int = 0) -> bool:
+    """Replace in ``value`` (plain JSON values, changed in place) each number written
+    with a fraction of zero, ``1.0``, that ``exc`` refused where an integer belongs;
+    whether there was any. JSON Schema (2020-12, which the spec's OpenAPI 3.1 uses)
+    counts ``1.0`` an integer, and a bot written in a language whose numbers are
+    floats may send it. ``skip``: the leading parts of an error's path that are not
+    keys of ``value`` (a tagged union's tag).
+
+    >>> from pydantic import TypeAdapter
+    >>> value = {"pieces": [{"q": 1.0}]}
+    >>> try:
+    ...     TypeAdapter(dict[str, list[dict[str, int]]]).validate_python(value, strict=True)
+    ... except ValidationError as exc:
+    ...     _integral_floats_as_ints(value, exc), value
+    (True, {'pieces': [{'q': 1}]})
+    """
+    replaced = False
+    for error in exc.errors():
+        found = error["input"]
+        if error["type"] != "int_type" or type(found) is not float or not found.is_integer():
+            continue
+        *path, last = error["loc"][skip:]
+        try:
+            container = value
+            for key in path:
+                container = container[key]
+            if container[last] is found:
+                container[last] = int(found)
+                replaced = True
+        except (KeyError, IndexError, TypeError):
+            continue  # a path through a union's member names: leave the error as it is
+    return replaced
 
 
 def _not_utf8(exc: UnicodeDecodeError) -> str:
@@ -417,6 +463,11 @@ def parse_body(model: type[M], data: JsonInput) -> M:
     try:
         return model.model_validate(value)
     except ValidationError as exc:
-        raise ProtocolError(*_problems(exc)) from None
+        if not _integral_floats_as_ints(value, exc):
+            raise ProtocolError(*_problems(exc)) from None
     except RecursionError:
         raise ProtocolError("JSON nested too deeply") from None
+    try:  # once more with 1.0 read as 1 (see _integral_floats_as_ints)
+        return model.model_validate(value)
+    except ValidationError as exc:
+        raise ProtocolError(*_problems(exc)) from None
