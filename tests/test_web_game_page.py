@@ -211,14 +211,21 @@ HUMANS: Json = {
 }
 
 
-def test_a_game_waiting_for_its_players_runs_no_clock(web_page: WebPage, server: str) -> None:
-    # Two people who have not connected yet: the server runs no clock until both came.
+def open_waiting_game(page: Page, server: str) -> Json:
+    """A game of two people on a minute each, neither connected yet, open on ``page``
+    (its clock under the test's control): what ``POST /game/new`` answered."""
     match_config = {"clock_type": "match", "clock": 60}
     created = post_ok(f"{server}/game/new", dict(HUMANS, match_config=match_config))
-    page = web_page.page
     page.clock.install()
     open_game(page, server, created["game_id"])
     expect(page.locator(".game-title .badge")).to_have_text("waiting")
+    return created
+
+
+def test_a_game_waiting_for_its_players_runs_no_clock(web_page: WebPage, server: str) -> None:
+    # Two people who have not connected yet: the server runs no clock until both came.
+    page = web_page.page
+    open_waiting_game(page, server)
     expect(page.locator(".seat-o .clock")).to_have_text("1:00")
     page.clock.run_for(10_000)
     expect(page.locator(".seat-o .clock")).to_have_text("1:00")
@@ -231,12 +238,8 @@ def test_the_page_shows_the_game_begun_as_soon_as_both_players_came(
     web_page: WebPage, server: str
 ) -> None:
     # O's clock runs from the moment both came, long before O's first move shows it.
-    match_config = {"clock_type": "match", "clock": 60}
-    created = post_ok(f"{server}/game/new", dict(HUMANS, match_config=match_config))
     page = web_page.page
-    page.clock.install()
-    open_game(page, server, created["game_id"])
-    expect(page.locator(".game-title .badge")).to_have_text("waiting")
+    created = open_waiting_game(page, server)
     ws = "ws" + server[4:] + "/ws?token="
     with (
         connect(ws + created["token_x"], open_timeout=TIMEOUT),
