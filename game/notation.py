@@ -59,6 +59,12 @@ Reading
   this reader does not know is dropped, as the spec asks), and kept in the tree that
   ``parse`` returns; a ``GameRecord`` has no place for them, so ``loads`` leaves them
   out. Only the main line is checked against the rules.
+* Our own setting tags (``viewdistance``, ``windistance``, ``turnlimit``, ``turnclock``)
+  must hold a value that ``Match`` allows, else ``NotationError`` points at the tag.
+  Another tool's ``timecontrol`` or ``utcdatetime`` that we cannot read, or that is beyond
+  what a ``Match`` or a ``datetime`` holds (``timecontrol[99999999999+5]``), leaves its
+  field unset (the game untimed, no ``started_at``) and stays a tag, verbatim. So
+  ``loads`` raises nothing but ``NotationError`` for any tag value.
 * ``loads`` replays the main line with the rules engine, using the view and win
   distances and turn limit from the tags (8, 6 and none by default): a stone on an
   occupied cell, out of view, or after the game ended raises ``NotationError`` naming
@@ -113,7 +119,8 @@ Seconds are written as integers when whole, else as exact decimals (``timecontro
 a naive ``started_at`` is taken to be UTC.
 
 A tag that ``loads`` cannot turn into a field exactly as ``dumps`` would write it back
-(``timecontrol[Fischer 60+5]``, ``utcdatetime[2026-03-18T23:20:14Z]``, an unknown
+(``timecontrol[Fischer 60+5]``, ``utcdatetime[2026-03-18T23:20:14Z]``, a
+``timecontrol`` beyond our clocks' limits, an unknown
 ``endreason``...) is also kept, verbatim, in ``tags``, and ``dumps`` writes a key found in
 ``tags`` in place of the value it would derive. So writing what we read from another
 tool gives back its tags; it may add ``endreason``/``winner``/``cause`` tags when the

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from typing import TypeVar
 
 from pydantic import ValidationError
 
@@ -140,11 +141,12 @@ def _match_from_tags(tags: Mapping[str, Tag]) -> Match:
     ):
         if key in tags:
             settings[field] = _setting(tags[key], field, _read_count(tags[key]))
-    if "turnclock" in tags:
-        seconds = _read_seconds(tags["turnclock"].value)
+    if "turnclock" in tags:  # our own tag: a value we cannot use is an error
+        turnclock = tags["turnclock"]
+        seconds = _read_seconds(turnclock.value)
         if seconds is None or seconds <= 0:
-            raise _tag_error(tags["turnclock"], "turnclock needs a number of seconds above 0")
-        settings.update(clock_type="turn", clock=seconds)
+            raise _tag_error(turnclock, "turnclock needs a number of seconds above 0")
+        settings.update(clock_type="turn", clock=_setting(turnclock, "clock", seconds))
     elif "timecontrol" in tags:  # another tool's timecontrol we cannot read stays a tag
         settings.update(_read_time_control(tags["timecontrol"].value))
     return Match.model_validate(settings)
@@ -154,10 +156,16 @@ def _read_count(tag: Tag) -> int:
     value = tag.value
     if not value or value[0] == "0" or any(c not in _DIGITS for c in value):
         raise _tag_error(tag, f"{tag.key} needs a positive integer, found {value!r}")
-    return int(value)
+    try:
+        return int(value)
+    except ValueError:  # beyond Python's limit on digits, and so beyond any setting's
+        raise _tag_error(tag, f"{tag.key} has too many digits") from None
 
 
-def _setting(tag: Tag, field: str, value: int) -> int:
+_Setting = TypeVar("_Setting", int, float)
+
+
+def _setting(tag: Tag, field: str, value: _Setting) -> _Setting:
     try:  # Match knows the limits; ask it rather than repeat them
         Match.model_validate({field: value})
     except ValidationError as error:
@@ -177,12 +185,19 @@ def _read_seconds(text: str) -> float | None:
 
 
 def _read_time_control(text: str) -> dict[str, object]:
+    """The match settings of a ``timecontrol`` tag; none for text we cannot read or
+    settings beyond ``Match``'s limits (the tag then stays in ``tags``, verbatim)."""
     found = _TIME_CONTROL.fullmatch(text.strip())
-    if found is None or float(found[1]) <= 0:
+    if found is None:
         return {}
-    if found[2] is None:
-        return {"clock_type": "match", "clock": float(found[1])}
-    return {"clock_type": "incremental", "clock": float(found[1]), "increment": float(found[2])}
+    settings: dict[str, object] = {"clock_type": "match", "clock": float(found[1])}
+    if found[2] is not None:
+        settings.update(clock_type="incremental", increment=float(found[2]))
+    try:  # Match knows the limits (a clock above 0, at most MAX_CLOCK_SECONDS...)
+        Match.model_validate(settings)
+    except ValidationError:
+        return {}
+    return settings
 
 
 def _read_seat_clock(text: str | None) -> TimeControl | None:
@@ -197,11 +212,13 @@ def _read_seat_clock(text: str | None) -> TimeControl | None:
 
 
 def _read_utc(text: str) -> datetime | None:
+    """The moment of a ``utcdatetime`` tag; None for text we cannot read (the tag then
+    stays in ``tags``, verbatim), such as a moment whose UTC time is beyond year 1..9999."""
     try:
         moment = datetime.fromisoformat(text)
-    except ValueError:
+        return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    except (ValueError, OverflowError):
         return None
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 _END_REASONS = {

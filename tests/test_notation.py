@@ -7,7 +7,7 @@ import time
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
-from hypothesis import HealthCheck, given, reject, settings
+from hypothesis import HealthCheck, example, given, reject, settings
 from hypothesis import strategies as st
 
 import game.notation
@@ -15,6 +15,7 @@ import game.notation_writer
 from game.notation import Info, NotatedTurn, Notation, NotationError, Visual, dumps, loads, parse
 from game.rules import InvalidSetupError, Position, Termination
 from models import (
+    NOTATION_FIELD_TAGS,
     Cell,
     Coord,
     EndCause,
@@ -602,6 +603,51 @@ def test_unreadable_time_control_is_kept_and_leaves_the_game_untimed() -> None:
     assert record.tags == {"timecontrol": "1 hour"}
 
 
+@pytest.mark.parametrize("value", ["99999999999", "99999999999+5", "60+99999999999", "0+5"])
+def test_time_control_beyond_our_limits_is_kept_verbatim_and_leaves_the_game_untimed(
+    value: str,
+) -> None:
+    record = loads(f"version[2] timecontrol[{value}];\n1. [1,0] [2,0];")
+    assert record.match.clock_type == "none"
+    assert record.tags == {"timecontrol": value}
+    assert ("timecontrol", value) in tag_pairs(dumps(record))
+
+
+@pytest.mark.parametrize("value", ["0001-01-01 00:00:00+01:00", "9999-12-31 23:59:59-01:00"])
+def test_utcdatetime_whose_utc_time_is_out_of_range_is_kept_verbatim(value: str) -> None:
+    record = loads(f"version[2] utcdatetime[{value}];\n1. [1,0] [2,0];")
+    assert record.started_at is None
+    assert record.tags == {"utcdatetime": value}
+    assert ("utcdatetime", value) in tag_pairs(dumps(record))
+
+
+any_tag_values = st.one_of(
+    st.text(st.characters(blacklist_characters="]\n")),
+    st.from_regex(r"[0-9]{1,14}(\.[0-9]{1,4})?(\+[0-9]{1,14}(\.[0-9]{1,4})?)?", fullmatch=True),
+    st.builds(
+        lambda moment, hours: f"{moment:%Y-%m-%d %H:%M:%S}{hours:+03d}:00",
+        st.datetimes(),
+        st.integers(-23, 23),
+    ),
+    st.sampled_from(["win", "draw", "time", "resign", "cross", "circle", "aborted", "no_show"]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(NOTATION_FIELD_TAGS), any_tag_values, max_size=6))
+@example({"turnclock": "99999999999"})
+@example({"timecontrol": "99999999999+5"})
+@example({"timecontrol": "60+99999999999"})
+@example({"utcdatetime": "0001-01-01 00:00:00+01:00"})
+@example({"turnlimit": "1" * 5000})
+def test_any_tag_values_are_read_or_refused_with_a_notation_error(tags: dict[str, str]) -> None:
+    text = "version[2] " + " ".join(f"{key}[{value}]" for key, value in tags.items())
+    try:
+        loads(text + ";\n1. [1,0] [2,0];")
+    except NotationError as error:
+        assert error.line >= 1 and error.column >= 1
+
+
 def test_empty_game_with_only_tags_has_no_moves() -> None:
     record = loads("version[2] name[empty];")
     assert record.moves == [] and record.result is None
@@ -990,6 +1036,13 @@ def test_dumps_rejects_what_the_notation_cannot_hold(record: GameRecord, message
         ("version[2] viewdistance[0];", 1, 12, "viewdistance needs a positive integer"),
         ("version[2] viewdistance[99];", 1, 12, "viewdistance[99]: expected at most 50, got 99"),
         ("version[2] turnclock[soon];", 1, 12, "turnclock needs a number of seconds"),
+        (
+            "version[2] turnclock[99999999999];",
+            1,
+            12,
+            "turnclock[99999999999]: expected at most 2147483.647",
+        ),
+        ("version[2] turnlimit[" + "1" * 5000 + "];", 1, 12, "turnlimit has too many digits"),
     ],
 )
 def test_malformed_text_is_reported_where_it_goes_wrong(
