@@ -41,8 +41,9 @@ Reading
 * Version 2 integers have no leading zeros and no ``-0``; version 1's grammar allows
   both, so they are read there.
 * Tag keys are a letter then letters, digits, ``_`` or ``-``; a tag appears once. A tag
-  value is everything up to the first ``]`` and may not span lines (this is what lets an
-  unclosed tag be reported where it opens instead of swallowing the game).
+  value is everything up to the first ``]`` and may not span lines: it holds no line feed
+  and no carriage return (this is what lets an unclosed tag be reported where it opens
+  instead of swallowing the game, and what ``dumps`` can write back).
 * Turns are numbered 1, 2, 3... in every line. In a standard game odd turns are O's and
   even turns X's; with a setup, the side of the list written first makes turn 1, and
   sides alternate.

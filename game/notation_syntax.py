@@ -286,7 +286,9 @@ class _Parser:
                 raise self.expected(f"'[' after the tag key {key!r}")
             opened_at = self.pos
             close = text.find("]", opened_at)
-            newline = text.find("\n", opened_at, close if close >= 0 else self.end)
+            stop = close if close >= 0 else self.end
+            # A carriage return breaks a line too: a value holding one could not be written.
+            newline = max(text.find("\n", opened_at, stop), text.find("\r", opened_at, stop))
             if close < 0 or newline >= 0:
                 raise self.error(
                     f"tag {key!r} is not closed: expected ']' before the end of the line",

@@ -640,12 +640,17 @@ any_tag_values = st.one_of(
 @example({"timecontrol": "60+99999999999"})
 @example({"utcdatetime": "0001-01-01 00:00:00+01:00"})
 @example({"turnlimit": "1" * 5000})
-def test_any_tag_values_are_read_or_refused_with_a_notation_error(tags: dict[str, str]) -> None:
+@example({"name": "a\rb"})
+def test_any_tag_values_are_read_and_written_back_or_refused_with_a_notation_error(
+    tags: dict[str, str],
+) -> None:
     text = "version[2] " + " ".join(f"{key}[{value}]" for key, value in tags.items())
     try:
-        loads(text + ";\n1. [1,0] [2,0];")
+        record = loads(text + ";\n1. [1,0] [2,0];")
     except NotationError as error:
         assert error.line >= 1 and error.column >= 1
+    else:
+        assert loads(dumps(record)) == record
 
 
 def test_empty_game_with_only_tags_has_no_moves() -> None:
@@ -978,6 +983,7 @@ def test_dumps_rejects_what_the_notation_cannot_hold(record: GameRecord, message
         ("version[2];\n01. [1,0] [0,1];", 2, 1, "'01' has a leading zero"),
         ("version[2];\n1. [1,0] [0,1] {@050};", 2, 18, "'050' has a leading zero"),
         ("version[2] name[Final\n;", 1, 16, "tag 'name' is not closed: expected ']'"),
+        ("version[2] name[a\rb];\n1. [1,0] [2,0];", 1, 16, "tag 'name' is not closed"),
         ("version[2] name;", 1, 16, "expected '[' after the tag key 'name', found ';'"),
         ("version[2] name[a] name[b];", 1, 20, "tag 'name' appears twice"),
         (
