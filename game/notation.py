@@ -75,9 +75,11 @@ Result when reading
 -------------------
 ``endreason`` ``win``/``draw``/``time``/``resign`` with ``winner`` ``cross``/``circle``
 (and our ``cause`` tag, below) give the result; ``time`` means a forfeit on time,
-``resign`` a forfeit by resignation unless ``cause`` names another cause. Without
-result tags, a main line that ends in a line of ``win_distance`` is a win for that side
-and one that reaches the turn limit a draw. The board has the last word: tags that
+``resign`` a forfeit by resignation unless ``cause`` names another cause. A ``cause``
+of ``aborted`` or ``no_show`` with neither ``endreason`` nor ``winner`` is a void game
+(below): no winner, reason ``draw``, that cause. Without result tags, a main line that
+ends in a line of ``win_distance`` is a win for that side and one that reaches the turn
+limit a draw. The board has the last word: tags that
 contradict a line on the board (or a turn-limit draw) raise ``NotationError``. A win the
 board does not show is believed, because version 1 writers that cannot write a
 one-stone turn may leave out the winning stone.
@@ -103,10 +105,15 @@ Extra tags of ours, written only when needed, for what the standard tags cannot 
 * ``cause[illegal_move]``: the result's cause when ``endreason`` does not imply it. A
   forfeit is written ``endreason[resign]`` (the standard value nearest to "lost without
   a line or a flag fall") plus ``cause`` for ``illegal_move``, ``protocol_error``,
-  ``disconnect``, ``no_show``, ``stall`` and ``aborted``; a turn-limit draw is
+  ``disconnect``, ``no_show`` (one seat never came) and ``stall``; a turn-limit draw is
   ``endreason[draw] cause[turn_limit]``. A time forfeit is plain ``endreason[time]``.
   A game adjudicated on the bots' evaluations is ``endreason[win] cause[adjudication]``
   with its ``winner`` (read back as such, though the board shows no line).
+* ``cause[aborted]``, ``cause[no_show]`` alone: a void game (``GameResult.void``: the
+  server aborted it, or neither seat came), which has no result to speak of. It is
+  written without ``endreason`` and ``winner``, so that a reader of the standard tags
+  does not count it as a draw (PGN's ``*``); our ``GameResult`` calls it a draw with
+  that cause, and ``loads`` gives that back.
 * ``viewdistance[10]``, ``windistance[5]``, ``turnlimit[200]``: match settings that
   differ from the defaults (8, 6, no limit).
 * ``turnclock[30]``: a per-move clock (``clock_type="turn"``) of 30 seconds. It is not

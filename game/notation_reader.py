@@ -263,6 +263,10 @@ def _read_result(tags: Mapping[str, Tag], outcome: Outcome | None) -> GameResult
             )
         return GameResult(winner=None, reason=ResultReason.DRAW, cause=cause or EndCause.TURN_LIMIT)
 
+    if reason is None and winner_tag is None and cause is not None:
+        void = GameResult(winner=None, reason=ResultReason.DRAW, cause=cause)
+        if void.void:  # ``cause[aborted]`` or ``cause[no_show]`` alone: nobody played
+            return void
     if reason is None or (reason is not ResultReason.DRAW and winner is None):
         return None  # nothing we can read; the tags stay in ``tags``
     assert endreason is not None

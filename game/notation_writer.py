@@ -157,7 +157,12 @@ def _field_tags(record: GameRecord) -> dict[str, str]:
         if player.time_control is not None:
             tags[key] = player.time_control.text
     result = record.result
-    if result is not None:
+    if result is not None and result.winner is None and result.void:
+        # Nobody played it (aborted, or neither seat came): no standard result, which a
+        # reader of the standard tags alone would count as a draw; our cause says why.
+        assert result.cause is not None
+        tags["cause"] = result.cause.value
+    elif result is not None:
         endreason = {
             ResultReason.WIN: "win",
             ResultReason.DRAW: "draw",

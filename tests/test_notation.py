@@ -908,6 +908,48 @@ def test_turn_limit_draw_is_written_as_draw_plus_cause() -> None:
     assert "winner" not in {key for key, _ in tag_pairs(dumps(record))}
 
 
+@pytest.mark.parametrize("cause", [EndCause.ABORTED, EndCause.NO_SHOW])
+def test_void_game_is_written_without_endreason_or_winner_so_others_do_not_count_a_draw(
+    cause: EndCause,
+) -> None:
+    record = GameRecord(
+        moves=[move(Player.O, (1, 0), (2, 0))],
+        result=GameResult(winner=None, reason=ResultReason.DRAW, cause=cause),
+    )
+    assert record.result is not None and record.result.void
+    text = dumps(record)
+    assert tag_pairs(text) == {("version", "2"), ("cause", cause.value)}
+    read = loads(text)
+    assert read == record
+    assert read.tags == {}
+
+
+def test_no_show_with_a_winner_is_not_void_and_keeps_its_standard_result() -> None:
+    record = GameRecord(
+        result=GameResult(winner=Player.O, reason=ResultReason.FORFEIT, cause=EndCause.NO_SHOW)
+    )
+    assert tag_pairs(dumps(record)) == {
+        ("version", "2"),
+        ("endreason", "resign"),
+        ("winner", "circle"),
+        ("cause", "no_show"),
+    }
+    assert loads(dumps(record)) == record
+
+
+def test_aborted_game_written_as_a_draw_earlier_reads_the_same_and_keeps_its_tag() -> None:
+    record = loads("version[2] endreason[draw] cause[aborted];\n1. [1,0] [2,0];")
+    assert record.result == GameResult(winner=None, reason="draw", cause="aborted")
+    assert record.tags == {"endreason": "draw"}
+    assert ("endreason", "draw") in tag_pairs(dumps(record))
+
+
+def test_a_cause_alone_that_is_not_void_gives_no_result_and_stays_a_tag() -> None:
+    record = loads("version[2] cause[stall];\n1. [1,0] [2,0];")
+    assert record.result is None
+    assert record.tags == {"cause": "stall"}
+
+
 def test_started_at_is_written_in_utc_and_naive_times_are_taken_as_utc() -> None:
     paris = timezone(timedelta(hours=2))
     aware = GameRecord(started_at=datetime(2026, 6, 1, 14, 30, 5, 999, tzinfo=paris))
