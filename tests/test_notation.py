@@ -5,6 +5,7 @@ from __future__ import annotations
 import doctest
 import time
 from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, example, given, reject, settings
@@ -32,6 +33,7 @@ from models import (
 )
 
 Hex = tuple[int, int]
+README = Path(__file__).resolve().parent.parent / "README.md"
 
 # ------------------------------------------------------------------ helpers
 
@@ -1418,6 +1420,22 @@ def test_module_docstring_examples_run() -> None:
     failures, tried = doctest.testmod(game.notation)
     assert tried > 0
     assert failures == 0
+
+
+def readme_notation_example() -> str:
+    """The Python block of the README's "Game records" section."""
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("## Game records: `game.notation`") :]
+    block = section[section.index("```python\n") + len("```python\n") :]
+    return block[: block.index("```")]
+
+
+def test_readme_example_prints_what_its_comment_shows(capsys: pytest.CaptureFixture[str]) -> None:
+    block = readme_notation_example()
+    exec(block, {})  # the README's own example, run as written
+    shown = block[block.index("print(") :].splitlines()[1:]
+    assert shown and all(line.startswith("# ") for line in shown)
+    assert capsys.readouterr().out == "".join(line[2:] + "\n" for line in shown)
 
 
 def test_clean_tags_makes_any_record_writable() -> None:
