@@ -77,7 +77,9 @@ Result when reading
 (and our ``cause`` tag, below) give the result; ``time`` means a forfeit on time,
 ``resign`` a forfeit by resignation unless ``cause`` names another cause. A ``cause``
 of ``aborted`` or ``no_show`` with neither ``endreason`` nor ``winner`` is a void game
-(below): no winner, reason ``draw``, that cause. Without result tags, a main line that
+(below): no winner, reason ``draw``, that cause. Version 1's ``endreason[forfeit]``
+names no cause, which a forfeit of ours must have, so it gives no result: its tags stay
+in ``tags``, like an unknown ``endreason``'s. Without result tags, a main line that
 ends in a line of ``win_distance`` is a win for that side and one that reaches the turn
 limit a draw. The board has the last word: tags that
 contradict a line on the board (or a turn-limit draw) raise ``NotationError``. A win the

@@ -755,11 +755,16 @@ def test_turn_limit_draw_is_inferred_from_the_board() -> None:
     assert record.result == GameResult(winner=None, reason="draw", cause="turn_limit")
 
 
-def test_unknown_end_reason_gives_no_result_and_stays_a_tag() -> None:
-    record = loads("version[2] endreason[abandoned] winner[cross];\n1. [1,0] [2,0];")
+@pytest.mark.parametrize("version", ["1", "2"])
+@pytest.mark.parametrize("endreason", ["abandoned", "forfeit"])
+def test_end_reason_we_cannot_give_a_cause_gives_no_result_and_stays_a_tag(
+    version: str, endreason: str
+) -> None:
+    # Version 1 lists "forfeit" but names no cause, and a forfeit of ours needs one.
+    record = loads(f"version[{version}] endreason[{endreason}] winner[cross];\n1. [1,0] [2,0];")
     assert record.result is None
-    assert record.tags == {"endreason": "abandoned", "winner": "cross"}
-    assert tag_pairs(dumps(record)) == {("endreason", "abandoned"), ("winner", "cross")} | {
+    assert record.tags == {"endreason": endreason, "winner": "cross"}
+    assert tag_pairs(dumps(record)) == {("endreason", endreason), ("winner", "cross")} | {
         ("version", "2")
     }
 
