@@ -202,8 +202,13 @@ async def test_many_spectators_cost_one_encode_per_update(
     await play_until_o_wins(x, o)
 
     for watcher in watchers:
-        assert [p["type"] for p in await watcher.rest()] == ["board_update"] * 5 + ["end"]
+        # The game's start (a fresh setup), its five moves, its end.
+        assert [p["type"] for p in await watcher.rest()] == ["setup"] + ["board_update"] * 5 + [
+            "end"
+        ]
     assert encoded.count("board_update") == 5
+    # A setup for each as it joined, one for each seat, and the start's once for all.
+    assert encoded.count("setup") == len(watchers) + 2 + 1
     await asyncio.wait_for(asyncio.gather(*watching, *seats), TIMEOUT)
     await finished(manager, store, game_id)
 
