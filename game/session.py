@@ -107,12 +107,14 @@ websocket bot that declares neither cannot be told (``OpeningSeatError``).
 opponent's move]`` (after an opening, see *Openings.*). ``board`` (our extension: the
 full board, an opening's stones included) goes only to a seat whose
 ``SeatInfo.send_board`` is set; the others get ``previous`` alone, as the spec says, so
-a request costs O(new stones), not O(stones). ``move_time_limit`` (seconds
-left on the mover's clock, live) goes only to bots that declare ``move_time_limit``,
-and only with a clock that has a limit. A seat that is disconnected when its request is
-due gets it on reconnection. A stateless bot gets a ``StatelessMoveRequest`` (with
-``time_limit`` only when declared); the action's ``time_limit`` is the seconds until
-the flag, for the adapter's HTTP timeout.
+a request costs O(new stones), not O(stones). ``move_time_limit`` (the seconds left
+until the mover's deadline, live: its clock's flag or the stall limit, whichever comes
+first, so in a game without a clock the stall limit) goes only to bots that declare
+``move_time_limit``; a deadline that will be enforced is always told. A seat that is
+disconnected when its request is due gets it on reconnection. A stateless bot gets a
+``StatelessMoveRequest`` (with ``time_limit``, the same seconds, only when declared);
+the action's ``time_limit`` is the seconds until the flag, for the adapter's HTTP
+timeout.
 
 *Answers.* Stones are applied one at a time with ``game.rules``. A first stone that
 wins ends the game and the second is ignored; a bot may also answer with that stone

@@ -94,8 +94,9 @@ def move_request(
 ) -> MoveRequestPacket:
     """A websocket or human seat's ``move_request``: ``board`` when given (None leaves
     the field off the wire: the caller gives it only to a seat whose
-    ``SeatInfo.send_board`` is set), ``move_time_limit`` (the seconds left,
-    ``time_left``) only for a bot that declares it."""
+    ``SeatInfo.send_board`` is set), ``move_time_limit`` (``time_left``: the seconds
+    until the seat's deadline, its clock's flag or the stall limit, so a game without a
+    clock has one too) only for a bot that declares it."""
     declared = isinstance(info.declares, BwsV1Alpha) and info.declares.move_time_limit
     return MoveRequestPacket(
         side=side,

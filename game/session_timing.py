@@ -7,10 +7,11 @@ side (the game's ``Match`` clock, or the seat's own ``TimeControl``); its flag i
 ``timeout``. Whatever the clock (``none`` or a huge one), a seat that has owed an
 answer for the stall limit forfeits with cause ``stall``, so every wait for an answer
 has a finite bound, humans' included. The earlier of the two deadlines decides (the
-clock's on a tie), and ``move_time_limit`` is the time until it. Both count from the
-move's request (a human's split move owes one answer, however many requests it takes)
-until its answer. The seat's round trip is the grace added to both deadlines and is
-subtracted from the time charged.
+clock's on a tie), and ``move_time_limit`` is the time until it: in a game without a
+clock too, where it is the stall limit. Both count from the move's request (a human's
+split move owes one answer, however many requests it takes) until its answer. The
+seat's round trip is the grace added to both deadlines and is subtracted from the time
+charged.
 
 >>> from models import Match, Player
 >>> timer = AnswerTimer(Match(clock_type="match", clock=1e6), stall_s=300.0)
@@ -122,16 +123,25 @@ class AnswerTimer:
             raise SeatStallError(side, f"no answer within the stall limit of {limit:g} s")
 
     def time_left(self, side: Player, now: float) -> float | None:
-        """Seconds ``side`` has left for its answer (live), for ``move_time_limit``: its
-        clock's time, or less when the stall limit comes first; None without a clock.
-        Never 0 (the wire wants a positive number): 1 ms at least."""
+        """Seconds ``side`` has left for its answer (live), for ``move_time_limit`` and
+        the stateless ``time_limit``: its clock's time, or the time until the stall limit
+        when that comes first, as it does in a game without a clock (a deadline that is
+        enforced is told); None only when nothing bounds the answer. Never 0 (the wire
+        wants a positive number): 1 ms at least.
+
+        >>> timer = AnswerTimer(Match(), stall_s=300.0)  # no clock: the stall limit
+        >>> timer.start(Player.O, now=10.0)
+        >>> timer.time_left(Player.O, now=10.0), timer.time_left(Player.O, now=70.0)
+        (300.0, 240.0)
+        """
         remaining = self.remaining_ms(side, now)
-        if remaining is None:
-            return None
         stall_s = self._stall[side]
         if side is self._running and stall_s is not None:
             stall_left_ms = round((self._asked_at + stall_s - now) * 1000)
-            remaining = min(remaining, stall_left_ms)
+            if remaining is None or stall_left_ms < remaining:
+                remaining = stall_left_ms
+        if remaining is None:
+            return None
         return max(remaining, 1) / 1000
 
     def remaining_ms(self, side: Player, now: float | None = None) -> int | None:

@@ -59,6 +59,7 @@ from models import (
     StatelessMove,
     StatelessMoveResponse,
     StatelessV1Alpha,
+    TimeControl,
     dump_packet,
 )
 
@@ -269,8 +270,30 @@ def test_move_time_limit_goes_only_to_bots_that_declare_it() -> None:
     assert request_to(actions, X).move_time_limit is None
 
 
-def test_move_time_limit_is_absent_without_a_clock() -> None:
-    _, actions = started(o=bot(move_time_limit=True))
+def test_a_clockless_games_request_tells_a_declaring_bot_the_stall_limit() -> None:
+    # No clock, but the stall limit (300 s by default) is enforced: the bot is told it.
+    session, actions = started(x=bot(move_time_limit=True), o=bot(move_time_limit=True))
+    assert request_to(actions, O).move_time_limit == 300.0
+    actions = play(session, O, O_LINE[0], now=10.0)
+    assert request_to(actions, X).move_time_limit == 300.0  # X's own wait, from now
+
+
+def test_a_clockless_games_request_tells_the_seats_own_stricter_stall_limit() -> None:
+    strict = TimeControl.parse("stall=30")
+    o = SeatInfo("bot_ws", declares=BwsV1Alpha(move_time_limit=True), time_control=strict)
+    session, actions = started(x=bot(move_time_limit=True), o=o)
+    assert request_to(actions, O).move_time_limit == 30.0
+    actions = play(session, O, O_LINE[0], now=10.0)
+    assert request_to(actions, X).move_time_limit == 300.0  # the server's, for X
+
+
+def test_a_clockless_games_stall_limit_is_not_sent_to_a_bot_that_does_not_declare_it() -> None:
+    _, actions = started(o=bot())
+    assert request_to(actions, O).move_time_limit is None
+
+
+def test_move_time_limit_is_absent_only_when_nothing_bounds_the_answer() -> None:
+    _, actions = started(o=bot(move_time_limit=True), limits=SessionLimits(stall_s=None))
     assert request_to(actions, O).move_time_limit is None
 
 
@@ -648,6 +671,35 @@ def test_a_failed_stateless_turn_forfeits_with_its_cause(
     session = new_game(stateless(), stateless())
     session.timer(now=0.0)
     forfeit(session.stateless_answer(O, error, now=1.0), O, cause)
+
+
+def test_a_clockless_stateless_turn_tells_a_declaring_bot_the_stall_limit() -> None:
+    limits = SessionLimits(stall_s=45.0)
+    session = new_game(
+        stateless(move_time_limit=True), stateless(move_time_limit=True), None, limits
+    )
+    [turn, _begun] = session.timer(now=0.0)
+    assert isinstance(turn, RequestStatelessTurn)
+    assert turn.request.time_limit == 45.0
+    assert turn.time_limit == 45.0
+    response = StatelessMoveResponse(move=StatelessMove(pieces=[Coord(q=1, r=1), Coord(q=2, r=1)]))
+    [turn] = [
+        a
+        for a in session.stateless_answer(O, response, now=5.0)
+        if isinstance(a, RequestStatelessTurn)
+    ]
+    assert turn.side is X and turn.request.time_limit == 45.0
+
+
+def test_a_clockless_stateless_turn_tells_the_seats_own_stricter_stall_limit() -> None:
+    o = SeatInfo(
+        "bot_stateless",
+        declares=StatelessV1Alpha(move_time_limit=True),
+        time_control=TimeControl.parse("stall=20"),
+    )
+    session = new_game(stateless(), o)
+    [turn, _begun] = session.timer(now=0.0)
+    assert isinstance(turn, RequestStatelessTurn) and turn.request.time_limit == 20.0
 
 
 def test_stateless_bots_play_by_answers() -> None:

@@ -164,3 +164,24 @@ def test_a_game_clock_is_spent_a_twelfth_at_a_time_not_at_a_fixed_floor() -> Non
     move_limit = bot._seconds(Deadline(5.0, clock=lambda: now), Match(clock_type="turn", clock=5.0))
     assert game_clock == pytest.approx(10.0 / 12 + 0.08)
     assert move_limit == pytest.approx(1.35)
+
+
+@pytest.mark.parametrize(
+    ("limit", "seconds"),
+    [(None, 5.0), (300.0, 5.0), (60.0, 5.0), (30.0, 2.5), (2.0, 0.9)],
+    ids=["no_limit", "default_stall_limit", "long_stall_limit", "stall=30", "stall=2"],
+)
+def test_a_clockless_games_stall_limit_caps_the_search_but_does_not_stretch_it(
+    limit: float | None, seconds: float
+) -> None:
+    # Without a clock the server sends its stall limit as move_time_limit: the bot thinks
+    # as long as it does without a limit (5 s), less only when the limit is short.
+    now = 100.0
+    bot = SearchBot(pure=True)
+    assert bot._seconds(Deadline(limit, clock=lambda: now), Match()) == pytest.approx(seconds)
+
+
+def test_a_per_move_clock_is_still_a_budget_not_a_cap() -> None:
+    now = 100.0
+    turn = Match(clock_type="turn", clock=300.0)
+    assert SearchBot(pure=True)._seconds(Deadline(300.0, clock=lambda: now), turn) == 25.0

@@ -1,6 +1,7 @@
-"""Per-seat clocks and resign adjudication end to end: the game server's app over real
-sockets on 127.0.0.1 (uvicorn, an ephemeral port, a real SQLite file), with scripted
-stand-in bots (Starlette apps on their own loopback ports).
+"""Per-seat clocks (and the stall limit a clockless game is told) and resign adjudication
+end to end: the game server's app over real sockets on 127.0.0.1 (uvicorn, an ephemeral
+port, a real SQLite file), with scripted stand-in bots (Starlette apps on their own
+loopback ports).
 
 What a seat or a spectator was told at the end, the routes must already say: the record
 is the source of truth. Timeouts only stop a broken test from hanging; nothing is timed.
@@ -171,6 +172,29 @@ async def test_a_seat_on_a_tiny_turn_clock_loses_on_time_on_its_own_clock(
     assert x_move.clock_ms == 60_000 - x_move.thinking_ms + 1_000
     assert "timecontrolcross[60+1]" in text
     assert "timecontrolcircle[turn=1]" in text
+
+
+async def test_a_clockless_game_tells_each_bot_the_stall_limit_it_is_forfeited_by(
+    tmp_path: Path,
+) -> None:
+    # No clock at all: X is bounded by the server's stall limit (60 s here), O by its
+    # own stricter one (1 s). Each is told its own as move_time_limit, and O, silent on
+    # its second request, forfeits by the limit it was told.
+    async with (
+        scripted_bot([[(-1, -1), (-2, -1)]]) as (x_url, x_got),
+        scripted_bot([[(1, 1), (2, 1)]]) as (o_url, o_got),
+        game_server(tmp_path) as (url, http),
+    ):
+        body = {"player_x": seat(x_url), "player_o": seat(o_url, "stall=1")}
+        await new_game(http, url, body)
+        end = await until_end(o_got)
+
+    assert end["detail"] == "stall: o forfeits: no answer within the stall limit of 1 s"
+    o_requests = [p for p in o_got if p["type"] == "move_request"]
+    [x_request] = [p for p in x_got if p["type"] == "move_request"]
+    assert [r["move_time_limit"] for r in o_requests] == [1.0, 1.0]
+    assert x_request["move_time_limit"] == 60.0
+    assert "clock_x_ms" not in x_request  # a limit, not a clock
 
 
 # -------------------------------------------------------------- adjudication

@@ -17,9 +17,10 @@ meanwhile); without numba, or with ``HTTTX_SEARCH_PURE=1`` or ``SearchBot(pure=T
 it runs as plain Python, about a hundred times slower.
 
 It uses part of the time it is given (``Deadline``, from the game's move time limit and
-clock), reports its best move after every iteration, and falls back to ``ThreatBot`` for
-what the search does not handle (``win_distance`` outside 4..8, a board spread wider
-than the search's square).
+clock; in a game without a clock, whose limit is the server's stall limit, no more than
+without a limit: see ``SearchBot._seconds``), reports its best move after every
+iteration, and falls back to ``ThreatBot`` for what the search does not handle
+(``win_distance`` outside 4..8, a board spread wider than the search's square).
 
 >>> from game.rules import Position, Side
 >>> position = Position(setup=[(0, 0, "x"), *((q, 0, "o") for q in range(1, 5))],
@@ -151,8 +152,15 @@ class SearchBot(BaseBot):
         return decision.evaluation or PositionEvaluation()
 
     def _seconds(self, deadline: Deadline, match: Match) -> float:
+        """Seconds to search: ``think_time`` of the time left. In a game without a clock
+        (``clock_type`` ``none``; a stateless request, which carries no settings, reads
+        so too) a limit is a cap, not a budget: our server then sends its stall limit
+        (300 s by default), and the bot thinks ``default_seconds`` as it does without any
+        limit, less only when the limit is short."""
         remaining = deadline.remaining()
         budget = think_time(remaining, match.clock_type, match.increment)
+        if match.clock_type == "none":
+            budget = min(budget, self.default_seconds)
         if self.seconds is not None:
             return min(self.seconds, budget)
         if math.isinf(remaining):
