@@ -19,7 +19,10 @@
   before ``end`` goes out.
 * WebSocket bots are dialed as the game is created, while its record is written
   (retried until the no-show limit, so a bot that cannot be reached forfeits with
-  ``no_show`` as the session decides; ``abandon`` hangs up if the game never starts); a
+  ``no_show`` as the session decides; each failed dial is posted to the session, whose
+  record of the no-show says how the last one failed, and a handshake refused with HTTP
+  4xx is not retried: the session ends the seat at once; ``abandon`` hangs up if the
+  game never starts); a
   stateless bot's turn is a task posting to it, cancelled when the game ends.
 * No exception escapes a game task: an unexpected one is logged and the game aborted.
 """
@@ -36,13 +39,23 @@ from typing import TYPE_CHECKING, Any
 from game.mailbox import Mailbox
 from game.outboxes import CLOSE_WAIT, Outbox
 from game.recorder import Recorder, WriteMove, WriteResult
-from game.running_events import Abort, Answer, Attach, Detach, Frame, GameEvent, Slot
+from game.running_events import (
+    Abort,
+    Answer,
+    Attach,
+    Detach,
+    DialFailed,
+    Frame,
+    GameEvent,
+    Slot,
+)
 from game.running_spectators import WatchedGame
 from game.seats import BotSocketSeat, SeatConnectError, StatelessSeat
 from game.session import (
     Action,
     Broadcast,
     CloseSeat,
+    DialFailure,
     GameOver,
     GameSession,
     RecordMove,
@@ -214,6 +227,8 @@ class RunningGame(WatchedGame):
                     slot.outbox.close(CLOSE_GOING_AWAY, why)
                 slot.conn = slot.outbox = None
                 return session.seat_disconnected(side, at, why)
+            case DialFailed(side, failure, at):
+                return session.dial_failed(side, failure, at)
             case Answer(side, turn, answer, at):
                 if turn != self._turns:
                     return []  # a turn the session has moved past
@@ -348,7 +363,9 @@ class RunningGame(WatchedGame):
 
     async def _connect_bot(self, side: Player) -> None:
         """Dial the bot until it answers or the no-show limit has passed (then the
-        session records ``no_show``)."""
+        session records ``no_show``). Each failed dial goes to the session as a
+        ``DialFailure`` (the no-show's reason); after a final one (a handshake refused
+        with HTTP 4xx) the bot is not dialled again, and the session decides."""
         slot = self.slots[side]
         assert slot.endpoint is not None and slot.endpoint.socket_url is not None
         manager = self.manager
@@ -376,7 +393,9 @@ class RunningGame(WatchedGame):
                 # Its capabilities are fetched again for the next game, which then
                 # finds out at once (422) if the bot is gone rather than at its dial.
                 manager.capabilities.forget(slot.endpoint.url)
-                if self._loop.time() + delay >= give_up:
+                failure = DialFailure(exc.reason, exc.status)
+                await self.post(DialFailed(side, failure, self._loop.time()))
+                if failure.final or self._loop.time() + delay >= give_up:
                     log.info("game %s: %s never connected: %s", self.game_id, side.value, exc)
                     return
                 log.debug("game %s: %s: %s; retrying", self.game_id, side.value, exc)

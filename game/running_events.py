@@ -1,6 +1,6 @@
 """What a running game's task (``game.running.RunningGame``) takes in: the events of
 its inbox, in the order they happened (a seat attaching, a frame read, a drop, a
-stateless answer, an abort), and the seats as the adapter holds them (``Slot``)."""
+failed dial, a stateless answer, an abort), and the seats as the adapter holds them (``Slot``)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from typing import TypeAlias
 from game.discovery import BotEndpoint
 from game.outboxes import Outbox
 from game.seats import BotSocketSeat
-from game.session import SeatInfo, SendBoardPolicy, resolve_send_board
+from game.session import DialFailure, SeatInfo, SendBoardPolicy, resolve_send_board
 from models import Player, PlayerConfig, StatelessMoveResponse
 
-__all__ = ["Abort", "Answer", "Attach", "Detach", "Frame", "GameEvent", "Slot"]
+__all__ = ["Abort", "Answer", "Attach", "Detach", "DialFailed", "Frame", "GameEvent", "Slot"]
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,15 @@ class Detach:
 
 
 @dataclass(frozen=True)
+class DialFailed:
+    """A dial of the seat's bot failed (``GameSession.dial_failed``)."""
+
+    side: Player
+    failure: DialFailure
+    at: float
+
+
+@dataclass(frozen=True)
 class Answer:
     side: Player
     turn: int
@@ -54,7 +63,7 @@ class Abort:
     reason: str
 
 
-GameEvent: TypeAlias = Attach | Frame | Detach | Answer | Abort
+GameEvent: TypeAlias = Attach | Frame | Detach | DialFailed | Answer | Abort
 
 
 @dataclass

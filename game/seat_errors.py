@@ -1,16 +1,21 @@
 """How a seat fails: one exception class per ``EndCause`` a seat can forfeit with.
 
 ``game.session.GameSession`` raises them inside and turns each into a forfeit of
-``side``; the message is the ``nope`` reason. Re-exported by ``game.session``.
+``side``; the message is the ``nope`` reason. Re-exported by ``game.session``, as is
+``DialFailure``: how a dial of a bot's socket failed, which the adapter reports and the
+session judges (a refusal for good ends the seat as a no-show at once).
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from dataclasses import dataclass
+from typing import ClassVar, Final
 
 from models import EndCause, Player
 
 __all__ = [
+    "RETRIABLE_HANDSHAKE_STATUSES",
+    "DialFailure",
     "SeatDisconnectError",
     "SeatError",
     "SeatIllegalMoveError",
@@ -66,10 +71,44 @@ class SeatDisconnectError(SeatError):
 
 
 class SeatNoShowError(SeatError):
-    """The seat never connected within the no-show limit."""
+    """The seat never connected: not within the no-show limit, or its bot's server
+    refused the connection for good (``DialFailure.final``)."""
 
     cause = EndCause.NO_SHOW
     tells_seat = False
+
+
+#: HTTP 4xx answers to a WebSocket handshake that say "not now" rather than "never".
+RETRIABLE_HANDSHAKE_STATUSES: Final = frozenset({408, 425, 429})
+
+
+@dataclass(frozen=True)
+class DialFailure:
+    """One failed dial of a websocket bot's socket, as the adapter reports it to the
+    session (``GameSession.dial_failed``): ``reason`` says what happened in words (it
+    goes into the record of a no-show), ``status`` is the HTTP status the handshake was
+    answered with, if it was.
+
+    >>> DialFailure("the bot's socket answered the handshake with HTTP 404", 404).final
+    True
+    >>> DialFailure("the bot's socket answered the handshake with HTTP 503", 503).final
+    False
+    """
+
+    reason: str
+    status: int | None = None
+
+    @property
+    def final(self) -> bool:
+        """Whether dialling again cannot help: the bot's server refused the handshake
+        with an HTTP 4xx that does not say "later" (``RETRIABLE_HANDSHAKE_STATUSES``).
+        A refused connection, a timeout or a 5xx may pass: those are retried."""
+        status = self.status
+        return (
+            status is not None
+            and 400 <= status < 500
+            and status not in RETRIABLE_HANDSHAKE_STATUSES
+        )
 
 
 def stateless_failure(side: Player, error: BaseException) -> SeatError:

@@ -107,7 +107,15 @@ class ConnectionClosed(Exception):
 
 
 class SeatConnectError(Exception):
-    """A bot's WebSocket could not be opened: refused, timed out, not a WebSocket."""
+    """A bot's WebSocket could not be opened: refused, timed out, not a WebSocket. The
+    message names the URL, for the log; ``reason`` says what happened in words, for the
+    record, and ``status`` is the HTTP status the handshake was answered with (other
+    than 101), if it was."""
+
+    def __init__(self, message: str, *, reason: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.status = status
 
 
 class StatelessTimeout(TimeoutError):
@@ -237,13 +245,29 @@ class BotSocketSeat:
                     max_msg_size=self._cap,
                 )
         except TimeoutError:
-            raise SeatConnectError(
-                f"{self.url}: no WebSocket within {self._connect_timeout:g} s"
-            ) from None
+            reason = f"no WebSocket within {self._connect_timeout:g} s"
+            raise SeatConnectError(f"{self.url}: {reason}", reason=reason) from None
         except DiscoveryError as exc:  # a forbidden address, a redirect (address_policy)
-            raise SeatConnectError(f"{self.url}: cannot open the WebSocket: {exc}") from None
+            raise SeatConnectError(
+                f"{self.url}: cannot open the WebSocket: {exc}",
+                reason=f"cannot open the bot's socket: {exc}",
+            ) from None
+        except aiohttp.WSServerHandshakeError as exc:
+            # 101 with wrong headers is no WebSocket either, but no status to report.
+            status = None if exc.status == 101 else exc.status
+            reason = (
+                f"the bot's socket answered the handshake with HTTP {status}"
+                if status is not None
+                else f"the bot's socket broke the handshake ({exc.message})"
+            )
+            raise SeatConnectError(
+                f"{self.url}: cannot open the WebSocket: {exc!r}", reason=reason, status=status
+            ) from None
         except (aiohttp.ClientError, OSError, ValueError) as exc:
-            raise SeatConnectError(f"{self.url}: cannot open the WebSocket: {exc!r}") from None
+            raise SeatConnectError(
+                f"{self.url}: cannot open the WebSocket: {exc!r}",
+                reason=f"cannot open the bot's socket: {exc or type(exc).__name__}",
+            ) from None
 
     def start(self) -> None:
         assert self._ws is not None, "connect() first"

@@ -48,7 +48,8 @@ The interface
   ``OpeningSeatError`` for a seat that cannot be told one (``NewGameRequest`` and
   ``GameManager`` refuse both before a game exists).
 * Inputs, each returning ``list[Action]``: ``seat_connected(side, now)``,
-  ``seat_disconnected(side, now)``, ``receive(side, data, now)`` (one raw frame),
+  ``seat_disconnected(side, now)``, ``dial_failed(side, failure, now)`` (a dial of a
+  websocket bot failed: a ``DialFailure``), ``receive(side, data, now)`` (one raw frame),
   ``stateless_answer(side, response_or_error, now)``, ``timer(now)``,
   ``rtt_measured(side, rtt_s)``, ``abort(reason, now)``.
 * ``next_deadline``: when the adapter must call ``timer`` next (one timer per game), or
@@ -156,7 +157,15 @@ silent (``timeout``, ``stall``); not to one that is gone (``disconnect``) or nev
 ``limits.reconnect_s`` to come back with the same token (the clock keeps running), then
 forfeits with ``disconnect``. A seat that has not connected ``limits.no_show_s`` after
 ``started_at`` forfeits with ``no_show``; if neither came, the game is a draw with cause
-``no_show`` (a forfeit needs a winner). Frames larger than ``limits.max_frame_bytes``
+``no_show`` (a forfeit needs a winner). The adapter reports each failed dial of a
+websocket bot (``dial_failed``): the last one's reason goes into the no-show's detail
+(``"o did not connect within 30 s (the last try: the bot's socket answered the
+handshake with HTTP 503)"``). A final one (``DialFailure.final``: the handshake refused
+with an HTTP 4xx other than 408, 425 or 429) means the bot will not come: once every
+seat still missing is such a seat, the no-show is decided at once, without waiting for
+the limit (``"o could not connect: the bot's socket answered the handshake with HTTP
+404"``); until then, a seat that may still come is waited for, so a game neither could
+have played stays a draw. Frames larger than ``limits.max_frame_bytes``
 are protocol errors. Frames from a stateless seat, and stateless answers nobody waits
 for (a late answer after a forfeit, say), are ignored.
 
@@ -189,6 +198,7 @@ from __future__ import annotations
 import math
 
 from game.seat_errors import (
+    DialFailure,
     SeatDisconnectError,
     SeatError,
     SeatIllegalMoveError,
@@ -264,6 +274,7 @@ __all__ = [
     "Action",
     "Broadcast",
     "CloseSeat",
+    "DialFailure",
     "GameOver",
     "GameSession",
     "OpeningSeatError",
@@ -303,6 +314,12 @@ class GameSession(HumanSeats):
         """The seat's socket closed or failed; ``why`` says how, for the record."""
         return self._guarded(now, lambda now: self._on_disconnected(side, now, why))
 
+    def dial_failed(self, side: Player, failure: DialFailure, now: float) -> list[Action]:
+        """A dial of the websocket bot of ``side`` failed, as ``failure`` says. Kept for
+        the record of a no-show; a failure that is final (``DialFailure.final``: the
+        bot's server refused the handshake for good) is the seat's no-show at once."""
+        return self._guarded(now, lambda now: self._on_dial_failed(side, failure, now))
+
     def receive(self, side: Player, data: str | bytes, now: float) -> list[Action]:
         """One frame from the seat of ``side``."""
         return self._guarded(now, lambda now: self._on_frame(side, data, now))
@@ -340,8 +357,11 @@ class GameSession(HumanSeats):
         seat.connected = True
         seat.ever_connected = True
         seat.reconnect_by = None
+        seat.dial_failure = None
         if not self._started:
-            return self._begin(now) if self._everyone_present() else []
+            if self._everyone_present():
+                return self._begin(now)
+            return self._no_show(now) if self._nobody_missing_can_come() else []
         # Back after a drop: the current position, then the pending request if it is ours.
         actions: list[Action] = [
             *self._config_for(side),
@@ -361,6 +381,13 @@ class GameSession(HumanSeats):
         if seat.info.kind == "human" and self.limits.reconnect_s > 0:
             return self._human_dropped(side, now)
         raise SeatDisconnectError(side, f"{side.value}'s connection dropped{seat.dropped_because}")
+
+    def _on_dial_failed(self, side: Player, failure: DialFailure, now: float) -> list[Action]:
+        seat = self._seats[side]
+        if seat.ever_connected or seat.info.kind != "bot_ws":
+            return []  # stale (another dial got through) or not a seat that is dialled
+        seat.dial_failure = failure
+        return self._no_show(now) if self._nobody_missing_can_come() else []
 
     def _on_frame(self, side: Player, data: str | bytes, now: float) -> list[Action]:
         seat = self._seats[side]
@@ -564,10 +591,34 @@ class GameSession(HumanSeats):
             SendTo(side, HeartbeatPacket(waiting=side is awaiting)) for side in self._listening()
         ]
 
+    def _absent(self) -> list[Player]:
+        return [side for side, seat in self._seats.items() if not seat.ever_connected]
+
+    def _nobody_missing_can_come(self) -> bool:
+        """Whether some seat never connected and none that did not ever will: each one's
+        bot refused its dial for good (``DialFailure.final``)."""
+        absent = self._absent()
+        return bool(absent) and all(
+            (failure := self._seats[side].dial_failure) is not None and failure.final
+            for side in absent
+        )
+
     def _no_show(self, now: float) -> list[Action]:
-        absent = [side for side, seat in self._seats.items() if not seat.ever_connected]
-        limit = f"{self.limits.no_show_s:g} s"
+        """The seats that never connected forfeit (both: a draw), each with why: the
+        no-show limit, and how its bot's last dial failed if it was dialled."""
+        absent = self._absent()
         if len(absent) == 1:
-            raise SeatNoShowError(absent[0], f"{absent[0].value} did not connect within {limit}")
+            raise SeatNoShowError(absent[0], self._why_absent(absent[0]))
         result = GameResult(winner=None, reason=ResultReason.DRAW, cause=EndCause.NO_SHOW)
-        return self._finish(result, f"neither seat connected within {limit}", now)
+        if all(self._seats[side].dial_failure is None for side in absent):
+            detail = f"neither seat connected within {self.limits.no_show_s:g} s"
+        else:
+            detail = "neither seat connected: " + "; ".join(map(self._why_absent, absent))
+        return self._finish(result, detail, now)
+
+    def _why_absent(self, side: Player) -> str:
+        failure = self._seats[side].dial_failure
+        if failure is not None and failure.final:
+            return f"{side.value} could not connect: {failure.reason}"
+        within = f"{side.value} did not connect within {self.limits.no_show_s:g} s"
+        return within if failure is None else f"{within} (the last try: {failure.reason})"

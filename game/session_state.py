@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from game.seat_errors import DialFailure
 from game.session_config import SeatInfo
 from models import Coord, Player
 
@@ -29,6 +30,8 @@ class SeatState:
     answered: bool = False
     # How its connection last ended, as " (why)" for forfeit messages ("" if unknown).
     dropped_because: str = ""
+    # How the last dial of its bot's socket failed, while it has never connected.
+    dial_failure: DialFailure | None = None
 
 
 @dataclass

@@ -1,5 +1,6 @@
 """How games end, over real sockets on 127.0.0.1 with a real SQLite file: a bot's lone
-winning stone, the reason of every forfeit, the stall limit under any clock.
+winning stone, the reason of every forfeit, the stall limit under any clock, why a bot
+never came.
 
 The bots are scripted Starlette apps (``socket_bot`` for the WebSocket API,
 ``stateless_bot`` for the stateless one) that give fixed answers. Timeouts only stop a
@@ -19,6 +20,7 @@ from typing import TypeAlias
 
 import aiohttp
 import pytest
+from aiohttp import web
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route, WebSocketRoute
@@ -41,6 +43,7 @@ from models import (
     Player,
     ResultReason,
 )
+from tests.loopback_app import serving_app
 from tests.manager.harness import Json, bot, finished, move, serving_routes
 
 Hex = tuple[int, int]
@@ -309,7 +312,14 @@ TURN_CLOCK = Match(clock_type="turn", clock=0.2)  # runs out before the stall li
             "o forfeits: o's connection dropped (the bot closed the connection "
             "(1008: impossible board: a test))",
         ),
-        (None, Match(), EndCause.NO_SHOW, "o forfeits: o did not connect within 0.5 s"),
+        (
+            # Without a socket route, Starlette refuses the handshake: no retrying that.
+            None,
+            Match(),
+            EndCause.NO_SHOW,
+            "o forfeits: o could not connect: the bot's socket answered the handshake "
+            "with HTTP 403",
+        ),
     ],
     ids=lambda value: value.value if isinstance(value, EndCause) else "",
 )
@@ -507,3 +517,67 @@ async def test_a_stateless_bot_that_hangs_up_forfeits_for_disconnect_with_the_re
     end = x_got[-1]
     assert (end["type"], end["detail"]) == ("end", f"disconnect: {record.result.detail}")
     assert record.result.detail in caplog.text
+
+
+# ----------------------------------------------------------- why a bot never came
+
+
+@asynccontextmanager
+async def bot_whose_socket_answers(status: int) -> AsyncIterator[str]:
+    """A bot whose capabilities send the server to a socket (``api_root`` ``sock``) that
+    answers the WebSocket handshake with HTTP ``status``. Yields its URL."""
+
+    async def capabilities(request: web.Request) -> web.Response:
+        versions = {"v1-alpha": {"api_root": "sock"}}
+        return web.json_response({"basic_websocket": {"versions": versions}})
+
+    async def socket(request: web.Request) -> web.Response:
+        return web.Response(status=status, text="not here")
+
+    app = web.Application()
+    app.router.add_get("/capabilities.json", capabilities)
+    app.router.add_get("/sock/game", socket)
+    async with serving_app(app) as url:
+        yield url
+
+
+async def test_a_bot_whose_socket_refuses_the_handshake_with_404_is_a_no_show_at_once(
+    store: GameStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="game.manager")
+    # The no-show limit is 30 s: the game must not wait for it.
+    async with (
+        managed(store, SessionLimits(no_show_s=30.0)) as manager,
+        socket_bot(X_ELSEWHERE) as (x_url, x_got),
+        bot_whose_socket_answers(404) as o_url,
+    ):
+        async with asyncio.timeout(10):
+            record = await play(manager, store, x_url, o_url, Match())
+
+    assert record.result is not None
+    assert (record.result.winner, record.result.cause) == (Player.X, EndCause.NO_SHOW)
+    assert record.result.detail == (
+        "o forfeits: o could not connect: the bot's socket answered the handshake with HTTP 404"
+    )
+    end = x_got[-1]
+    assert (end["type"], end["detail"]) == ("end", f"no_show: {record.result.detail}")
+    assert record.moves == []
+
+
+async def test_a_bot_whose_socket_answers_503_is_retried_and_the_no_show_says_why(
+    store: GameStore,
+) -> None:
+    async with (
+        managed(store, QUICK) as manager,
+        socket_bot(X_ELSEWHERE) as (x_url, x_got),
+        bot_whose_socket_answers(503) as o_url,
+    ):
+        record = await play(manager, store, x_url, o_url, Match())
+
+    assert record.result is not None
+    assert (record.result.winner, record.result.cause) == (Player.X, EndCause.NO_SHOW)
+    assert record.result.detail == (
+        "o forfeits: o did not connect within 0.5 s (the last try: the bot's socket "
+        "answered the handshake with HTTP 503)"
+    )
+    assert x_got[-1]["detail"] == f"no_show: {record.result.detail}"

@@ -21,6 +21,7 @@ from game.session import (
     Action,
     Broadcast,
     CloseSeat,
+    DialFailure,
     GameOver,
     GameSession,
     RecordMove,
@@ -650,6 +651,78 @@ def test_neither_seat_connecting_is_a_draw_by_no_show() -> None:
     assert session.next_deadline == 30.0
     over = game_over(session.timer(now=30.0))
     assert (over.result.winner, over.result.cause) == (None, EndCause.NO_SHOW)
+
+
+REFUSED_404 = DialFailure("the bot's socket answered the handshake with HTTP 404", 404)
+REFUSED_503 = DialFailure("the bot's socket answered the handshake with HTTP 503", 503)
+NO_ANSWER = DialFailure("cannot open the bot's socket: connection refused")
+
+
+def test_a_bot_whose_handshake_is_refused_for_good_is_a_no_show_at_once() -> None:
+    session = new_game(limits=SessionLimits(no_show_s=30.0))
+    session.seat_connected(O, now=0.5)
+    actions = session.dial_failed(X, REFUSED_404, now=1.0)
+    over = forfeit(actions, X, EndCause.NO_SHOW)
+    assert over.result.detail == (
+        "x forfeits: x could not connect: the bot's socket answered the handshake with HTTP 404"
+    )
+    [end] = to(actions, O, EndPacket)
+    assert end.detail == f"no_show: {over.result.detail}"
+
+
+def test_a_no_show_says_how_the_last_dial_failed() -> None:
+    session = new_game(limits=SessionLimits(no_show_s=30.0))
+    session.seat_connected(O, now=0.5)
+    assert session.dial_failed(X, REFUSED_503, now=1.0) == []  # may pass: dialled again
+    assert session.dial_failed(X, NO_ANSWER, now=2.0) == []
+    over = forfeit(session.timer(now=30.0), X, EndCause.NO_SHOW)
+    assert over.result.detail == (
+        "x forfeits: x did not connect within 30 s "
+        "(the last try: cannot open the bot's socket: connection refused)"
+    )
+
+
+def test_a_bot_refused_for_good_waits_for_an_opponent_that_may_still_come() -> None:
+    # Had O never come either, the game would be a draw: X forfeits only once O is here.
+    session = new_game(limits=SessionLimits(no_show_s=30.0))
+    assert session.dial_failed(X, REFUSED_404, now=1.0) == []
+    forfeit(session.seat_connected(O, now=3.0), X, EndCause.NO_SHOW)
+
+
+def test_both_bots_refused_for_good_is_a_draw_by_no_show_at_once() -> None:
+    session = new_game(limits=SessionLimits(no_show_s=30.0))
+    session.dial_failed(X, REFUSED_404, now=1.0)
+    over = game_over(session.dial_failed(O, DialFailure("HTTP 410", 410), now=1.5))
+    assert (over.result.winner, over.result.cause) == (None, EndCause.NO_SHOW)
+    assert over.result.detail == (
+        "neither seat connected: x could not connect: the bot's socket answered the "
+        "handshake with HTTP 404; o could not connect: HTTP 410"
+    )
+
+
+def test_a_dial_failure_after_the_seat_connected_changes_nothing() -> None:
+    session, _ = started()
+    assert session.dial_failed(X, REFUSED_404, now=1.0) == []
+    assert session.result is None
+
+
+@pytest.mark.parametrize(
+    ("status", "final"),
+    [
+        (400, True),
+        (403, True),
+        (404, True),
+        (408, False),
+        (429, False),
+        (500, False),
+        (503, False),
+        (None, False),
+    ],
+)
+def test_only_a_handshake_refused_with_a_lasting_4xx_is_final(
+    status: int | None, final: bool
+) -> None:
+    assert DialFailure("refused", status).final is final
 
 
 def game_over_or_none(actions: Sequence[Action]) -> GameOver | None:
