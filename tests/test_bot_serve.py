@@ -51,6 +51,7 @@ from models import (
     Player,
     PositionEvaluation,
 )
+from tests.json_schema import schema_problems
 from tests.ping_flood import flood
 from wire.frames import CONTROL_FLOOD_REFUSED, CONTROL_FRAME_BURST, INVALID_UTF8_REFUSED
 
@@ -68,50 +69,6 @@ Json = dict[str, Any]
 def _spec(name: str) -> Json:
     document: Json = yaml.safe_load((SPEC / name).read_text())
     return document
-
-
-def schema_problems(value: Any, schema: Json, document: Json, path: str = "$") -> list[str]:
-    """Where ``value`` breaks ``schema`` (the JSON Schema subset the HTTTX spec uses:
-    $ref, type, properties, required, items, enum, const, pattern, minimum).
-
-    jsonschema is not a dependency of the project; the spec needs only this much.
-    """
-    if "$ref" in schema:
-        target: Any = document
-        for part in schema["$ref"].removeprefix("#/").split("/"):
-            target = target[part]
-        return schema_problems(value, target, document, path)
-    kinds = {
-        "object": lambda v: isinstance(v, dict),
-        "array": lambda v: isinstance(v, list),
-        "string": lambda v: isinstance(v, str),
-        "boolean": lambda v: isinstance(v, bool),
-        "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
-        "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
-    }
-    kind = schema.get("type")
-    if kind is not None and not kinds[kind](value):
-        return [f"{path}: expected {kind}, got {value!r}"]
-    problems: list[str] = []
-    if "const" in schema and value != schema["const"]:
-        problems.append(f"{path}: expected {schema['const']!r}, got {value!r}")
-    if "enum" in schema and value not in schema["enum"]:
-        problems.append(f"{path}: expected one of {schema['enum']}, got {value!r}")
-    if "pattern" in schema and not re.search(schema["pattern"], value):
-        problems.append(f"{path}: {value!r} does not match {schema['pattern']}")
-    if "minimum" in schema and value < schema["minimum"]:
-        problems.append(f"{path}: {value!r} is below {schema['minimum']}")
-    if isinstance(value, dict):
-        for name in schema.get("required", []):
-            if name not in value:
-                problems.append(f"{path}: missing {name!r}")
-        for name, sub in schema.get("properties", {}).items():
-            if name in value:
-                problems += schema_problems(value[name], sub, document, f"{path}.{name}")
-    if isinstance(value, list) and "items" in schema:
-        for index, item in enumerate(value):
-            problems += schema_problems(item, schema["items"], document, f"{path}[{index}]")
-    return problems
 
 
 def check_against(value: Any, spec_file: str, schema_name: str) -> None:

@@ -9,12 +9,14 @@ import random
 import pytest
 
 from game.elo import Pentanomial
+from game.openapi import _openapi
 from game.series_score import SeriesRule
 from game.sprt import Sprt
 from game.tournament_report import pair_lines
 from game.tournament_schedule import Schedule
 from game.tournament_standings import GameOutcome, Standings, outcome_of
 from models import EndCause, GameResult, Player, ResultReason
+from tests.json_schema import schema_problems
 from wire.tournaments import PairStanding
 
 
@@ -217,3 +219,13 @@ def test_json_keeps_the_sign_of_an_infinite_elo_and_reads_it_back() -> None:
     assert body["elo_error"] == "Infinity"
     assert PairStanding.model_validate_json(lost.model_dump_json()).elo == -math.inf
     assert json.loads(empty.model_dump_json())["elo"] is None
+
+
+def test_an_infinite_elo_of_either_sign_fits_the_openapi_schema_of_a_pair() -> None:
+    document = _openapi(hosted=False)
+    schema = document["components"]["schemas"]["PairStanding"]
+    for winner in ("a", "b"):
+        (pair,) = _one_sided(rounds=3, winner=winner).pair_standings()
+        body = json.loads(pair.model_dump_json())
+        assert body["nelo"] in ("Infinity", "-Infinity")
+        assert schema_problems(body, schema, document) == []

@@ -18,6 +18,7 @@ from game.server import GameServer, create_app, serving
 from game.store import GameStore, RecordStatus
 from game.tournament_cli import export_games
 from models import GameRecord, Player
+from tests.json_schema import schema_problems
 from tests.postgres import PostgresCluster
 from tests.test_server import capabilities_server
 
@@ -464,6 +465,34 @@ async def test_a_tournaments_games_are_listed_in_game_order_with_their_bots_and_
         assert item["round"] == 1 and item["status"] == "finished"
     assert [item["number"] for item in tail["items"]] == [5, 6] and tail["offset"] == 4
     assert (bad_limit, missing) == (422, 404)
+
+
+async def test_the_tournament_routes_answer_what_the_served_openapi_schemas_describe(
+    tmp_path: Path,
+) -> None:
+    async with arena(tmp_path / "t.sqlite") as a:
+        tournament_id = await a.create(
+            {
+                "bots": three_bots(a),
+                "openings": "none",
+                "concurrency": 3,
+                "match": {"turn_limit": 100},
+            }
+        )
+        view = await a.finished(tournament_id)
+        _, document = await a.get("/openapi.json")
+        _, page = await a.get("/tournaments")
+        _, games = await a.get(f"/tournaments/{tournament_id}/games")
+    # threat beats random in both games: an infinite Elo, sent as a string.
+    pairs = {(pair["bot"], pair["opponent"]): pair for pair in view["pairs"]}
+    assert pairs["threat", "random"]["elo"] == "Infinity", pairs
+    schemas = document["components"]["schemas"]
+    for name, answer in (
+        ("TournamentView", view),
+        ("TournamentPage", page),
+        ("TournamentGames", games),
+    ):
+        assert schema_problems(answer, schemas[name], document) == [], name
 
 
 async def test_a_game_that_ends_after_the_sprt_decided_is_neither_counted_nor_exported(

@@ -30,6 +30,7 @@ from pydantic import (
     StrictFloat,
     StrictInt,
     StrictStr,
+    WithJsonSchema,
     model_validator,
 )
 
@@ -58,6 +59,23 @@ MAX_BOOK_CHARS: Final = 1 << 20
 MAX_COMMAND_CHARS: Final = 4096
 
 Format = Literal["round_robin", "gauntlet"]
+
+#: A match statistic that is infinite for a match won or lost every time, ``None`` when
+#: it has no value yet. JSON has no infinity: the model holding it serializes with
+#: ``ser_json_inf_nan="strings"``, so an infinity is sent as ``"Infinity"`` or
+#: ``"-Infinity"``, and its schema says so (pydantic's own would be ``number|null``).
+MaybeInfinite = Annotated[
+    float | None,
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "number"},
+                {"type": "string", "enum": ["Infinity", "-Infinity"]},
+                {"type": "null"},
+            ]
+        }
+    ),
+]
 OpeningOrder = Literal["sequential", "random"]
 TournamentStatus = Literal["running", "stopped", "interrupted", "finished", "failed"]
 
@@ -289,10 +307,10 @@ class PairStanding(BaseModel):
     losses: int
     pentanomial: tuple[int, int, int, int, int]
     score: float | None
-    elo: float | None
-    elo_error: float | None
-    nelo: float | None = None
-    nelo_error: float | None = None
+    elo: MaybeInfinite
+    elo_error: MaybeInfinite
+    nelo: MaybeInfinite = None
+    nelo_error: MaybeInfinite = None
     los: float | None
     draw_ratio: float | None
 
