@@ -23,6 +23,7 @@ from game.game_wait import MAX_WAIT_S, WaitEnd, parse_wait, wait_for_end
 from game.manager import ManagerClosed, TooManyGames
 from game.openapi import _docs_page
 from game.route_bodies import creation_body
+from game.route_query import unknown_query
 from game.seat_names import SeatNameTaken, check_seat_names
 from game.server_state import _runtime, _settings
 from game.store import (
@@ -46,6 +47,8 @@ MAX_ERROR_DETAIL_CHARS: Final = 500
 #: The longest game id kept in a notation file's name (``notation_filename``).
 MAX_FILENAME_STEM: Final = 100
 _UNSAFE_IN_FILENAME: Final = re.compile(r"[^A-Za-z0-9._-]")
+#: What ``GET /games`` takes; any other query parameter is a 422.
+LIST_GAMES_QUERY: Final = ("status", "player", "bot_url", "limit", "cursor")
 
 
 # ------------------------------------------------------------------- helpers
@@ -118,6 +121,8 @@ async def new_game(request: Request) -> Response:
 async def list_games(request: Request) -> Response:
     """Games newest first, live and over, optionally of one status, one player (by name)
     and one bot (by URL); cursor pagination from the store."""
+    if (unknown := unknown_query(request, LIST_GAMES_QUERY)) is not None:
+        return _error(422, unknown)
     params = request.query_params
     status: RecordStatus | None = None
     if (status_text := params.get("status")) is not None:

@@ -266,7 +266,10 @@ def _openapi(hosted: bool) -> dict[str, Any]:
                 ],
                 "responses": {
                     "200": {"description": "A page of games", "content": body("GamePage")},
-                    "422": error("Bad status, player, bot_url, limit or cursor"),
+                    "422": error(
+                        "Bad status, player, bot_url, limit or cursor, or a query "
+                        "parameter it does not take (named, with the ones it takes)"
+                    ),
                 },
             }
         },
@@ -447,7 +450,7 @@ def _tournament_paths(
                 ],
                 "responses": {
                     "200": {"description": "Tournaments", "content": body("TournamentPage")},
-                    "422": error("Bad limit"),
+                    "422": error("Bad limit, or another query parameter"),
                 },
             },
         },
@@ -476,7 +479,7 @@ def _tournament_paths(
                 "responses": {
                     "200": {"description": "A page of games", "content": body("TournamentGames")},
                     "404": not_found,
-                    "422": error("A bad offset or limit"),
+                    "422": error("A bad offset or limit, or another query parameter"),
                 },
             }
         },
@@ -531,7 +534,7 @@ def _series_paths(
                 ],
                 "responses": {
                     "200": {"description": "Series", "content": body("SeriesPage")},
-                    "422": error("Bad limit"),
+                    "422": error("Bad limit, or another query parameter"),
                 },
             },
         },

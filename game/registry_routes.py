@@ -38,6 +38,7 @@ from game.arena_errors import (
 from game.discovery import DiscoveryError
 from game.rating_book import RATING_HISTORY_MAX, PlayerStanding
 from game.route_bodies import creation_body, parsed_body
+from game.route_query import unknown_query
 from game.server_state import HOSTED_BOTS, _runtime, _settings
 from models import (
     MAX_LEADERBOARD,
@@ -172,6 +173,8 @@ async def bot(request: Request) -> Response:
 async def bot_ratings(request: Request) -> Response:
     runtime = _runtime(request)
     name = request.path_params["name"]
+    if (unknown := unknown_query(request, ("limit",))) is not None:
+        return _error(422, unknown)
     limit = _count(
         request.query_params.get("limit", str(DEFAULT_LIMIT)), "limit", 1, RATING_HISTORY_MAX
     )
@@ -216,6 +219,8 @@ def leaderboard_of(standings: list[PlayerStanding], limit: int) -> Leaderboard:
 
 
 async def leaderboard(request: Request) -> Response:
+    if (unknown := unknown_query(request, ("kind", "limit"))) is not None:
+        return _error(422, unknown)
     params = request.query_params
     kind = params.get("kind", "all")
     if kind not in ("bot", "human", "all"):

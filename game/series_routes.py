@@ -25,6 +25,7 @@ from starlette.routing import Route
 from game.discovery import DiscoveryError
 from game.openings import OpeningError
 from game.route_bodies import creation_body
+from game.route_query import unknown_query
 from game.series import MAX_SERIES_LIST, SeriesDesk
 from game.server_state import _runtime, _without_token
 from game.tournament_routes import MAX_TOURNAMENT_BODY_BYTES, _count, _error
@@ -66,6 +67,8 @@ async def create_series(request: Request) -> Response:
 
 
 async def list_series(request: Request) -> Response:
+    if (unknown := unknown_query(request, ("limit",))) is not None:
+        return _error(422, unknown)
     limit = _count(request.query_params.get("limit", "100"), "limit", 1, MAX_SERIES_LIST)
     if isinstance(limit, Response):
         return limit

@@ -27,6 +27,7 @@ from starlette.routing import Route
 from game.discovery import DiscoveryError
 from game.openings import OpeningError
 from game.route_bodies import creation_body
+from game.route_query import unknown_query
 from game.server_state import _runtime, _without_token
 from game.tournament_games import is_counted
 from game.tournament_runner import (
@@ -84,6 +85,8 @@ def _count(text: str, name: str, low: int, high: int) -> int | Response:
 
 
 async def list_tournaments(request: Request) -> Response:
+    if (unknown := unknown_query(request, ("limit",))) is not None:
+        return _error(422, unknown)
     limit = _count(request.query_params.get("limit", "100"), "limit", 1, MAX_LIST)
     if isinstance(limit, Response):
         return limit
@@ -102,6 +105,8 @@ async def get_tournament(request: Request) -> Response:
 async def tournament_games(request: Request) -> Response:
     runtime = _runtime(request)
     tournament_id = request.path_params["tournament_id"]
+    if (unknown := unknown_query(request, ("offset", "limit"))) is not None:
+        return _error(422, unknown)
     params = request.query_params
     offset = _count(params.get("offset", "0"), "offset", 0, 10**9)
     limit = _count(params.get("limit", "100"), "limit", 1, MAX_LIST)

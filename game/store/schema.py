@@ -133,8 +133,9 @@ class RecordJson(NamedTuple):
 
 
 class GamePage(BaseModel):
-    """A page of games, newest first. Pass ``next_cursor`` as ``before`` for the next
-    page; it is None on the last page."""
+    """A page of games, newest first. For the next page, pass ``next_cursor`` as
+    ``cursor`` (``GET /games?cursor=...``, with the same filters); it is None on the
+    last page."""
 
     items: list[GameSummary] = Field(default_factory=list)
     next_cursor: str | None = None

@@ -1,0 +1,42 @@
+"""The query of a REST request, checked the same way by every list route that reads one.
+
+A parameter the route does not take is refused (422), as a body refuses a field it
+does not know, rather than ignored: ``GET /games?before=...`` in place of ``?cursor=``
+would answer the first page again, with the same ``next_cursor``, and a client that
+follows it would never get further. The reason names the parameter and the ones the
+route takes: ``before: unknown query parameter; this route takes status, player,
+bot_url, limit, cursor``.
+"""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+
+from models import MAX_ECHO_CHARS, clip_text
+
+__all__ = ["unknown_query"]
+
+
+def unknown_query(request: Request, accepted: tuple[str, ...]) -> str | None:
+    """The 422 reason for the first query parameter of ``request`` not in ``accepted``;
+    None when it has none.
+
+    >>> from starlette.requests import Request
+    >>> def query(text: str) -> Request:
+    ...     return Request({"type": "http", "query_string": text.encode()})
+    >>> unknown_query(query("limit=2&before=2"), ("limit", "cursor"))
+    'before: unknown query parameter; this route takes limit, cursor'
+    >>> unknown_query(query("limit=2"), ("limit", "cursor")) is None
+    True
+    >>> unknown_query(query("=1"), ("limit",))
+    "'': unknown query parameter; this route takes limit"
+    """
+    for name in request.query_params:
+        if name not in accepted:
+            plain = name != "" and name.isprintable() and name == name.strip()
+            shown = name if plain else repr(name)
+            return (
+                f"{clip_text(shown, MAX_ECHO_CHARS)}: unknown query parameter; "
+                f"this route takes {', '.join(accepted)}"
+            )
+    return None
