@@ -510,6 +510,15 @@ async def test_games_refuses_a_query_parameter_it_does_not_take_rather_than_loop
     assert "as ``cursor``" in page and "before" not in page and "cursor" in parameters
 
 
+async def test_a_bad_cursor_asks_for_the_next_cursor_of_a_page_of_get_games(
+    tmp_path: Path,
+) -> None:
+    async with arena(tmp_path, host_example_bots=False) as a:
+        answer = await a.get_json("/games?cursor=abc")
+    expected = "cursor: expected the next_cursor of a page of GET /games, got 'abc'"
+    assert answer == (422, {"detail": expected})
+
+
 async def test_every_list_route_refuses_a_query_parameter_it_does_not_take(
     tmp_path: Path,
 ) -> None:

@@ -484,7 +484,7 @@ def _field_names(values: type[DataclassInstance]) -> tuple[str, ...]:
 def _parse_cursor(cursor: str) -> int:
     if not cursor.isascii() or not cursor.isdecimal() or len(cursor) > 18:
         raise InvalidCursorError(
-            f"invalid cursor {cursor!r}: pass the next_cursor of a page of list_games"
+            f"expected the next_cursor of a page of GET /games, got {cursor!r}"
         )
     return int(cursor)
 
