@@ -393,10 +393,20 @@ class TournamentDirector:
         return run
 
     async def view(self, tournament_id: str) -> TournamentView | None:
-        """The tournament with its standings; None if there is none with that id."""
+        """The tournament with its standings; None if there is none with that id.
+
+        On a cluster the games in flight (``games_running``, ``live_games``) are the
+        store's (``TournamentRecords.live_games``), whichever worker answers: the
+        coordinator's own list lags its workers, and the others hold none."""
         run = self._current(tournament_id)
         if run is not None:
-            return run.view()
+            view = run.view()
+            if self.remote is not None:
+                live = await self.store.tournaments.live_games(tournament_id)
+                view = view.model_copy(
+                    update={"games_running": len(live), "live_games": list(live.values())}
+                )
+            return view
         if tournament_id in self._finished_views:
             return self._finished_views[tournament_id]
         stored = await self.store.tournaments.get(tournament_id)
@@ -408,7 +418,11 @@ class TournamentDirector:
         for row in await self.store.tournaments.games(tournament_id):
             if row.status == "done" and row.outcome is not None:
                 standings.add(row.idx, _outcome_from_json(row.outcome))
-        view = _view(_stored_summary(stored, request), request, standings, {})
+        # A running tournament coordinated by another worker: its games in flight.
+        live = {}
+        if self.remote is not None and stored.status == "running":
+            live = await self.store.tournaments.live_games(tournament_id)
+        view = _view(_stored_summary(stored, request), request, standings, live)
         # Kept once it can change no more (on a cluster, another worker may resume a
         # failed one).
         if stored.status == "finished" or (stored.status == "failed" and self.remote is None):

@@ -14,16 +14,22 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import ExitStack, asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
+from bot.bot import Deadline, MoveDecision
+from bot.bots import RandomBot
+from bot.serve import create_app, serving
 from game.cluster import Leases
+from game.rules import Position
 from game.server_state import _Runtime
 from game.store import GameStore, RecordStatus
+from models import Match, Player
 from tests.test_cluster import Cluster, Worker, _free_port, workers
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -103,6 +109,92 @@ async def exactly_once(db_url: str, tournament_id: str, games: int) -> list[str]
         assert len({row.game_id for row in rows}) == games
         assert await store.work.counts() == {}  # nothing left in the queue
         return [row.game_id for row in rows]
+
+
+class GatedBot(RandomBot):
+    """RandomBot that answers only once the test opens ``gate`` (or after a while): its
+    games stay in flight for as long as a test looks at them."""
+
+    gate: ClassVar[threading.Event] = threading.Event()
+
+    def play(
+        self, position: Position, player: Player, match: Match, deadline: Deadline
+    ) -> MoveDecision:
+        self.gate.wait(TIMEOUT / 4)  # on the bot server's thread, not its loop
+        return super().play(position, player, match, deadline)
+
+
+@asynccontextmanager
+async def gated_bots() -> AsyncIterator[str]:
+    """Two gated bots served on a loopback port (``<base>/a``, ``<base>/b``), the gate
+    closed until the block ends."""
+    GatedBot.gate = threading.Event()
+    app = create_app({"/a": GatedBot, "/b": GatedBot}, workers=8)
+    try:
+        async with serving(app) as server:
+            yield server.url
+    finally:
+        GatedBot.gate.set()
+
+
+async def games_running_on(cluster: Cluster, base: str, game_ids: list[str]) -> bool:
+    """Whether every game of ``game_ids`` is running, as ``base`` shows its record."""
+    for game_id in game_ids:
+        status, record = await cluster.get(f"{base}/games/{game_id}")
+        if status != 200 or record["result"] is not None:
+            return False
+    return True
+
+
+async def test_every_worker_shows_a_tournaments_and_a_series_games_in_flight(
+    cluster: Cluster,
+) -> None:
+    async with (
+        gated_bots() as bots,
+        workers(cluster, "worker-a", leases=LEASES, work_slots=0) as (a,),  # coordinates
+        workers(cluster, "worker-b", leases=LEASES) as (b,),  # plays
+    ):
+        body = {
+            "bots": [{"name": "one", "url": f"{bots}/a"}, {"name": "two", "url": f"{bots}/b"}],
+            "rounds": 2,
+            "concurrency": 2,
+            "openings": "none",
+            "match": {"turn_limit": 8},
+        }
+        tournament_id = await create(cluster, a.base, body)
+        coordinated = await until_view(
+            cluster, a.base, tournament_id, lambda view: view["games_running"] == 2
+        )
+        # Any worker says the same of the games in flight: those b plays.
+        _, elsewhere = await cluster.get(f"{b.base}/tournaments/{tournament_id}")
+        assert elsewhere["games_running"] == 2, elsewhere
+        assert elsewhere["live_games"] == coordinated["live_games"]
+        assert await games_running_on(cluster, b.base, elsewhere["live_games"])
+        # A series: one game in flight, which every worker lists as running.
+        series = {
+            "player_a": {"name": "one", "bot_url": f"{bots}/a"},
+            "player_b": {"name": "two", "bot_url": f"{bots}/b"},
+            "best_of": 1,
+            "openings": "none",
+            "match": {"turn_limit": 8},
+        }
+        status, created = await post(cluster, f"{a.base}/series", series)
+        assert status == 201, created
+        series_url = f"/series/{created['series_id']}"
+        async with asyncio.timeout(TIMEOUT):
+            while True:
+                _, on_a = await cluster.get(a.base + series_url)
+                if on_a["games_running"] == 1:
+                    break
+                await asyncio.sleep(0.05)
+        for worker in (a, b):
+            _, view = await cluster.get(worker.base + series_url)
+            running = [game for game in view["games"] if game["status"] == "running"]
+            assert view["games_running"] == len(running) == 1, (worker.id, view)
+        GatedBot.gate.set()
+        over = await until_over(cluster, b.base, tournament_id)
+        assert over["status"] == "finished", over["reason"]
+        assert over["games_running"] == 0 and over["live_games"] == []
 
 
 async def test_a_tournament_is_played_by_every_worker_and_counted_once(cluster: Cluster) -> None:

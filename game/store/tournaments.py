@@ -52,6 +52,7 @@ from sqlalchemy.engine import Connection
 from game.store.runners import _Runner
 from game.store.schema import (
     MAX_GAME_ID_LENGTH,
+    RecordStatus,
     _columns_of,
     _from_nullable_json,
     _from_row,
@@ -256,6 +257,22 @@ def _drop_game(conn: Connection, tournament_id: str, idx: int) -> None:
     conn.execute(delete(_tournament_games).where(_started(tournament_id, idx)))
 
 
+def _live_games(conn: Connection, tournament_id: str) -> dict[int, str]:
+    query = (
+        select(_tournament_games.c.idx, _tournament_games.c.game_id)
+        .select_from(
+            _tournament_games.join(_games, _games.c.game_id == _tournament_games.c.game_id)
+        )
+        .where(
+            _tournament_games.c.tournament_id == tournament_id,
+            _tournament_games.c.status == "running",
+            _games.c.status == RecordStatus.RUNNING.value,
+        )
+        .order_by(_tournament_games.c.idx)
+    )
+    return {int(row.idx): str(row.game_id) for row in conn.execute(query)}
+
+
 def _games_of(
     conn: Connection, tournament_id: str, offset: int = 0, limit: int | None = None
 ) -> list[TournamentGameRow]:
@@ -347,6 +364,12 @@ class TournamentRecords:
     async def drop_game(self, tournament_id: str, idx: int) -> None:
         """Forget a started game that will not count (void, to be played again)."""
         await self._runner.write(_drop_game, tournament_id, idx)
+
+    async def live_games(self, tournament_id: str) -> dict[int, str]:
+        """The games of the tournament in flight as the store has them, by game number:
+        started, not counted, and their records still running (whichever worker of a
+        cluster plays them)."""
+        return await self._runner.read(_live_games, tournament_id)
 
     async def games(
         self, tournament_id: str, *, offset: int = 0, limit: int | None = None
