@@ -61,6 +61,12 @@ POLL_MIN: Final = 0.02
 POLL_MAX: Final = 1.0
 #: How often a coordinator reads the state of the games it queued.
 WATCH_INTERVAL: Final = 0.1
+#: How long a worker keeps trying to write a game's settlement (its result, or handing
+#: it back) while the store is out of reach, the waits doubling from
+#: ``SETTLE_RETRY_MIN`` up to ``SETTLE_RETRY_MAX`` seconds.
+SETTLE_PATIENCE: Final = 120.0
+SETTLE_RETRY_MIN: Final = 0.2
+SETTLE_RETRY_MAX: Final = 5.0
 
 # A lease is renewed or released only by its holder (the usual single-instance lock).
 _RENEW = (
@@ -154,11 +160,19 @@ class WorkPlayer:
                         now=now,
                         until=now + self.leases.lease,
                         ended_at=datetime.now(UTC),
+                        playing=list(self.playing),
                     )
                 except (SQLAlchemyError, OSError) as error:
                     log.warning("leasing work failed: %s", error)
             for item in leased:
-                if item.game_id is not None:
+                if item.worker == self.worker_id:
+                    log.warning(
+                        "game %s of %s: this worker could not settle it before its lease "
+                        "expired; playing it again",
+                        item.idx + 1,
+                        item.source,
+                    )
+                elif item.game_id is not None:
                     log.warning(
                         "game %s of %s: its worker %s is gone; playing it again here",
                         item.idx + 1,
@@ -218,6 +232,43 @@ class WorkPlayer:
 
     # ------------------------------------------------------------- playing
 
+    async def _settling(
+        self, item: WorkItem, what: str, write: Callable[[], Awaitable[bool]]
+    ) -> bool:
+        """``write``, a write of ``item`` to the queue (``what`` it does, for the log):
+        while the store is out of reach it is tried again, the waits doubling, for up to
+        ``SETTLE_PATIENCE`` seconds (not while this worker shuts down); then the error
+        goes up (``_play``), the item is left to its lease, and whoever leases it
+        after that, this worker included, plays it again."""
+        wait = SETTLE_RETRY_MIN
+        give_up = time.monotonic() + SETTLE_PATIENCE
+        while True:
+            try:
+                return await write()
+            except (SQLAlchemyError, OSError) as error:
+                if self._closing or time.monotonic() + wait > give_up:
+                    raise
+                log.warning(
+                    "game %d of %s: %s failed (%s); trying again in %g s",
+                    item.idx + 1,
+                    item.source,
+                    what,
+                    error,
+                    wait,
+                )
+                await asyncio.sleep(wait)
+                wait = min(2 * wait, SETTLE_RETRY_MAX)
+
+    async def _hand_back(self, item: WorkItem) -> bool:
+        return await self._settling(
+            item, "handing it back", lambda: self.work.hand_back(item.item_id, self.worker_id)
+        )
+
+    async def _fail(self, item: WorkItem, error: str) -> bool:
+        return await self._settling(
+            item, "failing it", lambda: self.work.fail(item.item_id, self.worker_id, error)
+        )
+
     async def _create(self, item: WorkItem, request: NewGameRequest) -> str | None:
         """The game's id; None if it was handed back or failed (done here)."""
         wait = CREATE_BACKOFF
@@ -225,12 +276,12 @@ class WorkPlayer:
             try:
                 return (await self.manager.create_game(request)).game_id
             except (TooManyGames, ManagerClosed):
-                await self.work.hand_back(item.item_id, self.worker_id)
+                await self._hand_back(item)
                 return None
             except DiscoveryError as error:
                 if attempt == CREATE_ATTEMPTS or item.item_id in self._lost:
                     # The error as it is: it names the seat (the ladder blames that bot).
-                    await self.work.fail(item.item_id, self.worker_id, str(error))
+                    await self._fail(item, str(error))
                     return None
                 log.warning("game %d: %s; trying again in %g s", item.idx + 1, error, wait)
                 await asyncio.sleep(wait)
@@ -240,8 +291,14 @@ class WorkPlayer:
     async def _play(self, item: WorkItem) -> None:
         try:
             await self._play_item(item)
-        except Exception:  # a bug, or the store gone: the lease expires, another plays it
-            log.exception("work item %d failed here", item.item_id)
+        except Exception:
+            # A bug, or the store out of reach for longer than ``_settling`` waits: the
+            # lease expires, and whoever leases the item next (this worker too: it plays
+            # it no more) records its game aborted and plays it again.
+            log.exception("work item %d failed here; left to its lease", item.item_id)
+            game_id = self.playing.get(item.item_id)
+            if game_id is not None:  # not left playing with nobody to settle it
+                self.manager.abort_game(game_id, "its worker could not keep its record")
         finally:
             self.playing.pop(item.item_id, None)
             self._lost.discard(item.item_id)
@@ -254,7 +311,10 @@ class WorkPlayer:
             return
         ended = self.manager.end_of(game_id)  # looked up now: a quick game is not missed
         self.playing[item.item_id] = game_id
-        if not await self.work.started(item, self.worker_id, game_id):
+        started = await self._settling(
+            item, "noting its game", lambda: self.work.started(item, self.worker_id, game_id)
+        )
+        if not started:
             self.manager.abort_game(game_id, "its tournament stopped it")
         elif item.rated and self.ratings is not None:
             x, o = request.player_x.name or "X", request.player_o.name or "O"
@@ -263,14 +323,19 @@ class WorkPlayer:
             except UnratableGame as error:
                 self._lost.add(item.item_id)  # failed below: never played again
                 self.manager.abort_game(game_id, f"it cannot be rated: {error}")
-                await self.work.fail(item.item_id, self.worker_id, f"rated: {error}")
+                await self._fail(item, f"rated: {error}")
         result = await ended
         if item.item_id in self._lost:  # cancelled, or taken over: not ours to settle
             await self.work.drop_cancelled(item.item_id)
         elif result is None or result.cause is EndCause.ABORTED:
-            # Aborted here (this worker shuts down): another worker plays it.
-            await self.work.hand_back(item.item_id, self.worker_id)
-        elif await self.work.complete(item.item_id, self.worker_id, result.model_dump_json()):
+            # Aborted here (this worker shuts down, or the store was out of reach):
+            # queued again, for any worker to play.
+            await self._hand_back(item)
+        elif await self._settling(
+            item,
+            "writing its result",
+            lambda: self.work.complete(item.item_id, self.worker_id, result.model_dump_json()),
+        ):
             self.played += 1
 
 

@@ -28,6 +28,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from sqlalchemy.exc import (
+    DataError,
+    DBAPIError,
+    IntegrityError,
+    NotSupportedError,
+    ProgrammingError,
+)
+from sqlalchemy.exc import TimeoutError as SQLAlchemyTimeoutError
+
 from game.mailbox import Mailbox
 from game.store import ABORTED_RESULT, GameStore
 from models import GameResult, RecordedMove
@@ -35,6 +44,7 @@ from models import GameResult, RecordedMove
 __all__ = [
     "DEFAULT_COMMIT_INTERVAL",
     "RECORDER_SIZE",
+    "RESULT_PATIENCE",
     "STORE_WAIT",
     "Recorder",
     "WriteMove",
@@ -50,6 +60,28 @@ RECORDER_SIZE = 1024
 DEFAULT_COMMIT_INTERVAL = 0.010
 #: How long the end of a game waits for its record to be written.
 STORE_WAIT = 30.0
+#: How long the recorder keeps trying to write a game's end while the store is out of
+#: reach (within ``STORE_WAIT``), the waits between tries doubling from
+#: ``RESULT_RETRY_MIN`` up to ``RESULT_RETRY_MAX`` seconds.
+RESULT_PATIENCE = 25.0
+RESULT_RETRY_MIN = 0.1
+RESULT_RETRY_MAX = 2.0
+
+
+def _unreachable(error: BaseException) -> bool:
+    """Whether ``error`` says the store could not be reached (its connection refused or
+    lost, the database shutting down or starting up, no connection free in time), as
+    opposed to refusing the write itself (a constraint, a bad statement)."""
+    if isinstance(error, (OSError, SQLAlchemyTimeoutError)):  # refused, reset, timed out
+        return True
+    if isinstance(error, (IntegrityError, DataError, ProgrammingError, NotSupportedError)):
+        return False
+    return isinstance(error, DBAPIError)
+
+
+def _why(error: BaseException) -> str:
+    """What a failed write says of the store, for a game's end."""
+    return "the store was unreachable" if _unreachable(error) else "the store refused it"
 
 
 def check_commit_interval(seconds: float) -> None:
@@ -174,28 +206,55 @@ class Recorder:
                 batch.append(queued)
             if held is not None and batch and not failed and await self._finish_with(batch, held):
                 return  # the game's last moves and its end, in one commit
+            if isinstance(item, WriteResult):
+                await self._write_result(item)
+                return
+            if failed:
+                continue  # the game is being aborted: only its end is written
             for attempt in (1, 2):
                 try:
-                    if isinstance(item, WriteMove):
-                        if not failed:
-                            await self.store.add_moves(
-                                self.game_id,
-                                item.index,
-                                [(write.move, write.latency_ms) for write in batch],
-                            )
-                    else:
-                        await self.store.finish_game(
-                            self.game_id, item.result, ended_at=datetime.now(UTC)
-                        )
+                    await self.store.add_moves(
+                        self.game_id,
+                        item.index,
+                        [(write.move, write.latency_ms) for write in batch],
+                    )
                     break
-                except Exception:
+                except Exception as error:
                     if attempt == 2:
                         log.exception("game %s: writing the record failed", self.game_id)
-                        if isinstance(item, WriteMove) and not failed:
-                            failed = True
-                            self._on_failed("the game record could not be written")
-            if isinstance(item, WriteResult):
+                        failed = True
+                        self._on_failed(f"the game record could not be written: {_why(error)}")
+
+    async def _write_result(self, end: WriteResult) -> None:
+        """Write the game's end. A store out of reach (a restart, a network cut) is
+        tried again, the waits doubling, for ``RESULT_PATIENCE`` seconds: the record
+        must not stay "running" after a short outage. Any other failure is tried twice,
+        as the moves are."""
+        give_up = self._loop.time() + RESULT_PATIENCE
+        wait = RESULT_RETRY_MIN
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                await self.store.finish_game(self.game_id, end.result, ended_at=datetime.now(UTC))
+                if attempt > 2:
+                    log.warning("game %s: its end is written (try %d)", self.game_id, attempt)
                 return
+            except Exception as error:
+                unreachable = _unreachable(error)
+                if unreachable and self._loop.time() + wait < give_up:
+                    log.warning(
+                        "game %s: writing its end failed (%s: %s); trying again in %g s",
+                        self.game_id,
+                        _why(error),
+                        type(error).__name__,
+                        wait,
+                    )
+                    await asyncio.sleep(wait)
+                    wait = min(2 * wait, RESULT_RETRY_MAX)
+                elif unreachable or attempt >= 2:
+                    log.exception("game %s: writing its end failed", self.game_id)
+                    return
 
     async def _finish_with(self, batch: list[WriteMove], end: WriteResult) -> bool:
         """Write the game's last moves and its end in one transaction (one commit: the

@@ -13,7 +13,7 @@ import pytest
 
 from game.recorder import Recorder, WriteMove, WriteResult
 from game.store import GameStore
-from models import GameRecord, GameResult, Player, RecordedMove, ResultReason
+from models import EndCause, GameRecord, GameResult, Player, RecordedMove, ResultReason
 
 WIN_X = GameResult(winner=Player.X, reason=ResultReason.WIN)
 LONG = 3600.0  # a commit interval no test waits out: only the end cuts it short
@@ -34,12 +34,20 @@ class CountingStore(GameStore):
         self.add_calls: list[int] = []
         self.finish_calls: list[int] = []
         self.refuse_ends_with_moves = False
+        #: This many writes from now on fail as a store out of reach does.
+        self.unreachable_for = 0
 
     async def add_moves(
         self, game_id: str, first_index: int, moves: Sequence[tuple[RecordedMove, int | None]]
     ) -> None:
         self.add_calls.append(len(moves))
+        self._maybe_unreachable()
         await super().add_moves(game_id, first_index, moves)
+
+    def _maybe_unreachable(self) -> None:
+        if self.unreachable_for > 0:
+            self.unreachable_for -= 1
+            raise ConnectionRefusedError("the database is restarting")
 
     async def finish_game(
         self,
@@ -53,6 +61,7 @@ class CountingStore(GameStore):
         self.finish_calls.append(len(moves))
         if moves and self.refuse_ends_with_moves:
             raise RuntimeError("the store refuses this write")
+        self._maybe_unreachable()
         await super().finish_game(
             game_id, result, ended_at=ended_at, moves_from=moves_from, moves=moves
         )
@@ -110,3 +119,21 @@ async def test_an_end_without_moves_waiting_is_written_alone(store: CountingStor
     assert (store.add_calls, store.finish_calls) == ([], [0])
     stored = await store.get_game("g")
     assert stored is not None and stored.result == WIN_X
+
+
+async def test_a_games_end_is_written_once_the_store_is_back(store: CountingStore) -> None:
+    store.unreachable_for = 5  # the first move's write twice, the end's three times
+    failures: list[str] = []
+    recorder = Recorder(store, "g", commit_interval=0, on_failed=failures.append)
+    await recorder.put(WriteMove(0, move(0), latency_ms=0))
+    async with asyncio.timeout(10):
+        while not failures:
+            await asyncio.sleep(0.001)
+    # The game is told, and aborted as a game is: its end is written when the store is back.
+    assert failures == ["the game record could not be written: the store was unreachable"]
+    aborted = GameResult(winner=None, reason=ResultReason.DRAW, cause=EndCause.ABORTED, detail="x")
+    await recorder.put(WriteResult(aborted))
+    await recorder.close()
+    assert store.unreachable_for == 0 and store.finish_calls == [0, 0, 0, 0]
+    stored = await store.get_game("g")
+    assert stored is not None and stored.result == aborted

@@ -7,7 +7,7 @@ import asyncio
 from datetime import UTC, datetime
 
 from game.store import GameStore, RecordStatus
-from game.store.schema import worker_lost_result
+from game.store.schema import lease_lapsed_result, unsettled_result
 from game.store.work import tournament_source
 from models import EndCause, GameRecord
 from tests.postgres import PostgresCluster
@@ -18,8 +18,17 @@ NOW = 1_000_000.0
 ENDED = datetime(2026, 11, 24, tzinfo=UTC)
 
 
-async def lease(store: GameStore, worker: str, limit: int = 1, *, now: float = NOW) -> list[int]:
-    items = await store.work.lease(worker, limit, now=now, until=now + LEASE, ended_at=ENDED)
+async def lease(
+    store: GameStore,
+    worker: str,
+    limit: int = 1,
+    *,
+    now: float = NOW,
+    playing: tuple[int, ...] = (),
+) -> list[int]:
+    items = await store.work.lease(
+        worker, limit, now=now, until=now + LEASE, ended_at=ENDED, playing=playing
+    )
     return [item.item_id for item in items]
 
 
@@ -51,7 +60,7 @@ async def test_an_expired_lease_is_taken_over_and_its_game_recorded_aborted(
     # Within the lease, nobody else gets it; after it, the next worker does (not the
     # holder itself: stalled past its lease, it still plays the game, and renews it).
     assert await lease(store, "w2", now=NOW + LEASE - 1) == []
-    assert await lease(store, "w1", now=NOW + LEASE + 1) == []
+    assert await lease(store, "w1", now=NOW + LEASE + 1, playing=(item.item_id,)) == []
     [taken] = await store.work.lease("w2", 1, now=NOW + LEASE + 1, until=NOW + 99, ended_at=ENDED)
     assert taken.item_id == item.item_id
     assert taken.worker == "w1" and taken.game_id == game_id  # what was abandoned
@@ -60,7 +69,7 @@ async def test_an_expired_lease_is_taken_over_and_its_game_recorded_aborted(
     assert (
         stored is not None and stored.result is not None and stored.result.cause is EndCause.ABORTED
     )
-    assert stored.result.detail == worker_lost_result("w1").detail
+    assert stored.result.detail == lease_lapsed_result("w1").detail
     # The old holder's writes change nothing now: the game counts once, w2's.
     assert not await store.work.complete(item.item_id, "w1", "{}")
     assert not await store.work.hand_back(item.item_id, "w1")
@@ -69,6 +78,27 @@ async def test_an_expired_lease_is_taken_over_and_its_game_recorded_aborted(
     assert await store.work.complete(item.item_id, "w2", '{"winner": "X"}')
     [done] = await store.work.items([item.item_id])
     assert done.status == "done" and done.result == {"winner": "X"}
+
+
+async def test_a_worker_takes_back_an_expired_item_of_its_own_that_it_no_longer_plays(
+    store: GameStore,
+) -> None:
+    await store.create_game(make_record("g1"))
+    await store.tournaments.create(
+        "t1", name=None, request_json="{}", games_total=1, created_at=ENDED
+    )
+    item = await store.work.enqueue(tournament_source("t1"), 0, "{}", rated=False)
+    [mine] = await store.work.lease("w1", 1, now=NOW, until=NOW + LEASE, ended_at=ENDED)
+    assert await store.work.started(mine, "w1", "g1")
+    # w1 gave it up unsettled (it could not hand it back: the store was out of reach).
+    # Once its lease has expired, w1 takes it back, and says why its game was aborted.
+    assert await lease(store, "w1", now=NOW + LEASE - 1) == []
+    [again] = await store.work.lease("w1", 1, now=NOW + LEASE + 1, until=NOW + 99, ended_at=ENDED)
+    assert again.item_id == item.item_id and again.game_id == "g1"
+    stored = await store.get_game("g1")
+    assert stored is not None and stored.result is not None
+    assert stored.result.detail == unsettled_result("w1").detail
+    assert await store.work.counts() == {"leased": 1}
 
 
 async def test_a_handed_back_game_is_leased_again_and_a_cancelled_one_is_dropped(

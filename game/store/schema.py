@@ -77,6 +77,31 @@ def worker_lost_result(worker_id: str) -> GameResult:
     return ABORTED_RESULT.model_copy(update={"detail": detail})
 
 
+def lease_lapsed_result(worker_id: str) -> GameResult:
+    """The ``result`` recorded for the game of a work queue's item whose lease expired,
+    by the worker that takes the item over: its holder stopped, or was cut off from the
+    store for longer than a lease (it may be alive; it writes its own end if it can, and
+    the first end written stays).
+
+    >>> lease_lapsed_result("w3").end_detail
+    'aborted: the worker w3 running it stopped or lost the store (its lease expired)'
+    """
+    detail = f"the worker {worker_id} running it stopped or lost the store (its lease expired)"
+    return ABORTED_RESULT.model_copy(update={"detail": detail})
+
+
+def unsettled_result(worker_id: str) -> GameResult:
+    """The ``result`` recorded for a live game of a cluster's worker that is alive but
+    could not write the game's end or hand it back (the store was out of reach for
+    longer than it kept trying), when that worker takes the game back to play it again.
+
+    >>> unsettled_result("w3").end_detail
+    'aborted: the worker w3 running it could not write its end (its lease expired)'
+    """
+    detail = f"the worker {worker_id} running it could not write its end (its lease expired)"
+    return ABORTED_RESULT.model_copy(update={"detail": detail})
+
+
 # --------------------------------------------------------------------------- values
 
 

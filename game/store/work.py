@@ -22,8 +22,11 @@ Leasing is ``SELECT ... FOR UPDATE SKIP LOCKED`` on PostgreSQL: two workers leas
 at once never get the same row and never wait for each other. An item whose lease
 expired (its worker died, or lost the database for longer than a lease) is leased
 again like a queued one (or forgotten, if it was cancelled meanwhile); the game the
-dead worker was playing for it is recorded aborted in the same transaction, with the
-cause. Every later write of the old holder
+old holder was playing for it, if still running, is recorded aborted in the same
+transaction, with the cause. The holder itself never takes over the items it still
+plays (``playing``: stalled past a lease, it renews them next), but does take back one
+it gave up unsettled (it could not write its end or hand it back before the store
+came back). Every later write of the old holder
 is guarded by ``worker`` and ``status``, so it changes nothing: a game counts once.
 
 The times are the workers' clocks (epoch seconds): hosts of a cluster keep them in
@@ -34,6 +37,7 @@ same statements (without ``SKIP LOCKED``, which it does not need: one writer).
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
@@ -68,7 +72,8 @@ from game.store.schema import (
     _from_row,
     _metadata,
     _to_json,
-    worker_lost_result,
+    lease_lapsed_result,
+    unsettled_result,
 )
 from game.store.tournaments import _finish_game, _start_game
 
@@ -169,15 +174,22 @@ def _enqueue(conn: Connection, source: str, idx: int, request: str, rated: bool)
 
 
 def _lease(
-    conn: Connection, worker: str, limit: int, now: float, until: float, ended_at: datetime
+    conn: Connection,
+    worker: str,
+    limit: int,
+    now: float,
+    until: float,
+    ended_at: datetime,
+    playing: list[int],
 ) -> list[WorkItem]:
-    # Not one of its own: a worker whose lease ran out while it stalled is still playing
-    # that game (and renews it next); only others take over from it.
     expired = and_(
-        _work_items.c.status.in_(("leased", "cancelled")),
-        _work_items.c.lease_until < now,
-        _work_items.c.worker != worker,
+        _work_items.c.status.in_(("leased", "cancelled")), _work_items.c.lease_until < now
     )
+    if playing:
+        # Not the games it plays: a worker whose lease ran out while it stalled is still
+        # playing them (and renews them next). One it no longer plays (it could not
+        # write the end: the store was out of reach) it takes back like anyone else.
+        expired = and_(expired, _work_items.c.item_id.not_in(playing))
     free = or_(_work_items.c.status == "queued", expired)
     rows = conn.execute(
         select(*_ITEM_COLUMNS)
@@ -188,8 +200,10 @@ def _lease(
     ).all()
     for row in rows:
         if row.game_id is not None and row.worker is not None:
-            # Its worker died while it played: that game is over, with the cause.
-            lost = _to_json(worker_lost_result(row.worker))
+            # Its worker died or lost the store while it played (or, this one, gave it
+            # up unsettled): that game is over, with the cause.
+            cause = lease_lapsed_result if row.worker != worker else unsettled_result
+            lost = _to_json(cause(row.worker))
             _abort_games(conn, [row.game_id], lost, ended_at)
     # A cancelled game whose worker died is not played again: only forgotten.
     gone = [row.item_id for row in rows if row.status == "cancelled"]
@@ -327,12 +341,23 @@ class WorkRecords:
         return await self._runner.write(_enqueue, source, idx, request, rated)
 
     async def lease(
-        self, worker: str, limit: int, *, now: float, until: float, ended_at: datetime
+        self,
+        worker: str,
+        limit: int,
+        *,
+        now: float,
+        until: float,
+        ended_at: datetime,
+        playing: Collection[int] = (),
     ) -> list[WorkItem]:
         """Lease up to ``limit`` queued (or abandoned) items for ``worker`` until epoch
         ``until``; the items as they were (``game_id``/``worker``: the abandoned game,
-        now recorded aborted at ``ended_at``)."""
-        return await self._runner.write(_lease, worker, limit, now, until, ended_at)
+        now recorded aborted at ``ended_at``). ``playing``: the items ``worker`` plays
+        now, never taken over even if their leases expired (it renews them next); an
+        expired one of its own that it no longer plays is taken back."""
+        return await self._runner.write(
+            _lease, worker, limit, now, until, ended_at, sorted(playing)
+        )
 
     async def started(self, item: WorkItem, worker: str, game_id: str) -> bool:
         """Note the game created for ``item`` (and start its tournament game row);
