@@ -5,6 +5,11 @@
    win-in-3 positions and the book's openings), and their ratio. Target: 200k nodes/s
    compiled (20x BeeHex's 10k positions/s). A node is a position the search made and
    looked at: an alpha-beta node, or a pair move evaluated to order the moves.
+   Then the per-move setup late in a long game (2001 stones of LatticeBots): what
+   ``SearchBot.play`` does before it searches, as it did (a new memory for the kernels,
+   every stone placed; a census of every window to find a win) against what it does
+   (the last move's memory and the stones played since; the win from its threat
+   windows), and their ratio.
 2. Tactics: the suite (``bot/bots/search/tactics.json``, built by
    ``tools/make_tactics.py`` from games and checked by the exhaustive solver) solved at
    1 s a move: a win in 1 must win, a win in 2 must leave threats no defence blocks, a
@@ -39,11 +44,13 @@ sys.path.insert(0, str(ROOT))
 from search_games import match  # noqa: E402 (bench/, next to this script)
 
 from bot.bot import Deadline, MoveDecision  # noqa: E402
+from bot.bots.lattice_bot import LatticeBot  # noqa: E402
 from bot.bots.search import layout as L  # noqa: E402
 from bot.bots.search.backend import compiled_backend  # noqa: E402
 from bot.bots.search.engine import Engine  # noqa: E402
 from bot.bots.search.solver import Board, _defended_then_won, defences, win_in_1  # noqa: E402
 from bot.bots.search_bot import SearchBot  # noqa: E402
+from bot.bots.threat_bot import WindowCensus, _winning_move  # noqa: E402
 from game.openings import default_book  # noqa: E402
 from game.rules import Position  # noqa: E402
 from models import Match, Player  # noqa: E402
@@ -178,6 +185,43 @@ def summarise(report: dict[str, object]) -> None:
         )
 
 
+# ------------------------------------------------------------------------ setup
+
+
+def bench_setup(quick: bool) -> None:
+    """What ``SearchBot.play`` does before it searches, late in a long game: load the
+    position into the kernels' memory and look for a win on the board. Before: a new
+    memory with every stone placed, and a census of every window (``WindowCensus``);
+    now: the last move's memory with the 4 stones played since, its threat windows."""
+    position = Position()
+    bots = {"x": LatticeBot(), "o": LatticeBot()}
+    for _ in range(1000):
+        side = position.to_move
+        answer = MoveDecision.of(
+            bots[side].play(position.copy(), Player(side), Match(), Deadline(None))
+        )
+        position.place_move(*(stone.as_tuple() for stone in answer.pieces))
+    stones = position.stones
+    earlier = Position(setup=stones[:-4], to_move=position.to_move)
+    print(f"== per-move setup at {len(stones)} stones, before the search")
+    compiled_backend()
+    runs = 3 if quick else 10
+    rebuilt = kept = 0.0
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        Engine().load(position)
+        _winning_move(position, WindowCensus(position, position.to_move))
+        rebuilt += time.perf_counter() - t0
+        engine = Engine()
+        engine.load(earlier)
+        t0 = time.perf_counter()
+        engine.winning_gaps(position)
+        kept += time.perf_counter() - t0
+    rebuilt, kept = 1000 * rebuilt / runs, 1000 * kept / runs
+    print(f"rebuilt every move: {rebuilt:.1f} ms; kept from move to move: {kept:.2f} ms")
+    print(f"ratio rebuilt/kept: {rebuilt / kept:.0f}x")
+
+
 # --------------------------------------------------------------------- doubling
 
 
@@ -201,10 +245,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument(
-        "--only", choices=["speed", "tactics", "ladder", "doubling"], action="append"
+        "--only", choices=["speed", "setup", "tactics", "ladder", "doubling"], action="append"
     )
     args = parser.parse_args()
-    parts = args.only or ["speed", "tactics", "ladder", "doubling"]
+    parts = args.only or ["speed", "setup", "tactics", "ladder", "doubling"]
     for part in parts:
         globals()[f"bench_{part}"](args.quick)
         sys.stdout.flush()

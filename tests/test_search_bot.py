@@ -9,13 +9,14 @@ from pathlib import Path
 import pytest
 
 from bot.bot import Deadline, MoveDecision
-from bot.bots import RandomBot, ThreatBot
+from bot.bots import LatticeBot, RandomBot, ThreatBot, search_bot
 from bot.bots.search import layout as L
 from bot.bots.search.backend import PURE, backend, compiled_backend
 from bot.bots.search.engine import Engine
 from bot.bots.search.solver import Board, forced_win_length, win_in_1
 from bot.bots.search_bot import SearchBot
-from game.rules import Position
+from bot.bots.threat_bot import WindowCensus
+from game.rules import Position, Side
 from models import EndCause, Match, Player
 from tests.test_server import arena
 from wire.match import TimeControl
@@ -185,3 +186,41 @@ def test_a_per_move_clock_is_still_a_budget_not_a_cap() -> None:
     now = 100.0
     turn = Match(clock_type="turn", clock=300.0)
     assert SearchBot(pure=True)._seconds(Deadline(300.0, clock=lambda: now), turn) == 25.0
+
+
+def lattice_position(moves: int) -> Position:
+    """A long game without a line: LatticeBot against itself."""
+    position = Position()
+    bots = {"x": LatticeBot(), "o": LatticeBot()}
+    for _ in range(moves):
+        side = position.to_move
+        answer = bots[side].play(position.copy(), Player(side), Match(), Deadline(None))
+        position.place_move(*(MoveDecision.of(answer).pieces[i].as_tuple() for i in (0, 1)))
+    return position
+
+
+def test_a_move_places_only_the_stones_played_since_its_last(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The per-move setup must not grow with the board: no census of every window to
+    # find a win, no memory rebuilt stone by stone.
+    censuses: list[Position] = []
+
+    def census(position: Position, me: Side) -> WindowCensus:
+        censuses.append(position)
+        return WindowCensus(position, me)
+
+    monkeypatch.setattr(search_bot, "WindowCensus", census)
+    position = lattice_position(60)
+    bot = SearchBot(pure=True, max_nodes=500)
+    play(bot, position)
+    assert censuses == []  # the win is looked for in the engine's counts
+    assert bot.engine.stones_loaded == len(position)  # the first move loads the board
+    position = after(position, play(bot, position))
+    reply = ThreatBot().play(position.copy(), Player(position.to_move), Match(), Deadline(None))
+    position = after(position, MoveDecision.of(reply))
+    loaded = bot.engine.stones_loaded
+    decision = play(bot, position)  # O wins: (-4, -1) .. (1, -1)
+    assert after(position, decision).outcome.winner == "o"  # type: ignore[union-attr]
+    assert bot.engine.stones_loaded == loaded + 4  # the 4 stones played since
+    assert censuses == []

@@ -34,14 +34,24 @@ iteration, and falls back to ``ThreatBot`` for what the search does not handle
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import ClassVar
 
 from bot.bot import BaseBot, Deadline, MoveDecision
 from bot.bots._features import position_bot_capabilities
 from bot.bots.search.backend import compiled_backend
 from bot.bots.search.engine import Engine, SearchResult
-from bot.bots.threat_bot import ThreatBot, WindowCensus, _decision, _signed, _winning_move
+from bot.bots.threat_bot import (
+    ThreatBot,
+    WindowCensus,
+    _decision,
+    _move_wins,
+    _signed,
+    _stone_wins,
+    _winning_move,
+)
 from bot.capabilities import Capabilities, Meta
+from game.hexgrid import Hex, ring
 from game.rules import Position, Side
 from models import Coord, Match, MoveOption, Player, PositionEvaluation
 
@@ -121,8 +131,7 @@ class SearchBot(BaseBot):
     ) -> MoveDecision:
         self.deadline = deadline
         me: Side = player.value
-        census = WindowCensus(position, me)
-        winning = _winning_move(position, census)
+        winning = self._winning_move(position, me)
         if winning is not None:
             return _decision(winning, PositionEvaluation(win_in=_signed(1, me)))
         seconds = self._seconds(deadline, match)
@@ -150,6 +159,20 @@ class SearchBot(BaseBot):
         """The search's opinion of the position with ``player`` to move."""
         decision = self.play(position.copy(), player, match, deadline)
         return decision.evaluation or PositionEvaluation()
+
+    def _winning_move(self, position: Position, me: Side) -> tuple[Hex, Hex] | None:
+        """Two stones that win now, the winning one last: from the windows the engine
+        keeps counted (no pass over the board), or, for rules the engine does not
+        search or a win its windows see but not legally, from a census of the board."""
+        gaps = self.engine.winning_gaps(position)
+        if gaps is not None:
+            if not gaps:
+                return None  # the engine counts every window: no win on the board
+            for cells in gaps:
+                for move in _completions(position, cells):
+                    if _move_wins(position, move):
+                        return move
+        return _winning_move(position, WindowCensus(position, me))
 
     def _seconds(self, deadline: Deadline, match: Match) -> float:
         """Seconds to search: ``think_time`` of the time left. In a game without a clock
@@ -192,6 +215,22 @@ def _evaluation(score: int, me: str) -> PositionEvaluation:
     if win_in is not None:
         return PositionEvaluation(win_in=sign * win_in)
     return PositionEvaluation(heuristic=sign * math.tanh(score / HEURISTIC_SCALE))
+
+
+def _completions(position: Position, gaps: list[Hex]) -> Iterator[tuple[Hex, Hex]]:
+    """Moves that fill a window lacking ``gaps``, the winning stone last: both orders of
+    two gaps; one gap after one of the nearest cells that does not end the game alone
+    (a first stone that wins would leave the second unplayed)."""
+    if len(gaps) == 2:
+        yield gaps[0], gaps[1]
+        yield gaps[1], gaps[0]
+    elif len(gaps) == 1:
+        (winner,) = gaps
+        for radius in (1, 2):
+            for cell in ring(winner, radius):
+                if position.is_legal(*cell) and not _stone_wins(position, cell):
+                    yield cell, winner
+                    return
 
 
 def _is_legal(position: Position, move: tuple[tuple[int, int], tuple[int, int]]) -> bool:

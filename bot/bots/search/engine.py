@@ -18,7 +18,7 @@ from typing import Any
 
 from bot.bots.search import layout as L
 from bot.bots.search.backend import Backend, backend
-from game.rules import Position
+from game.rules import Position, Side
 
 Cell = tuple[int, int]
 Move = tuple[Cell, Cell]
@@ -71,15 +71,30 @@ def win_distance_of(score: int) -> int | None:
     return plies + 1 if score > 0 else -(plies + 1)
 
 
+@dataclass
+class _Loaded:
+    """The memory the kernels last worked on and what is on it: a position whose stones
+    extend these is brought up to date by placing the new stones alone."""
+
+    key: tuple[str, L.Frame, int, int]  # kernels, frame, win_distance, touch radius
+    mem: Any
+    stones: list[tuple[int, int, Side]]
+
+
 class Engine:
-    """Searches positions with one set of kernels; keeps its transposition table from
-    move to move while the stones fit the board's frame (a new frame clears it)."""
+    """Searches positions with one set of kernels; keeps its transposition table, and
+    the kernels' memory with the stones on it, from move to move while the stones fit
+    the board's frame (a new frame clears both)."""
 
     def __init__(self, *, pure: bool = False, wait_for_compiler: bool = False) -> None:
         self.pure = pure
         self.wait_for_compiler = wait_for_compiler
         self._tables: dict[str, Any] = {}
         self._frame: L.Frame | None = None
+        self._loaded: _Loaded | None = None
+        #: Stones placed on the kernels' memory to load positions, over this engine's
+        #: life: a move adds only the stones played since the last one it saw.
+        self.stones_loaded = 0
 
     def kernels(self) -> Backend:
         return backend(pure=self.pure, wait=self.wait_for_compiler)
@@ -102,18 +117,12 @@ class Engine:
         ``max_nodes`` nodes, or ``max_depth`` plies); None if this position is outside
         what the kernels handle (a huge board, a ``win_distance`` past ``MAX_WIN``)."""
         started = time.monotonic()
-        if not self.supports(position):
-            return None
-        cells = [(q, r) for q, r, _ in position.stones]
-        frame = self._frame
-        if frame is None or not all(frame.fits(q, r) for q, r in cells):
-            # A new frame only when the stones outgrow the last: the table's keys and
-            # moves are cell indices in the frame, so it would be lost.
-            frame = L.Frame.around(cells)
-            if not all(frame.fits(q, r) for q, r in cells):
-                return None
         kernels = self.kernels()
-        mem = self._load(kernels, position, frame)
+        mem = self.load(position, kernels)
+        if mem is None:
+            return None
+        frame = self._frame
+        assert frame is not None
         tt = self._table(kernels, frame)
         mv, ms = kernels.move_buffers()
         stm = mem[L.STM]
@@ -132,8 +141,13 @@ class Engine:
             mem[L.NODES] = 0
             mem[L.BUDGET] = max(nodes, 1)
             mem[L.ABORT] = 0
+            mem[L.BEST] = -1  # the memory is kept: no best move of an earlier search
             t0 = time.monotonic()
-            value = call()
+            try:
+                value = call()
+            except BaseException:
+                self._loaded = None  # it may hold stones of the search: load anew
+                raise
             spent = time.monotonic() - t0
             done = int(mem[L.NODES])
             total_nodes += done
@@ -170,12 +184,13 @@ class Engine:
                 break
             score, aborted = run(_bind(kernels.search_root, mem, tt, mv, ms, depth), nodes)
             if aborted:
-                if best is not None and int(mem[L.BEST]) != _code(best.move, frame):
+                code = int(mem[L.BEST])  # -1: no root move finished
+                if best is not None and code >= 0 and code != _code(best.move, frame):
                     # A better move found in the unfinished iteration: play it, with its
                     # last known score as the evaluation.
-                    best = result(mem[L.BEST], best.score, depth - 1, best.alternatives)
-                elif best is None:
-                    best = result(mem[L.BEST], 0, 0, [])
+                    best = result(code, best.score, depth - 1, best.alternatives)
+                elif best is None and code >= 0:
+                    best = result(code, 0, 0, [])
                 break
             best = result(mem[L.BEST], score, depth, _root_lines(mv, ms, int(mem[L.ROOTN]), frame))
             report(best)
@@ -189,10 +204,64 @@ class Engine:
             best.seconds = time.monotonic() - started
         return best
 
-    def _load(self, kernels: Backend, position: Position, frame: L.Frame) -> Any:
-        mem = L.empty_mem(position.win_distance, min(2, position.view_distance))
-        L.load(mem, frame, position.stones, position.to_move, _pure_place)
-        return kernels.array(mem) if kernels.compiled else mem
+    def load(self, position: Position, kernels: Backend | None = None) -> Any:
+        """The kernels' memory holding ``position`` (None if it is outside what they
+        handle): the memory of the last position, with the stones played since placed
+        on it, when its stones are the start of these; else a new one."""
+        if not self.supports(position):
+            return None
+        kernels = kernels or self.kernels()
+        stones = position.stones
+        frame = self._frame
+        loaded = self._loaded
+        if loaded is not None and loaded.key[1] == frame and len(loaded.stones) <= len(stones):
+            new = stones[len(loaded.stones) :]  # only these need to fit: the rest did
+        else:
+            new = stones
+        if frame is None or not all(frame.fits(q, r) for q, r, _ in new):
+            # A new frame only when the stones outgrow the last: the table's keys and
+            # moves are cell indices in the frame, so it would be lost.
+            frame = L.Frame.around([(q, r) for q, r, _ in stones])
+            if not all(frame.fits(q, r) for q, r, _ in stones):
+                return None
+        key = (kernels.name, frame, position.win_distance, min(2, position.view_distance))
+        count = len(loaded.stones) if loaded is not None else 0
+        if loaded is None or loaded.key != key or stones[:count] != loaded.stones:
+            mem = kernels.array(L.empty_mem(key[2], key[3]))
+            loaded = self._loaded = _Loaded(key, mem, [])
+            count = 0
+        self._table(kernels, frame)  # a new frame: the table is cleared
+        mem = loaded.mem
+        # Forgotten until the stones are on: a failure half-way leaves no memory behind.
+        self._loaded = None
+        for q, r, side in stones[count:]:
+            kernels.place(mem, frame.index(q, r), L.side_index(side))
+        self.stones_loaded += len(stones) - count
+        loaded.stones = stones
+        mem[L.STM] = L.side_index(position.to_move)
+        self._loaded = loaded
+        return mem
+
+    def winning_gaps(self, position: Position, limit: int = 64) -> list[list[Cell]] | None:
+        """The empty cells of the side to move's windows that lack two stones or less
+        (and hold none of the opponent's), fewest first: every win on the board, up to
+        ``limit`` windows. Read from the loaded memory (no pass over the board); None
+        when ``position`` is outside what the kernels handle."""
+        mem = self.load(position)
+        frame = self._frame
+        if mem is None or frame is None:
+            return None
+        stm = int(mem[L.STM])
+        win = int(mem[L.WIN])
+        windows = []
+        for j in range(min(int(mem[L.TN + stm]), limit)):
+            w = int(mem[L.TSET + stm * L.TCAP + j])
+            axis, start = divmod(w, L.NN)
+            step = (L.N, 1, L.N - 1)[axis]
+            cells = [start + k * step for k in range(win)]
+            windows.append([frame.cell(c) for c in cells if mem[L.BOARD + c] == 0])
+        windows.sort(key=len)
+        return windows
 
     def _table(self, kernels: Backend, frame: L.Frame) -> Any:
         if frame != self._frame:  # cell indices changed: the old entries mean nothing
@@ -206,12 +275,6 @@ class Engine:
 
 def _bind(function: Callable[..., Any], *args: Any) -> Callable[[], int]:
     return lambda: int(function(*args))
-
-
-def _pure_place(mem: list[int], idx: int, side: int) -> None:
-    from bot.bots.search.kernels import place
-
-    place(mem, idx, side)
 
 
 def _code(move: Move, frame: L.Frame) -> int:

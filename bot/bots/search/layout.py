@@ -140,10 +140,8 @@ ZOBRIST_KEYS = [_ZOBRIST.getrandbits(62) | 1 for _ in range(2 * NN)]
 def empty_mem(win_distance: int, touch_radius: int) -> list[int]:
     """A fresh ``mem`` as a list: an empty board, X to move."""
     mem = [0] * SIZE
-    for i in range(TPOS, TPOS + 2 * WN):
-        mem[i] = -1
-    for i in range(CPOS, CPOS + NN):
-        mem[i] = -1
+    mem[TPOS : TPOS + 2 * WN] = [-1] * (2 * WN)
+    mem[CPOS : CPOS + NN] = [-1] * NN
     mem[ZOB : ZOB + 2 * NN] = ZOBRIST_KEYS
     for n in range(win_distance + 2):
         mem[WT + n] = window_worth(min(n, win_distance), win_distance)
