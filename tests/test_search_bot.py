@@ -10,6 +10,7 @@ import pytest
 
 from bot.bot import Deadline, MoveDecision
 from bot.bots import LatticeBot, RandomBot, ThreatBot, search_bot
+from bot.bots.search import kernels
 from bot.bots.search import layout as L
 from bot.bots.search.backend import PURE, backend, compiled_backend
 from bot.bots.search.engine import Engine
@@ -224,3 +225,51 @@ def test_a_move_places_only_the_stones_played_since_its_last(
     assert after(position, decision).outcome.winner == "o"  # type: ignore[union-attr]
     assert bot.engine.stones_loaded == loaded + 4  # the 4 stones played since
     assert censuses == []
+
+
+def test_a_win_is_reported_to_the_deadline_not_only_returned() -> None:
+    # The framework sends the reported move when the time runs out before the bot
+    # returns: a win must be in it.
+    position = Position(setup=[(0, 0, "x"), (0, 5, "o"), *((q, 2, "x") for q in range(4))])
+    position = Position(setup=position.stones, to_move="x")
+    deadline = Deadline(None)
+    SearchBot(pure=True).play(position.copy(), Player.X, Match(), deadline)
+    assert deadline.best is not None
+    assert after(position, deadline.best).outcome.winner == "x"  # type: ignore[union-attr]
+
+
+def test_the_block_is_reported_before_the_search_starts(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A search that overruns (a thread starved of the CPU, a slow start) still leaves a
+    # move that blocks an open four for the framework to send, not its fallback.
+    stones = [(0, 0, "x"), (0, 3, "x"), *((q, 0, "o") for q in range(1, 5))]
+    position = Position(setup=stones, to_move="x")
+    deadline = Deadline(0.4)
+    reported: list[MoveDecision | None] = []
+
+    def search(*args: object, **kwargs: object) -> None:
+        reported.append(deadline.best)  # what would be sent if the search never returned
+
+    bot = SearchBot(pure=True)
+    monkeypatch.setattr(bot.engine, "search", search)
+    decision = MoveDecision.of(bot.play(position.copy(), Player.X, Match(), deadline))
+    assert reported and reported[0] is not None
+    for move in (reported[0], decision):  # the search found nothing: the block is played
+        assert not win_in_1(Board(after(position, move)), 1)
+        assert move.evaluation is not None
+
+
+def test_the_pure_kernels_stop_at_the_clock_whatever_their_node_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class Late:
+        """A clock read by a thread that got the CPU back too late: past every stop."""
+
+        @staticmethod
+        def monotonic_ns() -> int:
+            return 1 << 62
+
+    monkeypatch.setattr(kernels, "time", Late, raising=False)
+    position = Position(setup=[(0, 0, "x"), (1, 0, "o"), (1, 1, "o")], to_move="x")
+    found = Engine(pure=True).search(position, seconds=100.0, max_depth=3)
+    # Stopped at its first node; nothing finished, so no move (the bot plays its safe one).
+    assert found is None

@@ -18,7 +18,9 @@ it runs as plain Python, about a hundred times slower.
 
 It uses part of the time it is given (``Deadline``, from the game's move time limit and
 clock; in a game without a clock, whose limit is the server's stall limit, no more than
-without a limit: see ``SearchBot._seconds``), reports its best move after every
+without a limit: see ``SearchBot._seconds``), reports a move chosen without a search
+(the win; else the best block of every threat, or pair of the best cells) before it
+searches and its best move after every
 iteration, and falls back to ``ThreatBot`` for what the search does not handle
 (``win_distance`` outside 4..8, a board spread wider than the search's square).
 
@@ -133,7 +135,13 @@ class SearchBot(BaseBot):
         me: Side = player.value
         winning = self._winning_move(position, me)
         if winning is not None:
-            return _decision(winning, PositionEvaluation(win_in=_signed(1, me)))
+            decision = _decision(winning, PositionEvaluation(win_in=_signed(1, me)))
+            deadline.report(decision)
+            return decision
+        # Reported before the search: if the time runs out first (a thread starved of
+        # the CPU, a slow start), this is the move sent, not a thoughtless fallback.
+        safe = self._safe_decision(position, player, match, deadline)
+        deadline.report(safe)
         seconds = self._seconds(deadline, match)
 
         def report(found: SearchResult) -> None:
@@ -150,7 +158,7 @@ class SearchBot(BaseBot):
         )
         self.last = found
         if found is None or not _is_legal(position, found.move):
-            return ThreatBot().play(position, player, match, deadline)
+            return safe
         return self._decision(found, me)
 
     def evaluate_position(
@@ -159,6 +167,20 @@ class SearchBot(BaseBot):
         """The search's opinion of the position with ``player`` to move."""
         decision = self.play(position.copy(), player, match, deadline)
         return decision.evaluation or PositionEvaluation()
+
+    def _safe_decision(
+        self, position: Position, player: Player, match: Match, deadline: Deadline
+    ) -> MoveDecision:
+        """A move without a search: the best of the engine's blocks of every threat (or,
+        with none, of its pairs of the best cells); ThreatBot's move when no pair blocks
+        every threat (it blocks the most) or the engine does not handle the position."""
+        for move, score in self.engine.quick_moves(position) or []:
+            if _is_legal(position, move):
+                return MoveDecision(
+                    pieces=(_coord(move[0]), _coord(move[1])),
+                    evaluation=_evaluation(score, player.value),
+                )
+        return MoveDecision.of(ThreatBot().play(position, player, match, deadline))
 
     def _winning_move(self, position: Position, me: Side) -> tuple[Hex, Hex] | None:
         """Two stones that win now, the winning one last: from the windows the engine

@@ -47,6 +47,7 @@ KERNEL_NAMES = (
     "gen_blocks",
     "gen_pairs",
     "order_moves",
+    "out_of_time",
     "tt_slot",
     "negamax",
     "search_root",
@@ -139,7 +140,7 @@ def _build() -> Backend | None:
         sys.modules[spec.name] = module
         spec.loader.exec_module(module)
         for name in KERNEL_NAMES:
-            function = getattr(module, name)
+            function = _never if name == "out_of_time" else getattr(module, name)
             try:
                 jitted = numba.njit(cache=_CACHE, nogil=True)(function)
             except RuntimeError:  # "no locator available": nowhere to write a cache
@@ -157,7 +158,14 @@ def _build() -> Backend | None:
     return built
 
 
+def _never(mem: Any) -> bool:
+    """The compiled kernels' ``out_of_time``: numba compiles no clock."""
+    return False
+
+
 def _warm_up(built: Backend) -> None:
+    """Compile (or load from the cache) every kernel the engine calls, for the argument
+    types it calls them with."""
     from bot.bots.search.layout import BUDGET, empty_mem
 
     mem = built.array(empty_mem(6, 2))
@@ -167,6 +175,12 @@ def _warm_up(built: Backend) -> None:
     built.place(mem, 64 * 128 + 64, 0)
     built.search_root(mem, tt, mv, ms, 2)
     built.threat_move(mem, mv, ms, 0, 1)
+    n = built.gen_pairs(mem, mv, 0, 1, 14)
+    built.order_moves(mem, mv, ms, 0, n, -1)
+    built.place(mem, 64 * 128 + 65, 0)
+    built.place(mem, 64 * 128 + 66, 0)
+    built.place(mem, 64 * 128 + 67, 0)
+    built.gen_blocks(mem, mv, 0, 1, 6)
 
 
 def compiled_backend(*, wait: bool = True) -> Backend | None:

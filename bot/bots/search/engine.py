@@ -18,6 +18,7 @@ from typing import Any
 
 from bot.bots.search import layout as L
 from bot.bots.search.backend import Backend, backend
+from bot.bots.search.kernels import SPARE
 from game.rules import Position, Side
 
 Cell = tuple[int, int]
@@ -136,11 +137,13 @@ class Engine:
             left_time = seconds * fraction - (time.monotonic() - started)
             return int(min(max(left_time, 0.0) * speed, limit - total_nodes))
 
-        def run(call: Callable[[], int], nodes: int) -> tuple[int, bool]:
+        def run(call: Callable[[], int], nodes: int, fraction: float) -> tuple[int, bool]:
             nonlocal total_nodes, speed
             mem[L.NODES] = 0
             mem[L.BUDGET] = max(nodes, 1)
             mem[L.ABORT] = 0
+            # The pure kernels also stop at the clock (the compiled ones cannot read it).
+            mem[L.STOP_AT] = max(1, int((started + min(seconds * fraction, 1e6)) * 1e9))
             mem[L.BEST] = -1  # the memory is kept: no best move of an earlier search
             t0 = time.monotonic()
             try:
@@ -171,7 +174,8 @@ class Engine:
         # A forced win by threats (each of our moves threatens, every defence answered).
         if threats:
             for depth in (0, 1):
-                found, aborted = run(_bind(kernels.threat_move, mem, mv, ms, 0, depth), budget(0.3))
+                call = _bind(kernels.threat_move, mem, mv, ms, 0, depth)
+                found, aborted = run(call, budget(0.3), 0.3)
                 if aborted:
                     break
                 if found:
@@ -182,7 +186,7 @@ class Engine:
             nodes = budget(1.0) if best is not None else max(budget(1.0), 200)
             if nodes <= 0 or (best is not None and expired()):
                 break
-            score, aborted = run(_bind(kernels.search_root, mem, tt, mv, ms, depth), nodes)
+            score, aborted = run(_bind(kernels.search_root, mem, tt, mv, ms, depth), nodes, 1.0)
             if aborted:
                 code = int(mem[L.BEST])  # -1: no root move finished
                 if best is not None and code >= 0 and code != _code(best.move, frame):
@@ -241,6 +245,30 @@ class Engine:
         mem[L.STM] = L.side_index(position.to_move)
         self._loaded = loaded
         return mem
+
+    def quick_moves(self, position: Position, count: int = 8) -> list[tuple[Move, int]] | None:
+        """Moves chosen without a search, for an answer at once, best first with their
+        static scores for the mover (what the search orders its root moves by): the
+        pairs that spoil every threat of the opponent's when it has any, else the pairs
+        of the best cells. Empty when no pair spoils every threat (the opponent wins
+        next move); None when ``position`` is outside what the kernels handle."""
+        kernels = self.kernels()
+        mem = self.load(position, kernels)
+        frame = self._frame
+        if mem is None or frame is None:
+            return None
+        stm = int(mem[L.STM])
+        mv, ms = kernels.move_buffers()
+        if mem[L.TN + 1 - stm] > 0:
+            n = int(kernels.gen_blocks(mem, mv, 0, stm, SPARE))
+        else:
+            n = int(kernels.gen_pairs(mem, mv, 0, stm, int(mem[L.KROOT])))
+        kernels.order_moves(mem, mv, ms, 0, n, -1)
+        moves = []
+        for i in range(min(n, count)):
+            a, b = divmod(int(mv[i]), L.NN)
+            moves.append(((frame.cell(a), frame.cell(b)), int(ms[i])))
+        return moves
 
     def winning_gaps(self, position: Position, limit: int = 64) -> list[list[Cell]] | None:
         """The empty cells of the side to move's windows that lack two stones or less

@@ -14,6 +14,7 @@ at ply ``p`` scoring ``WIN_SCORE - p``.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from bot.bots.search.layout import (
@@ -37,6 +38,7 @@ from bot.bots.search.layout import (
     SELDEPTH,
     SIDE_KEY,
     STM,
+    STOP_AT,
     TCAP,
     TN,
     TOFF,
@@ -313,6 +315,16 @@ def order_moves(mem: Mem, mv: Mem, ms: Mem, base: int, n: int, first: int) -> No
         ms[base + j] = s
 
 
+def out_of_time(mem: Mem) -> bool:
+    """Whether the clock has reached ``mem[STOP_AT]`` (``time.monotonic_ns``; 0: never),
+    checked at every node on top of the node budget: a thread starved of the CPU then
+    stops on time whatever its speed. Pure Python only: numba compiles no clock, so the
+    compiled kernels get a version that answers False (``backend``) and keep to their
+    budget, which they spend too fast to overrun by much."""
+    stop: int = mem[STOP_AT]
+    return stop > 0 and time.monotonic_ns() >= stop
+
+
 def tt_slot(tt: Mem, key: int) -> int:
     slot: int = 4 * (key & (len(tt) // 4 - 1))
     return slot
@@ -323,9 +335,9 @@ def negamax(
 ) -> int:
     """PVS: the score of the position for the side to move, searched ``depth`` moves
     deep (forced blocks searched on past it); 0 with ``mem[ABORT]`` set once the node
-    budget is spent."""
+    budget is spent or the clock has run out (``out_of_time``)."""
     mem[NODES] += 1
-    if mem[NODES] >= mem[BUDGET]:
+    if mem[NODES] >= mem[BUDGET] or out_of_time(mem):
         mem[ABORT] = 1
         return 0
     if ply > mem[SELDEPTH]:
@@ -434,7 +446,7 @@ def threat_move(mem: Mem, mv: Mem, ms: Mem, ply: int, depth: int) -> int:
     ``depth`` more of its moves after this one (each of its moves makes threats, every
     pair of blocks is answered), its first move in ``mem[BEST]`` at ply 0; else 0."""
     mem[NODES] += 1
-    if mem[NODES] >= mem[BUDGET]:
+    if mem[NODES] >= mem[BUDGET] or out_of_time(mem):
         mem[ABORT] = 1
         return 0
     stm = mem[STM]

@@ -66,6 +66,7 @@ KINNER = MISC + 15  # cells paired below it
 BEST = MISC + 16  # the root's best move after a search
 SELDEPTH = MISC + 17
 ROOTN = MISC + 18  # root moves generated
+STOP_AT = MISC + 19  # time.monotonic_ns() at which the pure kernels stop (0: never)
 SCR = MISC + 32  # 1024: scratch for move generation
 SIZE = SCR + 1024
 
