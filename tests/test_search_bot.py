@@ -13,10 +13,11 @@ from bot.bots import LatticeBot, RandomBot, ThreatBot, search_bot
 from bot.bots.search import kernels
 from bot.bots.search import layout as L
 from bot.bots.search.backend import PURE, backend, compiled_backend
-from bot.bots.search.engine import Engine
+from bot.bots.search.engine import Engine, Line
 from bot.bots.search.solver import Board, forced_win_length, win_in_1
 from bot.bots.search_bot import SearchBot
 from bot.bots.threat_bot import WindowCensus
+from game.openings import default_book
 from game.rules import Position, Side
 from models import EndCause, Match, Player
 from tests.test_server import arena
@@ -118,7 +119,8 @@ def test_the_pure_fallback_plays_legal_moves(monkeypatch: pytest.MonkeyPatch) ->
 
 def test_it_reports_an_evaluation_and_considerations() -> None:
     position = Position(setup=[(0, 0, "x"), (1, 0, "o"), (1, 1, "o")], to_move="x")
-    decision = play(SearchBot(pure=True, max_nodes=30_000), position)
+    # One complete iteration: its other root moves are searched again for exact scores.
+    decision = play(SearchBot(pure=True, max_depth=1), position)
     assert decision.evaluation is not None
     assert decision.evaluation.heuristic is not None or decision.evaluation.win_in is not None
     assert decision.considerations
@@ -273,3 +275,22 @@ def test_the_pure_kernels_stop_at_the_clock_whatever_their_node_budget(
     found = Engine(pure=True).search(position, seconds=100.0, max_depth=3)
     # Stopped at its first node; nothing finished, so no move (the bot plays its safe one).
     assert found is None
+
+
+def test_the_root_moves_it_reports_carry_exact_scores_not_bounds() -> None:
+    # Null-window searches only bound the moves no better than the best so far: the
+    # scores reported (the considerations) are full-window scores at the same depth.
+    position = default_book()[30].position()
+    depth = 2
+    found = Engine(pure=True).search(position, 1e9, max_depth=depth, threats=False)
+    assert found is not None and found.depth == depth
+    others = [line for line in found.alternatives if line.move != found.move]
+    assert len(others) >= 3
+    for line in [Line(found.move, found.score), *others]:
+        child = position.copy()
+        child.place_move(*line.move)
+        mem = Engine(pure=True).load(child)
+        mem[L.BUDGET] = 1 << 60
+        mv, ms = PURE.move_buffers()
+        score = -kernels.negamax(mem, PURE.table(), mv, ms, depth - 1, -L.INF, L.INF, 1)
+        assert line.score == score, line.move

@@ -166,7 +166,7 @@ def _never(mem: Any) -> bool:
 def _warm_up(built: Backend) -> None:
     """Compile (or load from the cache) every kernel the engine calls, for the argument
     types it calls them with."""
-    from bot.bots.search.layout import BUDGET, empty_mem
+    from bot.bots.search.layout import BUDGET, INF, empty_mem
 
     mem = built.array(empty_mem(6, 2))
     mem[BUDGET] = 10_000
@@ -181,6 +181,8 @@ def _warm_up(built: Backend) -> None:
     built.place(mem, 64 * 128 + 66, 0)
     built.place(mem, 64 * 128 + 67, 0)
     built.gen_blocks(mem, mv, 0, 1, 6)
+    built.negamax(mem, tt, mv, ms, 1, -INF, INF, 1)
+    built.unplace(mem, 64 * 128 + 67, 0)
 
 
 def compiled_backend(*, wait: bool = True) -> Backend | None:

@@ -27,6 +27,9 @@ Move = tuple[Cell, Cell]
 #: Nodes per second assumed before a move has measured any.
 FIRST_SPEED = {"numba": 400_000, "python": 4_000}
 MAX_DEPTH = 12
+#: Share of a search's seconds by which root moves it only bounded are searched again
+#: with a full window for their exact scores (the deepening stops by 0.4 of it).
+RESEARCH = 0.6
 #: The heuristic reported is tanh(score / HEURISTIC_SCALE).
 HEURISTIC_SCALE = 600.0
 
@@ -113,10 +116,16 @@ class Engine:
         threats: bool = True,
         expired: Callable[[], bool] = lambda: False,
         report: Callable[[SearchResult], None] = lambda result: None,
+        lines: int = 5,
     ) -> SearchResult | None:
         """The best move for the side to move, searched for about ``seconds`` (or
         ``max_nodes`` nodes, or ``max_depth`` plies); None if this position is outside
-        what the kernels handle (a huge board, a ``win_distance`` past ``MAX_WIN``)."""
+        what the kernels handle (a huge board, a ``win_distance`` past ``MAX_WIN``).
+
+        Its ``alternatives`` are root moves with exact scores at the depth of the move
+        (up to ``lines``, the best included): those the search scored with a full
+        window, and, in the time left (up to ``RESEARCH`` of ``seconds``), those it
+        only found no better than the best, searched again with a full window."""
         started = time.monotonic()
         kernels = self.kernels()
         mem = self.load(position, kernels)
@@ -182,6 +191,8 @@ class Engine:
                     plies = 2 * depth + 2
                     return result(mem[L.BEST], L.WIN_SCORE - plies, depth, [])
         best: SearchResult | None = None
+        aborted = False
+        bounded: list[Line] = []
         for depth in range(1, max_depth + 1):
             nodes = budget(1.0) if best is not None else max(budget(1.0), 200)
             if nodes <= 0 or (best is not None and expired()):
@@ -196,17 +207,51 @@ class Engine:
                 elif best is None and code >= 0:
                     best = result(code, 0, 0, [])
                 break
-            best = result(mem[L.BEST], score, depth, _root_lines(mv, ms, int(mem[L.ROOTN]), frame))
+            exact, bounded = _root_lines(mem, mv, ms, int(mem[L.ROOTN]), frame)
+            best = result(mem[L.BEST], score, depth, exact)
             report(best)
             if best.win_in is not None:
                 break
             elapsed = time.monotonic() - started
             if elapsed > seconds * 0.4:  # the next iteration would not finish
                 break
+        if best is not None and not aborted and best.win_in is None and bounded:
+            # The moves the last iteration only bounded, best bound first, scored with a
+            # full window at its depth while the time allows.
+            for line in bounded[: max(0, lines - len(best.alternatives))]:
+                nodes = budget(RESEARCH)
+                if nodes <= 0 or expired():
+                    break
+                cells = (frame.index(*line.move[0]), frame.index(*line.move[1]))
+                call = _bind(self._child, kernels, mem, tt, mv, ms, cells, best.depth)
+                score, aborted = run(call, nodes, RESEARCH)
+                if aborted:
+                    break
+                best.alternatives.append(Line(line.move, score))
+            best.alternatives.sort(key=lambda line: -line.score)
         if best is not None:
             best.nodes = total_nodes
             best.seconds = time.monotonic() - started
         return best
+
+    @staticmethod
+    def _child(
+        kernels: Backend, mem: Any, tt: Any, mv: Any, ms: Any, cells: tuple[int, int], depth: int
+    ) -> int:
+        """The score of a root move for the side to move, with a full window: the move
+        made (its two cells' indices), the reply searched ``depth - 1`` deep at ply 1
+        (as the root search does)."""
+        a, b = cells
+        stm = int(mem[L.STM])
+        kernels.place(mem, a, stm)
+        kernels.place(mem, b, stm)
+        mem[L.STM] = 1 - stm
+        try:
+            return -int(kernels.negamax(mem, tt, mv, ms, depth - 1, -L.INF, L.INF, 1))
+        finally:
+            mem[L.STM] = stm
+            kernels.unplace(mem, b, stm)
+            kernels.unplace(mem, a, stm)
 
     def load(self, position: Position, kernels: Backend | None = None) -> Any:
         """The kernels' memory holding ``position`` (None if it is outside what they
@@ -309,15 +354,20 @@ def _code(move: Move, frame: L.Frame) -> int:
     return frame.index(*move[0]) * L.NN + frame.index(*move[1])
 
 
-def _root_lines(mv: Any, ms: Any, count: int, frame: L.Frame) -> list[Line]:
-    """The root moves the last iteration scored, best first."""
-    lines: list[Line] = []
+def _root_lines(
+    mem: Any, mv: Any, ms: Any, count: int, frame: L.Frame
+) -> tuple[list[Line], list[Line]]:
+    """The root moves the last iteration scored exactly, and those it only found no
+    better than the best so far (their scores upper bounds), each best first."""
+    exact: list[Line] = []
+    bounded: list[Line] = []
     for i in range(count):
         code = int(mv[i])
         score = int(ms[i])
         if score <= -L.INF:
             continue
         a, b = divmod(code, L.NN)
-        lines.append(Line((frame.cell(a), frame.cell(b)), score))
-    lines.sort(key=lambda line: -line.score)
-    return lines
+        (exact if mem[L.ROOTX + i] else bounded).append(Line((frame.cell(a), frame.cell(b)), score))
+    exact.sort(key=lambda line: -line.score)
+    bounded.sort(key=lambda line: -line.score)
+    return exact, bounded

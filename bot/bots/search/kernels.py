@@ -34,6 +34,7 @@ from bot.bots.search.layout import (
     NN,
     NODES,
     ROOTN,
+    ROOTX,
     SCR,
     SELDEPTH,
     SIDE_KEY,
@@ -388,12 +389,19 @@ def negamax(
         place(mem, a, stm)
         place(mem, b, stm)
         mem[STM] = opp
+        # Only a score inside the window it was searched with is exact; a null-window
+        # search that fails low only says the move is no better than alpha.
+        exact = 0
         if i == 0:
             s = -negamax(mem, tt, mv, ms, depth - 1, -beta, -alpha, ply + 1)
+            if alpha < s < beta:
+                exact = 1
         else:
             s = -negamax(mem, tt, mv, ms, depth - 1, -alpha - 1, -alpha, ply + 1)
             if alpha < s < beta:
                 s = -negamax(mem, tt, mv, ms, depth - 1, -beta, -alpha, ply + 1)
+                if alpha < s < beta:
+                    exact = 1
         mem[STM] = stm
         unplace(mem, b, stm)
         unplace(mem, a, stm)
@@ -401,6 +409,7 @@ def negamax(
             return 0
         if ply == 0:
             ms[base + i] = s
+            mem[ROOTX + i] = exact
         if s > best:
             best = s
             best_move = m
@@ -412,6 +421,7 @@ def negamax(
                     if ply == 0:
                         for j in range(i + 1, n):
                             ms[base + j] = -INF
+                            mem[ROOTX + j] = 0
                     break
     stored_score = best
     if best > MATE_BOUND:
@@ -432,7 +442,10 @@ def negamax(
 
 def search_root(mem: Mem, tt: Mem, mv: Mem, ms: Mem, depth: int) -> int:
     """One iteration of the deepening at the root (ply 0): its score; the best move in
-    ``mem[BEST]``, every root move and its score in ``mv[0:n]``, ``ms[0:n]``."""
+    ``mem[BEST]``, every root move and its score in ``mv[0:n]``, ``ms[0:n]``, with
+    ``mem[ROOTX + i]`` 1 where that score is exact (the first move's, and those of the
+    moves that raised alpha when searched) and 0 where it is an upper bound (a move
+    found no better than the best so far by a null-window search)."""
     mem[ABORT] = 0
     mem[SELDEPTH] = 0
     # Every argument an int64 read from the array, not a literal: numba then compiles

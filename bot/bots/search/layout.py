@@ -37,6 +37,10 @@ MAX_WIN = 8
 #: Capacity of a side's set of threat windows.
 TCAP = 4096
 
+#: Moves per ply in the move buffers, and plies.
+MAXM = 320
+MAXPLY = 48
+
 # ---- offsets in ``mem``
 BOARD = 0  # NN: 0 empty, 1 X, 2 O
 WC = BOARD + NN  # 2 * WN: stones of side s in window w at WC + s * WN + w
@@ -68,11 +72,9 @@ SELDEPTH = MISC + 17
 ROOTN = MISC + 18  # root moves generated
 STOP_AT = MISC + 19  # time.monotonic_ns() at which the pure kernels stop (0: never)
 SCR = MISC + 32  # 1024: scratch for move generation
-SIZE = SCR + 1024
+ROOTX = SCR + 1024  # MAXM: 1 where the root move's score is exact, 0 for a bound
+SIZE = ROOTX + MAXM
 
-#: Moves per ply in the move buffers, and plies.
-MAXM = 320
-MAXPLY = 48
 #: Transposition table slots (4 ints each: key, move, score, depth * 4 + flag).
 TT_BITS_COMPILED = 20
 TT_BITS_PURE = 14
