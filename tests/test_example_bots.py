@@ -258,6 +258,17 @@ def test_threat_bot_wins_with_one_stone_and_plays_it_second() -> None:
     assert decision.evaluation is not None and decision.evaluation.win_in == -1
 
 
+@pytest.mark.parametrize("bot", [ThreatBot, SearchBot])
+def test_at_win_distance_2_a_side_without_stones_sees_its_win(bot: type[BaseBot]) -> None:
+    # Every window without a stone is two stones from a win: any two neighbours win,
+    # though no window holds a stone of O's yet (SearchBot defers to ThreatBot here).
+    position = Position(win_distance=2, setup=[(0, 0, "x")], to_move="o")
+    decision = ask(bot(), position)
+    position.place_move(*(stone.as_tuple() for stone in decision.pieces))
+    assert position.outcome is not None and position.outcome.winner == "o"
+    assert decision.evaluation is not None and decision.evaluation.win_in == -1
+
+
 def test_threat_bot_blocks_an_open_four() -> None:
     stones = [(0, 0, "x"), *((q, 3, "o") for q in range(1, 5))]
     assert o_can_win_next(Position(setup=stones, to_move="o"))

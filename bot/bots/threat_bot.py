@@ -248,6 +248,14 @@ def _winning_move(position: Position, census: WindowCensus) -> tuple[Hex, Hex] |
             for move in ((gaps[0], gaps[1]), (gaps[1], gaps[0])):
                 if _move_wins(position, move):
                     return move
+    if census.win_distance <= 2:
+        # A window without a stone (not in the census) lacks only win_distance stones:
+        # any two neighbours on an axis, the first not winning alone.
+        for first in sorted(position.legal_cells(), key=_order):
+            for dq, dr in AXES:
+                for second in ((first[0] + dq, first[1] + dr), (first[0] - dq, first[1] - dr)):
+                    if _move_wins(position, (first, second)):
+                        return first, second
     return None
 
 
