@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bot.bot import Deadline, MoveDecision
-from bot.bots import LatticeBot, RandomBot, ThreatBot, search_bot
+from bot.bots import LatticeBot, RandomBot, ThreatBot, search_bot, threat_bot
 from bot.bots.search import kernels
 from bot.bots.search import layout as L
 from bot.bots.search.backend import PURE, backend, compiled_backend
@@ -294,3 +294,24 @@ def test_the_root_moves_it_reports_carry_exact_scores_not_bounds() -> None:
         mv, ms = PURE.move_buffers()
         score = -kernels.negamax(mem, PURE.table(), mv, ms, depth - 1, -L.INF, L.INF, 1)
         assert line.score == score, line.move
+
+
+def test_a_lost_position_blocks_the_most_without_a_census_of_the_board(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Four O's on r=0 that X's (0, 0) closes (one threat window, q 1..6), four open
+    # ones on r=5 (three: q -1..4, 0..5, 1..6): no pair spoils all four windows, so X
+    # loses next move. It says so, and spoils three, from the windows the engine keeps.
+    def census(position: Position, me: Side) -> WindowCensus:
+        raise AssertionError("a census of the board")
+
+    monkeypatch.setattr(search_bot, "WindowCensus", census)
+    monkeypatch.setattr(threat_bot, "WindowCensus", census)
+    fours = [(q, r, "o") for q in range(1, 5) for r in (0, 5)]
+    position = Position(setup=[(0, 0, "x"), (0, 2, "x"), (0, 3, "x"), *fours], to_move="x")
+    decision = play(SearchBot(pure=True, max_nodes=5_000), position)
+    assert decision.evaluation is not None and decision.evaluation.win_in == -2
+    blocked = {stone.as_tuple() for stone in decision.pieces}
+    windows = [{(q, 0) for q in range(1, 7)}]
+    windows += [{(q, 5) for q in range(start, start + 6)} for start in (-1, 0, 1)]
+    assert sum(bool(window & blocked) for window in windows) == 3

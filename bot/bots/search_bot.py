@@ -172,14 +172,21 @@ class SearchBot(BaseBot):
         self, position: Position, player: Player, match: Match, deadline: Deadline
     ) -> MoveDecision:
         """A move without a search: the best of the engine's blocks of every threat (or,
-        with none, of its pairs of the best cells); ThreatBot's move when no pair blocks
-        every threat (it blocks the most) or the engine does not handle the position."""
-        for move, score in self.engine.quick_moves(position) or []:
+        with none, of its pairs of the best cells); when no pair blocks every threat, the
+        pair that blocks the most (a loss next move, reported as such); ThreatBot's move
+        when the engine does not handle the position."""
+        moves = self.engine.quick_moves(position)
+        for move, score in moves or []:
             if _is_legal(position, move):
                 return MoveDecision(
                     pieces=(_coord(move[0]), _coord(move[1])),
                     evaluation=_evaluation(score, player.value),
                 )
+        threats = self.engine.winning_gaps(position, 4096, opponent=True) if moves == [] else None
+        block = _most_blocking(position, threats) if threats else None
+        if block is not None:
+            them: Side = "o" if player.value == "x" else "x"
+            return _decision(block, PositionEvaluation(win_in=_signed(2, them)))
         return MoveDecision.of(ThreatBot().play(position, player, match, deadline))
 
     def _winning_move(self, position: Position, me: Side) -> tuple[Hex, Hex] | None:
@@ -237,6 +244,33 @@ def _evaluation(score: int, me: str) -> PositionEvaluation:
     if win_in is not None:
         return PositionEvaluation(win_in=sign * win_in)
     return PositionEvaluation(heuristic=sign * math.tanh(score / HEURISTIC_SCALE))
+
+
+#: The cells weighed for a block when none blocks every threat (a lost position).
+_BLOCKERS = 40
+
+
+def _most_blocking(position: Position, threats: list[list[Hex]]) -> tuple[Hex, Hex] | None:
+    """A legal pair of cells that spoils the most of ``threats`` (each a window's empty
+    cells): the cell in the most, then the cell in the most of the rest."""
+    count: dict[Hex, int] = {}
+    for gaps in threats:
+        for cell in gaps:
+            count[cell] = count.get(cell, 0) + 1
+    ranked = sorted(count, key=lambda cell: (-count[cell], cell))[:_BLOCKERS]
+    for first in ranked:
+        rest: dict[Hex, int] = {}
+        for gaps in threats:
+            if first not in gaps:
+                for cell in gaps:
+                    rest[cell] = rest.get(cell, 0) + 1
+        seconds = sorted(
+            (cell for cell in ranked if cell != first), key=lambda cell: (-rest.get(cell, 0), cell)
+        )
+        for second in seconds:
+            if _is_legal(position, (first, second)):
+                return first, second
+    return None
 
 
 def _completions(position: Position, gaps: list[Hex]) -> Iterator[tuple[Hex, Hex]]:

@@ -207,6 +207,8 @@ class Engine:
                 elif best is None and code >= 0:
                     best = result(code, 0, 0, [])
                 break
+            if mem[L.BEST] < 0:  # no move to search (no pair blocks every threat)
+                break
             exact, bounded = _root_lines(mem, mv, ms, int(mem[L.ROOTN]), frame)
             best = result(mem[L.BEST], score, depth, exact)
             report(best)
@@ -315,16 +317,19 @@ class Engine:
             moves.append(((frame.cell(a), frame.cell(b)), int(ms[i])))
         return moves
 
-    def winning_gaps(self, position: Position, limit: int = 64) -> list[list[Cell]] | None:
+    def winning_gaps(
+        self, position: Position, limit: int = 64, *, opponent: bool = False
+    ) -> list[list[Cell]] | None:
         """The empty cells of the side to move's windows that lack two stones or less
         (and hold none of the opponent's), fewest first: every win on the board, up to
-        ``limit`` windows. Read from the loaded memory (no pass over the board); None
-        when ``position`` is outside what the kernels handle."""
+        ``limit`` windows (``opponent``: the opponent's, its threats). Read from the
+        loaded memory (no pass over the board); None when ``position`` is outside what
+        the kernels handle."""
         mem = self.load(position)
         frame = self._frame
         if mem is None or frame is None:
             return None
-        stm = int(mem[L.STM])
+        stm = int(mem[L.STM]) ^ int(opponent)
         win = int(mem[L.WIN])
         windows = []
         for j in range(min(int(mem[L.TN + stm]), limit)):
