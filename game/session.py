@@ -248,9 +248,7 @@ from models import (
     Board,
     BoardUpdatePacket,
     Coord,
-    EndCause,
     EvalResponsePacket,
-    GameResult,
     GameStatus,
     HeartbeatPacket,
     HumanMoveResponsePacket,
@@ -260,7 +258,6 @@ from models import (
     PositionEvaluation,
     RecordedMove,
     ResignPacket,
-    ResultReason,
     SetupPacket,
     StatelessBoard,
     StatelessMoveResponse,
@@ -590,35 +587,3 @@ class GameSession(HumanSeats):
         return [
             SendTo(side, HeartbeatPacket(waiting=side is awaiting)) for side in self._listening()
         ]
-
-    def _absent(self) -> list[Player]:
-        return [side for side, seat in self._seats.items() if not seat.ever_connected]
-
-    def _nobody_missing_can_come(self) -> bool:
-        """Whether some seat never connected and none that did not ever will: each one's
-        bot refused its dial for good (``DialFailure.final``)."""
-        absent = self._absent()
-        return bool(absent) and all(
-            (failure := self._seats[side].dial_failure) is not None and failure.final
-            for side in absent
-        )
-
-    def _no_show(self, now: float) -> list[Action]:
-        """The seats that never connected forfeit (both: a draw), each with why: the
-        no-show limit, and how its bot's last dial failed if it was dialled."""
-        absent = self._absent()
-        if len(absent) == 1:
-            raise SeatNoShowError(absent[0], self._why_absent(absent[0]))
-        result = GameResult(winner=None, reason=ResultReason.DRAW, cause=EndCause.NO_SHOW)
-        if all(self._seats[side].dial_failure is None for side in absent):
-            detail = f"neither seat connected within {self.limits.no_show_s:g} s"
-        else:
-            detail = "neither seat connected: " + "; ".join(map(self._why_absent, absent))
-        return self._finish(result, detail, now)
-
-    def _why_absent(self, side: Player) -> str:
-        failure = self._seats[side].dial_failure
-        if failure is not None and failure.final:
-            return f"{side.value} could not connect: {failure.reason}"
-        within = f"{side.value} did not connect within {self.limits.no_show_s:g} s"
-        return within if failure is None else f"{within} (the last try: {failure.reason})"

@@ -1,5 +1,6 @@
-"""How a game session ends, as methods: a seat's forfeit, the end of the game, and the
-guard that turns a seat's failure (or a bug) into an end instead of an exception.
+"""How a game session ends, as methods: a seat's forfeit, the end of the game, the
+no-show of seats that never came (and why: the limit, or how a bot's dial failed), and
+the guard that turns a seat's failure (or a bug) into an end instead of an exception.
 
 ``SessionEnding`` sits between ``game.session_view.SessionView`` (the state) and the
 inputs of ``game.session.GameSession``; ``game.session_end`` holds the pure shapes of an
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 
-from game.seat_errors import SeatError
+from game.seat_errors import SeatError, SeatNoShowError
 from game.session_actions import Action, GameOver, RecordMove, SendTo
 from game.session_end import aborted, end_actions, end_packet, explained
 from game.session_view import SessionView
@@ -20,6 +21,7 @@ from models import (
     CLOSE_INTERNAL_ERROR,
     CLOSE_NORMAL,
     Coord,
+    EndCause,
     GameRecord,
     GameResult,
     NopePacket,
@@ -109,3 +111,37 @@ class SessionEnding(SessionView):
             self._result = result
             self._request = None
             return [GameOver(result, GameRecord(game_id=self.game_id, result=result), detail)]
+
+    # ------------------------------------------------------------ no-shows
+
+    def _absent(self) -> list[Player]:
+        return [side for side, seat in self._seats.items() if not seat.ever_connected]
+
+    def _nobody_missing_can_come(self) -> bool:
+        """Whether some seat never connected and none that did not ever will: each one's
+        bot refused its dial for good (``DialFailure.final``)."""
+        absent = self._absent()
+        return bool(absent) and all(
+            (failure := self._seats[side].dial_failure) is not None and failure.final
+            for side in absent
+        )
+
+    def _no_show(self, now: float) -> list[Action]:
+        """The seats that never connected forfeit (both: a draw), each with why: the
+        no-show limit, and how its bot's last dial failed if it was dialled."""
+        absent = self._absent()
+        if len(absent) == 1:
+            raise SeatNoShowError(absent[0], self._why_absent(absent[0]))
+        result = GameResult(winner=None, reason=ResultReason.DRAW, cause=EndCause.NO_SHOW)
+        if all(self._seats[side].dial_failure is None for side in absent):
+            detail = f"neither seat connected within {self.limits.no_show_s:g} s"
+        else:
+            detail = "neither seat connected: " + "; ".join(map(self._why_absent, absent))
+        return self._finish(result, detail, now)
+
+    def _why_absent(self, side: Player) -> str:
+        failure = self._seats[side].dial_failure
+        if failure is not None and failure.final:
+            return f"{side.value} could not connect: {failure.reason}"
+        within = f"{side.value} did not connect within {self.limits.no_show_s:g} s"
+        return within if failure is None else f"{within} (the last try: {failure.reason})"
