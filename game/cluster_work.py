@@ -328,7 +328,8 @@ class WorkPlayer:
         if item.item_id in self._lost:  # cancelled, or taken over: not ours to settle
             await self.work.drop_cancelled(item.item_id)
         elif result is None or result.cause is EndCause.ABORTED:
-            # Aborted here (this worker shuts down, or the store was out of reach):
+            # Aborted (this worker shuts down, the store was out of reach, or it was taken
+            # for dead and the record says aborted: ``end_of`` gives the recorded result):
             # queued again, for any worker to play.
             await self._hand_back(item)
         elif await self._settling(

@@ -280,8 +280,10 @@ class GameManager:
 
     def end_of(self, game_id: str) -> Awaitable[GameResult | None]:
         """Wait for a game this manager runs to end and its record to be committed; its
-        result (None if it does not run it). The game is looked up when this is called,
-        not when it is awaited, so a game that ends in between is not missed.
+        result (None if it does not run it): the recorded one, if the store had the game
+        over already (``game.running``: another worker recorded it aborted). The game is
+        looked up when this is called, not when it is awaited, so a game that ends in
+        between is not missed.
 
         ``game.tournament_runner`` waits on its games with it."""
         game = self._games.get(game_id)

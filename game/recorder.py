@@ -7,6 +7,13 @@ behind slows its games rather than losing moves. A write that fails twice is log
 and reported through ``on_failed`` (the game then aborts: an unrecorded game must not
 carry on); the result is still written if the store allows.
 
+A record that is over already in the store (``GameNotRunningError``: on a cluster,
+another worker recorded the game aborted, taking this one for dead) takes nothing more:
+the recorder reads it back once (``stored``), writes no more moves and, if a move was
+refused, reports its result through ``on_over`` (the game then ends with it); if the
+result was refused, the game's end (``game.running``) finds ``stored`` and tells
+everyone what the record says instead of what was played here.
+
 Group commit: a game commits at most once per ``commit_interval`` (10 ms by default);
 the moves played in between go in the next commit, all together. A move after a quiet
 spell (a human's, a slow bot's) is committed at once, and the end of a game commits at
@@ -38,8 +45,8 @@ from sqlalchemy.exc import (
 from sqlalchemy.exc import TimeoutError as SQLAlchemyTimeoutError
 
 from game.mailbox import Mailbox
-from game.store import ABORTED_RESULT, GameStore
-from models import GameResult, RecordedMove
+from game.store import ABORTED_RESULT, GameNotRunningError, GameStore
+from models import GameRecord, GameResult, RecordedMove
 
 __all__ = [
     "DEFAULT_COMMIT_INTERVAL",
@@ -116,11 +123,16 @@ class Recorder:
         *,
         commit_interval: float,
         on_failed: Callable[[str], None],
+        on_over: Callable[[GameResult], None] | None = None,
     ) -> None:
         self.store = store
         self.game_id = game_id
         self.commit_interval = commit_interval
         self._on_failed = on_failed
+        self._on_over = on_over
+        #: The stored record, once the store refused a write because the game is over
+        #: there already (see the module docstring); None while the store takes them.
+        self.stored: GameRecord | None = None
         self._loop = asyncio.get_running_loop()
         self._queue: Mailbox[WriteMove | WriteResult] = Mailbox(RECORDER_SIZE)
         #: Whether the result was handed over: nothing comes after it.
@@ -219,6 +231,11 @@ class Recorder:
                         [(write.move, write.latency_ms) for write in batch],
                     )
                     break
+                except GameNotRunningError:
+                    # Over in the store already: writing it again cannot help.
+                    failed = True  # (and no more moves: the record takes none)
+                    await self._read_stored(refused=item)
+                    break
                 except Exception as error:
                     if attempt == 2:
                         log.exception("game %s: writing the record failed", self.game_id)
@@ -240,6 +257,9 @@ class Recorder:
                 if attempt > 2:
                     log.warning("game %s: its end is written (try %d)", self.game_id, attempt)
                 return
+            except GameNotRunningError:  # over in the store already: its record wins
+                await self._read_stored(refused=end)
+                return
             except Exception as error:
                 unreachable = _unreachable(error)
                 if unreachable and self._loop.time() + wait < give_up:
@@ -255,6 +275,30 @@ class Recorder:
                 elif unreachable or attempt >= 2:
                     log.exception("game %s: writing its end failed", self.game_id)
                     return
+
+    async def _read_stored(self, *, refused: WriteMove | WriteResult) -> None:
+        """The store refused ``refused``: the game is over there already. Read its record
+        back (``stored``); a refused move reports its result (``on_over``), so the game
+        ends with it at once. A record that cannot be read is a write that failed."""
+        if self.stored is not None:
+            return
+        try:
+            record = await self.store.get_game(self.game_id)
+        except Exception:
+            log.exception("game %s: reading the record back failed", self.game_id)
+            record = None
+        if record is None or record.result is None:
+            if isinstance(refused, WriteMove):
+                self._on_failed("the game record could not be written")
+            return
+        self.stored = record
+        log.warning(
+            "game %s: the store has the game over already (%s); it records nothing more",
+            self.game_id,
+            record.result.end_detail or record.result.reason.value,
+        )
+        if isinstance(refused, WriteMove) and not self.result_queued and self._on_over:
+            self._on_over(record.result)
 
     async def _finish_with(self, batch: list[WriteMove], end: WriteResult) -> bool:
         """Write the game's last moves and its end in one transaction (one commit: the

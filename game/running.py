@@ -17,6 +17,12 @@
   ``END_COMMIT_WAIT``), so whoever gets ``end`` can read the finished record at once;
   then the manager's end hooks run (``GameManager.add_end_hook``: the ratings), also
   before ``end`` goes out.
+* The record is the truth. If the store refuses the end because the game is over there
+  already (on a cluster, another worker recorded it aborted, having taken this one for
+  dead), the game ends as the stored record says (``GameSession.recorded_over``): that
+  ``end`` goes to the seats and spectators instead, the session's result (``end_of``)
+  is the stored one, and the end hooks get the stored record (an aborted game is not
+  rated). A refused move ends a running game the same way, at once.
 * WebSocket bots are dialed as the game is created, while its record is written
   (retried until the no-show limit, so a bot that cannot be reached forfeits with
   ``no_show`` as the session decides; each failed dial is posted to the session, whose
@@ -47,6 +53,7 @@ from game.running_events import (
     DialFailed,
     Frame,
     GameEvent,
+    RecordedOver,
     Slot,
 )
 from game.running_spectators import WatchedGame
@@ -67,6 +74,7 @@ from models import (
     CLOSE_POLICY_VIOLATION,
     EndPacket,
     GameRecord,
+    GameResult,
     MoveRequestPacket,
     Player,
     StatelessMoveRequest,
@@ -145,6 +153,11 @@ class RunningGame(WatchedGame):
         if not self._ending:
             self.spawn(self.post(Abort(reason)), "abort")
 
+    def _recorded_over(self, result: GameResult) -> None:
+        """The recorder's word: the store has the game over already, with ``result``."""
+        if not self._ending:
+            self.spawn(self.post(RecordedOver(result)), "recorded over")
+
     # ------------------------------------------------------------ the task
 
     async def run(self) -> None:
@@ -156,6 +169,7 @@ class RunningGame(WatchedGame):
                 self.game_id,
                 commit_interval=self.manager.commit_interval,
                 on_failed=self.request_abort,
+                on_over=self._recorded_over,
             )
             await self._play()
         except Exception:  # a bug here costs one game, never the server
@@ -236,6 +250,8 @@ class RunningGame(WatchedGame):
                 return session.stateless_answer(side, answer, at)
             case Abort(reason):
                 return session.abort(reason, self._loop.time())
+            case RecordedOver(result):
+                return session.recorded_over(result, self._loop.time())
 
     async def _apply(self, actions: list[Action]) -> None:
         last = len(actions) - 1
@@ -251,7 +267,12 @@ class RunningGame(WatchedGame):
         try:
             for index, action in enumerate(actions):
                 if game_over is not None and carries_end(action):
-                    await self._commit_end(game_over)
+                    instead = await self._commit_end(game_over)
+                    if instead is not None:
+                        # The store has the game over otherwise: its end goes out,
+                        # in place of the rest of this one (the same seats and closes).
+                        self._do_end(instead)
+                        break
                 elif action is game_over and self._recorded_result:
                     continue  # already recorded by _commit_end
                 write = self._do(action)
@@ -277,27 +298,54 @@ class RunningGame(WatchedGame):
         outbox = self.slots[side].outbox
         return outbox is not None and outbox.pending
 
-    async def _commit_end(self, game_over: GameOver) -> None:
+    async def _commit_end(self, game_over: GameOver) -> list[Action] | None:
         """Record ``game_over`` after the moves queued before it, and wait (a bounded
         wait) until the recorder has committed them all: whoever gets `end` can read the
         final record at once. A store that fails or lags only delays the `end`; the game
-        ends all the same, recorded as well as the store allows (the recorder logs)."""
+        ends all the same, recorded as well as the store allows (the recorder logs).
+
+        If the store refused the end because the game is over there already (the
+        recorder's ``stored``), the game ends as the record says: the actions of that
+        end are returned, to go out instead of the rest of this one."""
         if self._recorded_result:
-            return
+            return None
         write = self._do(game_over)
         assert write is not None
         await self._record(write)
-        committed = self._recorder is not None and await self._recorder.wait(END_COMMIT_WAIT)
-        if self._recorder is not None and not committed:
+        recorder = self._recorder
+        committed = recorder is not None and await recorder.wait(END_COMMIT_WAIT)
+        if recorder is not None and not committed:
             log.warning(
                 "game %s: the record was not committed within %g s; sending the end anyway",
                 self.game_id,
                 END_COMMIT_WAIT,
             )
+        stored = None if recorder is None else recorder.stored
+        instead = None
+        if stored is not None and stored.result is not None:
+            instead = self.session.recorded_over(stored.result, self._loop.time())
+            if instead:
+                log.warning(
+                    "game %s: ended here (%s), but the record says %s: it ends so",
+                    self.game_id,
+                    game_over.detail,
+                    stored.result.end_detail or stored.result.reason.value,
+                )
         if self.manager.end_hooks:  # e.g. the ratings (game.rating_book)
-            await self.manager.end_hooks.run(self.game_id, self.record)
+            # From the committed record: one the store had over already, if so.
+            record = self.record if stored is None else lambda: stored
+            await self.manager.end_hooks.run(self.game_id, record)
         if committed:  # else `recorded` comes with `finished`, whatever the store did
             self.recorded.set()
+        return instead or None
+
+    def _do_end(self, actions: list[Action]) -> None:
+        """Carry out the actions of an end the store already has (nothing to write)."""
+        for action in actions:
+            if isinstance(action, GameOver):
+                log.info("game %s over, as recorded: %s", self.game_id, action.detail)
+            else:
+                self._do(action)
 
     @property
     def _recorded_result(self) -> bool:

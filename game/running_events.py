@@ -1,6 +1,7 @@
 """What a running game's task (``game.running.RunningGame``) takes in: the events of
 its inbox, in the order they happened (a seat attaching, a frame read, a drop, a
-failed dial, a stateless answer, an abort), and the seats as the adapter holds them (``Slot``)."""
+failed dial, a stateless answer, an abort, the store's word that the game is over
+already), and the seats as the adapter holds them (``Slot``)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,19 @@ from game.discovery import BotEndpoint
 from game.outboxes import Outbox
 from game.seats import BotSocketSeat
 from game.session import DialFailure, SeatInfo, SendBoardPolicy, resolve_send_board
-from models import Player, PlayerConfig, StatelessMoveResponse
+from models import GameResult, Player, PlayerConfig, StatelessMoveResponse
 
-__all__ = ["Abort", "Answer", "Attach", "Detach", "DialFailed", "Frame", "GameEvent", "Slot"]
+__all__ = [
+    "Abort",
+    "Answer",
+    "Attach",
+    "Detach",
+    "DialFailed",
+    "Frame",
+    "GameEvent",
+    "RecordedOver",
+    "Slot",
+]
 
 
 @dataclass(frozen=True)
@@ -63,7 +74,15 @@ class Abort:
     reason: str
 
 
-GameEvent: TypeAlias = Attach | Frame | Detach | DialFailed | Answer | Abort
+@dataclass(frozen=True)
+class RecordedOver:
+    """The store has the game over already, with ``result`` (its recorder found out):
+    ``GameSession.recorded_over``."""
+
+    result: GameResult
+
+
+GameEvent: TypeAlias = Attach | Frame | Detach | DialFailed | Answer | Abort | RecordedOver
 
 
 @dataclass

@@ -249,6 +249,7 @@ from models import (
     BoardUpdatePacket,
     Coord,
     EvalResponsePacket,
+    GameResult,
     GameStatus,
     HeartbeatPacket,
     HumanMoveResponsePacket,
@@ -344,6 +345,16 @@ class GameSession(HumanSeats):
         return self._guarded(
             now, lambda now: self._finish(aborted(), reason, now, CLOSE_GOING_AWAY)
         )
+
+    def recorded_over(self, result: GameResult, now: float) -> list[Action]:
+        """The store has this game over already, with ``result`` (on a cluster: another
+        worker recorded it aborted, taking this one for dead), and refused what this
+        session recorded since. The record is the truth: a game still running ends now
+        with ``result``; a game whose own end is decided but not yet sent (the adapter
+        commits the end before anyone gets ``end``) ends with ``result`` instead, its
+        ``end``, its closes and its ``GameOver`` coming again with it. Nothing if the
+        game already ended so."""
+        return self._guarded_over(now, result)
 
     # ----------------------------------------------------------------- events
 

@@ -18,6 +18,7 @@ from game.session_actions import Action, GameOver, RecordMove, SendTo
 from game.session_end import aborted, end_actions, end_packet, explained
 from game.session_view import SessionView
 from models import (
+    CLOSE_GOING_AWAY,
     CLOSE_INTERNAL_ERROR,
     CLOSE_NORMAL,
     Coord,
@@ -70,6 +71,22 @@ class SessionEnding(SessionView):
         for seat in self._seats.values():
             seat.reconnect_by = None
         return actions + end_actions(result, detail, end, self._listening(), code, self.record())
+
+    def _guarded_over(self, now: float, result: GameResult) -> list[Action]:
+        """``GameSession.recorded_over``: end the game with ``result``, the store's, or
+        end it again so if it ended otherwise here (its `end` not sent yet)."""
+        detail = result.detail or result.end_detail or "the game is recorded over already"
+        if self._result is None:
+            return self._guarded(
+                now, lambda now: self._finish(result, detail, now, CLOSE_GOING_AWAY)
+            )
+        self._advance(now)
+        if self._result == result:
+            return []
+        self._result = result
+        self._end = end = end_packet(result, self.board)
+        listening = self._listening()
+        return end_actions(result, detail, end, listening, CLOSE_GOING_AWAY, self.record())
 
     def _record_lone_stone(
         self, side: Player, stones: list[Coord], thinking_ms: int | None

@@ -823,6 +823,40 @@ def test_a_seat_connecting_after_the_end_is_told_and_closed() -> None:
     assert [type(a) for a in actions] == [SendTo, CloseSeat]
 
 
+SWEPT = GameResult(
+    winner=None,
+    reason=ResultReason.DRAW,
+    cause=EndCause.ABORTED,
+    detail="the worker w4 running it stopped (its lease expired)",
+)
+
+
+def test_a_game_the_store_has_over_already_ends_with_the_stored_result() -> None:
+    session, _ = started()
+    actions = session.recorded_over(SWEPT, now=1.0)
+    assert game_over(actions).result == SWEPT == session.result
+    assert broadcast(actions, EndPacket)[0].detail == "aborted: " + str(SWEPT.detail)
+    assert {a.code for a in actions if isinstance(a, CloseSeat)} == {CLOSE_GOING_AWAY}
+    assert session.recorded_over(SWEPT, now=2.0) == []  # ended so already
+
+
+def test_an_end_decided_but_not_sent_gives_way_to_the_stored_one() -> None:
+    session, _ = started(x=human(), o=human())
+    mine = session.receive(X, '{"type": "resign"}', now=1.0)
+    assert game_over(mine).result.winner is O
+    # The adapter commits the end before sending it; the store refused it: the game
+    # is over there already. Its end goes out instead, to the same seats.
+    actions = session.recorded_over(SWEPT, now=1.5)
+    assert game_over(actions).result == SWEPT == session.result == session.record().result
+    for side in (X, O):
+        [end] = to(actions, side, EndPacket)
+        assert (end.winner, end.detail) == (None, "aborted: " + str(SWEPT.detail))
+    assert broadcast(actions, EndPacket)[0].winner is None
+    assert {a.side for a in actions if isinstance(a, CloseSeat)} == {X, O}
+    late = session.seat_connected(X, now=2.0)  # a seat coming back is told the same
+    assert to(late, X, EndPacket)[0].detail == "aborted: " + str(SWEPT.detail)
+
+
 def test_a_bug_inside_the_session_aborts_the_game_instead_of_raising(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -13,6 +13,7 @@ import pytest
 
 from game.recorder import Recorder, WriteMove, WriteResult
 from game.store import GameStore
+from game.store.schema import worker_lost_result
 from models import EndCause, GameRecord, GameResult, Player, RecordedMove, ResultReason
 
 WIN_X = GameResult(winner=Player.X, reason=ResultReason.WIN)
@@ -137,3 +138,45 @@ async def test_a_games_end_is_written_once_the_store_is_back(store: CountingStor
     assert store.unreachable_for == 0 and store.finish_calls == [0, 0, 0, 0]
     stored = await store.get_game("g")
     assert stored is not None and stored.result == aborted
+
+
+async def test_a_move_refused_by_a_record_over_already_reports_the_stored_result(
+    store: CountingStore,
+) -> None:
+    # Another worker of a cluster recorded the game aborted (it took this one for dead).
+    swept = worker_lost_result("w4")
+    await store.abort_games(["g"], swept, ended_at=datetime.now(UTC))
+    failures: list[str] = []
+    over: list[GameResult] = []
+    recorder = Recorder(
+        store, "g", commit_interval=LONG, on_failed=failures.append, on_over=over.append
+    )
+    await recorder.put(WriteMove(0, move(0), latency_ms=None))
+    async with asyncio.timeout(10):
+        while not over:
+            await asyncio.sleep(0.001)
+    await recorder.put(WriteMove(1, move(1), latency_ms=None))
+    await recorder.put(WriteResult(swept))  # the game ended with it: the same result
+    await recorder.close()
+    assert over == [swept] and failures == []
+    assert store.add_calls == [1]  # refused once, not retried; no move after it
+    assert recorder.stored is not None and recorder.stored.result == swept
+
+
+async def test_an_end_refused_by_a_record_over_already_leaves_the_stored_record(
+    store: CountingStore,
+) -> None:
+    swept = worker_lost_result("w4")
+    await store.abort_games(["g"], swept, ended_at=datetime.now(UTC))
+    failures: list[str] = []
+    over: list[GameResult] = []
+    recorder = Recorder(
+        store, "g", commit_interval=LONG, on_failed=failures.append, on_over=over.append
+    )
+    await recorder.put(WriteResult(WIN_X))
+    await recorder.close()
+    # The game's end (game.running) finds it and ends the game as the record says.
+    assert recorder.stored is not None and recorder.stored.result == swept
+    assert over == [] and failures == []  # the game is over here already: nothing to say
+    stored = await store.get_game("g")
+    assert stored is not None and stored.result == swept
