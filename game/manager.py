@@ -230,6 +230,14 @@ class GameManager:
         """Whether ``token`` is a seat of a game this manager runs (over or not)."""
         return token in self._tokens
 
+    def awaits_end_hooks(self, game_id: str) -> bool:
+        """Whether ``game_id`` runs here and its end hooks are yet to run: a hook that
+        wants it (the ratings' ``tracks``) will still be asked. Once they ran (its end is
+        committed, going out), it may run a moment longer, but a game declared rated
+        now is not its hooks' to settle: ``RatingBook.track`` reads the store."""
+        game = self._games.get(game_id)
+        return game is not None and not game.hooks_started
+
     def runs(self, game_id: str) -> bool:
         """Whether ``game_id`` is running in this process now (O(1))."""
         return game_id in self._games

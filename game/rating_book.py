@@ -149,10 +149,11 @@ class RatingBook:
     """The ratings of one server, kept in ``store``."""
 
     def __init__(self, store: GameStore, *, running: Callable[[str], bool] | None = None) -> None:
-        """``running(game_id)`` says whether a game runs in this process (the server
-        passes its ``GameManager``'s view): ``track`` then asks the store nothing more
-        about it, as the end hook will rate it. Without it, ``track`` reads the game's
-        status from the store."""
+        """``running(game_id)`` says whether a game runs in this process and its end
+        hooks are yet to run (the server passes ``GameManager.awaits_end_hooks``):
+        ``track`` then asks the store nothing more about it, as the end hook will rate
+        it. Without it (or once the hooks ran: a game that ended while ``track`` wrote),
+        ``track`` reads the game's status from the store."""
         self.store = store
         self._running = running
         # The games this run tracked and has not settled: (x name, o name). The end

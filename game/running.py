@@ -121,6 +121,9 @@ class RunningGame(WatchedGame):
         #: ``finished`` (a record the store did not confirm in time, or no end at all).
         self.recorded = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
+        #: Whether its end hooks have been run (or are running): a game tracked by the
+        #: ratings after that is settled from the store (``GameManager.awaits_end_hooks``).
+        self.hooks_started = False
         self._inbox: Mailbox[GameEvent | _Alarm] = Mailbox(INBOX_SIZE)
         self._alarm: asyncio.TimerHandle | None = None  # rings at _alarm_at
         self._alarm_at = 0.0
@@ -331,6 +334,7 @@ class RunningGame(WatchedGame):
                     game_over.detail,
                     stored.result.end_detail or stored.result.reason.value,
                 )
+        self.hooks_started = True
         if self.manager.end_hooks:  # e.g. the ratings (game.rating_book)
             # From the committed record: one the store had over already, if so.
             record = self.record if stored is None else lambda: stored

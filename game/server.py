@@ -326,7 +326,7 @@ def create_app(
                 log.info("cluster worker %s (%s)", node.worker_id, node.url)
             # The arena: ratings settled before a game's `end` goes out, and at startup
             # those a previous run left pending (after abort_running: its games are void).
-            ratings = RatingBook(store, running=manager.runs)
+            ratings = RatingBook(store, running=manager.awaits_end_hooks)
             manager.add_end_hook(ratings.on_game_end, wants=ratings.tracks)
             settled = await ratings.settle_pending()
             if settled:

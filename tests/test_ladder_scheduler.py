@@ -20,7 +20,7 @@ from game.rating_book import RatingBook
 from game.registry import BotRegistry
 from game.session import SessionLimits
 from game.store import GameStore
-from models import BotRegistration
+from models import BotRegistration, GameRecord, NewGameRequest
 from tests.manager.harness import scripted_bot
 
 TIMEOUT = 60.0
@@ -37,7 +37,7 @@ async def store(tmp_path: Path) -> AsyncIterator[GameStore]:
 async def parts(store: GameStore) -> AsyncIterator[tuple[GameManager, RatingBook, BotRegistry]]:
     async with aiohttp.ClientSession(connector=DEFAULT_POLICY.connector()) as http:
         manager = GameManager(store, http, limits=SessionLimits(no_show_s=2.0))
-        book = RatingBook(store, running=manager.runs)
+        book = RatingBook(store, running=manager.awaits_end_hooks)
         manager.add_end_hook(book.on_game_end, wants=book.tracks)
         registry = BotRegistry(store, http)
         yield manager, book, registry
@@ -173,3 +173,32 @@ async def test_pick_opponent_for_a_person(
     ladder = Ladder(manager, registry, book, FAST)  # not started: nobody is busy
     picked = await ladder.pick_opponent_for(1500.0)
     assert picked is not None and picked.name in bots
+
+
+async def test_a_game_declared_rated_just_after_its_end_hooks_ran_is_settled_all_the_same(
+    parts: tuple[GameManager, RatingBook, BotRegistry], store: GameStore
+) -> None:
+    """A queued game (``game.cluster_work``) is declared rated once created: a quick
+    game may end meanwhile, its end hooks not wanting it yet, while it still runs."""
+    manager, book, _registry = parts
+    hooks_ran, release = asyncio.Event(), asyncio.Event()
+
+    async def hold(_record: GameRecord) -> None:  # after the ratings' hook
+        hooks_ran.set()
+        await release.wait()
+
+    manager.add_end_hook(hold)
+    people = {"type": "human"}
+    created = await manager.create_game(
+        NewGameRequest.model_validate({"player_x": people, "player_o": people})
+    )
+    game_id = created.game_id
+    ended = manager.end_of(game_id)
+    manager.abort_game(game_id, "stopped")
+    async with asyncio.timeout(TIMEOUT):
+        await hooks_ran.wait()
+    assert manager.runs(game_id)  # still: its end is on its way
+    await book.track(game_id, "alice", "bob")
+    release.set()
+    await ended
+    assert await store.ratings.status(game_id) == "void"  # settled, not left pending
