@@ -3,9 +3,13 @@
 A game (``game.running``) hands its ``Recorder`` one ``WriteMove`` per move, then one
 ``WriteResult``; the recorder writes them to the ``GameStore`` in that order. The
 game awaits only for room in the recorder's bounded queue: a store that falls far
-behind slows its games rather than losing moves. A write that fails twice is logged
-and reported through ``on_failed`` (the game then aborts: an unrecorded game must not
-carry on); the result is still written if the store allows.
+behind slows its games rather than losing moves. A store out of reach (a restart, a
+network cut) is waited for, each write tried again for ``RESULT_PATIENCE`` seconds, so
+a short outage loses no move; a write that fails for good (the store refused it twice,
+or stayed out of reach) is logged and reported through ``on_failed`` (the game then
+aborts: an unrecorded game must not carry on). Its end is still written if the store
+allows, as aborted: a result the game reached meanwhile (a win whose winning move could
+not be written) is not one its record could show.
 
 A record that is over already in the store (``GameNotRunningError``: on a cluster,
 another worker recorded the game aborted, taking this one for dead) takes nothing more:
@@ -31,9 +35,10 @@ import asyncio
 import contextlib
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 
 from sqlalchemy.exc import (
     DataError,
@@ -46,7 +51,7 @@ from sqlalchemy.exc import TimeoutError as SQLAlchemyTimeoutError
 
 from game.mailbox import Mailbox
 from game.store import ABORTED_RESULT, GameNotRunningError, GameStore
-from models import GameRecord, GameResult, RecordedMove
+from models import EndCause, GameRecord, GameResult, RecordedMove, ResultReason
 
 __all__ = [
     "DEFAULT_COMMIT_INTERVAL",
@@ -67,8 +72,8 @@ RECORDER_SIZE = 1024
 DEFAULT_COMMIT_INTERVAL = 0.010
 #: How long the end of a game waits for its record to be written.
 STORE_WAIT = 30.0
-#: How long the recorder keeps trying to write a game's end while the store is out of
-#: reach (within ``STORE_WAIT``), the waits between tries doubling from
+#: How long the recorder keeps trying a write (a game's moves, its end) while the store
+#: is out of reach (within ``STORE_WAIT``), the waits between tries doubling from
 #: ``RESULT_RETRY_MIN`` up to ``RESULT_RETRY_MAX`` seconds.
 RESULT_PATIENCE = 25.0
 RESULT_RETRY_MIN = 0.1
@@ -191,10 +196,11 @@ class Recorder:
         self._task.cancel()
 
     async def _record(self) -> None:
-        """Write the game's moves and result in order; a write that fails twice is
+        """Write the game's moves and result in order; a write that fails for good is
         logged and ends the game (it could not be recorded), never the server."""
         interval = self.commit_interval
         failed = False
+        lost: str | None = None  # why moves could not be written, if they could not
         held: WriteResult | None = None  # drained while batching, written after the moves
         last_commit = -math.inf
         while True:
@@ -219,53 +225,66 @@ class Recorder:
             if held is not None and batch and not failed and await self._finish_with(batch, held):
                 return  # the game's last moves and its end, in one commit
             if isinstance(item, WriteResult):
-                await self._write_result(item)
+                await self._write_result(item, lost)
                 return
             if failed:
                 continue  # the game is being aborted: only its end is written
-            for attempt in (1, 2):
-                try:
-                    await self.store.add_moves(
-                        self.game_id,
-                        item.index,
-                        [(write.move, write.latency_ms) for write in batch],
-                    )
-                    break
-                except GameNotRunningError:
-                    # Over in the store already: writing it again cannot help.
-                    failed = True  # (and no more moves: the record takes none)
-                    await self._read_stored(refused=item)
-                    break
-                except Exception as error:
-                    if attempt == 2:
-                        log.exception("game %s: writing the record failed", self.game_id)
-                        failed = True
-                        self._on_failed(f"the game record could not be written: {_why(error)}")
+            moves = [(write.move, write.latency_ms) for write in batch]
+            try:
+                await self._patiently(
+                    "its moves", partial(self.store.add_moves, self.game_id, item.index, moves)
+                )
+            except GameNotRunningError:
+                # Over in the store already: writing it again cannot help.
+                failed = True  # (and no more moves: the record takes none)
+                await self._read_stored(refused=item)
+            except Exception as error:
+                log.exception("game %s: writing the record failed", self.game_id)
+                failed = True
+                lost = f"the game record could not be written: {_why(error)}"
+                self._on_failed(lost)
 
-    async def _write_result(self, end: WriteResult) -> None:
-        """Write the game's end. A store out of reach (a restart, a network cut) is
-        tried again, the waits doubling, for ``RESULT_PATIENCE`` seconds: the record
-        must not stay "running" after a short outage. Any other failure is tried twice,
-        as the moves are."""
+    async def _write_result(self, end: WriteResult, lost: str | None) -> None:
+        """Write the game's end: if moves could not be written (``lost`` says why), an
+        aborted one, whatever the game's own result, which the record could not show (a
+        win whose winning move is not in it)."""
+        result = end.result
+        if lost is not None and result.cause is not EndCause.ABORTED:
+            result = GameResult(
+                winner=None, reason=ResultReason.DRAW, cause=EndCause.ABORTED, detail=lost
+            )
+        try:
+            await self._patiently(
+                "its end",
+                partial(self.store.finish_game, self.game_id, result, ended_at=datetime.now(UTC)),
+            )
+        except GameNotRunningError:  # over in the store already: its record wins
+            await self._read_stored(refused=end)
+        except Exception:
+            log.exception("game %s: writing its end failed", self.game_id)
+
+    async def _patiently(self, what: str, write: Callable[[], Awaitable[object]]) -> None:
+        """Run ``write`` (a write of ``what``, for the log). A store out of reach (a
+        restart, a network cut) is tried again, the waits doubling, for
+        ``RESULT_PATIENCE`` seconds: a short outage loses no move and leaves no record
+        "running". Any other failure is tried once more. Raises the last error, and
+        ``GameNotRunningError`` at once (trying again cannot help)."""
         give_up = self._loop.time() + RESULT_PATIENCE
         wait = RESULT_RETRY_MIN
         attempt = 0
         while True:
             attempt += 1
             try:
-                await self.store.finish_game(self.game_id, end.result, ended_at=datetime.now(UTC))
-                if attempt > 2:
-                    log.warning("game %s: its end is written (try %d)", self.game_id, attempt)
-                return
-            except GameNotRunningError:  # over in the store already: its record wins
-                await self._read_stored(refused=end)
-                return
+                await write()
+            except GameNotRunningError:
+                raise
             except Exception as error:
                 unreachable = _unreachable(error)
                 if unreachable and self._loop.time() + wait < give_up:
                     log.warning(
-                        "game %s: writing its end failed (%s: %s); trying again in %g s",
+                        "game %s: writing %s failed (%s: %s); trying again in %g s",
                         self.game_id,
+                        what,
                         _why(error),
                         type(error).__name__,
                         wait,
@@ -273,8 +292,11 @@ class Recorder:
                     await asyncio.sleep(wait)
                     wait = min(2 * wait, RESULT_RETRY_MAX)
                 elif unreachable or attempt >= 2:
-                    log.exception("game %s: writing its end failed", self.game_id)
-                    return
+                    raise
+                continue
+            if attempt > 2:
+                log.warning("game %s: wrote %s (try %d)", self.game_id, what, attempt)
+            return
 
     async def _read_stored(self, *, refused: WriteMove | WriteResult) -> None:
         """The store refused ``refused``: the game is over there already. Read its record

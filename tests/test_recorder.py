@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from game import recorder as recorder_module
 from game.recorder import Recorder, WriteMove, WriteResult
 from game.store import GameStore
 from game.store.schema import worker_lost_result
@@ -122,22 +123,46 @@ async def test_an_end_without_moves_waiting_is_written_alone(store: CountingStor
     assert stored is not None and stored.result == WIN_X
 
 
-async def test_a_games_end_is_written_once_the_store_is_back(store: CountingStore) -> None:
-    store.unreachable_for = 5  # the first move's write twice, the end's three times
+async def test_a_short_outage_loses_no_move_and_the_end_is_written_when_the_store_is_back(
+    store: CountingStore,
+) -> None:
+    # A restart of the database while the game is won: the winning move waits with the
+    # end for the store, rather than the record saying "win" without the winning move.
+    store.unreachable_for = 6  # the first move's write four times, then the end's and so on
+    failures: list[str] = []
+    recorder = Recorder(store, "g", commit_interval=0, on_failed=failures.append)
+    for index in range(3):
+        await recorder.put(WriteMove(index, move(index), latency_ms=0))
+    await recorder.put(WriteResult(WIN_X))
+    await recorder.close()
+    assert failures == [] and store.unreachable_for == 0
+    stored = await store.get_game("g")
+    assert stored is not None
+    assert (stored.moves, stored.result) == ([move(i) for i in range(3)], WIN_X)
+
+
+async def test_a_result_whose_moves_could_not_be_written_is_recorded_aborted(
+    store: CountingStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Out of reach for longer than the recorder waits: the game is told (it aborts), and
+    # a win it had already played is not written over moves the record lacks.
+    monkeypatch.setattr(recorder_module, "RESULT_PATIENCE", 0.05)
+    store.unreachable_for = 10**6
     failures: list[str] = []
     recorder = Recorder(store, "g", commit_interval=0, on_failed=failures.append)
     await recorder.put(WriteMove(0, move(0), latency_ms=0))
     async with asyncio.timeout(10):
         while not failures:
             await asyncio.sleep(0.001)
-    # The game is told, and aborted as a game is: its end is written when the store is back.
     assert failures == ["the game record could not be written: the store was unreachable"]
-    aborted = GameResult(winner=None, reason=ResultReason.DRAW, cause=EndCause.ABORTED, detail="x")
-    await recorder.put(WriteResult(aborted))
+    await recorder.put(WriteResult(WIN_X))  # the game had ended meanwhile
+    store.unreachable_for = 0  # back
     await recorder.close()
-    assert store.unreachable_for == 0 and store.finish_calls == [0, 0, 0, 0]
     stored = await store.get_game("g")
-    assert stored is not None and stored.result == aborted
+    assert stored is not None and stored.moves == []
+    assert stored.result == GameResult(
+        winner=None, reason=ResultReason.DRAW, cause=EndCause.ABORTED, detail=failures[0]
+    )
 
 
 async def test_a_move_refused_by_a_record_over_already_reports_the_stored_result(
