@@ -86,6 +86,8 @@ class Connection:
         self._on_loop = calls.on_loop
         self._jobs: set[asyncio.Task[None]] = set()
         self._deadlines: dict[int, Deadline] = {}
+        #: The timers of jobs with a time to answer by (``_answer_due``), by job id.
+        self._due: dict[int, asyncio.TimerHandle] = {}
         # Sends of one batch of actions stay together and batches go out in the order
         # the session produced them.
         self._out = Turns()
@@ -139,6 +141,9 @@ class Connection:
     def cancel_deadlines(self) -> None:
         for deadline in self._deadlines.values():
             deadline.cancel()
+        for due in self._due.values():
+            due.cancel()
+        self._due.clear()
 
     # ------------------------------------------------------------------ inputs
 
@@ -238,10 +243,12 @@ class Connection:
             return [Close(CLOSE_INTERNAL_ERROR, "internal error in the bot framework")]
 
     def _start_job(self, job: ThinkJob, received: float) -> list[Action] | None:
-        """Queue ``job`` for the bot at once, in the order of the session's actions, and
-        start the task that answers it; None if too many calls are queued. A bot that
-        answers on the loop (``BaseBot.answers_on_loop``) may have answered already: then
-        no task, and the result is the session's actions for that answer."""
+        """Queue ``job`` for the bot at once, in the order of the session's actions:
+        its answer is handed on by a callback (``_answered``), and if it has a time to
+        answer by, a timer answers for the bot when that comes (``_answer_due``). None
+        if too many calls are queued. A bot that answers on the loop
+        (``BaseBot.answers_on_loop``) may have answered already: the result is then the
+        session's actions for that answer; if it has not, a task waits for it."""
         if job.time_limit is None:
             deadline = Deadline(None)
         else:
@@ -251,13 +258,21 @@ class Connection:
             outcome = self._calls.call_now(call, deadline)
             if outcome is not None:  # answered already: no future, no task
                 return self._outcome(job, *outcome)
-        elif job.answer_within is None:
-            # Nothing to time: no task until the answer is in (``_answered``).
+        else:
+            # No task until the answer is in (``_answered``); a job with a time to answer
+            # by has a timer for it (``_answer_due``): a task awaiting the answer with a
+            # timeout cost the bot server a loop iteration and tens of µs a move.
             self._deadlines[job.job_id] = deadline
+            if job.answer_within is not None:
+                wait = max(0.0, job.answer_within - (time.monotonic() - received))
+                self._due[job.job_id] = asyncio.get_running_loop().call_later(
+                    wait, self._answer_due, job, deadline
+                )
             try:
                 self._calls.submit(call, deadline, functools.partial(self._answered, job))
             except TooManyCallsError:
                 self._deadlines.pop(job.job_id, None)
+                self._forget_due(job.job_id)
                 return None
             return []
         try:
@@ -277,9 +292,10 @@ class Connection:
         return []
 
     def _answered(self, job: ThinkJob, future: asyncio.Future[Any]) -> None:
-        """The bot's call for ``job`` (one without a time to answer by) is over: hand
-        its outcome to the session, and send what it says in a task of its own."""
+        """The bot's call for ``job`` is over: hand its outcome to the session, and send
+        what it says (a task finishes what must wait)."""
         self._deadlines.pop(job.job_id, None)
+        self._forget_due(job.job_id)
         if self._closed:
             return
         actions = self._job_answered(job, future)
@@ -287,6 +303,24 @@ class Connection:
             # Sent from this loop callback, not from a task's first step an iteration
             # later; a send that must wait is finished by a task.
             self._apply_eagerly(actions)
+
+    def _answer_due(self, job: ThinkJob, deadline: Deadline) -> None:
+        """The time to answer ``job`` by has come, and the bot has not: the session
+        answers for it (its best move reported so far, else a fallback), and the bot is
+        told to stop (a polling bot returns; whatever it returns is void)."""
+        self._due.pop(job.job_id, None)
+        if self._closed:
+            return
+        best = deadline.best
+        deadline.cancel()
+        actions = self._feed(self._session.answer_due, job.job_id, best, time.monotonic())
+        if actions:
+            self._apply_eagerly(actions)
+
+    def _forget_due(self, job_id: int) -> None:
+        due = self._due.pop(job_id, None)
+        if due is not None:
+            due.cancel()
 
     def _job_over(self, job_id: int, future: asyncio.Future[Any], task: asyncio.Task[None]) -> None:
         self._jobs.discard(task)
@@ -396,6 +430,7 @@ class Connection:
             log.error("%s: the bot's on_config/on_setup failed", self._name, exc_info=error)
 
     def _cancel(self, job_id: int) -> None:
+        self._forget_due(job_id)  # nobody waits for its answer now
         deadline = self._deadlines.get(job_id)
         if deadline is not None:
             deadline.cancel()

@@ -536,6 +536,30 @@ async def test_an_overrunning_bot_answers_with_its_best_move_in_time() -> None:
     assert OverrunBot.expired_when_released == [True]
 
 
+async def test_a_timed_move_is_answered_without_a_task_of_its_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A timer answers for the bot if its time comes; awaiting the answer in a task with
+    # a timeout cost a loop iteration and tens of µs a move (every move of a game with a
+    # clock, or of any game our server plays: it tells the stall limit).
+    names: list[str | None] = []
+    create_task = asyncio.create_task
+
+    def counting(coro: Any, *, name: str | None = None, **options: Any) -> Any:
+        names.append(name)
+        return create_task(coro, name=name, **options)
+
+    monkeypatch.setattr(asyncio, "create_task", counting)
+    OverrunBot.release.set()  # an OverrunBot that does not overrun: it answers at once
+    async with served(create_app(OverrunBot)) as server, connect(socket_url(server)) as ws:
+        await send(ws, {"type": "setup"})
+        request = {"type": "move_request", "side": "o", "previous": [], "move_time_limit": 5}
+        await send(ws, request)
+        answer = await next_packet(ws)
+    assert answer["type"] == "move_response"
+    assert not [name for name in names if name is not None and name.endswith(" job")]
+
+
 @pytest.mark.parametrize("bot_class", ["FailingBot", "FailingOnLoopBot"])
 async def test_a_bot_that_raises_is_logged_and_the_game_goes_on(
     caplog: pytest.LogCaptureFixture, bot_class: str
