@@ -165,10 +165,12 @@ async def test_a_result_whose_moves_could_not_be_written_is_recorded_aborted(
     )
 
 
-async def test_a_move_refused_by_a_record_over_already_reports_the_stored_result(
+async def swept_elsewhere(
     store: CountingStore,
-) -> None:
-    # Another worker of a cluster recorded the game aborted (it took this one for dead).
+) -> tuple[GameResult, Recorder, list[str], list[GameResult]]:
+    """Game ``g`` recorded aborted by another worker of a cluster (it took this one for
+    dead), and a recorder for it here: the result, the recorder, what it reports
+    through ``on_failed`` and through ``on_over``."""
     swept = worker_lost_result("w4")
     await store.abort_games(["g"], swept, ended_at=datetime.now(UTC))
     failures: list[str] = []
@@ -176,6 +178,13 @@ async def test_a_move_refused_by_a_record_over_already_reports_the_stored_result
     recorder = Recorder(
         store, "g", commit_interval=LONG, on_failed=failures.append, on_over=over.append
     )
+    return swept, recorder, failures, over
+
+
+async def test_a_move_refused_by_a_record_over_already_reports_the_stored_result(
+    store: CountingStore,
+) -> None:
+    swept, recorder, failures, over = await swept_elsewhere(store)
     await recorder.put(WriteMove(0, move(0), latency_ms=None))
     async with asyncio.timeout(10):
         while not over:
@@ -191,13 +200,7 @@ async def test_a_move_refused_by_a_record_over_already_reports_the_stored_result
 async def test_an_end_refused_by_a_record_over_already_leaves_the_stored_record(
     store: CountingStore,
 ) -> None:
-    swept = worker_lost_result("w4")
-    await store.abort_games(["g"], swept, ended_at=datetime.now(UTC))
-    failures: list[str] = []
-    over: list[GameResult] = []
-    recorder = Recorder(
-        store, "g", commit_interval=LONG, on_failed=failures.append, on_over=over.append
-    )
+    swept, recorder, failures, over = await swept_elsewhere(store)
     await recorder.put(WriteResult(WIN_X))
     await recorder.close()
     # The game's end (game.running) finds it and ends the game as the record says.
