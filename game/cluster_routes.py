@@ -13,6 +13,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from game.cluster import ENDED_HEADER, SETUP_HEADER
+from game.route_query import unknown_query
 from game.server_state import _runtime
 
 __all__ = ["cluster_routes"]
@@ -28,6 +29,8 @@ def _age(heartbeat: str, now: datetime) -> float:
 
 
 async def cluster(request: Request) -> Response:
+    if (unknown := unknown_query(request, ("games",))) is not None:
+        return JSONResponse({"detail": unknown}, status_code=422)
     runtime = _runtime(request)
     node = runtime.manager.cluster
     if node is None:

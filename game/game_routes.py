@@ -176,6 +176,8 @@ async def get_game(request: Request) -> Response:
     stands, not 503: reads go on being served while the server stops (only what starts
     something new is refused), and the record is a true answer; a client that sees no
     result asks again (a cluster's other workers answer it)."""
+    if (unknown := unknown_query(request, ("wait",))) is not None:
+        return _error(422, unknown)  # ?wiat=60 must not answer at once as if no wait
     wait_text = request.query_params.get("wait")
     seconds = parse_wait(wait_text)
     if seconds is None:
@@ -207,6 +209,8 @@ async def get_game(request: Request) -> Response:
 
 
 async def get_notation(request: Request) -> Response:
+    if (unknown := unknown_query(request, ("download",))) is not None:
+        return _error(422, unknown)
     download = request.query_params.get("download", "0")
     if download not in ("0", "1"):
         return _error(422, f"download: expected 0 or 1, got {_echo(download)}")

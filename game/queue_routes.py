@@ -34,6 +34,7 @@ from game.manager import ManagerClosed, TooManyGames
 from game.queue_games import QueueRefusal
 from game.queue_socket import queue_socket
 from game.route_bodies import parsed_body
+from game.route_query import unknown_query
 from game.server_state import _runtime
 from models import ChallengeAccept, ChallengeRequest
 
@@ -89,6 +90,8 @@ async def create_challenge(request: Request) -> Response:
 
 
 async def get_challenge(request: Request) -> Response:
+    if (unknown := unknown_query(request, ("token",))) is not None:
+        return _error(422, unknown)
     challenges = _challenges(request)
     if isinstance(challenges, Response):
         return challenges
@@ -103,6 +106,8 @@ async def get_challenge(request: Request) -> Response:
 
 
 async def cancel_challenge(request: Request) -> Response:
+    if (unknown := unknown_query(request, ("token",))) is not None:
+        return _error(422, unknown)
     challenges = _challenges(request)
     if isinstance(challenges, Response):
         return challenges

@@ -546,6 +546,38 @@ async def test_every_list_route_refuses_a_query_parameter_it_does_not_take(
     }
 
 
+async def test_a_misspelt_query_parameter_is_refused_not_ignored(tmp_path: Path) -> None:
+    # ?wiat=60 once answered at once, as if no wait had been asked for.
+    async with arena(tmp_path, host_example_bots=False) as a:
+        answers = {
+            path: await a.get_json(path)
+            for path in (
+                "/games/nope?wiat=60",
+                "/games/nope/notation?downlaod=1",
+                "/challenges/nope?tokn=t",
+                "/cluster?game=1",
+            )
+        }
+    assert answers == {
+        "/games/nope?wiat=60": (
+            422,
+            {"detail": "wiat: unknown query parameter; this route takes wait"},
+        ),
+        "/games/nope/notation?downlaod=1": (
+            422,
+            {"detail": "downlaod: unknown query parameter; this route takes download"},
+        ),
+        "/challenges/nope?tokn=t": (
+            422,
+            {"detail": "tokn: unknown query parameter; this route takes token"},
+        ),
+        "/cluster?game=1": (
+            422,
+            {"detail": "game: unknown query parameter; this route takes games"},
+        ),
+    }
+
+
 async def test_a_server_hosting_no_bots_lists_none(tmp_path: Path) -> None:
     async with arena(tmp_path, host_example_bots=False) as a:
         status, answer = await a.get_json("/bots")
