@@ -157,9 +157,12 @@ class RunningGame(WatchedGame):
             self.spawn(self.post(Abort(reason)), "abort")
 
     def _recorded_over(self, result: GameResult) -> None:
-        """The recorder's word: the store has the game over already, with ``result``."""
+        """The recorder's word: the store has the game over already, with ``result``
+        (and the moves of its ``stored`` record)."""
         if not self._ending:
-            self.spawn(self.post(RecordedOver(result)), "recorded over")
+            stored = None if self._recorder is None else self._recorder.stored
+            moves = None if stored is None else len(stored.moves)
+            self.spawn(self.post(RecordedOver(result, moves)), "recorded over")
 
     # ------------------------------------------------------------ the task
 
@@ -253,8 +256,8 @@ class RunningGame(WatchedGame):
                 return session.stateless_answer(side, answer, at)
             case Abort(reason):
                 return session.abort(reason, self._loop.time())
-            case RecordedOver(result):
-                return session.recorded_over(result, self._loop.time())
+            case RecordedOver(result, moves):
+                return session.recorded_over(result, self._loop.time(), moves=moves)
 
     async def _apply(self, actions: list[Action]) -> None:
         last = len(actions) - 1
@@ -326,7 +329,9 @@ class RunningGame(WatchedGame):
         stored = None if recorder is None else recorder.stored
         instead = None
         if stored is not None and stored.result is not None:
-            instead = self.session.recorded_over(stored.result, self._loop.time())
+            instead = self.session.recorded_over(
+                stored.result, self._loop.time(), moves=len(stored.moves)
+            )
             if instead:
                 log.warning(
                     "game %s: ended here (%s), but the record says %s: it ends so",

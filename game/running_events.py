@@ -76,10 +76,11 @@ class Abort:
 
 @dataclass(frozen=True)
 class RecordedOver:
-    """The store has the game over already, with ``result`` (its recorder found out):
-    ``GameSession.recorded_over``."""
+    """The store has the game over already, with ``result`` and ``moves`` moves (its
+    recorder found out): ``GameSession.recorded_over``."""
 
     result: GameResult
+    moves: int | None
 
 
 GameEvent: TypeAlias = Attach | Frame | Detach | DialFailed | Answer | Abort | RecordedOver

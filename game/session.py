@@ -341,20 +341,20 @@ class GameSession(HumanSeats):
 
     def abort(self, reason: str, now: float) -> list[Action]:
         """End the game without a winner (server shutdown): cause ``aborted``."""
-
         return self._guarded(
             now, lambda now: self._finish(aborted(), reason, now, CLOSE_GOING_AWAY)
         )
 
-    def recorded_over(self, result: GameResult, now: float) -> list[Action]:
-        """The store has this game over already, with ``result`` (on a cluster: another
-        worker recorded it aborted, taking this one for dead), and refused what this
-        session recorded since. The record is the truth: a game still running ends now
-        with ``result``; a game whose own end is decided but not yet sent (the adapter
-        commits the end before anyone gets ``end``) ends with ``result`` instead, its
-        ``end``, its closes and its ``GameOver`` coming again with it. Nothing if the
-        game already ended so."""
-        return self._guarded_over(now, result)
+    def recorded_over(
+        self, result: GameResult, now: float, *, moves: int | None = None
+    ) -> list[Action]:
+        """The store has this game over already, with ``result`` and ``moves`` moves (on
+        a cluster: another worker recorded it aborted, taking this one for dead), and
+        refused what was recorded since. The record is the truth: a running game ends
+        now with ``result``; one whose own end is decided but not yet sent ends with
+        ``result`` instead (its ``end``, closes and ``GameOver`` come again), the board
+        and record of its end those of the stored moves. Nothing if it ended so."""
+        return self._guarded_over(now, result, moves)
 
     # ----------------------------------------------------------------- events
 

@@ -72,10 +72,12 @@ class SessionEnding(SessionView):
             seat.reconnect_by = None
         return actions + end_actions(result, detail, end, self._listening(), code, self.record())
 
-    def _guarded_over(self, now: float, result: GameResult) -> list[Action]:
+    def _guarded_over(self, now: float, result: GameResult, moves: int | None) -> list[Action]:
         """``GameSession.recorded_over``: end the game with ``result``, the store's, or
         end it again so if it ended otherwise here (its `end` not sent yet)."""
         detail = result.detail or result.end_detail or "the game is recorded over already"
+        if moves is not None and self._result != result:
+            self._keep_recorded(moves)
         if self._result is None:
             return self._guarded(
                 now, lambda now: self._finish(result, detail, now, CLOSE_GOING_AWAY)
@@ -87,6 +89,15 @@ class SessionEnding(SessionView):
         self._end = end = end_packet(result, self.board)
         listening = self._listening()
         return end_actions(result, detail, end, listening, CLOSE_GOING_AWAY, self.record())
+
+    def _keep_recorded(self, moves: int) -> None:
+        """The stored record holds the first ``moves`` moves alone (the store refused
+        the rest, a person's first stone of the next included): so do this session's
+        record and the board its `end` shows."""
+        if self._request is not None:
+            self._request.placed = []
+        del self._moves[moves:]
+        self._board_shown = 1 + sum(len(move.pieces) for move in self._moves)
 
     def _record_lone_stone(
         self, side: Player, stones: list[Coord], thinking_ms: int | None

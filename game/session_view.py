@@ -84,6 +84,9 @@ class SessionView:
         self._board = SessionBoard(match, opening)
         # The opening's moves were played by nobody: no clock, no thinking time.
         self._moves = [RecordedMove(side=move.side, pieces=list(move.pieces)) for move in opening]
+        #: The board's mark the game shows at its end when the store had it over with
+        #: fewer moves than were played here (``GameSession.recorded_over``); else None.
+        self._board_shown: int | None = None
         # Only the players' moves are watched: the opening's carry no evaluation.
         self._adjudicator = Adjudicator(adjudication)
         self._tags = dict(tags or {})
@@ -118,7 +121,10 @@ class SessionView:
 
     @property
     def board(self) -> Board:
-        """Every stone on the board, in the order placed."""
+        """Every stone on the board, in the order placed (of a game the store had over
+        already, those of its recorded moves: ``GameSession.recorded_over``)."""
+        if self._board_shown is not None:
+            return self._board.board_at(self._board_shown)
         return self._board.board()
 
     @property

@@ -857,6 +857,21 @@ def test_an_end_decided_but_not_sent_gives_way_to_the_stored_one() -> None:
     assert to(late, X, EndPacket)[0].detail == "aborted: " + str(SWEPT.detail)
 
 
+def test_the_stored_end_shows_the_board_and_moves_of_the_stored_record() -> None:
+    # The store took the first move; the second (and a person's first stone after it)
+    # it refused, the game being over there: the end's board is the record's.
+    session, _ = started(o=human())
+    play(session, O, O_LINE[0], now=1.0)
+    play(session, X, X_MOVES[0], now=2.0)
+    session.receive(O, answer((3, 1)), now=3.0)
+    actions = session.recorded_over(SWEPT, now=4.0, moves=1)
+    over = game_over(actions)
+    assert [[p.as_tuple() for p in m.pieces] for m in over.record.moves] == [[(1, 1), (2, 1)]]
+    [end] = broadcast(actions, EndPacket)
+    assert cells_of(end.board) == [(0, 0, "x"), (1, 1, "o"), (2, 1, "o")]
+    assert not any(isinstance(a, RecordMove) for a in actions)  # the stone is not recorded
+
+
 def test_a_bug_inside_the_session_aborts_the_game_instead_of_raising(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
