@@ -65,12 +65,16 @@ class SessionEnding(SessionView):
         actions: list[Action] = []
         if request is not None and request.placed:
             actions.append(self._record_lone_stone(request.side, request.placed, thinking_ms))
-        result = explained(result, detail)
-        self._result = result
-        self._end = end = end_packet(result, self.board)
         for seat in self._seats.values():
             seat.reconnect_by = None
-        return actions + end_actions(result, detail, end, self._listening(), code, self.record())
+        return actions + self._end_with(explained(result, detail), detail, code)
+
+    def _end_with(self, result: GameResult, detail: str, code: int) -> list[Action]:
+        """Make ``result`` the game's, and the actions of its end: the `end` packet (on
+        the board as the record shows it), the closes, ``GameOver``."""
+        self._result = result
+        self._end = end = end_packet(result, self.board)
+        return end_actions(result, detail, end, self._listening(), code, self.record())
 
     def _guarded_over(self, now: float, result: GameResult, moves: int | None) -> list[Action]:
         """``GameSession.recorded_over``: end the game with ``result``, the store's, or
@@ -85,10 +89,7 @@ class SessionEnding(SessionView):
         self._advance(now)
         if self._result == result:
             return []
-        self._result = result
-        self._end = end = end_packet(result, self.board)
-        listening = self._listening()
-        return end_actions(result, detail, end, listening, CLOSE_GOING_AWAY, self.record())
+        return self._end_with(result, detail, CLOSE_GOING_AWAY)
 
     def _keep_recorded(self, moves: int) -> None:
         """The stored record holds the first ``moves`` moves alone (the store refused
