@@ -127,6 +127,10 @@ class SessionView:
             return self._board.board_at(self._board_shown)
         return self._board.board()
 
+    def _board_mark(self) -> int:
+        """Where ``board`` stands: for a board taken now and built later."""
+        return self._board.mark() if self._board_shown is None else self._board_shown
+
     @property
     def ply(self) -> int:
         """How many moves are recorded so far, the opening's included (O(1))."""
@@ -185,7 +189,7 @@ class SessionView:
         on by then): what it shows is taken now, the board as a mark."""
         now = self._advance(now)
         clocks = self._clocks(now)
-        board, mark, moves = self._board, self._board.mark(), list(self._moves)
+        board, mark, moves = self._board, self._board_mark(), list(self._moves)
         to_move, status = self._to_move(), self.status
 
         def build() -> SetupPacket:

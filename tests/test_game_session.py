@@ -870,6 +870,8 @@ def test_the_stored_end_shows_the_board_and_moves_of_the_stored_record() -> None
     [end] = broadcast(actions, EndPacket)
     assert cells_of(end.board) == [(0, 0, "x"), (1, 1, "o"), (2, 1, "o")]
     assert not any(isinstance(a, RecordMove) for a in actions)  # the stone is not recorded
+    late = session.spectator_setup(now=5.0)  # a spectator joining now is told the same
+    assert cells_of(late.board) == cells_of(end.board) and late.moves == over.record.moves
 
 
 def test_a_bug_inside_the_session_aborts_the_game_instead_of_raising(
