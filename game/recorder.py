@@ -14,7 +14,7 @@ not be written) is not one its record could show.
 A record that is over already in the store (``GameNotRunningError``: on a cluster,
 another worker recorded the game aborted, taking this one for dead) takes nothing more:
 the recorder reads it back once (``stored``), writes no more moves and, if a move was
-refused, reports its result through ``on_over`` (the game then ends with it); if the
+refused, reports the record through ``on_over`` (the game then ends as it says); if the
 result was refused, the game's end (``game.running``) finds ``stored`` and tells
 everyone what the record says instead of what was played here.
 
@@ -128,7 +128,7 @@ class Recorder:
         *,
         commit_interval: float,
         on_failed: Callable[[str], None],
-        on_over: Callable[[GameResult], None] | None = None,
+        on_over: Callable[[GameRecord], None] | None = None,
     ) -> None:
         self.store = store
         self.game_id = game_id
@@ -300,8 +300,8 @@ class Recorder:
 
     async def _read_stored(self, *, refused: WriteMove | WriteResult) -> None:
         """The store refused ``refused``: the game is over there already. Read its record
-        back (``stored``); a refused move reports its result (``on_over``), so the game
-        ends with it at once. A record that cannot be read is a write that failed."""
+        back (``stored``); a refused move reports it (``on_over``), so the game ends as
+        it says at once. A record that cannot be read is a write that failed."""
         if self.stored is not None:
             return
         try:
@@ -320,7 +320,7 @@ class Recorder:
             record.result.end_detail or record.result.reason.value,
         )
         if isinstance(refused, WriteMove) and not self.result_queued and self._on_over:
-            self._on_over(record.result)
+            self._on_over(record)
 
     async def _finish_with(self, batch: list[WriteMove], end: WriteResult) -> bool:
         """Write the game's last moves and its end in one transaction (one commit: the

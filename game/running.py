@@ -74,7 +74,6 @@ from models import (
     CLOSE_POLICY_VIOLATION,
     EndPacket,
     GameRecord,
-    GameResult,
     MoveRequestPacket,
     Player,
     StatelessMoveRequest,
@@ -156,13 +155,11 @@ class RunningGame(WatchedGame):
         if not self._ending:
             self.spawn(self.post(Abort(reason)), "abort")
 
-    def _recorded_over(self, result: GameResult) -> None:
-        """The recorder's word: the store has the game over already, with ``result``
-        (and the moves of its ``stored`` record)."""
-        if not self._ending:
-            stored = None if self._recorder is None else self._recorder.stored
-            moves = None if stored is None else len(stored.moves)
-            self.spawn(self.post(RecordedOver(result, moves)), "recorded over")
+    def _recorded_over(self, stored: GameRecord) -> None:
+        """The recorder's word: the store has the game over already, as ``stored``."""
+        if not self._ending and stored.result is not None:
+            event = RecordedOver(stored.result, len(stored.moves))
+            self.spawn(self.post(event), "recorded over")
 
     # ------------------------------------------------------------ the task
 

@@ -80,7 +80,7 @@ class RecordedOver:
     recorder found out): ``GameSession.recorded_over``."""
 
     result: GameResult
-    moves: int | None
+    moves: int
 
 
 GameEvent: TypeAlias = Attach | Frame | Detach | DialFailed | Answer | Abort | RecordedOver

@@ -167,14 +167,14 @@ async def test_a_result_whose_moves_could_not_be_written_is_recorded_aborted(
 
 async def swept_elsewhere(
     store: CountingStore,
-) -> tuple[GameResult, Recorder, list[str], list[GameResult]]:
+) -> tuple[GameResult, Recorder, list[str], list[GameRecord]]:
     """Game ``g`` recorded aborted by another worker of a cluster (it took this one for
     dead), and a recorder for it here: the result, the recorder, what it reports
     through ``on_failed`` and through ``on_over``."""
     swept = worker_lost_result("w4")
     await store.abort_games(["g"], swept, ended_at=datetime.now(UTC))
     failures: list[str] = []
-    over: list[GameResult] = []
+    over: list[GameRecord] = []
     recorder = Recorder(
         store, "g", commit_interval=LONG, on_failed=failures.append, on_over=over.append
     )
@@ -192,7 +192,7 @@ async def test_a_move_refused_by_a_record_over_already_reports_the_stored_result
     await recorder.put(WriteMove(1, move(1), latency_ms=None))
     await recorder.put(WriteResult(swept))  # the game ended with it: the same result
     await recorder.close()
-    assert over == [swept] and failures == []
+    assert [record.result for record in over] == [swept] and failures == []
     assert store.add_calls == [1]  # refused once, not retried; no move after it
     assert recorder.stored is not None and recorder.stored.result == swept
 
