@@ -264,9 +264,8 @@ class Connection:
             # timeout cost the bot server a loop iteration and tens of µs a move.
             self._deadlines[job.job_id] = deadline
             if job.answer_within is not None:
-                wait = max(0.0, job.answer_within - (time.monotonic() - received))
                 self._due[job.job_id] = asyncio.get_running_loop().call_later(
-                    wait, self._answer_due, job, deadline
+                    _due_in(job, received), self._answer_due, job, deadline
                 )
             try:
                 self._calls.submit(call, deadline, functools.partial(self._answered, job))
@@ -311,11 +310,17 @@ class Connection:
         self._due.pop(job.job_id, None)
         if self._closed:
             return
-        best = deadline.best
-        deadline.cancel()
-        actions = self._feed(self._session.answer_due, job.job_id, best, time.monotonic())
+        actions = self._answer_for(job, deadline)
         if actions:
             self._apply_eagerly(actions)
+
+    def _answer_for(self, job: ThinkJob, deadline: Deadline) -> list[Action]:
+        """The session's answer for the bot to ``job``, whose time is due: its best move
+        so far. Whatever the bot finds now is void, so a polling bot is told to stop
+        (the next job waits for it to return)."""
+        best = deadline.best
+        deadline.cancel()
+        return self._feed(self._session.answer_due, job.job_id, best, time.monotonic())
 
     def _forget_due(self, job_id: int) -> None:
         due = self._due.pop(job_id, None)
@@ -333,15 +338,9 @@ class Connection:
         """Wait for the bot's answer to ``job`` (answering for it when its time is due)
         and hand it to the session."""
         if job.answer_within is not None:
-            wait = job.answer_within - (time.monotonic() - received)
-            await asyncio.wait({future}, timeout=max(0.0, wait))
+            await asyncio.wait({future}, timeout=_due_in(job, received))
             if not future.done():
-                best = deadline.best
-                # Answered for the bot: whatever it finds now is void, so tell a
-                # polling bot to stop (the next job waits for it to return).
-                deadline.cancel()
-                now = time.monotonic()
-                await self._apply(self._feed(self._session.answer_due, job.job_id, best, now))
+                await self._apply(self._answer_for(job, deadline))
         with contextlib.suppress(Exception):  # read below, by _job_answered
             await future
         await self._apply(self._job_answered(job, future))
@@ -440,6 +439,12 @@ class Connection:
         sees ``_closed`` and returns)."""
         if self._reader is not None and self._reader is not asyncio.current_task():
             self._reader.cancel()
+
+
+def _due_in(job: ThinkJob, received: float) -> float:
+    """Seconds until ``job``, received at ``received``, must be answered (0 if past)."""
+    assert job.answer_within is not None
+    return max(0.0, job.answer_within - (time.monotonic() - received))
 
 
 # ------------------------------------------------------------------ turns to send
