@@ -36,6 +36,7 @@ iteration, and falls back to ``ThreatBot`` for what the search does not handle
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterator
 from typing import ClassVar
 
@@ -253,19 +254,12 @@ _BLOCKERS = 40
 def _most_blocking(position: Position, threats: list[list[Hex]]) -> tuple[Hex, Hex] | None:
     """A legal pair of cells that spoils the most of ``threats`` (each a window's empty
     cells): the cell in the most, then the cell in the most of the rest."""
-    count: dict[Hex, int] = {}
-    for gaps in threats:
-        for cell in gaps:
-            count[cell] = count.get(cell, 0) + 1
+    count = Counter(cell for gaps in threats for cell in gaps)
     ranked = sorted(count, key=lambda cell: (-count[cell], cell))[:_BLOCKERS]
     for first in ranked:
-        rest: dict[Hex, int] = {}
-        for gaps in threats:
-            if first not in gaps:
-                for cell in gaps:
-                    rest[cell] = rest.get(cell, 0) + 1
+        rest = Counter(cell for gaps in threats if first not in gaps for cell in gaps)
         seconds = sorted(
-            (cell for cell in ranked if cell != first), key=lambda cell: (-rest.get(cell, 0), cell)
+            (cell for cell in ranked if cell != first), key=lambda cell: (-rest[cell], cell)
         )
         for second in seconds:
             if _is_legal(position, (first, second)):
