@@ -285,11 +285,9 @@ class Engine:
         mem = loaded.mem
         # Forgotten until the stones are on: a failure half-way leaves no memory behind.
         self._loaded = None
-        for q, r, side in stones[count:]:
-            kernels.place(mem, frame.index(q, r), L.side_index(side))
+        L.load(mem, frame, stones[count:], position.to_move, kernels.place)
         self.stones_loaded += len(stones) - count
         loaded.stones = stones
-        mem[L.STM] = L.side_index(position.to_move)
         self._loaded = loaded
         return mem
 
