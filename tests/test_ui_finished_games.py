@@ -5,12 +5,10 @@ window against a real game server on loopback. Run with ``QT_QPA_PLATFORM=offscr
 
 from __future__ import annotations
 
-import json
-import urllib.request
-
 from pytestqt.qtbot import QtBot
 
 from models import GameRecord
+from tests.http_json import post_ok
 from tests.test_ui_app import WAIT_MS, finished_record
 from ui.main_window import MainWindow
 from ui.player_text import format_clock
@@ -23,14 +21,8 @@ def timed_bot_game(qtbot: QtBot, url: str) -> GameRecord:
         "player_o": {"type": "bot", "bot_url": f"{url}/bots/random"},
         "match_config": {"clock_type": "match", "clock": 60},
     }
-    request = urllib.request.Request(
-        f"{url}/game/new",
-        data=json.dumps(body).encode(),
-        headers={"content-type": "application/json"},
-    )
     # A blocking call is fine here: the server runs in its own thread.
-    with urllib.request.urlopen(request, timeout=30) as response:
-        game_id = json.loads(response.read())["game_id"]
+    game_id = post_ok(f"{url}/game/new", body)["game_id"]
     return finished_record(qtbot, url, game_id)
 
 

@@ -4,7 +4,6 @@ answers with something other than notation. Run with ``QT_QPA_PLATFORM=offscreen
 
 from __future__ import annotations
 
-import json
 import threading
 import urllib.request
 from collections.abc import Iterator
@@ -18,6 +17,7 @@ from pytestqt.qtbot import QtBot
 
 from game import notation
 from models import GameRecord
+from tests.http_json import finished_record, post_ok
 from ui.app import main, parse_args
 from ui.main_window import MainWindow
 from ui.record_url import RecordUrlError, notation_url
@@ -33,21 +33,9 @@ def finished_game(server_url: str) -> GameRecord:
         "player_x": {"type": "bot", "bot_url": f"{server_url}/bots/threat", "name": "Tess"},
         "player_o": {"type": "bot", "bot_url": f"{server_url}/bots/random", "name": "Rand"},
     }
-    request = urllib.request.Request(
-        f"{server_url}/game/new",
-        data=json.dumps(body).encode(),
-        headers={"content-type": "application/json"},
-    )
     # Blocking calls are fine here: the server runs in its own thread.
-    with urllib.request.urlopen(request, timeout=30) as response:
-        game_id = json.loads(response.read())["game_id"]
-    for _ in range(600):
-        with urllib.request.urlopen(f"{server_url}/games/{game_id}", timeout=30) as response:
-            record = GameRecord.model_validate(json.loads(response.read()))
-        if record.result is not None:
-            return record
-        threading.Event().wait(0.1)
-    raise AssertionError("the game did not end")
+    game_id = post_ok(f"{server_url}/game/new", body)["game_id"]
+    return GameRecord.model_validate(finished_record(server_url, game_id))
 
 
 @pytest.fixture
