@@ -118,10 +118,13 @@ class PacedHuman(threading.Thread):
             position.place(q, r)
             pieces.append({"q": q, "r": r})
         # Like a searching bot: an evaluation and the alternatives weighed, best first.
-        others = sorted(position.legal_cells())[:2] if position.outcome is None else []
+        others = sorted(position.legal_cells())[:3] if position.outcome is None else []
         considerations = [{"pieces": pieces, "evaluation": {"heuristic": 0.25}}]
-        if len(others) == 2:
-            considerations.append({"pieces": [{"q": q, "r": r} for q, r in others]})
+        if len(others) == 3:  # two alternatives sharing their first stone, as a search's do
+            for second in others[1:]:
+                considerations.append(
+                    {"pieces": [{"q": q, "r": r} for q, r in (others[0], second)]}
+                )
         return {
             "type": "move_response",
             "move": {"pieces": pieces, "evaluation": {"heuristic": 0.25}},
@@ -318,9 +321,15 @@ def test_considerations_are_drawn_for_the_move_viewed(web_page: WebPage, server:
     page.locator(".move-list .turn[data-ply='2']").click()
     expected = {(p["q"], p["r"]) for c in first["considerations"] for p in c["pieces"]}
     drawn = page.eval_on_selector_all(
-        "svg.board .consideration", "ns => ns.map(n => [+n.dataset.q, +n.dataset.r])"
+        "svg.board .consideration",
+        "ns => ns.map(n => [+n.dataset.q, +n.dataset.r, +n.dataset.rank])",
     )
-    assert {(q, r) for q, r in drawn} == expected
+    assert {(q, r) for q, r, _ in drawn} == expected
+    # Each cell once, with the best option's number: the shared first stone shows 2.
+    ranks = {(q, r): rank for q, r, rank in drawn}
+    assert len(drawn) == len(ranks)
+    shared = first["considerations"][1]["pieces"][0]
+    assert ranks[(shared["q"], shared["r"])] == 2
     listed = page.locator(".consider-list li")
     expect(listed).to_have_count(len(first["considerations"]))
     expect(listed.first).to_have_class(re.compile("played"))

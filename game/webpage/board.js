@@ -112,12 +112,18 @@ export class BoardView {
 
   renderConsiderations(considerations) {
     const taken = new Set(this.stones.map((s) => cellKey(s.q, s.r)));
+    // A cell in several options (a search's alternatives often share their first
+    // stone) shows the best one's number alone, not every number drawn over the others.
+    const drawn = new Set();
     const fragment = document.createDocumentFragment();
     considerations.slice(0, 9).forEach((option, index) => {
       for (const p of option.pieces || []) {
+        const key = cellKey(p.q, p.r);
+        if (drawn.has(key)) continue;
+        drawn.add(key);
         const [x, y] = hexToWorld(p.q, p.r, SIZE);
         // On a stone (the move played was one of them) only its number shows.
-        const onStone = taken.has(cellKey(p.q, p.r));
+        const onStone = taken.has(key);
         const group = svg("g", { class: `consideration${onStone ? " on-stone" : ""}`, "data-q": p.q, "data-r": p.r, "data-rank": index + 1 });
         group.append(svg("circle", { cx: round2(x), cy: round2(y), r: SIZE * 0.62 }));
         const label = svg("text", { x: round2(x), y: round2(y + SIZE * 0.3) });
