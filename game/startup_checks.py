@@ -10,7 +10,6 @@ the whole traceback). ``htttx-server`` and ``htttx-tournament`` both use these.
 
 from __future__ import annotations
 
-import errno
 import socket
 from pathlib import Path
 
@@ -19,6 +18,8 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from game.serve_intro import safe_url
 from game.store import GameStore, StoreError
+from wire.listening import ListenError
+from wire.listening import listen as listen_on
 
 __all__ = ["StartupError", "check_store", "listen", "nearest_existing"]
 
@@ -76,16 +77,10 @@ async def check_store(url: str, option: str = "--db") -> None:
 
 
 def listen(host: str, port: int) -> socket.socket:
-    """A socket bound to ``host``:``port`` (0: any free port) and listening. Raises
-    ``StartupError`` when the host is unknown or the port taken."""
+    """A socket bound to ``host``:``port`` (0: any free port) and listening
+    (``wire.listening.listen``). Raises ``StartupError`` when the host is unknown or the
+    port taken."""
     try:
-        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
-        return socket.create_server((host, port), family=family)
-    except socket.gaierror as error:
-        raise StartupError(f"--host {host!r}: {error.strerror}") from None
-    except OSError as error:
-        if error.errno == errno.EADDRINUSE:
-            raise StartupError(
-                f"cannot listen on {host}:{port}: the port is already in use"
-            ) from None
-        raise StartupError(f"cannot listen on {host}:{port}: {error.strerror or error}") from None
+        return listen_on(host, port)
+    except ListenError as error:
+        raise StartupError(str(error)) from None

@@ -15,6 +15,7 @@ import logging
 import os
 import re
 import signal
+import socket
 import sys
 import threading
 import time
@@ -942,6 +943,25 @@ def test_cli_rejects_a_bad_bot_in_one_line(spec: str, message: str) -> None:
     status, stderr = run_cli("--bot", spec)
     assert status == 2
     assert stderr.count("\n") == 1 and message in stderr and "Traceback" not in stderr
+
+
+def test_cli_refuses_a_port_out_of_range_in_one_line() -> None:
+    # The kernel would take 99999 modulo 65536: the server would listen on 34463 while
+    # uvicorn's own line said 99999.
+    status, stderr = run_cli("--port", "99999")
+    assert status == 2
+    assert stderr == "htttx-bot: error: --port must be from 0 to 65535, got 99999\n"
+
+
+def test_cli_refuses_a_taken_port_in_one_line() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as busy:
+        port = busy.getsockname()[1]
+        status, stderr = run_cli("--port", str(port))
+    assert status == 2
+    assert (
+        stderr
+        == f"htttx-bot: error: cannot listen on 127.0.0.1:{port}: the port is already in use\n"
+    )
 
 
 def readme_bot() -> str:

@@ -17,7 +17,8 @@ import pytest
 from aiohttp import web
 
 from bot.bots import CenterBot
-from bot.serve import MAX_CAPABILITIES_MAX_AGE, bot_routes, create_app, main, serving
+from bot.serve import MAX_CAPABILITIES_MAX_AGE, bot_routes, create_app, serving
+from bot.serve_cli import main
 from game.capabilities_cache import MAX_FRESH_S, CapabilitiesCache, freshness_s
 from game.discovery import DEFAULT_POLICY, BotEndpoint, BotUnreachable, discover
 from game.manager import GameManager
