@@ -12,7 +12,10 @@ idle workers when work is queued, and holds the coordinators' leases.
   heartbeat and writes the result back. A game it cannot start is handed back (a full
   or closing server) or failed with the reason (a bot that does not answer). A lease
   it lost (the coordinator cancelled the game, or the worker stalled for longer than a
-  lease and another took the game over) aborts the game here.
+  lease and another took the game over) aborts the game here. A write of a game's
+  settlement (its start, its result, handing it back) is tried again only while the
+  store is out of reach (``game.store.outages``); one the store refused goes no further
+  here: it is logged, the game aborted if it still runs, the item left to its lease.
 * ``Coordinators`` (every worker): the coordinators' side. A tournament (and the
   ladder's scheduler) is coordinated by one worker at a time, the one holding its Redis
   lease (``htttx:coordinator:<id>``, ``htttx:coordinator:ladder``). A tournament's
@@ -42,6 +45,7 @@ from game.cluster_redis import raise_if_cancelled
 from game.discovery import DiscoveryError
 from game.manager import GameManager, ManagerClosed, TooManyGames
 from game.rating_book import RatingBook, UnratableGame
+from game.store.outages import is_outage
 from game.store.work import WorkItem, WorkRecords
 from game.tournament_runner import CREATE_ATTEMPTS, CREATE_BACKOFF
 from models import EndCause, NewGameRequest
@@ -236,17 +240,19 @@ class WorkPlayer:
         self, item: WorkItem, what: str, write: Callable[[], Awaitable[bool]]
     ) -> bool:
         """``write``, a write of ``item`` to the queue (``what`` it does, for the log):
-        while the store is out of reach it is tried again, the waits doubling, for up to
-        ``SETTLE_PATIENCE`` seconds (not while this worker shuts down); then the error
-        goes up (``_play``), the item is left to its lease, and whoever leases it
-        after that, this worker included, plays it again."""
+        while the store is out of reach (``is_outage``) it is tried again, the waits
+        doubling, for up to ``SETTLE_PATIENCE`` seconds (not while this worker shuts
+        down); then the error goes up (``_play``), the item is left to its lease, and
+        whoever leases it after that, this worker included, plays it again. Any other
+        error goes up at once, the same way: the store refused the write (a constraint,
+        a bad statement), or a bug, and the same write would fail again."""
         wait = SETTLE_RETRY_MIN
         give_up = time.monotonic() + SETTLE_PATIENCE
         while True:
             try:
                 return await write()
-            except (SQLAlchemyError, OSError) as error:
-                if self._closing or time.monotonic() + wait > give_up:
+            except Exception as error:
+                if not is_outage(error) or self._closing or time.monotonic() + wait > give_up:
                     raise
                 log.warning(
                     "game %d of %s: %s failed (%s); trying again in %g s",
@@ -291,14 +297,17 @@ class WorkPlayer:
     async def _play(self, item: WorkItem) -> None:
         try:
             await self._play_item(item)
-        except Exception:
-            # A bug, or the store out of reach for longer than ``_settling`` waits: the
-            # lease expires, and whoever leases the item next (this worker too: it plays
-            # it no more) records its game aborted and plays it again.
-            log.exception("work item %d failed here; left to its lease", item.item_id)
+        except Exception as error:
+            # The store out of reach for longer than ``_settling`` waits, a write it
+            # refused, or a bug: the lease expires, and whoever leases the item next
+            # (this worker too: it plays it no more) records its game aborted and plays
+            # it again (another worker may write what this one could not: a newer
+            # version of the server, with the store's newer schema).
+            cause = _cause(error)
+            log.exception("work item %d failed here (%s); left to its lease", item.item_id, cause)
             game_id = self.playing.get(item.item_id)
             if game_id is not None:  # not left playing with nobody to settle it
-                self.manager.abort_game(game_id, "its worker could not keep its record")
+                self.manager.abort_game(game_id, f"its worker could not keep its record: {cause}")
         finally:
             self.playing.pop(item.item_id, None)
             self._lost.discard(item.item_id)
@@ -309,7 +318,9 @@ class WorkPlayer:
         game_id = await self._create(item, request)
         if game_id is None:
             return
-        ended = self.manager.end_of(game_id)  # looked up now: a quick game is not missed
+        # Looked up now: a quick game is not missed. A task, not a bare coroutine: a
+        # write below that fails leaves it unawaited (it ends with the aborted game).
+        ended = asyncio.ensure_future(self.manager.end_of(game_id))
         self.playing[item.item_id] = game_id
         started = await self._settling(
             item, "noting its game", lambda: self.work.started(item, self.worker_id, game_id)
@@ -338,6 +349,21 @@ class WorkPlayer:
             lambda: self.work.complete(item.item_id, self.worker_id, result.model_dump_json()),
         ):
             self.played += 1
+
+
+def _cause(error: BaseException) -> str:
+    """Why a queued game could not be settled here, for the log and its record.
+
+    >>> _cause(ConnectionRefusedError(111, "Connection refused"))
+    'the store was unreachable'
+    >>> _cause(KeyError("a bug"))
+    'an internal error'
+    """
+    if is_outage(error):
+        return "the store was unreachable"
+    if isinstance(error, SQLAlchemyError):
+        return "the store refused it"
+    return "an internal error"
 
 
 class Coordinators:

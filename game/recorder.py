@@ -40,17 +40,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 
-from sqlalchemy.exc import (
-    DataError,
-    DBAPIError,
-    IntegrityError,
-    NotSupportedError,
-    ProgrammingError,
-)
-from sqlalchemy.exc import TimeoutError as SQLAlchemyTimeoutError
-
 from game.mailbox import Mailbox
 from game.store import ABORTED_RESULT, GameNotRunningError, GameStore
+from game.store.outages import is_outage
 from models import EndCause, GameRecord, GameResult, RecordedMove, ResultReason
 
 __all__ = [
@@ -80,20 +72,9 @@ RESULT_RETRY_MIN = 0.1
 RESULT_RETRY_MAX = 2.0
 
 
-def _unreachable(error: BaseException) -> bool:
-    """Whether ``error`` says the store could not be reached (its connection refused or
-    lost, the database shutting down or starting up, no connection free in time), as
-    opposed to refusing the write itself (a constraint, a bad statement)."""
-    if isinstance(error, (OSError, SQLAlchemyTimeoutError)):  # refused, reset, timed out
-        return True
-    if isinstance(error, (IntegrityError, DataError, ProgrammingError, NotSupportedError)):
-        return False
-    return isinstance(error, DBAPIError)
-
-
 def _why(error: BaseException) -> str:
     """What a failed write says of the store, for a game's end."""
-    return "the store was unreachable" if _unreachable(error) else "the store refused it"
+    return "the store was unreachable" if is_outage(error) else "the store refused it"
 
 
 def check_commit_interval(seconds: float) -> None:
@@ -264,8 +245,8 @@ class Recorder:
             log.exception("game %s: writing its end failed", self.game_id)
 
     async def _patiently(self, what: str, write: Callable[[], Awaitable[object]]) -> None:
-        """Run ``write`` (a write of ``what``, for the log). A store out of reach (a
-        restart, a network cut) is tried again, the waits doubling, for
+        """Run ``write`` (a write of ``what``, for the log). A store out of reach
+        (``is_outage``: a restart, a network cut) is tried again, the waits doubling, for
         ``RESULT_PATIENCE`` seconds: a short outage loses no move and leaves no record
         "running". Any other failure is tried once more. Raises the last error, and
         ``GameNotRunningError`` at once (trying again cannot help)."""
@@ -279,7 +260,7 @@ class Recorder:
             except GameNotRunningError:
                 raise
             except Exception as error:
-                unreachable = _unreachable(error)
+                unreachable = is_outage(error)
                 if unreachable and self._loop.time() + wait < give_up:
                     log.warning(
                         "game %s: writing %s failed (%s: %s); trying again in %g s",

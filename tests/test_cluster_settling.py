@@ -1,0 +1,110 @@
+"""A worker settling a queued game (``WorkPlayer._settling``): the store out of reach
+is waited for, a write the store refuses is not tried again. One worker in this test
+process (tests/test_cluster.py) on a real PostgreSQL and a real Redis; the outage is
+simulated as tests/test_recorder.py does (the write raises what a refused connection
+raises), the refusal is PostgreSQL's own (a foreign key the write breaks)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import Counter
+from collections.abc import Awaitable, Callable
+
+import pytest
+
+from game.cluster_work import WorkPlayer
+from game.store.work import LADDER_SOURCE, WorkItem, tournament_source
+from models import NewGameRequest
+from tests.test_cluster import TIMEOUT, Cluster, Worker, _record, workers
+
+PEOPLE = NewGameRequest.model_validate(
+    {"player_x": {"type": "human", "name": "ann"}, "player_o": {"type": "human", "name": "bo"}}
+)
+
+Started = Callable[[WorkItem, str, str], Awaitable[bool]]
+
+
+def work_player(worker: Worker) -> WorkPlayer:
+    player: WorkPlayer | None = worker.server.app.state.arena.work
+    assert player is not None
+    return player
+
+
+def counting_started(
+    player: WorkPlayer, monkeypatch: pytest.MonkeyPatch, *, unreachable_for: int = 0
+) -> Counter[str]:
+    """Count the worker's writes of "this game is played for this item", by game id;
+    the first ``unreachable_for`` of them fail as a store out of reach does."""
+    calls: Counter[str] = Counter()
+    real: Started = player.work.started
+
+    async def started(item: WorkItem, worker: str, game_id: str) -> bool:
+        calls[game_id] += 1
+        if calls.total() <= unreachable_for:
+            raise ConnectionRefusedError(111, "the database is restarting")
+        return await real(item, worker, game_id)
+
+    monkeypatch.setattr(player.work, "started", started)
+    return calls
+
+
+async def first_game(calls: Counter[str]) -> str:
+    async with asyncio.timeout(TIMEOUT):
+        while not calls:
+            await asyncio.sleep(0.01)
+    return next(iter(calls))
+
+
+async def test_a_settlement_the_store_refuses_is_not_tried_again_and_aborts_the_game(
+    cluster: Cluster, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with workers(cluster, "worker-a") as (a,):
+        player = work_player(a)
+        calls = counting_started(player, monkeypatch)
+        # A game of a tournament the store does not have: noting it breaks the
+        # tournament_games foreign key, every time it is tried.
+        await player.work.enqueue(
+            tournament_source("gone"), 0, PEOPLE.model_dump_json(), rated=False
+        )
+        game_id = await first_game(calls)
+        # Over, or tried again (the old loop tried for two minutes): whichever is first.
+        async with asyncio.timeout(TIMEOUT):
+            while calls[game_id] < 2:
+                status, record = await cluster.get(f"{a.base}/games/{game_id}")
+                if status == 200 and record["result"] is not None:
+                    break
+                await asyncio.sleep(0.02)
+        assert calls[game_id] == 1
+        record = await _record(cluster, a.base, game_id)
+    result = record["result"]
+    assert (result["winner"], result["cause"]) == (None, "aborted")
+    assert result["detail"] == "its worker could not keep its record: the store refused it"
+    logged = [
+        entry
+        for entry in caplog.records
+        if entry.name == "game.cluster" and entry.levelno == logging.ERROR
+    ]
+    assert logged and "the store refused it" in logged[0].getMessage()
+    assert logged[0].exc_info is not None and "ForeignKeyViolation" in repr(logged[0].exc_info[1])
+
+
+async def test_a_settlement_is_tried_again_while_the_store_is_out_of_reach(
+    cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with workers(cluster, "worker-a") as (a,):
+        player = work_player(a)
+        calls = counting_started(player, monkeypatch, unreachable_for=2)
+        item = await player.work.enqueue(
+            LADDER_SOURCE + "outage", 0, PEOPLE.model_dump_json(), rated=False
+        )
+        game_id = await first_game(calls)
+        async with asyncio.timeout(TIMEOUT):
+            while True:
+                (now,) = await player.work.items([item.item_id])
+                if now.game_id is not None:
+                    break
+                await asyncio.sleep(0.02)
+        assert now.game_id == game_id and now.status == "leased"
+        assert calls == {game_id: 3}  # twice refused a connection, then written
+        assert a.server.app.state.arena.manager.runs(game_id)  # played on, not aborted
