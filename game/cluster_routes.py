@@ -59,6 +59,8 @@ async def cluster(request: Request) -> Response:
 
 
 async def game_setup(request: Request) -> Response:
+    if (unknown := unknown_query(request, ())) is not None:
+        return JSONResponse({"detail": unknown}, status_code=422)
     manager = _runtime(request).manager
     if manager.cluster is None:
         return JSONResponse({"detail": NOT_CLUSTERED}, status_code=404)

@@ -238,6 +238,8 @@ def notation_filename(game_id: str) -> str:
 
 
 async def health(request: Request) -> Response:
+    if (unknown := unknown_query(request, ())) is not None:
+        return _error(422, unknown)
     runtime = _runtime(request)
     if runtime.closing:
         return JSONResponse({"status": "shutting down"}, status_code=503)
@@ -253,10 +255,14 @@ async def health(request: Request) -> Response:
 
 
 async def openapi_json(request: Request) -> Response:
+    if (unknown := unknown_query(request, ())) is not None:
+        return _error(422, unknown)
     return JSONResponse(request.app.state.openapi)
 
 
 async def docs(request: Request) -> Response:
+    if (unknown := unknown_query(request, ())) is not None:
+        return _error(422, unknown)
     return HTMLResponse(_docs_page(request.app.state.openapi))
 
 

@@ -20,6 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from game.route_query import unknown_query
 from game.server_state import _runtime, _without_token
 from wire.ladder import LadderStatus
 
@@ -34,6 +35,8 @@ NO_LADDER = "this server runs no ladder: start it with htttx-server --ladder"
 
 
 async def ladder_status(request: Request) -> Response:
+    if (unknown := unknown_query(request, ())) is not None:
+        return JSONResponse({"detail": unknown}, status_code=422)
     ladder = _runtime(request).ladder
     status = LadderStatus(enabled=False, running=False) if ladder is None else await ladder.status()
     return Response(status.model_dump_json(), media_type="application/json")

@@ -304,7 +304,7 @@ def _openapi(hosted: bool) -> dict[str, Any]:
                 "responses": {
                     "200": {"description": "The game record", "content": body("GameRecord")},
                     "404": not_found,
-                    "422": error("Bad wait"),
+                    "422": error("Bad wait, or another query parameter"),
                 },
             }
         },
@@ -330,7 +330,7 @@ def _openapi(hosted: bool) -> dict[str, Any]:
                         "content": {"text/plain": {"schema": {"type": "string"}}},
                     },
                     "404": not_found,
-                    "422": error("Bad download value"),
+                    "422": error("Bad download value, or another query parameter"),
                 },
             }
         },
@@ -355,6 +355,12 @@ def _openapi(hosted: bool) -> dict[str, Any]:
     paths.update(_series_paths(body, error))
     paths.update(arena_paths(body, error))
     paths.update(ladder_paths(body, error))
+    # Every GET route refuses a query parameter it does not take (game.route_query):
+    # those that document no 422 of their own take none, or only the one they list.
+    unknown_parameter = error("A query parameter this route does not take (named in detail)")
+    for item in paths.values():
+        if "get" in item:
+            item["get"]["responses"].setdefault("422", unknown_parameter)
     description = (
         "HTTTX game server. WebSockets (not described by OpenAPI): /ws?token=<token> plays "
         "a human seat with the bot protocol; /spectate/{game_id} follows a live game; "

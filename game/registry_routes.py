@@ -128,6 +128,8 @@ async def register_bot(request: Request) -> Response:
 async def list_bots(request: Request) -> Response:
     """The hosted example bots (URLs built from the request, so they name the server as
     the caller reached it) and the registered bots."""
+    if (unknown := unknown_query(request, ())) is not None:
+        return _error(422, unknown)
     hosted: list[HostedBot] = []
     if _settings(request).host_example_bots:
         base = str(request.base_url).rstrip("/")
@@ -146,6 +148,8 @@ async def bot(request: Request) -> Response:
     registry = _runtime(request).registry
     name = request.path_params["name"]
     if request.method == "GET":
+        if (unknown := unknown_query(request, ())) is not None:
+            return _error(422, unknown)
         found = await registry.get(name)
         if found is None:
             return _error(404, f"no bot is registered as {name[:80]!r}")

@@ -1,11 +1,15 @@
-"""The query of a REST request, checked the same way by every list route that reads one.
+"""The query of a REST request, checked the same way by every ``GET`` route of the API.
 
 A parameter the route does not take is refused (422), as a body refuses a field it
 does not know, rather than ignored: ``GET /games?before=...`` in place of ``?cursor=``
 would answer the first page again, with the same ``next_cursor``, and a client that
 follows it would never get further. The reason names the parameter and the ones the
 route takes: ``before: unknown query parameter; this route takes status, player,
-bot_url, limit, cursor``.
+bot_url, limit, cursor``. A route that takes none (``GET /health``, ``GET /bots``)
+refuses any: ``foo: unknown query parameter; this route takes none``.
+
+Not the web page's routes (``game.web_routes``): their query is the page's own (the
+filters of ``/web/games?status=finished``), read by its script, not by the server.
 """
 
 from __future__ import annotations
@@ -30,13 +34,16 @@ def unknown_query(request: Request, accepted: tuple[str, ...]) -> str | None:
     True
     >>> unknown_query(query("=1"), ("limit",))
     "'': unknown query parameter; this route takes limit"
+    >>> unknown_query(query("t=1700000000"), ())
+    't: unknown query parameter; this route takes none'
     """
+    takes = ", ".join(accepted) if accepted else "none"
     for name in request.query_params:
         if name not in accepted:
             plain = name != "" and name.isprintable() and name == name.strip()
             shown = name if plain else repr(name)
             return (
                 f"{clip_text(shown, MAX_ECHO_CHARS)}: unknown query parameter; "
-                f"this route takes {', '.join(accepted)}"
+                f"this route takes {takes}"
             )
     return None

@@ -77,6 +77,8 @@ async def list_series(request: Request) -> Response:
 
 
 async def get_series(request: Request) -> Response:
+    if (unknown := unknown_query(request, ())) is not None:
+        return _error(422, unknown)
     series_id = request.path_params["series_id"]
     view = await _desk(request).view(series_id)
     if view is None:

@@ -95,6 +95,8 @@ async def list_tournaments(request: Request) -> Response:
 
 
 async def get_tournament(request: Request) -> Response:
+    if (unknown := unknown_query(request, ())) is not None:
+        return _error(422, unknown)
     tournament_id = request.path_params["tournament_id"]
     view = await _runtime(request).tournaments.view(tournament_id)
     if view is None:
