@@ -318,9 +318,7 @@ class WorkPlayer:
         game_id = await self._create(item, request)
         if game_id is None:
             return
-        # Looked up now: a quick game is not missed. A task, not a bare coroutine: a
-        # write below that fails leaves it unawaited (it ends with the aborted game).
-        ended = asyncio.ensure_future(self.manager.end_of(game_id))
+        ended = self.manager.end_of(game_id)  # looked up now: a quick game is not missed
         self.playing[item.item_id] = game_id
         started = await self._settling(
             item, "noting its game", lambda: self.work.started(item, self.worker_id, game_id)

@@ -293,7 +293,9 @@ class GameManager:
         looked up when this is called, not when it is awaited, so a game that ends in
         between is not missed.
 
-        ``game.tournament_runner`` waits on its games with it."""
+        ``game.tournament_runner`` and ``game.cluster_work`` wait on their games with it.
+        A task, not a coroutine: a caller whose next step fails before it awaits this
+        leaves nothing never awaited behind (it ends with the game)."""
         game = self._games.get(game_id)
 
         async def wait() -> GameResult | None:
@@ -302,7 +304,7 @@ class GameManager:
             await game.finished.wait()
             return game.session.result
 
-        return wait()
+        return asyncio.ensure_future(wait())
 
     def abort_game(self, game_id: str, reason: str) -> bool:
         """End a running game as aborted (``end`` to everyone, recorded so) with

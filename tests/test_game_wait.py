@@ -11,7 +11,9 @@ shown by a game that is still running when the answer comes.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
+import warnings
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
@@ -205,6 +207,25 @@ async def test_a_wait_ends_when_the_record_is_committed_not_once_the_connections
         result = await ended
     assert closing
     assert stored_status is not RecordStatus.RUNNING and record.result == result
+    assert result is not None and result.cause == "resign"
+
+
+async def test_an_end_of_left_unawaited_leaves_no_coroutine_behind(tmp_path: Path) -> None:
+    """A caller (the tournament runner, the cluster's worker) may fail between asking
+    for a game's end and awaiting it: what it dropped must not be a coroutine that is
+    never awaited (a ``RuntimeWarning`` in the server's log)."""
+    async with arena(tmp_path) as a, _person_game(a) as (game_id, person):
+        manager = _runtime(a).manager
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            manager.end_of(game_id)
+            manager.end_of("no-such-game")
+            gc.collect()
+        ended = manager.end_of(game_id)
+        await person.send_json({"type": "resign"})
+        async with asyncio.timeout(TIMEOUT):
+            result = await ended
+    assert not [w for w in caught if "never awaited" in str(w.message)], caught
     assert result is not None and result.cause == "resign"
 
 
