@@ -4,6 +4,7 @@ reports, and a real game through the game server against ThreatBot."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,8 +13,8 @@ from bot.bot import Deadline, MoveDecision
 from bot.bots import LatticeBot, RandomBot, ThreatBot, search_bot, threat_bot
 from bot.bots.search import kernels
 from bot.bots.search import layout as L
-from bot.bots.search.backend import PURE, backend, compiled_backend
-from bot.bots.search.engine import Engine, Line
+from bot.bots.search.backend import PURE, backend, compiled_backend, numba_available
+from bot.bots.search.engine import Cell, Engine, Line, SearchResult
 from bot.bots.search.solver import Board, forced_win_length, win_in_1
 from bot.bots.search_bot import SearchBot
 from bot.bots.threat_bot import WindowCensus
@@ -287,13 +288,52 @@ def test_the_root_moves_it_reports_carry_exact_scores_not_bounds() -> None:
     others = [line for line in found.alternatives if line.move != found.move]
     assert len(others) >= 3
     for line in [Line(found.move, found.score), *others]:
-        child = position.copy()
-        child.place_move(*line.move)
-        mem = Engine(pure=True).load(child)
-        mem[L.BUDGET] = 1 << 60
-        mv, ms = PURE.move_buffers()
-        score = -kernels.negamax(mem, PURE.table(), mv, ms, depth - 1, -L.INF, L.INF, 1)
-        assert line.score == score, line.move
+        assert line.score == full_window_score(position, line.move, depth), line.move
+
+
+def full_window_score(position: Position, move: tuple[Cell, Cell], depth: int) -> int:
+    """A root move's score for the side to move, searched on its own with a full window
+    and a fresh table (the reply ``depth - 1`` deep at ply 1, as the root search does)."""
+    child = position.copy()
+    child.place_move(*move)
+    mem = Engine(pure=True).load(child)
+    mem[L.BUDGET] = 1 << 60
+    mv, ms = PURE.move_buffers()
+    return -int(kernels.negamax(mem, PURE.table(), mv, ms, depth - 1, -L.INF, L.INF, 1))
+
+
+@pytest.mark.parametrize(
+    "pure",
+    [True, pytest.param(False, marks=pytest.mark.skipif(not numba_available(), reason="no numba"))],
+    ids=["python", "numba"],
+)
+def test_a_move_an_unfinished_iteration_found_is_reported_with_that_iterations_scores(
+    pure: bool,
+) -> None:
+    # Book opening 0: depth 1 plays (1, 2) (1, 0), depth 2 another move. A node budget
+    # that runs out half-way through the second iteration, after it found that move: the
+    # move is played, so its score and the considerations must be the second
+    # iteration's, the move first (they were the first's, without it).
+    if not pure:
+        compiled_backend()  # compiled (or loaded) before the search
+    position = default_book()[0].position()
+    complete: list[SearchResult] = []
+
+    def keep(found: SearchResult) -> None:
+        complete.append(replace(found, alternatives=list(found.alternatives)))
+
+    Engine(pure=pure).search(position, 1e9, max_depth=2, threats=False, report=keep)
+    first, second = complete
+    assert first.move != second.move
+    budget = (first.nodes + second.nodes) // 2
+    found = Engine(pure=pure).search(position, 1e9, max_depth=2, max_nodes=budget, threats=False)
+    assert found is not None and found.nodes < second.nodes  # the second iteration was cut
+    assert found.move == second.move
+    assert found.alternatives[0] == Line(found.move, found.score)
+    assert found.depth == 2
+    for line in found.alternatives:
+        assert line in second.alternatives
+        assert line.score == full_window_score(position, line.move, 2), line.move
 
 
 def test_a_lost_position_blocks_the_most_without_a_census_of_the_board(

@@ -99,7 +99,10 @@ def test_the_hash_depends_on_the_stones_not_their_order() -> None:
 
 
 @pytest.mark.skipif(not numba_available(), reason="numba is not installed")
-def test_the_compiled_kernels_search_like_the_pure_ones() -> None:
+@pytest.mark.parametrize("budget", [10**9, 5_000], ids=["complete", "cut"])
+def test_the_compiled_kernels_search_like_the_pure_ones(budget: int) -> None:
+    # "cut": the node budget runs out in the middle of the root moves, which both leave
+    # scored up to there and unscored (-INF) from there on.
     compiled = compiled_backend()
     assert compiled is not None and compiled.compiled
     frame = L.Frame.around([(0, 0)])
@@ -109,8 +112,15 @@ def test_the_compiled_kernels_search_like_the_pure_ones() -> None:
         mem_list = L.empty_mem(6, 2)
         L.load(mem_list, frame, stones, "o", place)
         mem = kernels.array(mem_list)
-        mem[L.BUDGET] = 10**9
+        mem[L.BUDGET] = budget
+        mem[L.BEST] = -1
         mv, ms = kernels.move_buffers()
         score = kernels.search_root(mem, kernels.zeros(4 << 12), mv, ms, 2)
-        found.append((int(score), int(mem[L.BEST]), int(mem[L.NODES])))
+        n = int(mem[L.ROOTN])
+        root = [(int(mv[i]), int(ms[i]), int(mem[L.ROOTX + i])) for i in range(n)]
+        found.append((int(score), int(mem[L.BEST]), int(mem[L.NODES]), int(mem[L.ABORT]), root))
     assert found[0] == found[1]
+    _, best, _, aborted, root = found[0]
+    cut = budget < 10**9
+    assert best >= 0 and aborted == cut
+    assert any(score == -L.INF for _, score, _ in root) == cut

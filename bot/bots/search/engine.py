@@ -4,8 +4,10 @@ win by threats, then deepens an alpha-beta search until its share of the time is
 Time is kept in nodes: the kernels cannot read a clock (numba compiles no ``time``), so
 each call gets a node budget, the time left times the speed measured so far in this
 move (a first estimate before that). An iteration cut by its budget still counts for
-the root moves it finished (the previous best is searched first, so the best move is
-never worse than the last complete iteration's).
+the root moves it finished, whose scores are at its depth: the previous best is searched
+first (the table's move), and a move that beat it there is played, reported with that
+iteration's depth, exact score and scored root moves (``_overturns``); else the last
+complete iteration's move, score and alternatives stand, all of one depth.
 """
 
 from __future__ import annotations
@@ -199,13 +201,12 @@ class Engine:
                 break
             score, aborted = run(_bind(kernels.search_root, mem, tt, mv, ms, depth), nodes, 1.0)
             if aborted:
-                code = int(mem[L.BEST])  # -1: no root move finished
-                if best is not None and code >= 0 and code != _code(best.move, frame):
-                    # A better move found in the unfinished iteration: play it, with its
-                    # last known score as the evaluation.
-                    best = result(code, best.score, depth - 1, best.alternatives)
-                elif best is None and code >= 0:
-                    best = result(code, 0, 0, [])
+                # Its finished root moves have scores at this depth, the others -INF.
+                if mem[L.BEST] >= 0:  # -1: no root move finished
+                    exact, only_bounded = _root_lines(mem, mv, ms, int(mem[L.ROOTN]), frame)
+                    if _overturns(best, exact, only_bounded):
+                        top = exact[0]
+                        best = result(_code(top.move, frame), top.score, depth, exact)
                 break
             if mem[L.BEST] < 0:  # no move to search (no pair blocks every threat)
                 break
@@ -355,6 +356,22 @@ def _bind(function: Callable[..., Any], *args: Any) -> Callable[[], int]:
 
 def _code(move: Move, frame: L.Frame) -> int:
     return frame.index(*move[0]) * L.NN + frame.index(*move[1])
+
+
+def _overturns(last: SearchResult | None, exact: list[Line], bounded: list[Line]) -> bool:
+    """Whether an unfinished iteration's best move is played instead of ``last``, the
+    last complete iteration's (None: there is none), given the root moves it finished
+    (``exact`` and ``bounded``, as ``_root_lines`` sorts them): when ``last``'s move is
+    among them and another beat it. That one, ``exact[0]``, then has an exact score at
+    this depth (it raised alpha with a full window) above every other finished move's,
+    ``last``'s included. With ``last``'s move unfinished (the table lost the root's
+    entry, and with it the move searched first), beating the others proves nothing
+    against it: ``last`` stands, with its own depth, score and alternatives."""
+    if not exact:
+        return False
+    if last is None:
+        return True
+    return exact[0].move != last.move and any(line.move == last.move for line in exact + bounded)
 
 
 def _root_lines(

@@ -406,6 +406,12 @@ def negamax(
         unplace(mem, b, stm)
         unplace(mem, a, stm)
         if mem[ABORT] != 0:
+            if ply == 0:
+                # This root move and those after it were not searched to the end: no
+                # score for them (the engine reads an unfinished iteration's moves).
+                for j in range(i, n):
+                    ms[base + j] = -INF
+                    mem[ROOTX + j] = 0
             return 0
         if ply == 0:
             ms[base + i] = s
@@ -445,7 +451,9 @@ def search_root(mem: Mem, tt: Mem, mv: Mem, ms: Mem, depth: int) -> int:
     ``mem[BEST]``, every root move and its score in ``mv[0:n]``, ``ms[0:n]``, with
     ``mem[ROOTX + i]`` 1 where that score is exact (the first move's, and those of the
     moves that raised alpha when searched) and 0 where it is an upper bound (a move
-    found no better than the best so far by a null-window search)."""
+    found no better than the best so far by a null-window search). An iteration cut by
+    its budget (``mem[ABORT]``) leaves ``-INF`` as the score of every root move it did
+    not finish; ``mem[BEST]`` is set only when a root move is finished."""
     mem[ABORT] = 0
     mem[SELDEPTH] = 0
     # Every argument an int64 read from the array, not a literal: numba then compiles
