@@ -147,7 +147,6 @@ def create_app(
     limits: SessionLimits | None = None,
     discovery_timeout: float = 5.0,
     commit_interval: float = DEFAULT_COMMIT_INTERVAL,
-    allow_commands: bool = False,
     bot_log_dir: str = "data/bot-logs",
     bot_limits: BotLimits | None = None,
     send_board: SendBoardPolicy = "auto",
@@ -223,7 +222,6 @@ def create_app(
         limits=limits,
         discovery_timeout=discovery_timeout,
         commit_interval=commit_interval,
-        allow_commands=allow_commands,
         bot_log_dir=bot_log_dir,
         bot_limits=bot_limits,
         send_board=send_board,
@@ -344,7 +342,6 @@ def create_app(
             tournaments = TournamentDirector(
                 manager,
                 store,
-                allow_commands=settings.allow_commands,
                 limits=settings.bot_limits,
                 log_dir=settings.bot_log_dir,
                 ratings=ratings,

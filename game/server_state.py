@@ -70,7 +70,6 @@ class _Settings:
     limits: SessionLimits | None
     discovery_timeout: float
     commit_interval: float
-    allow_commands: bool = False
     bot_log_dir: str = "data/bot-logs"
     bot_limits: BotLimits | None = None
     send_board: SendBoardPolicy = "auto"

@@ -143,7 +143,7 @@ async def _start(
     found = await _find_resumable(director, options)
     if found is not None:
         stored = await director.store.tournaments.get(found)
-        run = await director.resume(found)
+        run = await director.resume(found, run_commands=True)
         if not options.quiet and stored is not None:
             _say(
                 console,
@@ -152,7 +152,9 @@ async def _start(
             )
         return run
     assert options.request is not None
-    return await director.create(options.request)
+    # The one tournament whose programs this process runs: the operator's own, from
+    # the command line (its HTTP port refuses any other, see TournamentDirector).
+    return await director.create(options.request, run_commands=True)
 
 
 async def _show(run: TournamentRun, options: TournamentOptions, console: Console) -> None:
@@ -256,7 +258,6 @@ async def run_tournament(options: TournamentOptions, console: Console | None = N
     app = create_app(
         db_url=options.db_url,
         policy=options.policy,
-        allow_commands=True,
         bot_log_dir=str(options.log_dir),
         bot_limits=options.limits,
         max_games_per_client=1000,

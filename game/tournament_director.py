@@ -78,9 +78,13 @@ RESUME_BACKOFF_MAX: Final = 30.0
 class TournamentDirector:
     """Every tournament of one game server. See the module docstring.
 
-    ``allow_commands``: whether ``cmd=`` bots may be started (the command line: yes;
-    the REST API: no, a server does not run programs on request). Local programs get
-    ``limits`` and write their logs to ``log_dir``. ``ratings``: the arena's, which a
+    ``cmd=`` bots are started only for a ``create`` or ``resume`` called with
+    ``run_commands=True``: the command line's own tournament. Whatever reaches the
+    director otherwise (the REST API, a series resumed after a restart, a cluster
+    adopting a tournament) is refused, even on the command line's server: its HTTP
+    port is open to whoever can reach it (a web page in the operator's browser
+    included), and a program named in a request would run as the operator. Local
+    programs get ``limits`` and write their logs to ``log_dir``. ``ratings``: the arena's, which a
     rated series declares its games to (``RatingBook.track``); without it a rated
     series is refused. ``resume_series``: ``recover`` resumes interrupted series.
     """
@@ -90,7 +94,6 @@ class TournamentDirector:
         manager: GameManager,
         store: GameStore,
         *,
-        allow_commands: bool = False,
         limits: BotLimits | None = None,
         log_dir: Path | str = Path("data") / "bot-logs",
         id_factory: Callable[[], str] = lambda: uuid.uuid4().hex,
@@ -101,7 +104,6 @@ class TournamentDirector:
         self.store = store
         self.ratings = ratings
         self.resume_series = resume_series
-        self.allow_commands = allow_commands
         self.limits = limits if limits is not None else BotLimits()
         self.log_dir = Path(log_dir)
         self._new_id = id_factory
@@ -157,9 +159,10 @@ class TournamentDirector:
                 log.error("series %s stays interrupted: %s", tournament_id, error)
                 return
 
-    def check(self, request: TournamentRequest) -> list[Opening]:
-        """Refuse what this server cannot run, before anything is stored."""
-        if not self.allow_commands:
+    def check(self, request: TournamentRequest, *, run_commands: bool = False) -> list[Opening]:
+        """Refuse what this server cannot run, before anything is stored; ``cmd`` bots
+        unless ``run_commands`` (see the class docstring)."""
+        if not run_commands:
             commands = [bot.name for bot in request.bots if bot.cmd is not None]
             if commands:
                 raise CommandsNotAllowedError(
@@ -246,11 +249,15 @@ class TournamentDirector:
                 f"{error} (openings 'none' starts every game without one)"
             ) from None
 
-    async def create(self, request: TournamentRequest) -> TournamentRun:
+    async def create(
+        self, request: TournamentRequest, *, run_commands: bool = False
+    ) -> TournamentRun:
         """Store a new tournament (a series, when ``request.series`` says so) and start
         it. Raises a ``TournamentError``, an ``OpeningError`` or a ``DiscoveryError``
-        (each one line for the user) for what cannot be run."""
-        openings = await asyncio.to_thread(self.check, request)  # a book can be big
+        (each one line for the user) for what cannot be run; ``CommandsNotAllowedError``
+        for a ``cmd`` bot unless ``run_commands`` (the command line's own tournament)."""
+        # A book can be big: checked off the event loop.
+        openings = await asyncio.to_thread(self.check, request, run_commands=run_commands)
         await self.check_bots(request, openings)
         tournament_id = self._new_id()
         if self.remote is not None:  # held before the row exists: nobody adopts it
@@ -288,15 +295,16 @@ class TournamentDirector:
         await run.loaded()
         return run
 
-    async def resume(self, tournament_id: str) -> TournamentRun:
+    async def resume(self, tournament_id: str, *, run_commands: bool = False) -> TournamentRun:
         """Go on with a stopped or interrupted tournament from what the store holds.
         Resumes are taken one at a time: two at once (a request while a series resumes
         by itself after a restart) must not start two runs of one tournament; the
-        second finds it running (``TournamentRunningError``)."""
+        second finds it running (``TournamentRunningError``). A tournament of ``cmd``
+        bots resumes only with ``run_commands``, as ``create`` starts one."""
         async with self._resume_lock:
-            return await self._resume(tournament_id)
+            return await self._resume(tournament_id, run_commands=run_commands)
 
-    async def _resume(self, tournament_id: str) -> TournamentRun:
+    async def _resume(self, tournament_id: str, *, run_commands: bool) -> TournamentRun:
         run = self.runs.get(tournament_id)
         if run is not None and not run.over:
             raise TournamentRunningError(f"tournament {tournament_id} is running already")
@@ -308,7 +316,7 @@ class TournamentDirector:
         if stored.status == "finished":
             raise TournamentFinishedError(f"tournament {tournament_id} has finished")
         request = TournamentRequest.model_validate(stored.request)
-        openings = await asyncio.to_thread(self.check, request)
+        openings = await asyncio.to_thread(self.check, request, run_commands=run_commands)
         await self.check_bots(request, openings)
         if self.remote is not None and not await self.remote.claim(tournament_id):
             raise TournamentRunningError(

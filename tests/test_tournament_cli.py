@@ -9,6 +9,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,6 +23,7 @@ from game.store import GameStore
 from game.tournament_args import UsageError, parse_arguments
 from game.tournament_cli import OutputError, export_games, main
 from models import EndCause, GameRecord, Player
+from tests.http_json import get_json, get_ok, post_json, wait_for
 
 Json = dict[str, Any]
 PYTHON = sys.executable
@@ -298,6 +300,54 @@ def run(tmp_path: Path, capsys: pytest.CaptureFixture[str], *argv: str) -> Json:
 
 def exported(tmp_path: Path) -> list[GameRecord]:
     return [notation.loads(f.read_text()) for f in sorted((tmp_path / "games").iterdir())]
+
+
+def test_the_runners_server_runs_no_program_a_request_names(tmp_path: Path) -> None:
+    """The runner's port is open to whoever reaches it (a page in the operator's
+    browser can POST there): only the command line's own tournament runs programs."""
+    port = _closed_port()
+    base = f"http://127.0.0.1:{port}"
+    argv = [
+        *("--bot", f"name=a,url={base}/bots/center", "--bot", f"name=b,url={base}/bots/random"),
+        *("--rounds", "100000", "--port", str(port), "--db", str(tmp_path / "r.sqlite")),
+        *("--log-dir", str(tmp_path / "logs"), "--quiet"),
+    ]
+    statuses: list[int] = []
+    runner = threading.Thread(target=lambda: statuses.append(main(argv)))
+    runner.start()
+    marker = tmp_path / "ran"
+    program = f"{PYTHON} -c 'import pathlib, sys; pathlib.Path(sys.argv[1]).touch()'"
+    try:
+        ours = wait_for(lambda: _running_tournaments(base), RUN_TIMEOUT)
+        status, answer = post_json(
+            f"{base}/tournaments",
+            {
+                "bots": [
+                    {"name": "evil", "cmd": f"{program} {marker} {{port}}"},
+                    {"name": "b", "url": f"{base}/bots/random"},
+                ],
+                "openings": "none",
+            },
+        )
+        assert status == 422, answer
+        assert "the server does not run programs on request" in answer["detail"]
+        assert not marker.exists()
+    finally:
+        for tournament_id in _running_tournaments(base) or ours:
+            post_json(f"{base}/tournaments/{tournament_id}/stop", None)
+        runner.join(RUN_TIMEOUT)
+    assert not runner.is_alive() and len(statuses) == 1  # stopped: the run is over
+
+
+def _running_tournaments(base: str) -> list[str]:
+    """The ids of the tournaments running on the server at ``base`` (none while it
+    does not answer yet)."""
+    try:
+        status, _ = get_json(f"{base}/health")
+    except OSError:
+        return []
+    page = get_ok(f"{base}/tournaments") if status == 200 else {"tournaments": []}
+    return [t["tournament_id"] for t in page["tournaments"] if t["status"] == "running"]
 
 
 def test_a_run_reports_exports_and_writes_json(
