@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING, Any, Final
 import uvicorn
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.routing import BaseRoute, WebSocketRoute
 
 from bot.serve import BotPool, ListeningServer, mount_bot, uvicorn_config
@@ -64,6 +65,7 @@ from game.analyst import open_analyst
 from game.challenges import Challenges
 from game.cluster import ClusterSettings
 from game.cluster_routes import cluster_routes
+from game.cross_site import CrossSiteGuard
 from game.discovery import DEFAULT_POLICY, AddressPolicy, capabilities_url
 from game.fanout import SPECTATOR_FLUSH_S
 from game.game_routes import game_routes, http_error
@@ -411,6 +413,8 @@ def create_app(
         routes=routes,
         lifespan=lifespan,
         exception_handlers={HTTPException: http_error},
+        # A page of another site cannot make a visitor's browser change anything here.
+        middleware=[Middleware(CrossSiteGuard)],
     )
     app.state.settings = settings
     app.state.openapi = _openapi(host_example_bots)
