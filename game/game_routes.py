@@ -25,7 +25,7 @@ from game.openapi import _docs_page
 from game.route_bodies import creation_body
 from game.route_query import unknown_query
 from game.seat_names import SeatNameTaken, check_seat_names
-from game.server_state import _runtime, _settings
+from game.server_state import _runtime, _settings, client_address
 from game.store import (
     MAX_BOT_URL_FILTER,
     MAX_PAGE_SIZE,
@@ -72,10 +72,6 @@ def _echo(text: str) -> str:
     return clip_text(repr(text), MAX_ECHO_CHARS)
 
 
-def _client(request: Request) -> str:
-    return request.client.host if request.client is not None else "unknown"
-
-
 # ------------------------------------------------------------------ REST routes
 
 
@@ -95,7 +91,7 @@ async def new_game(request: Request) -> Response:
         await check_seat_names(game, runtime.store)
     except SeatNameTaken as error:
         return _clipped_error(422, str(error))
-    client = _client(request)
+    client = client_address(request)
     if runtime.games_of(client) >= settings.max_games_per_client:
         return _error(
             429,

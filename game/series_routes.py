@@ -28,7 +28,13 @@ from game.route_bodies import creation_body
 from game.route_query import unknown_query
 from game.series import MAX_SERIES_LIST, SeriesDesk
 from game.server_state import _runtime, _without_token
-from game.tournament_routes import MAX_TOURNAMENT_BODY_BYTES, _count, _error
+from game.tournament_routes import (
+    MAX_TOURNAMENT_BODY_BYTES,
+    _count,
+    _error,
+    start_within_cap,
+    stored_concurrency,
+)
 from game.tournament_runner import (
     TournamentError,
     TournamentFinishedError,
@@ -58,11 +64,16 @@ async def create_series(request: Request) -> Response:
     )
     if isinstance(series, Response):
         return series
+    desk = _desk(request)
     try:
-        series_id = await _desk(request).create(series)
+        started = await start_within_cap(
+            request, series.tournament().concurrency, lambda: desk.create(series)
+        )
     except (TournamentError, OpeningError, DiscoveryError) as error:
         return _error(422, str(error))
-    answer = SeriesCreated(series_id=series_id).model_dump_json()
+    if isinstance(started, Response):
+        return started
+    answer = SeriesCreated(series_id=started).model_dump_json()
     return Response(answer, status_code=201, media_type="application/json")
 
 
@@ -79,7 +90,7 @@ async def list_series(request: Request) -> Response:
 async def get_series(request: Request) -> Response:
     if (unknown := unknown_query(request, ())) is not None:
         return _error(422, unknown)
-    series_id = request.path_params["series_id"]
+    series_id: str = request.path_params["series_id"]
     view = await _desk(request).view(series_id)
     if view is None:
         return _error(404, f"no series {series_id[:80]!r}")
@@ -90,14 +101,24 @@ async def _control(request: Request, action: str) -> Response:
     if (refused := _without_token(request)) is not None:
         return refused
     desk = _desk(request)
-    series_id = request.path_params["series_id"]
+    series_id: str = request.path_params["series_id"]
     try:
         if action == "stop":
             view = await desk.stop(series_id)
         else:
             if _runtime(request).closing:
                 return _error(503, "the server is shutting down")
-            view = await desk.resume(series_id)
+
+            async def resume() -> str:
+                await desk.resume(series_id)
+                return series_id
+
+            games = await stored_concurrency(request, series_id)
+            if isinstance(started := await start_within_cap(request, games, resume), Response):
+                return started
+            resumed = await desk.view(series_id)
+            assert resumed is not None  # resume raises for an unknown series
+            view = resumed
     except UnknownTournamentError as error:
         return _error(404, str(error).replace("tournament", "series"))
     except (TournamentRunningError, TournamentFinishedError) as error:

@@ -4,8 +4,10 @@ hosts (``HOSTED_BOTS``), and the runtime its lifespan opens and closes (``_Runti
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
@@ -35,7 +37,7 @@ if TYPE_CHECKING:
     from game.cluster_queue import ClusterChallenges, QueueLeadership
     from game.cluster_work import WorkPlayer  # only with --redis
 
-__all__ = ["HOSTED_BOTS", "hosted_bot_named"]
+__all__ = ["HOSTED_BOTS", "client_address", "hosted_bot_named"]
 
 #: The example bots hosted on the server's own port, by path.
 HOSTED_BOTS: Final[dict[str, type[BaseBot]]] = {
@@ -115,6 +117,10 @@ class _Runtime:
     # per-client cap.
     by_client: dict[str, set[str]] = field(default_factory=dict)
     creating: Counter[str] = field(default_factory=Counter)
+    #: Tournaments and series started (created or resumed) per client address: while
+    #: one runs, its ``concurrency`` counts among its client's live games, or one
+    #: client could run any number of games through tournaments.
+    tournaments_by_client: dict[str, set[str]] = field(default_factory=dict)
 
     async def drain(self) -> None:
         """Stop taking games and abort the running ones (each gets an ``end``).
@@ -147,7 +153,8 @@ class _Runtime:
         await self.pool.close_sessions(1001, "the game server is shutting down")
 
     def games_of(self, client: str) -> int:
-        """Live games of ``client``, counting those being created."""
+        """Live games of ``client``, counting those being created and, for each of its
+        tournaments and series that runs, its ``concurrency``."""
         # Forget every ended game, not only this client's: clients that never come
         # back must not leave entries behind. One pass over at most max_games ids.
         live = set(self.manager.live_game_ids())
@@ -155,7 +162,50 @@ class _Runtime:
             self.by_client[key] &= live
             if not self.by_client[key]:
                 del self.by_client[key]
-        return len(self.by_client.get(client, ())) + self.creating[client]
+        held = 0
+        for key in list(self.tournaments_by_client):
+            slots = {tid: self.tournaments.slots(tid) for tid in self.tournaments_by_client[key]}
+            if key == client:
+                held = sum(slots.values())
+            self.tournaments_by_client[key] = {tid for tid, games in slots.items() if games}
+            if not self.tournaments_by_client[key]:
+                del self.tournaments_by_client[key]
+        return len(self.by_client.get(client, ())) + self.creating[client] + held
+
+    def refuse_games(self, client: str, games: int, most: int) -> str | None:
+        """Why ``client`` may not start a tournament or series that plays ``games`` at
+        once (its ``concurrency``) when it may have ``most`` live games, or None."""
+        held = self.games_of(client)
+        if held + games <= most:
+            return None
+        return (
+            f"this client's live games, tournaments and series (each counted by its "
+            f"concurrency) already hold {held} of the {most} games it may have at once; "
+            f"concurrency {games} does not fit: wait for one to end, or lower concurrency"
+        )
+
+    @contextlib.contextmanager
+    def holding(self, client: str, games: int) -> Iterator[None]:
+        """Count ``games`` more among ``client``'s live games while the block runs: a
+        tournament or series of that concurrency being checked and started (concurrent
+        requests must not all slip under the cap)."""
+        self.creating[client] += games
+        try:
+            yield
+        finally:
+            self.creating[client] -= games
+            if not self.creating[client]:
+                del self.creating[client]
+
+    def started_tournament(self, client: str, tournament_id: str) -> None:
+        """``client`` started (created or resumed) ``tournament_id``: its concurrency
+        counts among the client's live games while it runs."""
+        self.tournaments_by_client.setdefault(client, set()).add(tournament_id)
+
+
+def client_address(request: Request) -> str:
+    """Whom the per-client caps count a request against: its peer's address."""
+    return request.client.host if request.client is not None else "unknown"
 
 
 def _authorized(request: Request, api_token: str) -> bool:

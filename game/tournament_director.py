@@ -392,6 +392,12 @@ class TournamentDirector:
         if stored is not None and stored.status != "running":
             run.stop(stored.reason or "stopped through another worker", in_store=True)
 
+    def slots(self, tournament_id: str) -> int:
+        """How many games ``tournament_id`` may play at once while it runs here (its
+        ``concurrency``); 0 when it does not run here."""
+        run = self.runs.get(tournament_id)
+        return 0 if run is None or run.over else run.request.concurrency
+
     def _current(self, tournament_id: str) -> TournamentRun | None:
         """The run here that says how the tournament stands: on a cluster only one that
         runs (a run over here may have been resumed on another worker since)."""

@@ -18,6 +18,7 @@ notation routes show them, named after their tournament.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Final
 
 from starlette.requests import Request
@@ -28,7 +29,7 @@ from game.discovery import DiscoveryError
 from game.openings import OpeningError
 from game.route_bodies import creation_body
 from game.route_query import unknown_query
-from game.server_state import _runtime, _without_token
+from game.server_state import _runtime, _settings, _without_token, client_address
 from game.tournament_games import is_counted
 from game.tournament_runner import (
     TournamentError,
@@ -68,11 +69,18 @@ async def create_tournament(request: Request) -> Response:
     )
     if isinstance(tournament, Response):
         return tournament
+    tournaments = _runtime(request).tournaments
+
+    async def create() -> str:
+        return (await tournaments.create(tournament)).tournament_id
+
     try:
-        run = await _runtime(request).tournaments.create(tournament)
+        started = await start_within_cap(request, tournament.concurrency, create)
     except (TournamentError, OpeningError, DiscoveryError) as error:
         return _error(422, str(error))
-    body_out = TournamentCreated(tournament_id=run.tournament_id).model_dump_json()
+    if isinstance(started, Response):
+        return started
+    body_out = TournamentCreated(tournament_id=started).model_dump_json()
     return Response(body_out, status_code=201, media_type="application/json")
 
 
@@ -97,7 +105,7 @@ async def list_tournaments(request: Request) -> Response:
 async def get_tournament(request: Request) -> Response:
     if (unknown := unknown_query(request, ())) is not None:
         return _error(422, unknown)
-    tournament_id = request.path_params["tournament_id"]
+    tournament_id: str = request.path_params["tournament_id"]
     view = await _runtime(request).tournaments.view(tournament_id)
     if view is None:
         return _error(404, f"no tournament {tournament_id[:80]!r}")
@@ -106,7 +114,7 @@ async def get_tournament(request: Request) -> Response:
 
 async def tournament_games(request: Request) -> Response:
     runtime = _runtime(request)
-    tournament_id = request.path_params["tournament_id"]
+    tournament_id: str = request.path_params["tournament_id"]
     if (unknown := unknown_query(request, ("offset", "limit"))) is not None:
         return _error(422, unknown)
     params = request.query_params
@@ -153,14 +161,21 @@ async def _control(request: Request, action: str) -> Response:
     if (refused := _without_token(request)) is not None:
         return refused
     runtime = _runtime(request)
-    tournament_id = request.path_params["tournament_id"]
+    tournament_id: str = request.path_params["tournament_id"]
     try:
         if action == "stop":
             await runtime.tournaments.stop(tournament_id)
         else:
             if runtime.closing:
                 return _error(503, "the server is shutting down")
-            await runtime.tournaments.resume(tournament_id)
+
+            async def resume() -> str:
+                await runtime.tournaments.resume(tournament_id)
+                return tournament_id
+
+            games = await stored_concurrency(request, tournament_id)
+            if isinstance(started := await start_within_cap(request, games, resume), Response):
+                return started
     except UnknownTournamentError as error:
         return _error(404, str(error))
     except (TournamentRunningError, TournamentFinishedError) as error:
@@ -170,6 +185,30 @@ async def _control(request: Request, action: str) -> Response:
     view = await runtime.tournaments.view(tournament_id)
     assert view is not None
     return Response(view.model_dump_json(), media_type="application/json")
+
+
+async def stored_concurrency(request: Request, tournament_id: str) -> int:
+    """The ``concurrency`` of the stored tournament or series ``tournament_id``; 1 when
+    there is none (its resume answers 404)."""
+    stored = await _runtime(request).store.tournaments.get(tournament_id)
+    return 1 if stored is None else TournamentRequest.model_validate(stored.request).concurrency
+
+
+async def start_within_cap(
+    request: Request, games: int, start: Callable[[], Awaitable[str]]
+) -> str | Response:
+    """``start()`` a tournament or series that plays ``games`` at once (creating or
+    resuming it; its id) unless the client's live games, tournaments and series leave
+    no room for them under ``--max-games-per-client`` (429, ``_Runtime.refuse_games``).
+    While it runs, its ``games`` count among the client's."""
+    runtime, client = _runtime(request), client_address(request)
+    most = _settings(request).max_games_per_client
+    if (refusal := runtime.refuse_games(client, games, most)) is not None:
+        return _error(429, refusal)
+    with runtime.holding(client, games):
+        tournament_id = await start()
+        runtime.started_tournament(client, tournament_id)
+    return tournament_id
 
 
 async def stop_tournament(request: Request) -> Response:
