@@ -65,6 +65,29 @@ def test_static_files_are_served_with_their_types_and_revalidated(server: str) -
     assert get(server + "/static/nope.js").status_code == 404
 
 
+@pytest.mark.parametrize("path", ["/", "/g/a-game", "/web/nothing-here"])
+def test_the_page_runs_only_this_servers_scripts_and_is_framed_by_no_one(
+    server: str, path: str
+) -> None:
+    headers = get(server + path).headers
+    directives = headers["content-security-policy"].split("; ")
+    policy = {name: value for name, _, value in (d.partition(" ") for d in directives)}
+    host = server.split("://", 1)[1]
+    assert policy["default-src"] == "'none'"
+    assert policy["script-src"] == policy["style-src"] == policy["img-src"] == "'self'"
+    assert policy["connect-src"] == f"'self' ws://{host} wss://{host}"
+    assert policy["frame-ancestors"] == "'none'" and policy["base-uri"] == "'none'"
+    assert headers["x-frame-options"] == "DENY"
+    assert headers["x-content-type-options"] == "nosniff"
+    assert get(server + "/static/app.js").headers["x-content-type-options"] == "nosniff"
+
+
+def test_a_strange_host_header_stays_out_of_the_policy(server: str) -> None:
+    headers = get(server + "/", headers={"host": "x; script-src *"}).headers
+    assert "connect-src 'self';" in headers["content-security-policy"]
+    assert "script-src *" not in headers["content-security-policy"]
+
+
 def test_the_json_routes_keep_answering_json(server: str) -> None:
     for path in ("/games", "/bots", "/tournaments"):
         response = get(server + path)

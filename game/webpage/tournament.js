@@ -53,10 +53,13 @@ function sprtPanel(sprt) {
   const span = sprt.upper - sprt.lower;
   const at = Math.min(1, Math.max(0, (sprt.llr - sprt.lower) / span));
   const verdict = { H1: "H1 accepted: the first bot is stronger by elo1 or more", H0: "H0 accepted: not stronger by elo1", continue: "running" }[sprt.decision];
+  // Placed through the CSSOM: the page's Content-Security-Policy refuses style attributes.
+  const mark = el("span", { class: "sprt-mark" });
+  mark.style.left = `${(100 * at).toFixed(1)}%`;
   return el("div", { class: "panel sprt", id: "sprt", dataset: { decision: sprt.decision } },
     el("div", {}, `SPRT elo0 ${sprt.elo0}, elo1 ${sprt.elo1}, α ${sprt.alpha}, β ${sprt.beta}`),
     el("div", { class: "sprt-bar", role: "meter", "aria-valuemin": String(sprt.lower), "aria-valuemax": String(sprt.upper), "aria-valuenow": String(sprt.llr), "aria-label": "log-likelihood ratio" },
-      el("span", { class: "sprt-mark", style: `left: ${(100 * at).toFixed(1)}%` })),
+      mark),
     el("div", { class: "sprt-scale" }, el("span", {}, fixed(sprt.lower, 2)), el("span", {}, `LLR ${fixed(sprt.llr, 2)}`), el("span", {}, fixed(sprt.upper, 2))),
     el("div", { class: "muted" }, verdict));
 }
