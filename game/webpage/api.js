@@ -78,7 +78,9 @@ export function socketURL(path) {
   return `${scheme}//${location.host}${path}`;
 }
 
-/** el("a", {href: "/g/1", class: "x"}, "text", child...) — attributes and text only. */
+/** el("a", {href: "/g/1", class: "x"}, "text", child...) — attributes and text only.
+ * Children may come in arrays nested to any depth (a map whose items are lists): each
+ * node is put in, never an array's text (which is its nodes' hrefs, comma-separated). */
 export function el(tag, attributes = {}, ...children) {
   const node = document.createElement(tag);
   for (const [name, value] of Object.entries(attributes)) {
@@ -91,7 +93,7 @@ export function el(tag, attributes = {}, ...children) {
       node.setAttribute(name, value === true ? "" : String(value));
     }
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined || child === false) continue;
     node.append(child instanceof Node ? child : String(child));
   }
@@ -99,7 +101,7 @@ export function el(tag, attributes = {}, ...children) {
 }
 
 export function clear(node, ...children) {
-  node.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined));
+  node.replaceChildren(...children.flat(Infinity).filter((c) => c !== null && c !== undefined));
   return node;
 }
 

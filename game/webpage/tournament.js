@@ -124,7 +124,7 @@ export async function mount(main, { tournamentId }) {
       el("div", { class: "scroll-x" }, standingsTable(view)),
       view.pairs.length ? [el("h2", {}, "Pairs"), el("div", { class: "scroll-x" }, pairsTable(view))] : null,
       view.crosstable ? [el("h2", {}, "Crosstable"), el("pre", { class: "panel crosstable scroll-x" }, view.crosstable)] : null,
-      view.live_games.length ? [el("h2", {}, "Playing now"), el("p", {}, view.live_games.map((g, i) => [i ? " · " : "", el("a", { href: `/g/${encodeURIComponent(g)}` }, g.slice(0, 8))]))] : null,
+      view.live_games.length ? [el("h2", {}, "Playing now"), el("p", { id: "tournament-live" }, view.live_games.map((g, i) => [i ? " · " : "", el("a", { href: `/g/${encodeURIComponent(g)}` }, g.slice(0, 8))]))] : null,
       el("h2", {}, "Games"),
       el("div", { class: "scroll-x" }, el("table", { class: "list", id: "tournament-games" },
         el("thead", {}, el("tr", {}, el("th", { class: "num" }, "Game"), el("th", { class: "num" }, "Round"), el("th", {}, "X"), el("th", {}, "O"), el("th", {}, "Result"))),
