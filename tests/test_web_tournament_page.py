@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from playwright.sync_api import expect
+from playwright.sync_api import ViewportSize, expect
 
-from tests.browser import WebPage
+from tests.browser import PHONE, WebPage
 from tests.http_json import get_json, post_json, wait_for
 from tests.silent_bot import silent_bot
 from tests.ui_server import game_server
@@ -61,3 +61,63 @@ def test_a_running_tournament_links_to_each_of_its_games_in_flight(
         assert hrefs == [f"/g/{game_id}" for game_id in view["live_games"]]
         expect(page.locator("#tournament-live")).not_to_contain_text("http")
         page.goto("about:blank")
+
+
+def finished_tournament(url: str, **fields: Any) -> tuple[str, Json]:
+    """threat against random, one round (two games) unless ``fields`` say otherwise."""
+    status, created = post_json(
+        url + "/tournaments",
+        {
+            "name": "web finished",
+            "bots": [
+                {"name": "threat", "url": url + "/bots/threat"},
+                {"name": "random", "url": url + "/bots/random"},
+            ],
+            "rounds": 1,
+            "openings": "none",
+            "match": {"turn_limit": 40},
+            **fields,
+        },
+    )
+    assert status == 201, created
+    tournament_id = str(created["tournament_id"])
+    view = wait_for(
+        lambda: (
+            (v := get_json(f"{url}/tournaments/{tournament_id}")[1])["status"] != "running" and v
+        )
+    )
+    return tournament_id, view
+
+
+#: How many lines each cell's text takes.
+LINES_PER_CELL = """cells => cells.map((cell) => {
+  const range = document.createRange();
+  range.selectNodeContents(cell);
+  return new Set([...range.getClientRects()].map((rect) => Math.round(rect.top))).size;
+})"""
+
+#: tests.browser.PHONE as Playwright's types have it.
+PHONE_SIZE: ViewportSize = {"width": PHONE["width"], "height": PHONE["height"]}
+
+
+def test_numbers_sit_right_aligned_and_each_on_one_line_even_on_a_phone(
+    web_page: WebPage, tmp_path: Path
+) -> None:
+    page = web_page.page
+    with game_server(tmp_path) as url:
+        tournament_id, _ = finished_tournament(url)
+        page.goto(f"{url}/t/{tournament_id}")
+        numbers = page.locator("#standings td.num, #pairs td.num, #pairs th.num")
+        expect(numbers.first).to_be_visible()
+        aligned = numbers.evaluate_all("cells => cells.map((c) => getComputedStyle(c).textAlign)")
+        assert set(aligned) == {"right"}, aligned
+        headers = page.locator("#pairs th").all_text_contents()
+        right = page.locator("#pairs th.num").all_text_contents()
+        assert right == [h for h in headers if h in ("Games", "Elo", "nElo", "LOS", "Draws")]
+
+        page.set_viewport_size(PHONE_SIZE)
+        cells = page.locator("#standings td.num, #pairs td.num, #pairs td.record")
+        expect(cells.first).to_be_visible()
+        texts = cells.all_text_contents()
+        lines = cells.evaluate_all(LINES_PER_CELL)
+        assert lines and set(lines) == {1}, list(zip(texts, lines, strict=True))

@@ -34,17 +34,18 @@ function standingsTable(view) {
 
 function pairsTable(view) {
   const head = ["Bot", "Opponent", "Games", "W-D-L", "Elo", "nElo", "LOS", "Draws", "Pentanomial"];
+  const numbers = new Set(["Games", "Elo", "nElo", "LOS", "Draws"]);
   return el("table", { class: "list", id: "pairs" },
-    el("thead", {}, el("tr", {}, head.map((h) => el("th", {}, h)))),
+    el("thead", {}, el("tr", {}, head.map((h) => el("th", { class: numbers.has(h) ? "num" : h === "W-D-L" ? "record" : null }, h)))),
     el("tbody", {}, view.pairs.map((pair) => el("tr", {},
       el("td", {}, pair.bot), el("td", {}, pair.opponent),
       el("td", { class: "num" }, String(pair.games)),
-      el("td", {}, `${pair.wins}-${pair.draws}-${pair.losses}`),
+      el("td", { class: "record" }, `${pair.wins}-${pair.draws}-${pair.losses}`),
       el("td", { class: "num" }, plusMinus(pair.elo, pair.elo_error)),
       el("td", { class: "num" }, plusMinus(pair.nelo, pair.nelo_error)),
       el("td", { class: "num" }, percent(pair.los)),
       el("td", { class: "num" }, percent(pair.draw_ratio)),
-      el("td", {}, el("code", {}, `[${pair.pentanomial.join(", ")}]`)),
+      el("td", { class: "record" }, el("code", {}, `[${pair.pentanomial.join(", ")}]`)),
     ))));
 }
 
