@@ -121,3 +121,18 @@ def test_numbers_sit_right_aligned_and_each_on_one_line_even_on_a_phone(
         texts = cells.all_text_contents()
         lines = cells.evaluate_all(LINES_PER_CELL)
         assert lines and set(lines) == {1}, list(zip(texts, lines, strict=True))
+
+
+def test_an_sprt_that_ran_out_of_games_says_it_ended_undecided_not_running(
+    web_page: WebPage, tmp_path: Path
+) -> None:
+    page = web_page.page
+    with game_server(tmp_path) as url:
+        # One pair of games cannot take the LLR to a bound of ±2.94.
+        tournament_id, view = finished_tournament(url, sprt={"elo0": 0, "elo1": 10})
+        assert view["status"] == "finished" and view["sprt"]["decision"] == "continue", view
+        page.goto(f"{url}/t/{tournament_id}")
+        panel = page.locator("#sprt")
+        expect(panel).to_have_attribute("data-decision", "continue")
+        expect(panel).to_contain_text("no decision")
+        expect(panel).not_to_contain_text("running")

@@ -49,11 +49,21 @@ function pairsTable(view) {
     ))));
 }
 
-function sprtPanel(sprt) {
+/** What an SPRT says: its decision, or, undecided ("continue"), whether it goes on: a
+ * tournament that is over (its games all played, stopped...) ended with no decision. */
+function sprtVerdict(decision, status) {
+  if (decision === "H1") return "H1 accepted: the first bot is stronger by elo1 or more";
+  if (decision === "H0") return "H0 accepted: not stronger by elo1";
+  if (status === "running") return "running: no decision yet";
+  if (status === "finished") return "no decision: every game was played before the LLR reached a bound";
+  return `no decision (${status})`;
+}
+
+function sprtPanel(sprt, status) {
   // The LLR on a bar from the lower to the upper bound: where it stands, and the decision.
   const span = sprt.upper - sprt.lower;
   const at = Math.min(1, Math.max(0, (sprt.llr - sprt.lower) / span));
-  const verdict = { H1: "H1 accepted: the first bot is stronger by elo1 or more", H0: "H0 accepted: not stronger by elo1", continue: "running" }[sprt.decision];
+  const verdict = sprtVerdict(sprt.decision, status);
   // Placed through the CSSOM: the page's Content-Security-Policy refuses style attributes.
   const mark = el("span", { class: "sprt-mark" });
   mark.style.left = `${(100 * at).toFixed(1)}%`;
@@ -119,7 +129,7 @@ export async function mount(main, { tournamentId }) {
         `${view.series ? view.series.rule : view.format.replace("_", " ")} · ${view.games_done} of ${view.games_total} games · ${view.games_running} playing · started ${formatWhen(view.created_at)}`,
         view.reason ? ` · ${view.reason}` : ""),
       el("progress", { max: String(view.games_total || 1), value: String(view.games_done), class: "wide-progress", "aria-label": "games played" }),
-      view.sprt ? sprtPanel(view.sprt) : null,
+      view.sprt ? sprtPanel(view.sprt, view.status) : null,
       view.series ? seriesPanel(view.series, view.status) : null,
       el("h2", {}, "Standings"),
       el("div", { class: "scroll-x" }, standingsTable(view)),
