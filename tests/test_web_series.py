@@ -72,7 +72,7 @@ def _series(url: str, **fields: object) -> str:
     return series_id
 
 
-def test_a_series_decided_early_shows_a_full_progress_bar(
+def test_a_series_decided_early_shows_a_full_progress_bar_in_the_list_and_on_its_page(
     web_page: WebPage, tmp_path: Path
 ) -> None:
     page = web_page.page
@@ -90,6 +90,14 @@ def test_a_series_decided_early_shows_a_full_progress_bar(
         bar = page.locator(f'#tournaments tr[data-tournament-id="{series_id}"] progress')
         expect(bar).to_have_attribute("value", str(done))
         expect(bar).to_have_attribute("max", str(done))
+        # Its own page says the same: complete, not a part of its games played.
+        page.goto(f"{url}/t/{series_id}")
+        own_bar = page.locator("progress.wide-progress")
+        expect(own_bar).to_have_attribute("value", str(done))
+        expect(own_bar).to_have_attribute("max", str(done))
+        expect(page.locator("#tournament-status")).to_contain_text(
+            f"decided after {done} of at most {summary['games_total']} games"
+        )
         page.goto("about:blank")
 
 

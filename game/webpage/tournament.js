@@ -119,6 +119,12 @@ export async function mount(main, { tournamentId }) {
     }
     const kind = view.series ? "Series" : "Tournament";
     document.title = `${view.name || kind} · htttx arena`;
+    // Decided early (a series won, an SPRT's verdict): complete, the bar full, as the
+    // list of tournaments shows it.
+    const early = view.status === "finished" && view.games_done < view.games_total;
+    const played = early
+      ? `decided after ${view.games_done} of at most ${view.games_total} games`
+      : `${view.games_done} of ${view.games_total} games`;
     const more = games.items.length < games.games_total && games.items.length === shownGames
       ? el("button", { type: "button", onclick: () => { shownGames += GAMES_PAGE; load(); } }, "More games")
       : null;
@@ -126,9 +132,9 @@ export async function mount(main, { tournamentId }) {
       el("h1", {}, view.name || `${kind} ${view.tournament_id.slice(0, 8)}`),
       el("p", { class: "muted", id: "tournament-status" },
         el("span", { class: `badge${view.status === "running" ? " live" : ""}` }, view.status), " ",
-        `${view.series ? view.series.rule : view.format.replace("_", " ")} · ${view.games_done} of ${view.games_total} games · ${view.games_running} playing · started ${formatWhen(view.created_at)}`,
+        `${view.series ? view.series.rule : view.format.replace("_", " ")} · ${played} · ${view.games_running} playing · started ${formatWhen(view.created_at)}`,
         view.reason ? ` · ${view.reason}` : ""),
-      el("progress", { max: String(view.games_total || 1), value: String(view.games_done), class: "wide-progress", "aria-label": "games played" }),
+      el("progress", { max: String((early ? view.games_done : view.games_total) || 1), value: String(view.games_done), class: "wide-progress", "aria-label": "games played" }),
       view.sprt ? sprtPanel(view.sprt, view.status) : null,
       view.series ? seriesPanel(view.series, view.status) : null,
       el("h2", {}, "Standings"),
