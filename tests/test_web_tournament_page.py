@@ -136,3 +136,23 @@ def test_an_sprt_that_ran_out_of_games_says_it_ended_undecided_not_running(
         expect(panel).to_have_attribute("data-decision", "continue")
         expect(panel).to_contain_text("no decision")
         expect(panel).not_to_contain_text("running")
+
+
+def test_a_finished_game_waiting_for_the_pairs_before_it_is_not_counted_yet(
+    web_page: WebPage, tmp_path: Path
+) -> None:
+    page = web_page.page
+    with silent_bot() as silent_url, game_server(tmp_path) as url:
+        tournament_id, _ = running_tournament(url, silent_url)
+        games = get_json(f"{url}/tournaments/{tournament_id}/games")[1]["items"]
+        waiting = [g for g in games if g["status"] == "finished" and not g["counted"]]
+        counted = [g for g in games if g["counted"]]
+        assert len(waiting) == 2 and len(counted) == 2, games
+        page.goto(f"{url}/t/{tournament_id}")
+        for game in waiting:
+            row = page.locator(f'#tournament-games tr[data-game-id="{game["game_id"]}"]')
+            expect(row).to_contain_text("(not counted yet)")
+        for game in counted:
+            row = page.locator(f'#tournament-games tr[data-game-id="{game["game_id"]}"]')
+            expect(row).not_to_contain_text("counted")
+        page.goto("about:blank")

@@ -85,7 +85,19 @@ function seriesPanel(series, status) {
     el("div", { class: "muted" }, `${series.games} game${series.games === 1 ? "" : "s"} · ${state}`));
 }
 
-function gameRow(game) {
+/** Why a game's result is not in the standings: a finished game counts with its pair once
+ * that pair and every one before it are complete, so until the tournament is over it
+ * is waiting, not left out; an aborted game (played again) or one that ended after the
+ * SPRT decided never counts. */
+function countNote(game, tournamentStatus) {
+  if (game.counted || game.status === "running") return null;
+  if (game.status === "finished" && tournamentStatus !== "finished") {
+    return el("span", { class: "muted", title: "counts once its pair and every pair before it are complete" }, " (not counted yet)");
+  }
+  return el("span", { class: "muted" }, " (not counted)");
+}
+
+function gameRow(game, tournamentStatus) {
   const href = `/g/${encodeURIComponent(game.game_id)}`;
   const result = game.status === "running" ? "playing" : outcomeText(game.status, game.result);
   return el("tr", { dataset: { gameId: game.game_id } },
@@ -93,7 +105,7 @@ function gameRow(game) {
     el("td", { class: "num" }, String(game.round)),
     el("td", {}, el("span", { class: "side-x" }, "X"), " ", game.x),
     el("td", {}, el("span", { class: "side-o" }, "O"), " ", game.o),
-    el("td", {}, result, game.counted || game.status === "running" ? "" : el("span", { class: "muted" }, " (not counted)")),
+    el("td", {}, result, countNote(game, tournamentStatus)),
   );
 }
 
@@ -145,7 +157,7 @@ export async function mount(main, { tournamentId }) {
       el("h2", {}, "Games"),
       el("div", { class: "scroll-x" }, el("table", { class: "list", id: "tournament-games" },
         el("thead", {}, el("tr", {}, el("th", { class: "num" }, "Game"), el("th", { class: "num" }, "Round"), el("th", {}, "X"), el("th", {}, "O"), el("th", {}, "Result"))),
-        el("tbody", {}, games.items.map(gameRow)))),
+        el("tbody", {}, games.items.map((game) => gameRow(game, view.status))))),
       more,
     );
     clearTimeout(timer);
