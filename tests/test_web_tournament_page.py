@@ -156,3 +156,27 @@ def test_a_finished_game_waiting_for_the_pairs_before_it_is_not_counted_yet(
             row = page.locator(f'#tournament-games tr[data-game-id="{game["game_id"]}"]')
             expect(row).not_to_contain_text("counted")
         page.goto("about:blank")
+
+
+def test_a_table_scrolled_sideways_on_a_phone_keeps_its_place_when_the_page_refreshes(
+    web_page: WebPage, tmp_path: Path
+) -> None:
+    page = web_page.page
+    page.set_viewport_size(PHONE_SIZE)
+    with silent_bot() as silent_url, game_server(tmp_path) as url:
+        tournament_id, _ = running_tournament(url, silent_url)
+        page.goto(f"{url}/t/{tournament_id}")
+        box = page.locator(".scroll-x:has(#pairs)")
+        expect(box).to_be_visible()
+        width = box.evaluate("box => box.scrollWidth - box.clientWidth")
+        assert width > 0  # wider than the phone: it scrolls
+        box.evaluate("box => { box.scrollLeft = box.scrollWidth; }")
+        scrolled = box.evaluate("box => box.scrollLeft")
+        assert scrolled > 0
+        # The page is drawn again after each poll: two polls on, one was drawn since.
+        view_url = f"{url}/tournaments/{tournament_id}"
+        for _ in range(2):
+            with page.expect_response(view_url):
+                pass
+        assert box.evaluate("box => box.scrollLeft") == scrolled
+        page.goto("about:blank")

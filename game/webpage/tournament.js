@@ -109,6 +109,24 @@ function gameRow(game, tournamentStatus) {
   );
 }
 
+// Each poll draws the page anew: a box scrolled sideways (a wide table on a phone) is
+// put back where its reader left it, found again by the id of what it holds.
+function scrollPlaces(main) {
+  const places = new Map();
+  for (const box of main.querySelectorAll(".scroll-x")) {
+    const key = box.id || (box.firstElementChild && box.firstElementChild.id);
+    if (key && box.scrollLeft) places.set(key, box.scrollLeft);
+  }
+  return places;
+}
+
+function restoreScrollPlaces(main, places) {
+  for (const box of main.querySelectorAll(".scroll-x")) {
+    const key = box.id || (box.firstElementChild && box.firstElementChild.id);
+    if (places.has(key)) box.scrollLeft = places.get(key);
+  }
+}
+
 export async function mount(main, { tournamentId }) {
   const id = encodeURIComponent(tournamentId);
   const message = el("div", { role: "status", "aria-live": "polite" });
@@ -140,6 +158,7 @@ export async function mount(main, { tournamentId }) {
     const more = games.items.length < games.games_total && games.items.length === shownGames
       ? el("button", { type: "button", onclick: () => { shownGames += GAMES_PAGE; load(); } }, "More games")
       : null;
+    const places = scrollPlaces(main);
     clear(main,
       el("h1", {}, view.name || `${kind} ${view.tournament_id.slice(0, 8)}`),
       el("p", { class: "muted", id: "tournament-status" },
@@ -152,7 +171,7 @@ export async function mount(main, { tournamentId }) {
       el("h2", {}, "Standings"),
       el("div", { class: "scroll-x" }, standingsTable(view)),
       view.pairs.length ? [el("h2", {}, "Pairs"), el("div", { class: "scroll-x" }, pairsTable(view))] : null,
-      view.crosstable ? [el("h2", {}, "Crosstable"), el("pre", { class: "panel crosstable scroll-x" }, view.crosstable)] : null,
+      view.crosstable ? [el("h2", {}, "Crosstable"), el("pre", { class: "panel crosstable scroll-x", id: "crosstable" }, view.crosstable)] : null,
       view.live_games.length ? [el("h2", {}, "Playing now"), el("p", { id: "tournament-live" }, view.live_games.map((g, i) => [i ? " · " : "", el("a", { href: `/g/${encodeURIComponent(g)}` }, g.slice(0, 8))]))] : null,
       el("h2", {}, "Games"),
       el("div", { class: "scroll-x" }, el("table", { class: "list", id: "tournament-games" },
@@ -160,6 +179,7 @@ export async function mount(main, { tournamentId }) {
         el("tbody", {}, games.items.map((game) => gameRow(game, view.status))))),
       more,
     );
+    restoreScrollPlaces(main, places);
     clearTimeout(timer);
     if (view.status === "running") timer = setTimeout(load, POLL_MS);
   }
