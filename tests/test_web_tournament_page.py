@@ -180,3 +180,23 @@ def test_a_table_scrolled_sideways_on_a_phone_keeps_its_place_when_the_page_refr
                 pass
         assert box.evaluate("box => box.scrollLeft") == scrolled
         page.goto("about:blank")
+
+
+def test_elo_with_its_error_bar_reads_as_the_record_has_it_an_infinite_one_as_infinity(
+    web_page: WebPage, tmp_path: Path
+) -> None:
+    page = web_page.page
+    with game_server(tmp_path) as url:
+        tournament_id, view = finished_tournament(url)
+        (pair,) = view["pairs"]
+        # ThreatBot wins both games against RandomBot: a perfect score, Elo without bound.
+        assert (pair["wins"], pair["elo"], pair["elo_error"]) == (2, "Infinity", "Infinity"), pair
+        page.goto(f"{url}/t/{tournament_id}")
+        elo = page.locator("#pairs tbody tr td").nth(4)
+        expect(elo).to_have_text("+∞ ± ∞")
+        expect(page.locator("#pairs")).not_to_contain_text("Infinity")
+        for line in view["standings"]:
+            row = page.locator("#standings tbody tr", has_text=line["name"])
+            expect(row.locator("td").nth(8)).to_have_text(
+                f"{line['elo']:+.1f} ± {line['elo_error']:.1f}"
+            )

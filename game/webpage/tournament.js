@@ -8,9 +8,21 @@ import { failureText } from "./leaderboard.js";
 const POLL_MS = 2000;
 const GAMES_PAGE = 100;
 
-// A value that rounds to zero reads 0.00, never -0.00 (an LLR of -0.001).
-const fixed = (value, digits = 1) => (value === null || value === undefined ? "" : Number(value).toFixed(digits).replace(/^-(0\.?0*)$/, "$1"));
-const signed = (value, digits = 1) => (value === null || value === undefined ? "" : `${value >= 0 ? "+" : ""}${Number(value).toFixed(digits)}`);
+/** A figure as text: one that rounds to zero reads 0.00, never -0.00 (an LLR of
+ * -0.001); an infinite one ∞ or -∞ (the JSON's "Infinity": every game of a pair won or
+ * lost, fastchess's inf), not "Infinity"; one with no value (NaN) n/a. */
+function fixed(value, digits = 1) {
+  if (value === null || value === undefined) return "";
+  const number = Number(value);
+  if (Number.isNaN(number)) return "n/a";
+  if (!Number.isFinite(number)) return number > 0 ? "∞" : "-∞";
+  return number.toFixed(digits).replace(/^-(0\.?0*)$/, "$1");
+}
+/** As fixed, a gain marked +: +12.3, -4.0, 0.0, +∞. */
+function signed(value, digits = 1) {
+  const text = fixed(value, digits);
+  return /^[0-9∞]/.test(text) && !/^0\.?0*$/.test(text) ? `+${text}` : text;
+}
 const plusMinus = (value, error) => (value === null || value === undefined ? "" : `${signed(value)} ± ${fixed(error)}`);
 const percent = (value) => (value === null || value === undefined ? "" : `${(100 * value).toFixed(1)}%`);
 
