@@ -200,3 +200,17 @@ def test_elo_with_its_error_bar_reads_as_the_record_has_it_an_infinite_one_as_in
             expect(row.locator("td").nth(8)).to_have_text(
                 f"{line['elo']:+.1f} ± {line['elo_error']:.1f}"
             )
+
+
+def test_a_tournament_game_links_back_to_its_tournament(web_page: WebPage, tmp_path: Path) -> None:
+    page = web_page.page
+    with game_server(tmp_path) as url:
+        tournament_id, _ = finished_tournament(url)
+        first = get_json(f"{url}/tournaments/{tournament_id}/games")[1]["items"][0]
+        page.goto(f"{url}/g/{first['game_id']}")
+        line = page.locator(".tournament-line")
+        expect(line).to_have_text(f"Tournament: game {first['number']} (round {first['round']})")
+        line.get_by_role("link").click()
+        expect(page).to_have_url(f"{url}/t/{tournament_id}")
+        expect(page.locator("#standings")).to_be_visible()
+        page.goto("about:blank")

@@ -59,6 +59,7 @@ class GamePage {
     this.seatO = this.seat("o");
     this.resultLine = el("p", { class: "result", hidden: true });
     this.seriesLine = el("p", { class: "series-line muted", hidden: true });
+    this.tournamentLine = el("p", { class: "tournament-line muted", hidden: true });
     this.evalLabel = el("p", { class: "eval-label" });
     this.graph = new EvalGraph((ply) => this.goTo(ply));
     this.evalPanel = el("section", { class: "panel eval-panel", hidden: true, "aria-label": "Evaluation" },
@@ -73,7 +74,7 @@ class GamePage {
     const copy = el("button", { type: "button", class: "copy", onclick: () => this.copyCommand(copy) }, "Copy");
 
     const side = el("aside", { class: "side-col" },
-      el("section", { class: "panel players", "aria-label": "Players" }, this.seatX.root, this.seatO.root, this.resultLine, this.seriesLine),
+      el("section", { class: "panel players", "aria-label": "Players" }, this.seatX.root, this.seatO.root, this.resultLine, this.seriesLine, this.tournamentLine),
       this.evalPanel,
       el("section", { class: "panel moves-panel", "aria-label": "Moves" }, el("h2", {}, "Moves"), this.moveList, this.considerPanel),
       el("section", { class: "panel export", "aria-label": "Export" },
@@ -246,6 +247,7 @@ class GamePage {
       this.resultLine.hidden = false;
     } else this.resultLine.hidden = true;
     this.renderSeries();
+    this.renderTournament();
     const origin = location.origin;
     const id = model.gameId;
     this.command.textContent = model.finished ? `htttx-ui --open ${origin}/g/${id}` : `htttx-ui --server ${origin} --spectate ${id}`;
@@ -267,6 +269,21 @@ class GamePage {
       el("a", { href: `/t/${encodeURIComponent(tags.Series)}` }, `Series (${tags.SeriesRule || "series"})`),
       `: ${game}, score before it `, el("span", { class: "series-score" }, tags.SeriesScore));
     this.seriesLine.hidden = false;
+  }
+
+  /** A tournament's game (tags tournament, game, round; a series' has its own line):
+   * its number and round, linking to the tournament's page. */
+  renderTournament() {
+    const tags = this.model.tags || {};
+    if (!tags.tournament || tags.Series) {
+      this.tournamentLine.hidden = true;
+      return;
+    }
+    const game = tags.game ? `game ${tags.game}` : "a game";
+    const round = tags.round ? ` (round ${tags.round})` : "";
+    clear(this.tournamentLine,
+      el("a", { href: `/t/${encodeURIComponent(tags.tournament)}` }, "Tournament"), `: ${game}${round}`);
+    this.tournamentLine.hidden = false;
   }
 
   resultText() {
