@@ -214,3 +214,37 @@ def test_a_tournament_game_links_back_to_its_tournament(web_page: WebPage, tmp_p
         expect(page).to_have_url(f"{url}/t/{tournament_id}")
         expect(page.locator("#standings")).to_be_visible()
         page.goto("about:blank")
+
+
+#: Only against hangs: a page that is not running polls every 10 s.
+IDLE_REFRESH_TIMEOUT_MS = 60_000
+
+
+def test_the_list_shows_a_tournament_started_while_none_ran(
+    web_page: WebPage, tmp_path: Path
+) -> None:
+    page = web_page.page
+    with game_server(tmp_path) as url:
+        page.goto(url + "/web/tournaments")
+        expect(page.get_by_role("status")).to_contain_text("No tournament yet.")
+        tournament_id, _ = finished_tournament(url)
+        row = page.locator(f'#tournaments tr[data-tournament-id="{tournament_id}"]')
+        expect(row).to_contain_text("web finished", timeout=IDLE_REFRESH_TIMEOUT_MS)
+        page.goto("about:blank")
+
+
+def test_a_stopped_tournament_resumed_elsewhere_shows_it_running_again(
+    web_page: WebPage, tmp_path: Path
+) -> None:
+    page = web_page.page
+    with silent_bot() as silent_url, game_server(tmp_path) as url:
+        tournament_id, _ = running_tournament(url, silent_url)
+        status, _ = post_json(f"{url}/tournaments/{tournament_id}/stop", {})
+        assert status == 200
+        page.goto(f"{url}/t/{tournament_id}")
+        badge = page.locator("#tournament-status .badge")
+        expect(badge).to_have_text("stopped")
+        status, _ = post_json(f"{url}/tournaments/{tournament_id}/resume", {})
+        assert status == 200
+        expect(badge).to_have_text("running", timeout=IDLE_REFRESH_TIMEOUT_MS)
+        page.goto("about:blank")

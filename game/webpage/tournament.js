@@ -1,11 +1,15 @@
 // One tournament: standings with failures, each pair's statistics, the SPRT's progress,
-// the crosstable and links to every game; refreshed while it runs. A series (POST
-// /series) is a tournament too: it shows its score above the standings.
+// the crosstable and links to every game; refreshed while it runs, and now and then
+// while it may still be resumed. A series (POST /series) is a tournament too: it shows
+// its score above the standings.
 
 import { el, clear, getJSON, formatWhen, errorBox, outcomeText } from "./api.js";
 import { failureText } from "./leaderboard.js";
 
 const POLL_MS = 2000;
+// Stopped, interrupted or failed, it may be resumed (POST .../resume, a restart that
+// resumes a series): looked at now and then. Finished, it stays as it is.
+const IDLE_POLL_MS = 10000;
 const GAMES_PAGE = 100;
 
 /** A figure as text: one that rounds to zero reads 0.00, never -0.00 (an LLR of
@@ -193,7 +197,7 @@ export async function mount(main, { tournamentId }) {
     );
     restoreScrollPlaces(main, places);
     clearTimeout(timer);
-    if (view.status === "running") timer = setTimeout(load, POLL_MS);
+    if (view.status !== "finished") timer = setTimeout(load, view.status === "running" ? POLL_MS : IDLE_POLL_MS);
   }
   await load();
   return () => clearTimeout(timer);

@@ -1,9 +1,11 @@
-// Tournaments: the list of GET /tournaments, newest first, refreshed while any runs.
+// Tournaments: the list of GET /tournaments, newest first, refreshed often while any
+// runs and now and then while none does (one started or resumed since shows up).
 // A series (POST /series) is listed too, its rule in the format column.
 
 import { el, clear, getJSON, formatWhen, errorBox } from "./api.js";
 
 const POLL_MS = 3000;
+const IDLE_POLL_MS = 10000;
 
 function progress(summary) {
   const done = summary.games_done;
@@ -53,7 +55,7 @@ export async function mount(main) {
       clear(message, page.tournaments.length ? null : el("p", { class: "notice" }, "No tournament yet."));
       const running = page.tournaments.some((t) => t.status === "running");
       clearTimeout(timer);
-      if (running) timer = setTimeout(load, POLL_MS);
+      timer = setTimeout(load, running ? POLL_MS : IDLE_POLL_MS);
     } catch (error) {
       clear(message, errorBox(error));
       timer = setTimeout(load, POLL_MS);
