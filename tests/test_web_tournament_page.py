@@ -4,6 +4,7 @@ for as long as a test looks, the hosted bots finish theirs."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from playwright.sync_api import ViewportSize, expect
 from tests.browser import PHONE, WebPage
 from tests.http_json import get_json, post_json, wait_for
 from tests.silent_bot import silent_bot
-from tests.ui_server import game_server
+from tests.ui_server import game_server, restartable_game_server
 
 Json = dict[str, Any]
 
@@ -247,4 +248,24 @@ def test_a_stopped_tournament_resumed_elsewhere_shows_it_running_again(
         status, _ = post_json(f"{url}/tournaments/{tournament_id}/resume", {})
         assert status == 200
         expect(badge).to_have_text("running", timeout=IDLE_REFRESH_TIMEOUT_MS)
+        page.goto("about:blank")
+
+
+def test_a_failed_refresh_says_so_above_the_standings_it_keeps(
+    web_page: WebPage, tmp_path: Path
+) -> None:
+    page = web_page.page
+    web_page.allowed_errors.append(re.compile(r"ERR_CONNECTION_REFUSED"))
+    with silent_bot() as silent_url, restartable_game_server(tmp_path) as server:
+        tournament_id, view = running_tournament(server.url, silent_url)
+        page.goto(f"{server.url}/t/{tournament_id}")
+        standings = page.locator("#standings tbody tr")
+        expect(standings).to_have_count(len(view["standings"]))
+        server.stop()
+        expect(page.get_by_role("alert")).to_contain_text("the server cannot be reached")
+        expect(page.locator("h1")).to_have_text("web running")
+        expect(standings).to_have_count(len(view["standings"]))
+        server.start()  # the tournament comes back interrupted, as a restart leaves it
+        expect(page.locator("#tournament-status .badge")).to_have_text("interrupted")
+        expect(page.get_by_role("alert")).to_have_count(0)
         page.goto("about:blank")

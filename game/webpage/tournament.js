@@ -149,6 +149,7 @@ export async function mount(main, { tournamentId }) {
   clear(main, el("h1", {}, "Tournament"), message);
   let timer = null;
   let shownGames = GAMES_PAGE;
+  let shown = false;
 
   async function load() {
     let view;
@@ -159,7 +160,10 @@ export async function mount(main, { tournamentId }) {
         getJSON(`/tournaments/${id}/games?limit=${shownGames}`),
       ]);
     } catch (error) {
-      clear(main, el("h1", {}, "Tournament"), errorBox(error));
+      // A poll that fails (the server restarting, the network gone) says so above what
+      // was shown last, which stays: the standings do not vanish until it is back.
+      if (shown && error.status !== 404) clear(message, errorBox(error));
+      else clear(main, el("h1", {}, "Tournament"), errorBox(error));
       if (error.status !== 404) timer = setTimeout(load, POLL_MS);
       return;
     }
@@ -175,8 +179,10 @@ export async function mount(main, { tournamentId }) {
       ? el("button", { type: "button", onclick: () => { shownGames += GAMES_PAGE; load(); } }, "More games")
       : null;
     const places = scrollPlaces(main);
+    clear(message);
     clear(main,
       el("h1", {}, view.name || `${kind} ${view.tournament_id.slice(0, 8)}`),
+      message,
       el("p", { class: "muted", id: "tournament-status" },
         el("span", { class: `badge${view.status === "running" ? " live" : ""}` }, view.status), " ",
         `${view.series ? view.series.rule : view.format.replace("_", " ")} · ${played} · ${view.games_running} playing · started ${formatWhen(view.created_at)}`,
@@ -196,6 +202,7 @@ export async function mount(main, { tournamentId }) {
       more,
     );
     restoreScrollPlaces(main, places);
+    shown = true;
     clearTimeout(timer);
     if (view.status !== "finished") timer = setTimeout(load, view.status === "running" ? POLL_MS : IDLE_POLL_MS);
   }
