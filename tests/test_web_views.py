@@ -47,6 +47,8 @@ def test_live_lists_running_games_by_itself_and_opens_one(
     with game_server(tmp_path) as url:
         page.goto(url + "/")
         expect(page.locator("main")).to_contain_text("No game is being played")
+        expect(page.locator("#recent-games tbody tr")).to_have_count(0)
+        expect(page.locator("main")).to_contain_text("No game has finished yet.")
         # A game created after the page loaded shows up without a reload.
         _, created = post_json(url + "/game/new", HUMANS_WITH_CLOCKS)
         card = page.locator(f'#live-games [data-game-id="{created["game_id"]}"]')
@@ -67,6 +69,7 @@ def test_live_shows_the_games_that_just_finished(web_page: WebPage, tmp_path: Pa
         page.goto(url + "/")
         row = page.locator("#recent-games tbody tr")
         expect(row).to_have_count(1)
+        expect(page.locator("main")).not_to_contain_text("No game has finished yet.")
         expect(row).to_contain_text(str(len(record["moves"])))
         expect(row).to_contain_text("wins" if record["result"]["winner"] else "draw")
 

@@ -45,6 +45,7 @@ export async function mount(main) {
   const status = el("p", { class: "muted", role: "status", "aria-live": "polite" });
   const cards = el("div", { class: "cards", id: "live-games" });
   const recent = el("tbody");
+  const recentNote = el("p", { class: "muted", id: "recent-note" });
   clear(main,
     el("h1", {}, "Live games"),
     cards,
@@ -53,6 +54,7 @@ export async function mount(main) {
     el("div", { class: "scroll-x" }, el("table", { class: "list", id: "recent-games" },
       el("thead", {}, el("tr", {}, el("th", {}, "Players"), el("th", {}, "Result"), el("th", { class: "num" }, "Moves"), el("th", { class: "wide" }, "Ended"))),
       recent)),
+    recentNote,
   );
 
   let failed = false;
@@ -68,6 +70,7 @@ export async function mount(main) {
         ? ""
         : "No game is being played right now. Pair two bots on the Bots page, or run a tournament.";
       clear(recent, finished.items.map(finishedRow));
+      recentNote.textContent = finished.items.length ? "" : "No game has finished yet.";
       if (failed) status.textContent = "";
       failed = false;
     } catch (error) {
