@@ -219,6 +219,35 @@ def test_a_url_naming_no_game_is_a_message_at_once(window: MainWindow) -> None:
     assert "names no game" in window.panel.message.text()
 
 
+@pytest.mark.parametrize(
+    ("link", "words"),
+    [
+        ("http://[::1/g/abc", "its IPv6 host has no closing ]"),
+        ("http://[::1/c/abc", "its IPv6 host has no closing ]"),
+        ("http://127.0.0.1:99999/g/abc", "its port must be a number from 0 to 65535"),
+        ("http://127.0.0.1:99999/c/abc", "its port must be a number from 0 to 65535"),
+    ],
+)
+def test_a_malformed_link_typed_in_open_url_is_a_message_not_a_crash(
+    qtbot: QtBot,
+    window: MainWindow,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    link: str,
+    words: str,
+) -> None:
+    # Python's URL parser refuses such a host or port with a bare ValueError; escaping
+    # the menu action's slot, it aborted the whole client.
+    monkeypatch.setattr(QInputDialog, "getText", lambda *args: (link, True))
+    window.open_url_action.trigger()
+    assert window.panel.message.property("level") == "error"
+    assert window.panel.message.text() == f"{link!r} is not a valid address: {words}."
+    assert window.controller.model is None
+    with pytest.raises(SystemExit):
+        parse_args(["--open", link])
+    assert f"--open: {link!r} is not a valid address: {words}" in capsys.readouterr().err
+
+
 def test_main_opens_a_url_given_on_the_command_line(
     qtbot: QtBot, settings: Settings, server_url: str, finished_game: GameRecord
 ) -> None:

@@ -178,6 +178,27 @@ def test_panel_shows_problems_instead_of_emitting(qtbot: QtBot) -> None:
     assert panel.error.isHidden()
 
 
+@pytest.mark.parametrize(
+    ("typed", "words"),
+    [
+        ("http://[::1:8080", "its IPv6 host has no closing ]"),
+        ("http://127.0.0.1:99999", "its port must be a number from 0 to 65535"),
+    ],
+)
+def test_a_bot_address_with_a_malformed_host_or_port_is_a_problem_not_a_crash(
+    qtbot: QtBot, typed: str, words: str
+) -> None:
+    # The parser's bare ValueError used to escape the button's slot and abort the client.
+    panel = SetupPanel()
+    qtbot.addWidget(panel)
+    panel.set_values(FormValues(x=SeatChoice("url", typed), o=SeatChoice()))
+    emitted: list[object] = []
+    panel.newGameRequested.connect(emitted.append)
+    panel.new_game_button.click()
+    assert emitted == []
+    assert panel.error.text() == f"Player X: {typed!r} is not a valid address: {words}."
+
+
 def test_a_hosted_choice_survives_reloading_the_bot_list(qtbot: QtBot) -> None:
     panel = SetupPanel()
     qtbot.addWidget(panel)

@@ -30,7 +30,7 @@ import random
 import time
 from dataclasses import dataclass
 from typing import Final
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import quote, urlunsplit
 
 import msgspec
 from PyQt5.QtCore import QObject, QTimer, pyqtSignal
@@ -49,7 +49,7 @@ from ui.queue_client import (
     TokenIssued,
     matched_seat,
 )
-from ui.server_address import normalize_server_url
+from ui.server_address import ServerAddressError, normalize_server_url, split_address
 from ui.socket_link import SocketLink
 
 __all__ = [
@@ -271,7 +271,10 @@ def challenge_address(text: str) -> tuple[str, str]:
     ui.online.ChallengeAddressError: 'http://127.0.0.1:8001/g/ab12' is no challenge link: \
 expected http://HOST/c/CHALLENGE_ID
     """
-    parts = urlsplit(text.strip())
+    try:
+        parts = split_address(text)
+    except ServerAddressError as error:
+        raise ChallengeAddressError(str(error)) from None
     segments = parts.path.rstrip("/").split("/")
     if (
         parts.scheme.lower() not in ("http", "https")
@@ -284,7 +287,10 @@ expected http://HOST/c/CHALLENGE_ID
             f"{text!r} is no challenge link: expected http://HOST/c/CHALLENGE_ID"
         )
     base = urlunsplit((parts.scheme.lower(), parts.netloc, "/".join(segments[:-2]), "", ""))
-    return normalize_server_url(base), segments[-1]
+    try:
+        return normalize_server_url(base), segments[-1]
+    except ServerAddressError as error:  # "http://a host/c/ID": a server it cannot be
+        raise ChallengeAddressError(str(error)) from None
 
 
 @dataclass(frozen=True)

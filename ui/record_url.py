@@ -20,6 +20,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 from game import notation
 from models import GameRecord, ProtocolError
 from ui.net import Call, Network
+from ui.server_address import ServerAddressError, split_address
 
 __all__ = ["FETCH_TIMEOUT", "RecordUrlError", "fetch_record", "is_url", "notation_url"]
 
@@ -50,7 +51,10 @@ def notation_url(text: str) -> str:
 
     Raises ``RecordUrlError`` for anything else, saying what is expected.
     """
-    parts = urlsplit(text.strip())
+    try:
+        parts = split_address(text)
+    except ServerAddressError as error:
+        raise RecordUrlError(str(error)) from None
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
         raise RecordUrlError(f"{text!r} is not an http:// or https:// address")
     segments = parts.path.rstrip("/").split("/")

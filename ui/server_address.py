@@ -2,16 +2,17 @@
 
 ``normalize_server_url`` turns what was typed ("localhost:8001", "ws://host/") into the
 base URL every request and socket address is built on, or raises ``ServerAddressError``
-with a sentence saying what is expected; ``server_origin`` shortens a URL to
-``scheme://host:port`` for messages. Pure functions: no Qt, no I/O.
+with a sentence saying what is expected; ``split_address`` splits any typed link (a
+game's, a challenge's, a bot's) with its host and port checked; ``server_origin``
+shortens a URL to ``scheme://host:port`` for messages. Pure functions: no Qt, no I/O.
 """
 
 from __future__ import annotations
 
 import re
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
-__all__ = ["ServerAddressError", "normalize_server_url", "server_origin"]
+__all__ = ["ServerAddressError", "normalize_server_url", "server_origin", "split_address"]
 
 
 #: A scheme and a colon followed by a single slash: "htp:/host", "http:/host".
@@ -70,6 +71,39 @@ like http://127.0.0.1:8001 (got 'htp:/nonsense host')
             f"The server address {given!r} must not have a query or fragment, {example}"
         )
     return url
+
+
+def split_address(text: str) -> SplitResult:
+    """``urlsplit(text)``, its host and port checked: Python's parser only refuses a
+    malformed host or port when it is read, with a bare ``ValueError`` that would escape
+    a Qt slot and abort the client. Raises ``ServerAddressError`` saying what is wrong.
+
+    >>> split_address("http://127.0.0.1:8001/g/4f2a").port
+    8001
+    >>> split_address("http://[::1/g/4f2a")
+    Traceback (most recent call last):
+    ...
+    ui.server_address.ServerAddressError: 'http://[::1/g/4f2a' is not a valid address: \
+its IPv6 host has no closing ]
+    >>> split_address("http://127.0.0.1:99999/g/4f2a")
+    Traceback (most recent call last):
+    ...
+    ui.server_address.ServerAddressError: 'http://127.0.0.1:99999/g/4f2a' is not a valid \
+address: its port must be a number from 0 to 65535
+    """
+    try:
+        parts = urlsplit(text.strip())
+        parts.port  # noqa: B018 - raises ValueError for a port that is not one
+    except ValueError as error:
+        reason = str(error)
+        if reason == "Invalid IPv6 URL":
+            why = "its IPv6 host has no closing ]"
+        elif reason.startswith("Port"):
+            why = "its port must be a number from 0 to 65535"
+        else:
+            why = f"its host is not valid ({reason})"
+        raise ServerAddressError(f"{text.strip()!r} is not a valid address: {why}") from None
+    return parts
 
 
 def server_origin(url: str) -> str:

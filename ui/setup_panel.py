@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol
-from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 from PyQt5.QtCore import QEvent, QObject, QSize, Qt, pyqtSignal
@@ -43,6 +42,7 @@ from models import (
     PlayerConfig,
     PlayerType,
 )
+from ui.server_address import ServerAddressError, split_address
 from ui.stones import stone_icon
 
 SeatKind = Literal["human", "hosted", "url"]
@@ -167,7 +167,10 @@ def _check_bot_url(side: str, url: str) -> str:
     url = url.strip()
     if not url:
         raise FormError(f"Player {side}: enter the bot's address, e.g. http://127.0.0.1:8080.")
-    parts = urlsplit(url)
+    try:
+        parts = split_address(url)
+    except ServerAddressError as error:
+        raise FormError(f"Player {side}: {error}.") from None
     if parts.scheme not in BOT_URL_SCHEMES or not parts.netloc:
         raise FormError(
             f"Player {side}: {url!r} is not a bot address; "
