@@ -18,6 +18,8 @@ from pytestqt.qtbot import QtBot
 from game import notation
 from models import GameRecord
 from tests.http_json import finished_record, post_ok
+from tests.test_ui_app import click, pick_far_cells, start_human_against_threat
+from tests.ui_fixtures import make_window
 from ui.app import main, parse_args
 from ui.main_window import MainWindow
 from ui.record_url import RecordUrlError, notation_url
@@ -181,6 +183,34 @@ def test_open_url_in_the_game_menu_replays_the_game_its_link_names(
     replayed_game = replayed(qtbot, window)
     assert offered == [link]
     assert [m.pieces for m in replayed_game.moves] == [m.pieces for m in finished_game.moves]
+
+
+def test_a_game_still_being_played_opened_by_url_is_watched_live(
+    qtbot: QtBot, window: MainWindow, server_url: str, tmp_path: Path
+) -> None:
+    # Someone plays O against the threat bot in a window of their own; it is O's move.
+    player = make_window(qtbot, tmp_path)
+    seat = start_human_against_threat(qtbot, player, server_url).active_seat()
+    game = player.controller.model
+    assert seat is not None and seat.request is not None
+    assert game is not None and game.game_id is not None
+
+    # Its link, copied from the web page, opens the game as it goes on, not a still of
+    # the position fetched that says "to move" for good.
+    window.open_url(f"{server_url}/g/{game.game_id}")
+    qtbot.waitUntil(lambda: window.panel.connection.text() == "Watching live", timeout=WAIT_MS)
+    assert window.panel.message.text() == (
+        f"Game {game.game_id} is still being played: watching it live."
+    )
+    assert window.replay.live_button.isVisibleTo(window)
+    watched = window.controller.model
+    assert watched is not None and watched.game_id == game.game_id
+    first, second = pick_far_cells(player, seat.request.legal)
+    click(qtbot, player, first)
+    click(qtbot, player, second)
+    qtbot.waitUntil(lambda: len(watched.moves) >= 2, timeout=WAIT_MS)
+    assert {piece.as_tuple() for piece in watched.moves[0].pieces} == {first, second}
+    player.close()
 
 
 def test_an_unknown_game_is_said_not_to_exist(

@@ -42,7 +42,7 @@ from ui.online import is_challenge_url
 from ui.online_play import OnlinePlay
 from ui.player_panel import PlayerPanel
 from ui.player_text import player_name
-from ui.record_url import RecordUrlError, fetch_record, notation_url
+from ui.record_url import RecordUrlError, fetch_record, game_address, notation_url
 from ui.replay_bar import ReplayBar
 from ui.seat_bar import SeatBar
 from ui.server_address import ServerAddressError
@@ -378,13 +378,18 @@ class MainWindow(QMainWindow):
         """Watch a live game of the server at ``url`` (default: the form's)."""
         if not self.leave_current_game():
             return
+        self._watch(game_id, url)
+
+    def _watch(self, game_id: str, url: str | None) -> bool:
+        """``spectate``, leaving settled; False (and a message) for no server address."""
         try:
             client = self.client(url)
         except ServerAddressError as error:
             self.panel.show_message(str(error), "error")
-            return
+            return False
         self.controller.spectate(client, game_id)
         self.tabs.setCurrentIndex(0)
+        return True
 
     def open_server_game(self, game_id: str) -> None:
         if not self.leave_current_game():
@@ -455,7 +460,8 @@ class MainWindow(QMainWindow):
 
     def open_url(self, url: str) -> Call | None:
         """Replay the game at ``url`` (a game server's ``/g/ID``, ``/games/ID`` or
-        ``/games/ID/notation``, see ``ui.record_url``) as ``open_file`` replays a file.
+        ``/games/ID/notation``, see ``ui.record_url``) as ``open_file`` replays a file;
+        a game still being played is watched live instead (``spectate``).
         The notation is fetched and read off the GUI thread; a failure is a message
         saying why. None (and a message) if ``url`` names no game. A challenge link
         (``http://HOST/c/ID``) is accepted and played instead (``OnlinePlay``)."""
@@ -473,8 +479,18 @@ class MainWindow(QMainWindow):
         call = fetch_record(self.network, source)
 
         def loaded(record: object) -> None:
-            if isinstance(record, GameRecord):
-                self._replay(record, source)
+            if not isinstance(record, GameRecord):
+                return
+            address = game_address(source)
+            if record.result is None and address is not None:
+                # Replayed, a running game would stand still, "X to move", for good.
+                server, game_id = address
+                if self._watch(game_id, server):
+                    self.panel.show_message(
+                        f"Game {game_id} is still being played: watching it live.", "info"
+                    )
+                return
+            self._replay(record, source)
 
         call.finished.connect(loaded)
         call.failed.connect(lambda text: self.panel.show_message(f"{text}.", "error"))

@@ -22,7 +22,14 @@ from models import GameRecord, ProtocolError
 from ui.net import Call, Network
 from ui.server_address import ServerAddressError, split_address
 
-__all__ = ["FETCH_TIMEOUT", "RecordUrlError", "fetch_record", "is_url", "notation_url"]
+__all__ = [
+    "FETCH_TIMEOUT",
+    "RecordUrlError",
+    "fetch_record",
+    "game_address",
+    "is_url",
+    "notation_url",
+]
 
 #: How long fetching a game may take, at most (seconds).
 FETCH_TIMEOUT: Final = 30.0
@@ -87,18 +94,34 @@ def fetch_record(network: Network, url: str, *, timeout: float = FETCH_TIMEOUT) 
     )
 
 
+def game_address(url: str) -> tuple[str, str] | None:
+    """The server's base URL and the game's id of a ``notation_url`` (None for any other
+    URL): where to watch the game live when it is still being played.
+
+    >>> game_address("http://h:8001/arena/games/4f2a/notation")
+    ('http://h:8001/arena', '4f2a')
+    >>> game_address("http://h:8001/other") is None
+    True
+    """
+    parts = urlsplit(url)
+    segments = parts.path.split("/")
+    if len(segments) < 4 or segments[-3:-2] != ["games"] or segments[-1] != "notation":
+        return None
+    server = urlunsplit((parts.scheme, parts.netloc, "/".join(segments[:-3]), "", ""))
+    return server, unquote(segments[-2])
+
+
 def _no_game(url: str) -> str:
     """What a 404 for the notation at ``url`` means: that game does not exist there.
 
     >>> _no_game("http://h:8001/arena/games/4f2a/notation")
     'Game 4f2a does not exist on http://h:8001/arena'
     """
-    parts = urlsplit(url)
-    segments = parts.path.split("/")
-    if len(segments) < 4 or segments[-3:-2] != ["games"] or segments[-1] != "notation":
+    address = game_address(url)
+    if address is None:
         return f"No game at {url}"  # not a notation_url: no id to name
-    server = urlunsplit((parts.scheme, parts.netloc, "/".join(segments[:-3]), "", ""))
-    return f"Game {unquote(segments[-2])} does not exist on {server}"
+    server, game_id = address
+    return f"Game {game_id} does not exist on {server}"
 
 
 def _record(value: object) -> GameRecord:
