@@ -188,6 +188,27 @@ def test_an_unreachable_server_fails_with_a_sentence(qtbot: QtBot, network: Netw
     assert message == f"Cannot reach the server at http://127.0.0.1:{port}: connection refused"
 
 
+def test_https_to_a_plain_http_server_says_so_and_offers_http(
+    qtbot: QtBot, network: Network, server_url: str
+) -> None:
+    # "https://" typed for an "http://" server: OpenSSL's "[SSL: WRONG_VERSION_NUMBER]"
+    # told a person nothing they could act on.
+    host = server_url.removeprefix("http://")
+    client = ArenaClient(network, f"https://{host}")
+    message = failure_of(qtbot, client.health())
+    assert message == (
+        f"Cannot reach the server at https://{host}: it does not speak HTTPS (try http://{host})"
+    )
+    link = network.open_socket(client.spectate_url("any"))
+    failures: list[str] = []
+    link.failed.connect(failures.append)
+    with qtbot.waitSignal(link.closed, timeout=WAIT_MS):
+        pass
+    assert failures == [
+        f"Cannot connect to the server at wss://{host}: it does not speak HTTPS (try http://{host})"
+    ]
+
+
 def test_a_server_that_never_answers_times_out(qtbot: QtBot, network: Network) -> None:
     with socket.socket() as silent:
         silent.bind(("127.0.0.1", 0))
