@@ -6,14 +6,18 @@ from pytestqt.qtbot import QtBot
 
 from game import notation
 from models import (
+    Board,
+    Cell,
     EndCause,
     GameResult,
+    GameStatus,
     Meta,
     Player,
     PlayerType,
     PositionEvaluation,
     RecordPlayer,
     ResultReason,
+    SetupPacket,
 )
 from ui.game_model import GameModel
 from ui.player_panel import PlayerPanel
@@ -139,6 +143,42 @@ def test_a_human_turn_clock_counts_down_and_turns_red(qtbot: QtBot) -> None:
     assert panel.card_o.clock.text() == "0:00.0"
     panel.set_turn_clock(None)
     assert panel.card_o.clock.text() == "\u2014"
+
+
+def test_a_move_request_ahead_of_the_stream_stops_the_opponent_s_turn_and_clock(
+    qtbot: QtBot,
+) -> None:
+    # A person plays X against a bot. The bot's move reaches the person's seat (a move
+    # request) before the spectator stream, which the server flushes a little later
+    # (--spectator-flush, 250 ms by default, up to 1 s): the stream still says O is to
+    # move. Only X is to move now, and O's clock stopped when O moved.
+    now = [50.0]
+    panel = PlayerPanel(clock=lambda: now[0])
+    qtbot.addWidget(panel)
+    model = GameModel()
+    model.apply(
+        SetupPacket(
+            game_id="g1",
+            board=Board(cells=[Cell(q=0, r=0, p=Player.X)]),
+            player_x=ANN,
+            player_o=BOT,
+            to_move=Player.O,
+            status=GameStatus.IN_PROGRESS,
+            clock_x_ms=60_000,
+            clock_o_ms=60_000,
+        ),
+        now[0],
+    )
+    panel.set_model(model)
+    now[0] = 52.0  # O thought for 2 s, then moved
+    panel.set_turn_clock("x", 60_000)
+    panel.set_human_turn("x")
+    assert panel.card_x.turn.text() == "your move"
+    assert panel.card_o.turn.text() == ""
+    now[0] = 53.5
+    panel.tick()
+    assert panel.card_x.clock.text() == "0:58.5"
+    assert panel.card_o.clock.text() == "0:58.0"  # not still running down
 
 
 def test_the_evaluation_bar_shows_the_result_once_the_game_is_over(qtbot: QtBot) -> None:

@@ -401,6 +401,10 @@ class PlayerPanel(QWidget):
         turn = self._turn_clock
         if turn is not None and turn[0] == side:
             return max(0, int(turn[1] - (now - turn[2]) * 1000))
+        if turn is not None:
+            # The other side has moved (the request says so) though the spectator stream,
+            # flushed a little later, may not have said it yet: its clock stopped then.
+            return model.clock_remaining_ms(side, min(now, turn[2]))
         return model.clock_remaining_ms(side, now)
 
     def _status_text(self, model: GameModel) -> str:
@@ -512,8 +516,10 @@ class PlayerPanel(QWidget):
         asked = self._turn_clock[0] if self._turn_clock is not None else self._human_turn
         for card in (self.card_x, self.card_o):
             card.set_clock(self._clock_ms(model, card.side, now))
-            to_move = (live and model.to_move == card.side) or (
-                model.result is None and asked == card.side
-            )
+            if model.result is None and asked is not None:
+                # A seat asked to move is ahead of the stream: only that side is to move.
+                to_move = asked == card.side
+            else:
+                to_move = live and model.to_move == card.side
             text = "your move" if to_move and self._human_turn == card.side else "to move"
             card.set_to_move(to_move, text)
