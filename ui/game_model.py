@@ -491,6 +491,18 @@ class GameModel:
     def _apply_end(self, packet: EndPacket, now: float) -> None:
         # Freeze the running clock where it stood when the game ended.
         self._freeze_clocks(now)
+        if self._pending:
+            # The game ended between a split move's two stones (a resignation, a flag):
+            # the server keeps the first as the record's last move, of that stone alone
+            # (notation "[/]"), and so does the model: in the move list, in an export.
+            side = self._pending_side
+            self._append(
+                RecordedMove(
+                    side=Player(side),
+                    pieces=[Coord(q=q, r=r) for q, r in self._pending],
+                    clock_ms=self._clocks[side],
+                )
+            )
         detail = packet.detail
         self.end_detail = detail.value if isinstance(detail, EndCause) else detail
         cause = packet.cause
