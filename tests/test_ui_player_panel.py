@@ -1,7 +1,9 @@
-"""The side panel: its texts (pure) and the widget fed by a GameModel."""
+"""The side panel: its texts (pure), the widget fed by a GameModel, and the panel in a
+short window (the real window, a game opened offline)."""
 
 from __future__ import annotations
 
+from PyQt5.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from game import notation
@@ -20,6 +22,7 @@ from models import (
     SetupPacket,
 )
 from ui.game_model import GameModel
+from ui.main_window import MainWindow
 from ui.player_panel import PlayerPanel
 from ui.player_text import (
     describe_evaluation,
@@ -217,3 +220,30 @@ def test_the_evaluation_bar_follows_the_position_in_view(qtbot: QtBot) -> None:
     assert panel.evaluation.caption == "+0.40 (X better)"
     panel.select_index(3)  # move 3 gave none: the last opinion stands
     assert panel.evaluation.caption == "+0.40 (X better)"
+
+
+def test_a_short_window_cuts_no_line_of_a_card_or_of_the_status(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    # A bot's tags wrap onto a second line of its card, the result onto three lines.
+    # Qt counts a wrapped label's minimum as one line, so a short window squeezed the
+    # card and the status and cut their lines in half.
+    record = notation.loads(
+        "version[2] playercircle[A person with a long name] endreason[time] winner[circle];"
+        " 1. [1,0] [2,0];"
+    )
+    searcher = RecordPlayer(
+        type=PlayerType.BOT,
+        meta=Meta(name="SearchBot", tags=["search", "alpha-beta", "threat-search"]),
+    )
+    window.controller.show_record(record.model_copy(update={"player_x": searcher}))
+    window.tabs.setCurrentIndex(0)
+    window.resize(400, 300)  # less than it can be: it stops at its minimum
+    for _ in range(3):
+        QApplication.processEvents()  # the layout settles
+    panel = window.panel
+    details, status = panel.card_x.details, panel.status
+    assert details.heightForWidth(details.width()) > details.fontMetrics().height()  # wraps
+    for label in (details, status):
+        assert label.height() >= label.heightForWidth(label.width()), label.text()
+    assert panel.card_x.contentsRect().contains(details.geometry())

@@ -150,6 +150,30 @@ class ElidedLabel(QLabel):
         self.setToolTip(self._full if shown != self._full else "")
 
 
+class WrappedLabel(QLabel):
+    """A word-wrapped label that keeps the height its lines need at its width. Qt takes
+    a wrapped label's minimum for one line, so in a short window the layout squeezed
+    the player card and cut a bot's tags, wrapped onto a second line, in half."""
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(text, parent)
+        self.setWordWrap(True)
+
+    def setText(self, text: str | None) -> None:
+        super().setText(text)
+        if self.isVisible():  # else its width is not its own yet: showing resizes it
+            self._keep_lines()
+
+    def resizeEvent(self, event: QResizeEvent | None) -> None:
+        super().resizeEvent(event)
+        self._keep_lines()
+
+    def _keep_lines(self) -> None:
+        needed = self.heightForWidth(self.width()) if self.text() else 0
+        if needed != self.minimumHeight():
+            self.setMinimumHeight(max(needed, 0))
+
+
 class MoveList(QListWidget):
     """The moves, one row each; the row of the position in view stays in view when the
     list's height changes (a message shown or hidden above it), as it did when chosen."""
@@ -178,9 +202,8 @@ class PlayerCard(QFrame):
         name_font.setBold(True)
         name_font.setPointSizeF(name_font.pointSizeF() * 1.15)
         self.name.setFont(name_font)
-        self.details = QLabel("")
+        self.details = WrappedLabel("")
         self.details.setStyleSheet("color: palette(dark);")
-        self.details.setWordWrap(True)
         self.clock = QLabel("\u2014")
         self.clock.setObjectName(f"clock_{side}")
         clock_font = QFont("Monospace")
@@ -264,9 +287,8 @@ class PlayerPanel(QWidget):
 
         self.card_x = PlayerCard("x")
         self.card_o = PlayerCard("o")
-        self.status = QLabel("No game")
+        self.status = WrappedLabel("No game")
         self.status.setObjectName("game_status")
-        self.status.setWordWrap(True)
         status_font = self.status.font()
         status_font.setBold(True)
         self.status.setFont(status_font)
