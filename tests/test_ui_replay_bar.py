@@ -1,10 +1,14 @@
-"""The replay bar: stepping, following the live end, keys."""
+"""The replay bar: stepping, following the live end, keys; its slider in the narrowest
+window (the real window, a game opened offline)."""
 
 from __future__ import annotations
 
 from PyQt5.QtCore import Qt
+from PyQt5.QtWidgets import QApplication, QStyle
 from pytestqt.qtbot import QtBot
 
+from game import notation
+from ui.main_window import MainWindow
 from ui.replay_bar import ReplayBar
 
 
@@ -53,3 +57,19 @@ def test_a_finished_game_has_no_live_toggle(qtbot: QtBot) -> None:
     assert not bar.live_button.isVisible()
     bar.set_live_game(True)
     assert bar.live_button.isVisible()
+
+
+def test_the_narrowest_window_keeps_a_slider_to_drag(qtbot: QtBot, window: MainWindow) -> None:
+    # A live game shows Live too. At the window's narrowest, the slider was squeezed to
+    # its lone handle: nothing to drag it along.
+    window.controller.show_record(notation.loads("version[2]; 1. [1,0] [2,0]; 2. [0,1] [0,2];"))
+    window.replay.set_live_game(True)
+    window.resize(300, 300)  # less than it can be: it stops at its minimum
+    for _ in range(3):
+        QApplication.processEvents()  # the layout settles
+    slider = window.replay.slider
+    style = slider.style()
+    assert style is not None
+    handle = style.pixelMetric(QStyle.PixelMetric.PM_SliderLength, None, slider)
+    assert window.replay.live_button.isVisibleTo(window)
+    assert slider.width() >= 4 * handle  # room to drag the handle along

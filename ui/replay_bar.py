@@ -11,6 +11,10 @@ from __future__ import annotations
 from PyQt5.QtCore import Qt, pyqtSignal
 from PyQt5.QtWidgets import QHBoxLayout, QLabel, QSlider, QStyle, QToolButton, QWidget
 
+#: The slider's narrowest: a groove to drag along even in the narrowest window, where
+#: it was squeezed to its lone handle (the board's column widens instead).
+MIN_SLIDER_WIDTH_PX = 96
+
 
 class ReplayBar(QWidget):
     """Emits ``indexChanged(index)`` whenever the shown position changes."""
@@ -46,6 +50,7 @@ class ReplayBar(QWidget):
         self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setObjectName("replay_slider")
         self.slider.setRange(0, 0)
+        self.slider.setMinimumWidth(MIN_SLIDER_WIDTH_PX)
         self.slider.setPageStep(10)
         self.label = QLabel()
         self.label.setMinimumWidth(64)
