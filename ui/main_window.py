@@ -9,13 +9,12 @@ the network (``ui.net`` runs it on its own thread).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from PyQt5.QtCore import QSize, Qt
 from PyQt5.QtGui import QCloseEvent, QKeyEvent, QKeySequence
 from PyQt5.QtWidgets import (
-    QAction,
     QApplication,
     QFileDialog,
     QInputDialog,
@@ -33,6 +32,7 @@ from PyQt5.QtWidgets import (
 from game import notation
 from game.hexgrid import Hex
 from models import GameRecord, HostedBot, NewGameRequest
+from ui.actions import window_action
 from ui.arena_client import ArenaClient
 from ui.board_widget import BoardWidget
 from ui.controller import GameController
@@ -136,28 +136,7 @@ class MainWindow(QMainWindow):
         style = self.style()
         assert style is not None
 
-        def action(
-            text: str,
-            slot: Callable[[], object],
-            shortcut: QKeySequence | QKeySequence.StandardKey | str | None = None,
-            icon: QStyle.StandardPixmap | None = None,
-            tip: str = "",
-        ) -> QAction:
-            result = QAction(text, self)
-            if shortcut is not None:
-                result.setShortcut(QKeySequence(shortcut))
-            if icon is not None:
-                result.setIcon(style.standardIcon(icon))
-            if tip:
-                result.setStatusTip(tip)
-                result.setToolTip(tip)
-
-            def run() -> None:
-                slot()
-
-            result.triggered.connect(run)
-            return result
-
+        action = partial(window_action, self)
         pixmap = QStyle.StandardPixmap
         self.new_action = action(
             "&New game\u2026",
