@@ -393,13 +393,14 @@ class GameManager:
             limits=self.limits,
             started_at=loop.time(),
             started_wall=datetime.now(UTC),
+            name=request.name,
             adjudication=request.adjudication,
             opening=request.opening or (),
             tags=request.tags,
         )
         if self._closing:
             raise ManagerClosed("the server is shutting down and takes no new games")
-        game = RunningGame(self, session, slots, request.name)
+        game = RunningGame(self, session, slots)
         # The bots are dialled while the record is written: the game starts that much
         # sooner (a commit is about a millisecond), and one that cannot start hangs up.
         game.dial()

@@ -144,6 +144,8 @@ def snapshot_of(record: GameRecord) -> tuple[SetupPacket, EndPacket | None]:
         to_move=None,
         status=_status(result),
         tags=dict(record.tags) or None,
+        name=record.name,
+        started_at=record.started_at,
     )
     if result is None:
         return setup, None

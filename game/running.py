@@ -108,10 +108,8 @@ class RunningGame(WatchedGame):
         manager: GameManager,
         session: GameSession,
         slots: dict[Player, Slot],
-        name: str | None = None,
     ) -> None:
         super().__init__(manager, session)
-        self.name = name
         self.slots = slots
         #: Set once the game is over and everything it owns is closed.
         self.finished = asyncio.Event()
@@ -135,7 +133,7 @@ class RunningGame(WatchedGame):
 
     def record(self) -> GameRecord:
         """The game as played so far: every move broadcast, the result once over."""
-        return self.session.record().model_copy(update={"name": self.name})
+        return self.session.record()
 
     # -------------------------------------------------------------- plumbing
 

@@ -51,6 +51,7 @@ class SessionView:
         limits: SessionLimits | None = None,
         started_at: float,
         started_wall: datetime | None = None,
+        name: str | None = None,
         opening: Sequence[Move] = (),
         tags: Mapping[str, str] | None = None,
         adjudication: Adjudication | None = None,
@@ -63,6 +64,8 @@ class SessionView:
                     "it cannot start from an opening"
                 )
         self.game_id = game_id
+        #: The game's name (``NewGameRequest.name``), for its record and spectators.
+        self.name = name
         self.match = match
         self.limits = limits if limits is not None else SessionLimits()
         self._seats = {
@@ -150,6 +153,7 @@ class SessionView:
         """The game so far (with its result once over)."""
         return GameRecord(
             game_id=self.game_id,
+            name=self.name,
             player_x=self._record_player(Player.X),
             player_o=self._record_player(Player.O),
             match=self.match,
@@ -205,6 +209,8 @@ class SessionView:
                 clock_x_ms=clocks[Player.X],
                 clock_o_ms=clocks[Player.O],
                 tags=dict(self._tags) or None,
+                name=self.name,
+                started_at=self._started_wall,
             )
 
         return build

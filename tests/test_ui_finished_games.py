@@ -71,6 +71,8 @@ def test_a_first_stone_left_alone_by_a_resignation_is_the_last_move_watched(
         "player_x": {"type": "bot", "bot_url": f"{server_url}/bots/threat"},
         "player_o": {"type": "human", "name": "Ada"},
         "match_config": {"clock_type": "match", "clock": 60},
+        "name": "Ada's first game",
+        "tags": {"event": "club night"},
     }
     created = post_ok(f"{server_url}/game/new", body)
     game_id, token = created["game_id"], created["token_o"]
@@ -101,5 +103,12 @@ def test_a_first_stone_left_alone_by_a_resignation_is_the_last_move_watched(
     saved = tmp_path / "resigned.htttx"
     assert window.export_file(saved)
     assert "1. [1,0] [/]" in saved.read_text()
-    assert notation.loads(saved.read_text()).moves == watched.to_record().moves
+    exported = notation.loads(saved.read_text())
+    assert exported.moves == watched.to_record().moves
+    # The record's name, start and tags came with the spectator's setup: the file says
+    # what the server's own notation says.
+    assert exported.name == record.name == "Ada's first game"
+    assert record.started_at is not None and exported.started_at is not None
+    assert exported.started_at == record.started_at.replace(microsecond=0)
+    assert exported.tags.get("event") == "club night"
     seat.close()

@@ -433,6 +433,11 @@ class GameModel:
         setup, pending = _split_board(packet, moves)
         self._reset(match, setup, "o" if not setup or _standard(setup) else _first_mover(setup))
         self.game_id = packet.game_id
+        # The record's name, start and tags (our extensions): an export of the game
+        # watched here carries them, as the server's own notation does.
+        self.name = packet.name
+        self.started_at = packet.started_at
+        self.tags = dict(packet.tags or {})
         self.end_detail = None
         self.player_x = packet.player_x or RecordPlayer()
         self.player_o = packet.player_o or RecordPlayer()

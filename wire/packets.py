@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Annotated, Any, Final, Generic, Literal, TypeAlias, TypeVar, get_args
 
 from pydantic import (
@@ -88,6 +89,10 @@ class SetupPacket(BaseModel):
     #: Extension: the game record's tags (``GameRecord.tags``), absent when it has
     #: none; a series' game carries ``Series``, ``SeriesRule`` and ``SeriesScore``.
     tags: dict[str, str] | None = None
+    #: Extension: the record's ``name`` and ``started_at`` (absent when it has none), so
+    #: a spectator's copy of the game (the desktop client's export) carries them too.
+    name: str | None = None
+    started_at: datetime | None = None
 
 
 class MoveRequestPacket(BaseModel):
