@@ -55,13 +55,9 @@ like http://127.0.0.1:8001 (got 'htp:/nonsense host')
             f"The server address must start with http:// or https://, {example} (got {given!r})"
         )
     url = f"{scheme}://{rest}".rstrip("/")
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
-    except ValueError:
-        raise ServerAddressError(
-            f"The server address {given!r} has an invalid port, {example}"
-        ) from None
+    parts = _split(url)
+    if isinstance(parts, str):
+        raise ServerAddressError(f"The server address {given!r} is not valid: {parts}, {example}")
     if not parts.hostname:
         raise ServerAddressError(f"The server address {given!r} has no host name, {example}")
     if any(character.isspace() for character in given):
@@ -91,18 +87,24 @@ its IPv6 host has no closing ]
     ui.server_address.ServerAddressError: 'http://127.0.0.1:99999/g/4f2a' is not a valid \
 address: its port must be a number from 0 to 65535
     """
+    parts = _split(text.strip())
+    if isinstance(parts, str):
+        raise ServerAddressError(f"{text.strip()!r} is not a valid address: {parts}")
+    return parts
+
+
+def _split(text: str) -> SplitResult | str:
+    """``urlsplit(text)`` with its host and port read, or what is wrong with them."""
     try:
-        parts = urlsplit(text.strip())
+        parts = urlsplit(text)
         parts.port  # noqa: B018 - raises ValueError for a port that is not one
     except ValueError as error:
         reason = str(error)
         if reason == "Invalid IPv6 URL":
-            why = "its IPv6 host has no closing ]"
-        elif reason.startswith("Port"):
-            why = "its port must be a number from 0 to 65535"
-        else:
-            why = f"its host is not valid ({reason})"
-        raise ServerAddressError(f"{text.strip()!r} is not a valid address: {why}") from None
+            return "its IPv6 host has no closing ]"
+        if reason.startswith("Port"):
+            return "its port must be a number from 0 to 65535"
+        return f"its host is not valid ({reason})"
     return parts
 
 
