@@ -16,10 +16,12 @@ from pathlib import Path
 
 from playwright.sync_api import ViewportSize, expect
 
+from game.ladder import LadderSettings
 from game.store import GameStore
 from game.store.ratings import SideOutcome
 from tests.browser import WebPage
-from tests.http_json import get_ok, post_ok
+from tests.http_json import get_ok, post_ok, wait_for
+from tests.silent_bot import silent_bot
 from tests.ui_server import game_server
 
 T0 = datetime(2026, 11, 24, 20, 0, tzinfo=UTC)
@@ -174,3 +176,34 @@ def test_a_registered_bots_record_stays_on_one_line(web_page: WebPage, tmp_path:
             " return new Set([...range.getClientRects()].map((rect) => rect.top)).size; }"
         )
         assert lines == 1
+
+
+#: A ladder whose clock a bot that never moves runs out of at once: its first game is a
+#: timeout, and the ladder backs it off (30 s, the first failure's backoff).
+QUICK_FLAG_LADDER = LadderSettings(concurrency=1, rate=6000, time_control="0.2+0", seed=1)
+
+
+def sides_as_the_page_writes_them(detail: str) -> str:
+    """api.js's detailText: a side opening the detail or a clause of it, upper case."""
+    return re.sub(r"(^|: )([xo])(?= )", lambda m: m.group(1) + m.group(2).upper(), detail)
+
+
+def test_a_backed_off_bots_reason_names_the_sides_x_and_o(
+    web_page: WebPage, tmp_path: Path
+) -> None:
+    page = web_page.page
+    with silent_bot() as silent_url, game_server(tmp_path, ladder=QUICK_FLAG_LADDER) as url:
+        post_ok(url + "/bots", {"name": "Mute", "url": silent_url})
+        register_hexa(url)
+
+        def mute_backoff() -> str | None:
+            backoffs = get_ok(url + "/ladder")["backoffs"]
+            return next((b["reason"] for b in backoffs if b["name"] == "Mute"), None)
+
+        # "timeout: x forfeits: x ran out of time" (or o's): the server's lower case.
+        reason = wait_for(mute_backoff)
+        assert re.search(r": [xo] forfeits: [xo] ", reason), reason
+        page.goto(url + "/web/bots")
+        shown = page.locator('#registered-bots tr[data-name="Mute"]')
+        expect(shown).to_contain_text(sides_as_the_page_writes_them(reason))
+        expect(shown).not_to_contain_text(re.compile(r"\b[xo] forfeits"))

@@ -3,7 +3,7 @@
 // games, with what their capabilities say about them, and a form that pairs two of
 // them (POST /game/new).
 
-import { el, clear, getJSON, postJSON, playerName, apiToken, setApiToken, errorBox, formatWhen, ApiError } from "./api.js";
+import { el, clear, getJSON, postJSON, playerName, apiToken, setApiToken, errorBox, formatWhen, detailText, ApiError } from "./api.js";
 import { failureText, ratingCell, statusBadge } from "./leaderboard.js";
 
 //: Recent games scanned for the bots they seated (one page of the list, newest first).
@@ -60,8 +60,11 @@ function botRow(bot, hosted, games) {
 
 function registeredRow(bot) {
   const meta = bot.meta || {};
+  // The reason is the failure and the game's result detail as the server words them
+  // ("timeout: o forfeits: o ran out of time"): its sides are X and O, as on the rest of
+  // the page.
   const backoff = bot.backoff_until && new Date(bot.backoff_until) > new Date()
-    ? el("div", { class: "muted" }, `backed off until ${formatWhen(bot.backoff_until)}: ${bot.backoff_reason || ""}`)
+    ? el("div", { class: "muted" }, `backed off until ${formatWhen(bot.backoff_until)}: ${detailText(bot.backoff_reason || "")}`)
     : null;
   return el("tr", { dataset: { name: bot.name } },
     el("td", {}, el("strong", {}, bot.name), bot.owner === "server" ? [" ", el("span", { class: "badge" }, "server's")] : null,
