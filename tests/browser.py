@@ -24,11 +24,33 @@ from dataclasses import dataclass, field
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Error, Page, Playwright, sync_playwright
 
-__all__ = ["DESKTOP", "PHONE", "WebPage", "chromium", "chromium_executable", "web_page"]
+__all__ = [
+    "DESKTOP",
+    "LINES_PER_CELL",
+    "PHONE",
+    "WebPage",
+    "chromium",
+    "chromium_executable",
+    "web_page",
+]
 
 #: Viewports the tests and screenshots use: a laptop and a phone (one column).
 DESKTOP = {"width": 1280, "height": 860}
 PHONE = {"width": 390, "height": 844}
+
+#: For ``locator.evaluate_all``: how many lines each cell's text takes, a list. Only
+#: the text's boxes count: an element's own box (an inline-flex one, taller than the
+#: text in it) would count as a line of its own.
+LINES_PER_CELL = """cells => cells.map((cell) => {
+  const tops = new Set();
+  const texts = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+  for (let text = texts.nextNode(); text; text = texts.nextNode()) {
+    const range = document.createRange();
+    range.selectNodeContents(text);
+    for (const rect of range.getClientRects()) if (rect.width) tops.add(Math.round(rect.top));
+  }
+  return tops.size;
+})"""
 
 #: Flags that keep Chromium from reaching out to the internet on this closed machine.
 CHROMIUM_FLAGS = (

@@ -10,7 +10,7 @@ from typing import Any
 
 from playwright.sync_api import ViewportSize, expect
 
-from tests.browser import PHONE, WebPage
+from tests.browser import LINES_PER_CELL, PHONE, WebPage
 from tests.http_json import get_json, post_json, wait_for
 from tests.silent_bot import silent_bot
 from tests.ui_server import game_server, restartable_game_server
@@ -90,13 +90,6 @@ def finished_tournament(url: str, **fields: Any) -> tuple[str, Json]:
     return tournament_id, view
 
 
-#: How many lines each cell's text takes.
-LINES_PER_CELL = """cells => cells.map((cell) => {
-  const range = document.createRange();
-  range.selectNodeContents(cell);
-  return new Set([...range.getClientRects()].map((rect) => Math.round(rect.top))).size;
-})"""
-
 #: tests.browser.PHONE as Playwright's types have it.
 PHONE_SIZE: ViewportSize = {"width": PHONE["width"], "height": PHONE["height"]}
 
@@ -122,6 +115,23 @@ def test_numbers_sit_right_aligned_and_each_on_one_line_even_on_a_phone(
         texts = cells.all_text_contents()
         lines = cells.evaluate_all(LINES_PER_CELL)
         assert lines and set(lines) == {1}, list(zip(texts, lines, strict=True))
+
+
+def test_on_a_phone_a_games_side_letter_stays_beside_its_bots_name(
+    web_page: WebPage, tmp_path: Path
+) -> None:
+    page = web_page.page
+    page.set_viewport_size(PHONE_SIZE)
+    with game_server(tmp_path) as url:
+        tournament_id, _ = finished_tournament(url)
+        page.goto(f"{url}/t/{tournament_id}")
+        games = "#tournament-games tbody"
+        seats = page.locator(f"{games} td:nth-child(3), {games} td:nth-child(4)")
+        expect(seats).to_have_count(4)
+        texts = seats.all_text_contents()
+        assert set(texts) == {"X threat", "X random", "O threat", "O random"}, texts
+        lines = seats.evaluate_all(LINES_PER_CELL)
+        assert set(lines) == {1}, list(zip(texts, lines, strict=True))
 
 
 def test_an_sprt_that_ran_out_of_games_says_it_ended_undecided_not_running(

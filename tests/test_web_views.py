@@ -3,15 +3,17 @@ live games, the games list, bots and the pair form, tournaments and their standi
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
 
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, ViewportSize, expect
+from websockets.sync.client import connect
 
 from game.session import SessionLimits
-from tests.browser import WebPage
-from tests.http_json import finished_record, get_json, post_json, post_ok, wait_for
+from tests.browser import LINES_PER_CELL, PHONE, WebPage
+from tests.http_json import Json, finished_record, get_json, post_json, post_ok, wait_for
 from tests.ui_server import game_server
 
 HUMANS_WITH_CLOCKS = {
@@ -22,8 +24,9 @@ HUMANS_WITH_CLOCKS = {
 
 
 def leave(page: Page) -> None:
-    """Leave a game page before its server stops: it would try to reconnect (and the
-    browser logs each refused attempt as a console error)."""
+    """Leave a game page, or a list that refreshes itself, before its server stops: it
+    would try to reconnect or poll (and the browser logs each refused attempt as a
+    console error)."""
     page.goto("about:blank")
 
 
@@ -114,6 +117,7 @@ def test_the_games_list_filters_by_status_and_pages_with_the_cursor(
         expect(page).to_have_url(re.compile(r"status=finished"))
         expect(ids).to_have_count(2)
         assert ids.nth(0).get_attribute("data-game-id") == finished[2]
+        leave(page)
 
 
 def test_the_bots_page_lists_hosted_bots_and_pairs_two_of_them(
@@ -163,6 +167,7 @@ def test_a_hosted_bots_games_are_its_own_not_its_namesakes(
         page.locator("#bot-filter").get_by_role("link", name="any bot").click()
         expect(rows).to_have_count(2)
         expect(rows.first).to_have_attribute("data-game-id", other)
+        leave(page)
 
 
 def test_the_pair_form_asks_for_the_api_token_when_the_server_has_one(
@@ -259,3 +264,67 @@ def test_the_games_list_filters_by_player(web_page: WebPage, tmp_path: Path) -> 
         page.get_by_label("Player").press("Enter")
         expect(rows).to_have_count(0)
         expect(page.get_by_role("status")).to_contain_text("No game matches")
+        leave(page)
+
+
+def human_against_random(url: str) -> Json:
+    """A game of the person "tester" (X, who has not come yet) against RandomBot."""
+    o = {"type": "bot", "bot_url": f"{url}/bots/random"}
+    return post_ok(
+        url + "/game/new", {"player_x": {"type": "human", "name": "tester"}, "player_o": o}
+    )
+
+
+def resign(url: str, token: str) -> None:
+    """X takes its seat with ``token`` and resigns; returns once the game is over."""
+    with connect("ws" + url[4:] + f"/ws?token={token}", open_timeout=30) as ws:
+        ws.send(json.dumps({"type": "resign"}))
+        for message in ws:
+            if json.loads(message)["type"] == "end":
+                return
+
+
+def test_the_games_list_shows_a_game_end_where_the_reader_is_without_a_reload(
+    web_page: WebPage, tmp_path: Path
+) -> None:
+    page = web_page.page
+    with game_server(tmp_path) as url:
+        older, newer = human_against_random(url), human_against_random(url)
+        finished_game(url, bots_game(url))  # not the player's: filtered out
+        # The second page of the player's games, one a page: the older game.
+        page.goto(url + "/web/games?player=tester&limit=1")
+        rows = page.locator("#games tbody tr")
+        expect(rows.first).to_have_attribute("data-game-id", newer["game_id"])
+        page.get_by_role("button", name="Older →").click()
+        expect(rows.first).to_have_attribute("data-game-id", older["game_id"])
+        shown = page.url
+        expect(rows.first).to_contain_text("playing")
+        expect(rows.first.locator(".badge.live")).to_have_count(1)
+        resign(url, older["token_x"])
+        expect(rows.first).to_contain_text("O wins by resignation")
+        expect(rows.first.locator(".badge.live")).to_have_count(0)
+        expect(rows).to_have_count(1)
+        assert page.url == shown  # the same page, filter and cursor
+        expect(page.get_by_label("Player")).to_have_value("tester")
+        leave(page)
+
+
+#: tests.browser.PHONE as Playwright's types have it.
+PHONE_SIZE: ViewportSize = {"width": PHONE["width"], "height": PHONE["height"]}
+
+
+def test_on_a_phone_a_games_side_letter_stays_beside_its_players_name(
+    web_page: WebPage, tmp_path: Path
+) -> None:
+    page = web_page.page
+    page.set_viewport_size(PHONE_SIZE)
+    with game_server(tmp_path) as url:
+        for x, o in (("threat", "random"), ("random", "center")):
+            finished_game(url, bots_game(url, x, o))
+        page.goto(url + "/web/games")
+        seats = page.locator("#games tbody td:nth-child(2), #games tbody td:nth-child(3)")
+        expect(seats).to_have_count(4)
+        texts = seats.all_text_contents()
+        assert "X ThreatBot" in texts, texts
+        lines = seats.evaluate_all(LINES_PER_CELL)
+        assert set(lines) == {1}, list(zip(texts, lines, strict=True))

@@ -148,6 +148,12 @@ export function sideName(side) {
   return side === "x" ? "X" : side === "o" ? "O" : "";
 }
 
+/** A table cell of a seat: the side's letter and the player's name, kept on one line
+ * together (a narrow column wraps the name beside its letter, never the name under it). */
+export function seatCell(side, name) {
+  return el("td", {}, el("span", { class: "side-name" }, el("span", { class: `side-${side}` }, sideName(side)), " ", el("span", {}, name)));
+}
+
 const CAUSES = {
   timeout: "on time",
   illegal_move: "by an illegal move",

@@ -3,9 +3,14 @@
 // a filtered list can be shared and the browser's back button walks the pages. The bot
 // filter comes from the bots page's links (one bot by its URL, where a name may be
 // several): it is shown with a way out, not typed.
+// The page shown is asked again often while one of its games runs (its result comes
+// in) and now and then while none does (on the first page, one started since shows up):
+// only its rows are drawn again, so the filters, the page and the scroll stay.
 
-import { el, clear, getJSON, playerName, outcomeText, formatWhen, errorBox } from "./api.js";
+import { el, clear, getJSON, playerName, outcomeText, formatWhen, errorBox, seatCell } from "./api.js";
 
+const POLL_MS = 2000;
+const IDLE_POLL_MS = 10000;
 const PAGE_SIZE = 25;
 const MAX_PAGE_SIZE = 200;
 const STATUSES = [["", "Any status"], ["running", "Playing"], ["finished", "Finished"], ["aborted", "Aborted"]];
@@ -16,14 +21,13 @@ function gameName(summary) {
 
 function row(summary) {
   const href = `/g/${encodeURIComponent(summary.game_id)}`;
-  const side = (s, player) => el("td", {}, el("span", { class: `side-${s}` }, s.toUpperCase()), " ", playerName(player));
   return el("tr", { class: "link", dataset: { gameId: summary.game_id }, onclick: (event) => {
     if (event.target.closest("a")) return;
     location.href = href;
   } },
     el("td", {}, el("a", { href }, gameName(summary)), summary.status === "running" ? [" ", el("span", { class: "badge live" }, "live")] : null),
-    side("x", summary.player_x),
-    side("o", summary.player_o),
+    seatCell("x", playerName(summary.player_x)),
+    seatCell("o", playerName(summary.player_o)),
     el("td", {}, outcomeText(summary.status, summary.result)),
     el("td", { class: "num" }, String(summary.moves)),
     el("td", { class: "wide muted" }, formatWhen(summary.started_at)),
@@ -87,18 +91,40 @@ export async function mount(main) {
   for (const key of ["status", "player", "bot_url", "cursor"]) {
     if (params.get(key)) query.set(key, params.get(key));
   }
-  try {
-    const page = await getJSON(`/games?${query}`);
-    clear(body, page.items.map(row));
-    if (!page.items.length) {
-      clear(message, el("p", { class: "notice" }, params.get("cursor") ? "No more games." : "No game matches."));
+  // Drawn once: a poll only shows or hides Older (the first page's next cursor moves
+  // as games start), so a focused button stays where it is.
+  let nextCursor = null;
+  const older = el("button", { type: "button", class: "primary", hidden: true, onclick: () => go({ cursor: nextCursor }) }, "Older →");
+  clear(pager,
+    params.get("cursor") ? el("button", { type: "button", onclick: () => history.back() }, "← Newer") : null,
+    el("a", { href: "/web/games" }, "First page"),
+    older,
+  );
+
+  let timer = null;
+  async function load() {
+    clearTimeout(timer);
+    let page;
+    try {
+      page = await getJSON(`/games?${query}`);
+    } catch (error) {
+      // The rows shown last stay, under the reason they are not fresh.
+      clear(message, errorBox(error));
+      timer = setTimeout(load, POLL_MS);
+      return;
     }
-    clear(pager,
-      params.get("cursor") ? el("button", { type: "button", onclick: () => history.back() }, "← Newer") : null,
-      el("a", { href: "/web/games" }, "First page"),
-      page.next_cursor ? el("button", { type: "button", class: "primary", onclick: () => go({ cursor: page.next_cursor }) }, "Older →") : null,
-    );
-  } catch (error) {
-    clear(message, errorBox(error));
+    // A keyboard reader on a game's link is put back on it in the redrawn row.
+    const focused = body.contains(document.activeElement) ? document.activeElement.closest("tr").dataset.gameId : null;
+    clear(body, page.items.map(row));
+    const again = focused && [...body.rows].find((tr) => tr.dataset.gameId === focused);
+    if (again) again.querySelector("a").focus();
+    clear(message, page.items.length ? null
+      : el("p", { class: "notice" }, params.get("cursor") ? "No more games." : "No game matches."));
+    nextCursor = page.next_cursor;
+    older.hidden = !nextCursor;
+    const running = page.items.some((summary) => summary.status === "running");
+    timer = setTimeout(load, running ? POLL_MS : IDLE_POLL_MS);
   }
+  await load();
+  return () => clearTimeout(timer);
 }

@@ -3,7 +3,7 @@
 // while it may still be resumed. A series (POST /series) is a tournament too: it shows
 // its score above the standings.
 
-import { el, clear, getJSON, formatWhen, errorBox, outcomeText } from "./api.js";
+import { el, clear, getJSON, formatWhen, errorBox, outcomeText, seatCell } from "./api.js";
 import { failureText } from "./leaderboard.js";
 
 const POLL_MS = 2000;
@@ -119,8 +119,8 @@ function gameRow(game, tournamentStatus) {
   return el("tr", { dataset: { gameId: game.game_id } },
     el("td", { class: "num" }, el("a", { href }, String(game.number))),
     el("td", { class: "num" }, String(game.round)),
-    el("td", {}, el("span", { class: "side-x" }, "X"), " ", game.x),
-    el("td", {}, el("span", { class: "side-o" }, "O"), " ", game.o),
+    seatCell("x", game.x),
+    seatCell("o", game.o),
     el("td", {}, result, countNote(game, tournamentStatus)),
   );
 }
