@@ -8,7 +8,8 @@
 * ``GET /tournaments/{id}`` — ``TournamentView``: settings, progress, standings, each
   pair's statistics, the SPRT, the crosstable and the games in flight.
 * ``GET /tournaments/{id}/games`` — ``TournamentGames``: its started games in game
-  order with their bots, record ids and results (``offset``, ``limit`` 1-500, default 100).
+  order with their bots, record ids and results (``offset``, ``limit`` 1-500, default 100;
+  ``next_offset``: the next page's, null after the last game started).
 * ``POST /tournaments/{id}/stop`` and ``POST /tournaments/{id}/resume`` — the view
   afterwards; 404 for no such tournament, 409 when it is not in a state to do that.
 
@@ -133,9 +134,12 @@ async def tournament_games(request: Request) -> Response:
     # Bots and rounds come from the schedule by game number; the book is not needed.
     names = [bot.name for bot in settings.bots]
     schedule = Schedule(names, settings.format, rounds=settings.rounds, openings=0)
-    rows = await runtime.store.tournaments.games(tournament_id, offset=offset, limit=limit)
+    # One row past the page says whether another page follows: the schedule's length
+    # does not (the games not started yet are not rows).
+    rows = await runtime.store.tournaments.games(tournament_id, offset=offset, limit=limit + 1)
+    next_offset = offset + limit if len(rows) > limit else None
     items = []
-    for row in rows:
+    for row in rows[:limit]:
         scheduled = schedule.game(row.idx)
         status, result = row.game_status, row.game_result
         # A game being played is read from memory, ahead of the store's group commit.
@@ -153,7 +157,9 @@ async def tournament_games(request: Request) -> Response:
                 result=None if result is None else GameResult.model_validate(result),
             )
         )
-    page = TournamentGames(items=items, offset=offset, games_total=stored.games_total)
+    page = TournamentGames(
+        items=items, offset=offset, games_total=stored.games_total, next_offset=next_offset
+    )
     return Response(page.model_dump_json(), media_type="application/json")
 
 

@@ -445,7 +445,9 @@ async def test_a_tournaments_games_are_listed_in_game_order_with_their_bots_and_
         )
         view = await a.finished(tournament_id)
         status, page = await a.get(f"/tournaments/{tournament_id}/games")
+        _, head = await a.get(f"/tournaments/{tournament_id}/games?limit=4")
         _, tail = await a.get(f"/tournaments/{tournament_id}/games?offset=4&limit=5")
+        _, exact = await a.get(f"/tournaments/{tournament_id}/games?offset=2&limit=4")
         bad_limit, _ = await a.get(f"/tournaments/{tournament_id}/games?limit=0")
         missing, _ = await a.get("/tournaments/nope/games")
         records = {}
@@ -464,6 +466,10 @@ async def test_a_tournaments_games_are_listed_in_game_order_with_their_bots_and_
         assert item["result"] == record["result"] and item["counted"]
         assert item["round"] == 1 and item["status"] == "finished"
     assert [item["number"] for item in tail["items"]] == [5, 6] and tail["offset"] == 4
+    # Another page follows while a game is left; a page that ends on the last has none.
+    assert page["next_offset"] is None and head["next_offset"] == 4
+    assert tail["next_offset"] is None and exact["next_offset"] is None
+    assert [item["number"] for item in exact["items"]] == [3, 4, 5, 6]
     assert (bad_limit, missing) == (422, 404)
 
 

@@ -280,3 +280,55 @@ def test_a_failed_refresh_says_so_above_the_standings_it_keeps(
         expect(page.locator("#tournament-status .badge")).to_have_text("interrupted")
         expect(page.get_by_role("alert")).to_have_count(0)
         page.goto("about:blank")
+
+
+def silent_tournament(url: str, silent_url: str, games: int, concurrency: int) -> str:
+    """Two silent bots, ``games`` games (an even number) of which ``concurrency`` start
+    at once and play on: that many are started, the rest wait for them."""
+    status, created = post_json(
+        url + "/tournaments",
+        {
+            "name": "silent",
+            "bots": [{"name": "mute", "url": silent_url}, {"name": "still", "url": silent_url}],
+            "rounds": games // 2,
+            "concurrency": concurrency,
+            "openings": "none",
+        },
+    )
+    assert status == 201, created
+    tournament_id = str(created["tournament_id"])
+    wait_for(
+        lambda: len(get_json(f"{url}/tournaments/{tournament_id}")[1]["live_games"]) == concurrency
+    )
+    return tournament_id
+
+
+#: How many games the page lists before More games (tournament.js's GAMES_PAGE).
+GAMES_PAGE = 100
+
+
+def test_more_games_is_offered_only_while_the_server_has_more_started_games(
+    web_page: WebPage, tmp_path: Path
+) -> None:
+    page = web_page.page
+    more = page.get_by_role("button", name="More games")
+    rows = page.locator("#tournament-games tbody tr")
+    with silent_bot() as silent_url, game_server(tmp_path, max_games_per_client=256) as url:
+        # A page's worth started, more scheduled: nothing more to list yet.
+        first = silent_tournament(url, silent_url, games=GAMES_PAGE + 2, concurrency=GAMES_PAGE)
+        page.goto(f"{url}/t/{first}")
+        expect(rows).to_have_count(GAMES_PAGE)
+        expect(page.locator("#tournament-status")).to_contain_text(f"{GAMES_PAGE} playing")
+        expect(more).to_have_count(0)
+        status, _ = post_json(f"{url}/tournaments/{first}/stop", {})  # room for more games
+        assert status == 200
+        # One more started than a page holds: More lists it, and then there are no more.
+        second = silent_tournament(
+            url, silent_url, games=GAMES_PAGE + 2, concurrency=GAMES_PAGE + 1
+        )
+        page.goto(f"{url}/t/{second}")
+        expect(rows).to_have_count(GAMES_PAGE)
+        more.click()
+        expect(rows).to_have_count(GAMES_PAGE + 1)
+        expect(more).to_have_count(0)
+        page.goto("about:blank")

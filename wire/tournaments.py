@@ -400,11 +400,14 @@ class TournamentGame(BaseModel):
 
 
 class TournamentGames(BaseModel):
-    """A page of a tournament's started games, in game order."""
+    """A page of a tournament's started games, in game order. ``games_total`` is the
+    schedule's length, not how many have started; ``next_offset`` is where the next page
+    starts, ``None`` when this one ends the games started so far."""
 
     items: list[TournamentGame]
     offset: int
     games_total: int
+    next_offset: int | None = None
 
 
 class TournamentCreated(BaseModel):

@@ -11,6 +11,8 @@ const POLL_MS = 2000;
 // resumes a series): looked at now and then. Finished, it stays as it is.
 const IDLE_POLL_MS = 10000;
 const GAMES_PAGE = 100;
+// The most games GET /tournaments/<id>/games gives in one answer (its limit's bound).
+const MOST_GAMES_AN_ANSWER = 500;
 
 /** A figure as text: one that rounds to zero reads 0.00, never -0.00 (an LLR of
  * -0.001); an infinite one ∞ or -∞ (the JSON's "Infinity": every game of a pair won or
@@ -125,6 +127,22 @@ function gameRow(game, tournamentStatus) {
   );
 }
 
+/** The first `count` started games of the tournament, and whether the server has more
+ * (its next_offset: the scheduled total counts games not started yet), asked for in
+ * answers of at most the route's bound. */
+async function startedGames(id, count) {
+  const items = [];
+  let offset = 0;
+  for (;;) {
+    const limit = Math.min(count - items.length, MOST_GAMES_AN_ANSWER);
+    const page = await getJSON(`/tournaments/${id}/games?offset=${offset}&limit=${limit}`);
+    items.push(...page.items);
+    const more = page.next_offset !== null && page.next_offset !== undefined;
+    if (!more || items.length >= count) return { items, more };
+    offset = page.next_offset;
+  }
+}
+
 // Each poll draws the page anew: a box scrolled sideways (a wide table on a phone) is
 // put back where its reader left it, found again by the id of what it holds.
 function scrollPlaces(main) {
@@ -157,7 +175,7 @@ export async function mount(main, { tournamentId }) {
     try {
       [view, games] = await Promise.all([
         getJSON(`/tournaments/${id}`),
-        getJSON(`/tournaments/${id}/games?limit=${shownGames}`),
+        startedGames(id, shownGames),
       ]);
     } catch (error) {
       // A poll that fails (the server restarting, the network gone) says so above what
@@ -175,10 +193,12 @@ export async function mount(main, { tournamentId }) {
     const played = early
       ? `decided after ${view.games_done} of at most ${view.games_total} games`
       : `${view.games_done} of ${view.games_total} games`;
-    const more = games.items.length < games.games_total && games.items.length === shownGames
-      ? el("button", { type: "button", onclick: () => { shownGames += GAMES_PAGE; load(); } }, "More games")
+    const more = games.more
+      ? el("button", { type: "button", id: "more-games", onclick: () => { shownGames += GAMES_PAGE; load(); } }, "More games")
       : null;
     const places = scrollPlaces(main);
+    // Redrawn, the button is a new one: a keyboard reader on it stays on it.
+    const onMore = document.activeElement && document.activeElement.id === "more-games";
     clear(message);
     clear(main,
       el("h1", {}, view.name || `${kind} ${view.tournament_id.slice(0, 8)}`),
@@ -202,6 +222,7 @@ export async function mount(main, { tournamentId }) {
       more,
     );
     restoreScrollPlaces(main, places);
+    if (onMore && more) more.focus();
     shown = true;
     clearTimeout(timer);
     if (view.status !== "finished") timer = setTimeout(load, view.status === "running" ? POLL_MS : IDLE_POLL_MS);
