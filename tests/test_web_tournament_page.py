@@ -134,6 +134,28 @@ def test_on_a_phone_a_games_side_letter_stays_beside_its_bots_name(
         assert set(lines) == {1}, list(zip(texts, lines, strict=True))
 
 
+def test_a_record_reads_wins_losses_draws_as_on_the_leaderboard_and_the_bots_page(
+    web_page: WebPage, tmp_path: Path
+) -> None:
+    page = web_page.page
+    with game_server(tmp_path) as url:
+        tournament_id, view = finished_tournament(url)
+        page.goto(f"{url}/t/{tournament_id}")
+        standings = page.locator("#standings")
+        expect(standings.locator("th")).to_have_text(
+            ["#", "Bot", "Games", "W", "L", "D", "Points", "Score", "Elo", "Failures"]
+        )
+        for line in view["standings"]:
+            cells = standings.locator("tbody tr", has_text=line["name"]).locator("td")
+            for column, count in ((3, "wins"), (4, "losses"), (5, "draws")):
+                expect(cells.nth(column)).to_have_text(str(line[count]))
+        (pair,) = view["pairs"]
+        expect(page.locator("#pairs th.record")).to_have_text("W / L / D")
+        expect(page.locator("#pairs td.record").first).to_have_text(
+            f"{pair['wins']} / {pair['losses']} / {pair['draws']}"
+        )
+
+
 def test_an_sprt_that_ran_out_of_games_says_it_ended_undecided_not_running(
     web_page: WebPage, tmp_path: Path
 ) -> None:

@@ -148,6 +148,15 @@ export function sideName(side) {
   return side === "x" ? "X" : side === "o" ? "O" : "";
 }
 
+/** A record's label and text, in one order on every table of the page: wins, losses,
+ * draws, as fastchess and cutechess print a match ("Score of A vs B: 7 - 2 - 1") and as
+ * the tournament report's "Wins: 7, Losses: 2, Draws: 1" has it. */
+export const RECORD_LABEL = "W / L / D";
+export const RECORD_TITLE = "wins / losses / draws";
+export function recordText(wins, losses, draws) {
+  return `${wins} / ${losses} / ${draws}`;
+}
+
 /** A table cell of a seat: the side's letter and the player's name, kept on one line
  * together (a narrow column wraps the name beside its letter, never the name under it). */
 export function seatCell(side, name) {

@@ -3,7 +3,7 @@
 // games, with what their capabilities say about them, and a form that pairs two of
 // them (POST /game/new).
 
-import { el, clear, getJSON, postJSON, playerName, apiToken, setApiToken, errorBox, formatWhen, detailText, ApiError } from "./api.js";
+import { el, clear, getJSON, postJSON, playerName, apiToken, setApiToken, errorBox, formatWhen, detailText, recordText, RECORD_LABEL, RECORD_TITLE, ApiError } from "./api.js";
 import { failureText, ratingCell, statusBadge } from "./leaderboard.js";
 
 //: Recent games scanned for the bots they seated (one page of the list, newest first).
@@ -73,7 +73,7 @@ function registeredRow(bot) {
     el("td", {}, statusBadge(bot.status, bot.check_error), bot.ladder ? null : [" ", el("span", { class: "badge" }, "not on the ladder")],
       bot.status === "unreachable" && bot.check_error ? el("div", { class: "muted" }, bot.check_error) : null, backoff),
     ratingCell(bot),
-    el("td", { class: "num record" }, `${bot.wins} / ${bot.losses} / ${bot.draws}`),
+    el("td", { class: "num record" }, recordText(bot.wins, bot.losses, bot.draws)),
     el("td", { class: "wide" }, failureText(bot.failures)),
     el("td", { class: "wide" }, el("code", {}, bot.url)),
   );
@@ -167,7 +167,7 @@ export async function mount(main) {
   const registeredBody = el("tbody", {}, registered.map(registeredRow));
   const registeredTable = el("div", { class: "scroll-x" }, el("table", { class: "list", id: "registered-bots" },
     el("thead", {}, el("tr", {}, el("th", {}, "Bot"), el("th", {}, "Status"), el("th", { class: "num" }, "Rating"),
-      el("th", { class: "num record" }, "W / L / D"), el("th", { class: "wide" }, "Forfeits lost"), el("th", { class: "wide" }, "URL"))),
+      el("th", { class: "num record", title: RECORD_TITLE }, RECORD_LABEL), el("th", { class: "wide" }, "Forfeits lost"), el("th", { class: "wide" }, "URL"))),
     registeredBody));
   const noneYet = el("p", { class: "notice", hidden: registered.length > 0 }, "No bot is registered yet.");
   const register = registerForm((bot) => {

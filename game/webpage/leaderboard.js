@@ -1,7 +1,7 @@
 // Leaderboard: GET /leaderboard, best first (by rating - uncertainty), refreshed while
 // the page is open. The kind filter lives in the address (?kind=bot|human).
 
-import { el, clear, getJSON, formatWhen, errorBox } from "./api.js";
+import { el, clear, getJSON, formatWhen, errorBox, recordText, RECORD_LABEL, RECORD_TITLE } from "./api.js";
 
 const POLL_MS = 10000;
 const LIMIT = 200;
@@ -58,7 +58,7 @@ function row(entry) {
       el("span", { class: "badge" }, entry.kind), entry.kind === "bot" ? [" ", statusBadge(entry.status)] : null),
     ratingCell(entry),
     el("td", { class: "num" }, String(entry.games)),
-    el("td", { class: "num record" }, `${entry.wins} / ${entry.losses} / ${entry.draws}`),
+    el("td", { class: "num record" }, recordText(entry.wins, entry.losses, entry.draws)),
     el("td", { class: "wide" }, failureText(entry.failures)),
     el("td", { class: "num wide" }, thinkText(entry.avg_think_ms)),
     el("td", { class: "wide muted" }, formatWhen(entry.last_seen)),
@@ -79,7 +79,7 @@ export async function mount(main) {
     el("div", { class: "scroll-x" }, el("table", { class: "list", id: "leaderboard" },
       el("thead", {}, el("tr", {},
         el("th", { class: "num" }, "#"), el("th", {}, "Player"), el("th", { class: "num" }, "Rating"),
-        el("th", { class: "num" }, "Games"), el("th", { class: "num record" }, "W / L / D"),
+        el("th", { class: "num" }, "Games"), el("th", { class: "num record", title: RECORD_TITLE }, RECORD_LABEL),
         el("th", { class: "wide" }, "Forfeits lost"), el("th", { class: "num wide" }, "Avg think"),
         el("th", { class: "wide" }, "Last seen"))),
       body)),

@@ -3,7 +3,7 @@
 // while it may still be resumed. A series (POST /series) is a tournament too: it shows
 // its score above the standings.
 
-import { el, clear, getJSON, formatWhen, errorBox, outcomeText, seatCell } from "./api.js";
+import { el, clear, getJSON, formatWhen, errorBox, outcomeText, seatCell, recordText, RECORD_LABEL, RECORD_TITLE } from "./api.js";
 import { failureText } from "./leaderboard.js";
 
 const POLL_MS = 2000;
@@ -32,17 +32,20 @@ function signed(value, digits = 1) {
 const plusMinus = (value, error) => (value === null || value === undefined ? "" : `${signed(value)} ± ${fixed(error)}`);
 const percent = (value) => (value === null || value === undefined ? "" : `${(100 * value).toFixed(1)}%`);
 
+// W, L and D in the order of every record on the page (api.js's RECORD_LABEL).
+const HEAD_TITLES = { W: "wins", L: "losses", D: "draws" };
+
 function standingsTable(view) {
-  const head = ["#", "Bot", "Games", "W", "D", "L", "Points", "Score", "Elo", "Failures"];
+  const head = ["#", "Bot", "Games", "W", "L", "D", "Points", "Score", "Elo", "Failures"];
   return el("table", { class: "list", id: "standings" },
-    el("thead", {}, el("tr", {}, head.map((h, i) => el("th", { class: i >= 2 && i <= 8 ? "num" : null }, h)))),
+    el("thead", {}, el("tr", {}, head.map((h, i) => el("th", { class: i >= 2 && i <= 8 ? "num" : null, title: HEAD_TITLES[h] }, h)))),
     el("tbody", {}, view.standings.map((line, index) => el("tr", {},
       el("td", { class: "num" }, String(index + 1)),
       el("td", {}, el("strong", {}, line.name)),
       el("td", { class: "num" }, String(line.games)),
       el("td", { class: "num" }, String(line.wins)),
-      el("td", { class: "num" }, String(line.draws)),
       el("td", { class: "num" }, String(line.losses)),
+      el("td", { class: "num" }, String(line.draws)),
       el("td", { class: "num" }, fixed(line.points, 1)),
       el("td", { class: "num" }, percent(line.score)),
       el("td", { class: "num" }, plusMinus(line.elo, line.elo_error)),
@@ -51,14 +54,15 @@ function standingsTable(view) {
 }
 
 function pairsTable(view) {
-  const head = ["Bot", "Opponent", "Games", "W-D-L", "Elo", "nElo", "LOS", "Draws", "Pentanomial"];
+  const head = ["Bot", "Opponent", "Games", RECORD_LABEL, "Elo", "nElo", "LOS", "Draws", "Pentanomial"];
   const numbers = new Set(["Games", "Elo", "nElo", "LOS", "Draws"]);
+  const record = (h) => h === RECORD_LABEL;
   return el("table", { class: "list", id: "pairs" },
-    el("thead", {}, el("tr", {}, head.map((h) => el("th", { class: numbers.has(h) ? "num" : h === "W-D-L" ? "record" : null }, h)))),
+    el("thead", {}, el("tr", {}, head.map((h) => el("th", { class: numbers.has(h) ? "num" : record(h) ? "record" : null, title: record(h) ? RECORD_TITLE : null }, h)))),
     el("tbody", {}, view.pairs.map((pair) => el("tr", {},
       el("td", {}, pair.bot), el("td", {}, pair.opponent),
       el("td", { class: "num" }, String(pair.games)),
-      el("td", { class: "record" }, `${pair.wins}-${pair.draws}-${pair.losses}`),
+      el("td", { class: "record" }, recordText(pair.wins, pair.losses, pair.draws)),
       el("td", { class: "num" }, plusMinus(pair.elo, pair.elo_error)),
       el("td", { class: "num" }, plusMinus(pair.nelo, pair.nelo_error)),
       el("td", { class: "num" }, percent(pair.los)),
