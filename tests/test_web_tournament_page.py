@@ -354,3 +354,39 @@ def test_more_games_is_offered_only_while_the_server_has_more_started_games(
         expect(rows).to_have_count(GAMES_PAGE + 1)
         expect(more).to_have_count(0)
         page.goto("about:blank")
+
+
+def test_a_figure_with_no_value_yet_reads_n_a_not_a_blank(
+    web_page: WebPage, tmp_path: Path
+) -> None:
+    page = web_page.page
+    with silent_bot() as silent_url, game_server(tmp_path) as url:
+        tournament_id = silent_tournament(url, silent_url, games=2, concurrency=2)
+        view = get_json(f"{url}/tournaments/{tournament_id}")[1]
+        assert all(line["score"] is None and line["elo"] is None for line in view["standings"])
+        page.goto(f"{url}/t/{tournament_id}")
+        standings = page.locator("#standings tbody tr")
+        expect(standings).to_have_count(2)
+        for index in range(2):
+            cells = standings.nth(index).locator("td")
+            expect(cells.nth(7)).to_have_text("n/a")  # Score
+            expect(cells.nth(8)).to_have_text("n/a")  # Elo
+        pair = page.locator("#pairs tbody tr td")
+        headers = page.locator("#pairs th").all_text_contents()
+        for name in ("Elo", "nElo", "LOS", "Draws"):
+            expect(pair.nth(headers.index(name))).to_have_text("n/a")
+        page.goto("about:blank")
+
+
+def test_an_unknown_tournament_says_so_and_links_back_to_the_list(
+    web_page: WebPage, tmp_path: Path
+) -> None:
+    page = web_page.page
+    web_page.allowed_errors.append(re.compile(r"status of 404"))
+    with game_server(tmp_path) as url:
+        page.goto(f"{url}/t/nope")
+        expect(page.get_by_role("alert")).to_contain_text("no tournament 'nope'")
+        page.get_by_role("link", name="All tournaments").click()
+        expect(page).to_have_url(f"{url}/web/tournaments")
+        expect(page.get_by_role("status")).to_contain_text("No tournament yet.")
+        page.goto("about:blank")

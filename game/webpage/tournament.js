@@ -14,13 +14,18 @@ const GAMES_PAGE = 100;
 // The most games GET /tournaments/<id>/games gives in one answer (its limit's bound).
 const MOST_GAMES_AN_ANSWER = 500;
 
+// A figure with no value: none yet (the JSON's null: no game of a bot or a pair counted
+// so far) or none at all (NaN). fastchess and the tournament report print n/a too.
+const NO_VALUE = "n/a";
+const missing = (value) => value === null || value === undefined;
+
 /** A figure as text: one that rounds to zero reads 0.00, never -0.00 (an LLR of
  * -0.001); an infinite one ∞ or -∞ (the JSON's "Infinity": every game of a pair won or
- * lost, fastchess's inf), not "Infinity"; one with no value (NaN) n/a. */
+ * lost, fastchess's inf), not "Infinity"; one with no value n/a. */
 function fixed(value, digits = 1) {
-  if (value === null || value === undefined) return "";
+  if (missing(value)) return NO_VALUE;
   const number = Number(value);
-  if (Number.isNaN(number)) return "n/a";
+  if (Number.isNaN(number)) return NO_VALUE;
   if (!Number.isFinite(number)) return number > 0 ? "∞" : "-∞";
   return number.toFixed(digits).replace(/^-(0\.?0*)$/, "$1");
 }
@@ -29,8 +34,8 @@ function signed(value, digits = 1) {
   const text = fixed(value, digits);
   return /^[0-9∞]/.test(text) && !/^0\.?0*$/.test(text) ? `+${text}` : text;
 }
-const plusMinus = (value, error) => (value === null || value === undefined ? "" : `${signed(value)} ± ${fixed(error)}`);
-const percent = (value) => (value === null || value === undefined ? "" : `${(100 * value).toFixed(1)}%`);
+const plusMinus = (value, error) => (missing(value) ? NO_VALUE : `${signed(value)} ± ${fixed(error)}`);
+const percent = (value) => (missing(value) ? NO_VALUE : `${(100 * value).toFixed(1)}%`);
 
 // W, L and D in the order of every record on the page (api.js's RECORD_LABEL).
 const HEAD_TITLES = { W: "wins", L: "losses", D: "draws" };
@@ -185,7 +190,7 @@ export async function mount(main, { tournamentId }) {
       // A poll that fails (the server restarting, the network gone) says so above what
       // was shown last, which stays: the standings do not vanish until it is back.
       if (shown && error.status !== 404) clear(message, errorBox(error));
-      else clear(main, el("h1", {}, "Tournament"), errorBox(error));
+      else clear(main, el("h1", {}, "Tournament"), errorBox(error), el("p", {}, el("a", { href: "/web/tournaments" }, "All tournaments")));
       if (error.status !== 404) timer = setTimeout(load, POLL_MS);
       return;
     }
