@@ -230,7 +230,7 @@ def bench_setup(quick: bool) -> None:
 def bench_doubling(quick: bool) -> None:
     games = 6 if quick else 16
     print(f"== time doubling: SearchBot at 2t against itself at t, {games} games each")
-    print("   t      2t     score of 2t (W-D-L)")
+    print("   t      2t     score of 2t (W-L-D)")
     for t in (0.1, 0.2, 0.4):
         wins, draws, losses = match(
             functools.partial(SearchBot, seconds=2 * t, wait_for_compiler=True),
@@ -240,7 +240,7 @@ def bench_doubling(quick: bool) -> None:
             log=lambda line: None,
         )
         score = (wins + draws / 2) / games
-        print(f"  {t:<5}  {2 * t:<5}  {100 * score:5.1f}% ({wins}-{draws}-{losses})", flush=True)
+        print(f"  {t:<5}  {2 * t:<5}  {100 * score:5.1f}% ({wins}-{losses}-{draws})", flush=True)
 
 
 def main() -> None:

@@ -97,10 +97,11 @@ def failures_text(line: BotStanding) -> str:
 
 
 def standings_table(view: TournamentView) -> str:
-    """Rank, bot, rating with its interval (when rated), games, W/D/L, points, score and
-    the failures of each bot, as a fixed-width table."""
-    header = f"{'Rank':>4}  {'Bot':<20} {'Elo':>8} {'+/-':>7} {'Games':>6} {'W':>5} {'D':>5} "
-    header += f"{'L':>5} {'Points':>7} {'Score':>7}  Failures"
+    """Rank, bot, rating with its interval (when rated), games, W/L/D (fastchess's and
+    cutechess's order), points, score and the failures of each bot, as a fixed-width
+    table."""
+    header = f"{'Rank':>4}  {'Bot':<20} {'Elo':>8} {'+/-':>7} {'Games':>6} {'W':>5} {'L':>5} "
+    header += f"{'D':>5} {'Points':>7} {'Score':>7}  Failures"
     rows = [header]
     for rank, line in enumerate(view.standings, 1):
         elo = "" if line.elo is None else f"{line.elo:.1f}"
@@ -108,7 +109,7 @@ def standings_table(view: TournamentView) -> str:
         score = "" if line.score is None else f"{100 * line.score:.1f}%"
         rows.append(
             f"{rank:>4}  {line.name[:20]:<20} {elo:>8} {error:>7} {line.games:>6} "
-            f"{line.wins:>5} {line.draws:>5} {line.losses:>5} {line.points:>7g} {score:>7}  "
+            f"{line.wins:>5} {line.losses:>5} {line.draws:>5} {line.points:>7g} {score:>7}  "
             f"{failures_text(line)}"
         )
     return "\n".join(rows)
