@@ -27,10 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
-import hmac
 import logging
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -49,6 +46,7 @@ from game.arena_errors import (
 )
 from game.discovery import DEFAULT_POLICY, AddressPolicy, BotEndpoint, DiscoveryError, discover
 from game.ratings import Rating, is_provisional
+from game.secret_tokens import hash_token, new_token, token_matches
 from game.store import GameStore
 from game.store.arena import StoredBot
 from game.store.ratings import RatingRow
@@ -97,26 +95,6 @@ def backoff_seconds(failures_in_row: int) -> float:
         return 0.0
     doubled: float = BACKOFF_FIRST_S * 2.0 ** min(failures_in_row - 1, 32)
     return min(doubled, BACKOFF_MAX_S)
-
-
-def new_token() -> str:
-    """A fresh secret owner token (43 URL-safe characters)."""
-    return secrets.token_urlsafe(32)
-
-
-def hash_token(token: str) -> str:
-    """What is stored of a token: its sha256, hex.
-
-    >>> hash_token("abc")[:16]
-    'ba7816bf8f01cfea'
-    """
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
-def _token_matches(token: str | None, token_hash: str | None) -> bool:
-    if token is None or token_hash is None:
-        return False
-    return hmac.compare_digest(hash_token(token), token_hash)
 
 
 def _checked_name(name: str) -> str:
@@ -264,7 +242,7 @@ class BotRegistry:
             raise UnknownBot(f"no bot is registered as {name!r}")
         if stored.token_hash is None:
             raise ServerOwnedBot(f"{stored.name!r} is the server's own bot: it has no owner token")
-        if not _token_matches(token, stored.token_hash):
+        if not token_matches(token, stored.token_hash):
             raise WrongToken(f"that is not the owner token of {stored.name!r}")
         return stored
 
@@ -491,7 +469,7 @@ class BotRegistry:
                 raise NameTaken(f"{player.name!r} is a bot's name")
             if token is None:
                 raise NameTaken(f"the name {player.name!r} is taken; give its player token")
-            if not _token_matches(token, player.token_hash):
+            if not token_matches(token, player.token_hash):
                 raise WrongToken(f"that is not the player token of {player.name!r}")
             return None
         raise NameTaken(f"the name {name!r} is taken")
