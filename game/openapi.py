@@ -392,14 +392,25 @@ def _control_path(
     error: Callable[[str], dict[str, Any]],
 ) -> dict[str, Any]:
     """A ``POST .../stop`` or ``.../resume`` of ``what`` (a tournament, a series): its
-    view now (``content``), or 401, 404, 409 (``conflict``), 422."""
+    view now (``content``), or 401, 403 (``game.tournament_routes.control_refused``),
+    404, 409 (``conflict``), 422."""
     return {
         "post": {
             "summary": summary,
+            "description": (
+                f"Send 'Authorization: Bearer <control_token>', the token that creating the "
+                f"{what} answered (only its creator has it), or the server's API token. A "
+                f"{what} created without a control token (by htttx-tournament, or by an "
+                "older server) takes the API token alone, and anyone's request on a server "
+                "without one."
+            ),
             "parameters": [parameter],
             "responses": {
                 "200": {"description": f"The {what} now", "content": content},
-                "401": error("API token missing or wrong"),
+                "401": error(
+                    f"A {what} without a control token, and the server's API token missing or wrong"
+                ),
+                "403": error(f"Neither the {what}'s control token nor the server's API token"),
                 "404": error(f"No such {what}"),
                 "409": error(conflict),
                 "422": error("A bot that cannot be reached any more"),
@@ -433,7 +444,8 @@ def _tournament_paths(
                 "description": (
                     "Bots are named by URL and checked before the answer ('cmd' bots only "
                     "on the command line, htttx-tournament). Games are ordinary games: "
-                    "listed in /games, spectated at /spectate/{game_id}."
+                    "listed in /games, spectated at /spectate/{game_id}. The answer's "
+                    "control_token, shown this once, is what stop and resume ask for."
                 ),
                 "requestBody": {"required": True, "content": body("TournamentRequest")},
                 "responses": {
@@ -517,7 +529,8 @@ def _series_paths(
                 "description": (
                     "Two bots by URL, one game at a time, stopped as soon as the score "
                     "decides it. Each game's record has the tags Series, SeriesRule and "
-                    "SeriesScore (the score before it); spectators get them in setup."
+                    "SeriesScore (the score before it); spectators get them in setup. The "
+                    "answer's control_token, shown this once, is what stop and resume ask for."
                 ),
                 "requestBody": {"required": True, "content": body("SeriesRequest")},
                 "responses": {

@@ -1,5 +1,6 @@
 """The secret tokens the server hands out once and keeps only the hash of: a bot's
-``owner_token`` and a person's token (``game.registry``).
+``owner_token`` (``game.registry``), a person's token, and a tournament's or series'
+``control_token`` (``game.tournament_routes``).
 
 A token is 32 random bytes, URL-safe (43 characters); the store keeps its sha256, so a
 copy of the database (a backup, a leaked dump) lets nobody act as the token's holder.

@@ -146,15 +146,15 @@ class SeriesDesk:
         self.store = director.store
         self.registry = registry
 
-    async def create(self, request: SeriesRequest) -> str:
+    async def create(self, request: SeriesRequest, *, control_hash: str | None = None) -> str:
         """Store and start a series; its id. Raises what ``TournamentDirector.create``
         raises (``TournamentError``, ``OpeningError``, ``DiscoveryError``), and
         ``UnregisteredPlayerError`` for a rated series' player the registry does not
-        know at that URL."""
+        know at that URL. ``control_hash`` as ``TournamentDirector.create`` takes it."""
         if request.rated:
             await self._check_registered(request.player_a)
             await self._check_registered(request.player_b)
-        run = await self.director.create(request.tournament())
+        run = await self.director.create(request.tournament(), control_hash=control_hash)
         return run.tournament_id
 
     async def _check_registered(self, player: SeriesPlayer) -> None:

@@ -9,7 +9,9 @@
 * ``GET /series/{id}`` — ``SeriesView``: the score, the status, every started game
   with the score before it and its links.
 * ``POST /series/{id}/stop`` and ``POST /series/{id}/resume`` — the view afterwards;
-  404 for no such series, 409 when it is not in a state to do that.
+  404 for no such series, 409 when it is not in a state to do that, 403 without the
+  ``control_token`` that ``POST /series`` answered (``SeriesCreated``) or the server's
+  API token: the rule of ``game.tournament_routes``, whose ``control_refused`` it is.
 
 A series is also a tournament: ``GET /tournaments/{id}`` shows it with its standings.
 """
@@ -26,12 +28,14 @@ from game.discovery import DiscoveryError
 from game.openings import OpeningError
 from game.route_bodies import creation_body
 from game.route_query import unknown_query
+from game.secret_tokens import hash_token, new_token
 from game.series import MAX_SERIES_LIST, SeriesDesk
-from game.server_state import _runtime, _without_token
+from game.server_state import _runtime
 from game.tournament_routes import (
     MAX_TOURNAMENT_BODY_BYTES,
     _count,
     _error,
+    control_refused,
     start_within_cap,
     stored_concurrency,
 )
@@ -65,15 +69,19 @@ async def create_series(request: Request) -> Response:
     if isinstance(series, Response):
         return series
     desk = _desk(request)
+    control_token = new_token()
+    control_hash = hash_token(control_token)
     try:
         started = await start_within_cap(
-            request, series.tournament().concurrency, lambda: desk.create(series)
+            request,
+            series.tournament().concurrency,
+            lambda: desk.create(series, control_hash=control_hash),
         )
     except (TournamentError, OpeningError, DiscoveryError) as error:
         return _error(422, str(error))
     if isinstance(started, Response):
         return started
-    answer = SeriesCreated(series_id=started).model_dump_json()
+    answer = SeriesCreated(series_id=started, control_token=control_token).model_dump_json()
     return Response(answer, status_code=201, media_type="application/json")
 
 
@@ -98,10 +106,10 @@ async def get_series(request: Request) -> Response:
 
 
 async def _control(request: Request, action: str) -> Response:
-    if (refused := _without_token(request)) is not None:
-        return refused
     desk = _desk(request)
     series_id: str = request.path_params["series_id"]
+    if (refused := await control_refused(request, series_id, "series", action)) is not None:
+        return refused
     try:
         if action == "stop":
             view = await desk.stop(series_id)

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from game.cluster_queue import ClusterChallenges, QueueLeadership
     from game.cluster_work import WorkPlayer  # only with --redis
 
-__all__ = ["HOSTED_BOTS", "client_address", "hosted_bot_named"]
+__all__ = ["HOSTED_BOTS", "bearer_token", "client_address", "has_api_token", "hosted_bot_named"]
 
 #: The example bots hosted on the server's own port, by path.
 HOSTED_BOTS: Final[dict[str, type[BaseBot]]] = {
@@ -208,12 +208,24 @@ def client_address(request: Request) -> str:
     return request.client.host if request.client is not None else "unknown"
 
 
+def bearer_token(request: Request) -> str | None:
+    """The token of the request's ``Authorization: Bearer <token>``; None for none."""
+    scheme, _, given = request.headers.get("authorization", "").partition(" ")
+    return given.strip() or None if scheme.lower() == "bearer" else None
+
+
 def _authorized(request: Request, api_token: str) -> bool:
     scheme, _, given = request.headers.get("authorization", "").partition(" ")
     # compare_digest: the time taken must not tell how much of a guess was right.
     return scheme.lower() == "bearer" and hmac.compare_digest(
         given.strip().encode(), api_token.encode()
     )
+
+
+def has_api_token(request: Request) -> bool:
+    """Whether the request carries the server's API token (False when it has none)."""
+    token = _settings(request).api_token
+    return token is not None and _authorized(request, token)
 
 
 def _without_token(request: Request) -> Response | None:

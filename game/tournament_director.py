@@ -250,12 +250,18 @@ class TournamentDirector:
             ) from None
 
     async def create(
-        self, request: TournamentRequest, *, run_commands: bool = False
+        self,
+        request: TournamentRequest,
+        *,
+        run_commands: bool = False,
+        control_hash: str | None = None,
     ) -> TournamentRun:
         """Store a new tournament (a series, when ``request.series`` says so) and start
         it. Raises a ``TournamentError``, an ``OpeningError`` or a ``DiscoveryError``
         (each one line for the user) for what cannot be run; ``CommandsNotAllowedError``
-        for a ``cmd`` bot unless ``run_commands`` (the command line's own tournament)."""
+        for a ``cmd`` bot unless ``run_commands`` (the command line's own tournament).
+        ``control_hash``: the hash of the token its creator got to stop and resume it
+        over REST (stored with it; see ``game.tournament_routes``), None for none."""
         # A book can be big: checked off the event loop.
         openings = await asyncio.to_thread(self.check, request, run_commands=run_commands)
         await self.check_bots(request, openings)
@@ -270,6 +276,7 @@ class TournamentDirector:
             request_json=request.model_dump_json(),
             games_total=request.games,
             created_at=created_at,
+            control_hash=control_hash,
         )
         stored = await self.store.tournaments.get(tournament_id)
         assert stored is not None

@@ -11,7 +11,18 @@
   order with their bots, record ids and results (``offset``, ``limit`` 1-500, default 100;
   ``next_offset``: the next page's, null after the last game started).
 * ``POST /tournaments/{id}/stop`` and ``POST /tournaments/{id}/resume`` — the view
-  afterwards; 404 for no such tournament, 409 when it is not in a state to do that.
+  afterwards; 404 for no such tournament, 409 when it is not in a state to do that,
+  403 for a request that is not its creator's (``control_refused``).
+
+Who may stop and resume a tournament (or a series): ``POST /tournaments`` answers a
+``control_token`` (``TournamentCreated``), shown that once, its sha256 stored with the
+tournament (``game.secret_tokens``, as a bot's ``owner_token``). Stop and resume take
+``Authorization: Bearer`` with that token or with the server's API token
+(``HTTTX_API_TOKEN``, the operator's); anything else is a 403, so on an open arena
+(no API token) nobody stops another's tournament. A tournament without a control
+token (created before there were any, or by ``htttx-tournament`` through its own
+server's director) is controlled as it always was: with the API token when the server
+has one (401 without it), by anyone when it has none.
 
 The games themselves are ordinary games: ``GET /games``, ``/spectate/<game_id>`` and the
 notation routes show them, named after their tournament.
@@ -30,7 +41,15 @@ from game.discovery import DiscoveryError
 from game.openings import OpeningError
 from game.route_bodies import creation_body
 from game.route_query import unknown_query
-from game.server_state import _runtime, _settings, _without_token, client_address
+from game.secret_tokens import hash_token, new_token, token_matches
+from game.server_state import (
+    _runtime,
+    _settings,
+    _without_token,
+    bearer_token,
+    client_address,
+    has_api_token,
+)
 from game.tournament_games import is_counted
 from game.tournament_runner import (
     TournamentError,
@@ -48,7 +67,7 @@ from wire.tournaments import (
     TournamentRequest,
 )
 
-__all__ = ["MAX_TOURNAMENT_BODY_BYTES", "tournament_routes"]
+__all__ = ["MAX_TOURNAMENT_BODY_BYTES", "control_refused", "tournament_routes"]
 
 #: A request may carry a whole opening book.
 MAX_TOURNAMENT_BODY_BYTES: Final = 4 * MAX_BOOK_CHARS + 64 * 1024
@@ -71,9 +90,11 @@ async def create_tournament(request: Request) -> Response:
     if isinstance(tournament, Response):
         return tournament
     tournaments = _runtime(request).tournaments
+    control_token = new_token()
 
     async def create() -> str:
-        return (await tournaments.create(tournament)).tournament_id
+        run = await tournaments.create(tournament, control_hash=hash_token(control_token))
+        return run.tournament_id
 
     try:
         started = await start_within_cap(request, tournament.concurrency, create)
@@ -81,7 +102,8 @@ async def create_tournament(request: Request) -> Response:
         return _error(422, str(error))
     if isinstance(started, Response):
         return started
-    body_out = TournamentCreated(tournament_id=started).model_dump_json()
+    created = TournamentCreated(tournament_id=started, control_token=control_token)
+    body_out = created.model_dump_json()
     return Response(body_out, status_code=201, media_type="application/json")
 
 
@@ -163,11 +185,33 @@ async def tournament_games(request: Request) -> Response:
     return Response(page.model_dump_json(), media_type="application/json")
 
 
+async def control_refused(
+    request: Request, tournament_id: str, kind: str, action: str
+) -> Response | None:
+    """The refusal of a request to ``action`` (stop, resume) the tournament or series
+    ``tournament_id`` (``kind`` names it in the reason) that carries neither its
+    control token nor the server's API token (403), or None when it may go on. One
+    without a control token (or none at all: its route answers 404) falls back on
+    the API token alone, as before control tokens (see the module docstring)."""
+    control_hash = await _runtime(request).store.tournaments.control_hash(tournament_id)
+    if control_hash is None:
+        return _without_token(request)
+    if token_matches(bearer_token(request), control_hash) or has_api_token(request):
+        return None
+    created_by = "POST /series" if kind == "series" else "POST /tournaments"
+    return _error(
+        403,
+        f"only the creator of {kind} {tournament_id[:80]!r} may {action} it: send "
+        f"'Authorization: Bearer <control_token>' (the control_token {created_by} answered "
+        "with) or the server's API token",
+    )
+
+
 async def _control(request: Request, action: str) -> Response:
-    if (refused := _without_token(request)) is not None:
-        return refused
     runtime = _runtime(request)
     tournament_id: str = request.path_params["tournament_id"]
+    if (refused := await control_refused(request, tournament_id, "tournament", action)) is not None:
+        return refused
     try:
         if action == "stop":
             await runtime.tournaments.stop(tournament_id)

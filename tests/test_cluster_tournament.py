@@ -53,8 +53,10 @@ def adopted(worker: Worker) -> list[str]:
     return remote.adopted
 
 
-async def post(cluster: Cluster, url: str, body: Json) -> tuple[int, Json]:
-    async with cluster.http.post(url, json=body) as response:
+async def post(
+    cluster: Cluster, url: str, body: Json, headers: dict[str, str] | None = None
+) -> tuple[int, Json]:
+    async with cluster.http.post(url, json=body, headers=headers) as response:
         return response.status, await response.json()
 
 
@@ -315,10 +317,17 @@ async def test_a_500_game_tournament_survives_a_worker_killed_in_the_middle(
 async def test_a_tournament_is_stopped_and_resumed_through_any_worker(cluster: Cluster) -> None:
     async with workers(cluster, "worker-a", "worker-b", leases=LEASES) as (a, b):
         body = tournament(f"{a.base}/bots", rounds=20, concurrency=3)
-        tournament_id = await create(cluster, a.base, body)
+        status, created = await post(cluster, f"{a.base}/tournaments", body)
+        assert status == 201, created
+        tournament_id = created["tournament_id"]
+        creator = {"authorization": f"Bearer {created['control_token']}"}
         await until_view(cluster, a.base, tournament_id, lambda view: view["games_done"] >= 3)
+        # Any worker knows whose it is (the store has the token's hash): not a stranger's.
+        stop = f"{b.base}/tournaments/{tournament_id}/stop"
+        status, refused = await post(cluster, stop, {})
+        assert status == 403, refused
         # Stopped through b, which does not coordinate it: a stops its run.
-        status, _ = await post(cluster, f"{b.base}/tournaments/{tournament_id}/stop", {})
+        status, _ = await post(cluster, stop, {}, creator)
         assert status == 200
         view = await until_view(
             cluster,
@@ -331,7 +340,8 @@ async def test_a_tournament_is_stopped_and_resumed_through_any_worker(cluster: C
         _, still = await cluster.get(f"{b.base}/tournaments/{tournament_id}")
         assert still["status"] == "stopped" and still["games_done"] == view["games_done"]
         # Resumed through b: b coordinates it now, and it finishes.
-        status, resumed = await post(cluster, f"{b.base}/tournaments/{tournament_id}/resume", {})
+        resume = f"{b.base}/tournaments/{tournament_id}/resume"
+        status, resumed = await post(cluster, resume, {}, creator)
         assert status == 200, resumed
         finished = await until_over(cluster, a.base, tournament_id)
         assert finished["status"] == "finished", finished["reason"]

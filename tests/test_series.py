@@ -27,6 +27,7 @@ def player(a: Arena, name: str, hosted: str | None = None) -> Json:
 async def create(a: Arena, body: Json) -> str:
     status, answer = await a.post("/series", body)
     assert status == 201, answer
+    a.tokens[answer["series_id"]] = answer["control_token"]
     return str(answer["series_id"])
 
 
@@ -147,11 +148,11 @@ async def test_a_series_stops_and_resumes_counting_every_game_once(tmp_path: Pat
             },
         )
         await a.until(series_id, lambda view: bool(view["live_games"]))
-        status, view = await a.post(f"/series/{series_id}/stop")
+        status, view = await a.post_as_creator(f"/series/{series_id}/stop")
         assert status == 200 and view["status"] == "stopped", view
         assert view["games_running"] == 0
-        assert (await a.post(f"/series/{series_id}/stop"))[0] == 409
-        status, view = await a.post(f"/series/{series_id}/resume")
+        assert (await a.post_as_creator(f"/series/{series_id}/stop"))[0] == 409
+        status, view = await a.post_as_creator(f"/series/{series_id}/resume")
         assert status == 200 and view["status"] == "running", view
         view = await series_finished(a, series_id)
         assert view["status"] == "finished", view["reason"]
@@ -159,7 +160,7 @@ async def test_a_series_stops_and_resumes_counting_every_game_once(tmp_path: Pat
         assert score.decided and [g["number"] for g in view["games"]] == list(
             range(1, score.games + 1)
         )
-        assert (await a.post(f"/series/{series_id}/resume"))[0] == 409
+        assert (await a.post_as_creator(f"/series/{series_id}/resume"))[0] == 409
 
 
 async def test_the_answer_to_resume_has_the_score_so_far(tmp_path: Path) -> None:
@@ -174,14 +175,14 @@ async def test_the_answer_to_resume_has_the_score_so_far(tmp_path: Path) -> None
             },
         )
         await a.until(series_id, lambda view: view["series"]["games"] >= 2)
-        status, stopped = await a.post(f"/series/{series_id}/stop")
+        status, stopped = await a.post_as_creator(f"/series/{series_id}/stop")
         assert status == 200 and stopped["status"] == "stopped", stopped
-        status, resumed = await a.post(f"/series/{series_id}/resume")
+        status, resumed = await a.post_as_creator(f"/series/{series_id}/resume")
         assert status == 200 and resumed["status"] == "running", resumed
         # Not 0-0 until the run has read the store: the score it stopped at, at least.
         assert resumed["score"]["games"] >= stopped["score"]["games"] >= 2
         assert resumed["score"]["points_a"] >= stopped["score"]["points_a"] >= 1
-        await a.post(f"/series/{series_id}/stop")
+        await a.post_as_creator(f"/series/{series_id}/stop")
 
 
 async def test_a_series_cut_short_by_a_restart_resumes_by_itself(tmp_path: Path) -> None:
@@ -227,11 +228,13 @@ async def test_without_resume_series_an_interrupted_series_waits_for_resume(
             {**body, "player_a": player(a, "r1", "random"), "player_b": player(a, "r2", "random")},
         )
         await a.until(series_id, lambda view: bool(view["live_games"]))
+        tokens = a.tokens
     # As htttx-tournament runs its server: it resumes what it is asked to itself.
     async with arena(db, port, resume_series=False) as a:
+        a.tokens.update(tokens)
         status, view = await a.get(f"/series/{series_id}")
         assert status == 200 and view["status"] == "interrupted", view
-        status, view = await a.post(f"/series/{series_id}/resume")
+        status, view = await a.post_as_creator(f"/series/{series_id}/resume")
         assert status == 200 and view["status"] == "running", view
         view = await series_finished(a, series_id)
         assert view["status"] == "finished" and replay(view).decided
@@ -259,7 +262,7 @@ async def test_spectators_see_the_series_score_in_their_setup(tmp_path: Path) ->
         assert setup["tags"]["Series"] == series_id
         assert setup["tags"]["SeriesScore"] == "r1 0-0 r2"
         assert setup["tags"]["SeriesRule"] == "best of 3"
-        await a.post(f"/series/{series_id}/stop")
+        await a.post_as_creator(f"/series/{series_id}/stop")
 
 
 @pytest.mark.parametrize(
@@ -398,7 +401,7 @@ async def test_tournaments_are_not_series_and_unknown_series_are_404(tmp_path: P
         for path in (f"/series/{tournament_id}", "/series/nope"):
             assert (await a.get(path))[0] == 404
         assert (await a.post("/series/nope/stop"))[0] == 404
-        assert (await a.post(f"/series/{tournament_id}/resume"))[0] == 404
+        assert (await a.post_as_creator(f"/series/{tournament_id}/resume"))[0] == 404
         assert (await a.get("/series"))[1] == {"series": []}
 
 

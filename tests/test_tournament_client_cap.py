@@ -37,21 +37,22 @@ async def test_tournaments_hold_their_concurrency_of_the_clients_games(tmp_path:
         status, answer = await a.post("/series", {**series, "best_of": 1001})
         assert status == 201, answer  # one game at a time: 3 + 1
         series_id = answer["series_id"]
+        a.tokens[series_id] = answer["control_token"]
         status, answer = await a.post("/series", {**series, "best_of": 1001})
         assert status == 429, answer
 
         # A stopped tournament holds nothing; resuming it asks for its games again.
-        status, answer = await a.post(f"/tournaments/{first}/stop")
+        status, answer = await a.post_as_creator(f"/tournaments/{first}/stop")
         assert status == 200, answer
         second = await a.create(endless(a, 2))  # 1 + 2
-        status, answer = await a.post(f"/tournaments/{first}/resume")
+        status, answer = await a.post_as_creator(f"/tournaments/{first}/resume")
         assert status == 429, answer
-        status, answer = await a.post(f"/series/{series_id}/resume")
+        status, answer = await a.post_as_creator(f"/series/{series_id}/resume")
         assert status == 409, answer  # running already
         for stop in (f"/tournaments/{second}/stop", f"/series/{series_id}/stop"):
-            status, answer = await a.post(stop)
+            status, answer = await a.post_as_creator(stop)
             assert status == 200, answer
-        status, answer = await a.post(f"/tournaments/{first}/resume")
+        status, answer = await a.post_as_creator(f"/tournaments/{first}/resume")
         assert status == 200, answer
-        status, answer = await a.post(f"/tournaments/{first}/stop")
+        status, answer = await a.post_as_creator(f"/tournaments/{first}/stop")
         assert status == 200, answer

@@ -7,7 +7,7 @@ import json
 import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,8 @@ class Arena:
     server: GameServer
     http: aiohttp.ClientSession
     db_url: str
+    #: The control token of each tournament and series created here, by id.
+    tokens: dict[str, str] = field(default_factory=dict)
 
     @property
     def base(self) -> str:
@@ -39,12 +41,20 @@ class Arena:
     def bot(self, name: str, hosted: str | None = None) -> Json:
         return {"name": name, "url": f"{self.base}/bots/{hosted or name}"}
 
-    async def post(self, path: str, body: Any = None) -> tuple[int, Json]:
+    async def post(
+        self, path: str, body: Any = None, *, token: str | None = None
+    ) -> tuple[int, Json]:
         data = body if isinstance(body, str | bytes) else json.dumps(body or {})
-        async with self.http.post(
-            self.base + path, data=data, headers={"content-type": "application/json"}
-        ) as response:
+        headers = {"content-type": "application/json"}
+        if token is not None:
+            headers["authorization"] = f"Bearer {token}"
+        async with self.http.post(self.base + path, data=data, headers=headers) as response:
             return response.status, await response.json()
+
+    async def post_as_creator(self, path: str) -> tuple[int, Json]:
+        """POST ``path`` (``/tournaments/<id>/stop``, ``/series/<id>/resume``...) as the
+        creator of its tournament or series: with the control token it was given."""
+        return await self.post(path, token=self.tokens[path.split("/")[2]])
 
     async def get(self, path: str) -> tuple[int, Any]:
         async with self.http.get(self.base + path) as response:
@@ -53,6 +63,7 @@ class Arena:
     async def create(self, body: Json) -> str:
         status, answer = await self.post("/tournaments", body)
         assert status == 201, answer
+        self.tokens[answer["tournament_id"]] = answer["control_token"]
         return str(answer["tournament_id"])
 
     async def until(self, tournament_id: str, done: Any) -> Json:
@@ -188,13 +199,13 @@ async def test_stop_then_resume_plays_every_game_once(tmp_path: Path) -> None:
             }
         )
         await a.until(tournament_id, lambda view: view["games_done"] >= 4)
-        status, view = await a.post(f"/tournaments/{tournament_id}/stop")
+        status, view = await a.post_as_creator(f"/tournaments/{tournament_id}/stop")
         assert status == 200 and view["status"] == "stopped"
         assert view["games_running"] == 0
-        assert (await a.post(f"/tournaments/{tournament_id}/stop"))[0] == 409
-        status, view = await a.post(f"/tournaments/{tournament_id}/resume")
+        assert (await a.post_as_creator(f"/tournaments/{tournament_id}/stop"))[0] == 409
+        status, view = await a.post_as_creator(f"/tournaments/{tournament_id}/resume")
         assert status == 200 and view["status"] == "running"
-        status, busy = await a.post(f"/tournaments/{tournament_id}/resume")
+        status, busy = await a.post_as_creator(f"/tournaments/{tournament_id}/resume")
         assert status == 409, busy
         view = await a.finished(tournament_id)
         assert view["status"] == "finished" and view["games_counted"] == 60
@@ -210,16 +221,16 @@ async def test_the_answer_to_resume_counts_the_games_played_before(tmp_path: Pat
             {"bots": [a.bot("threat"), a.bot("random")], "rounds": 30, "openings": "none"}
         )
         await a.until(tournament_id, lambda view: view["games_counted"] >= 4)
-        status, stopped = await a.post(f"/tournaments/{tournament_id}/stop")
+        status, stopped = await a.post_as_creator(f"/tournaments/{tournament_id}/stop")
         assert status == 200 and stopped["status"] == "stopped", stopped
-        status, resumed = await a.post(f"/tournaments/{tournament_id}/resume")
+        status, resumed = await a.post_as_creator(f"/tournaments/{tournament_id}/resume")
         assert status == 200 and resumed["status"] == "running", resumed
         # Not 0 of 60 until the run has read the store: what was played, at least.
         assert resumed["games_done"] >= stopped["games_done"] >= 4
         assert resumed["games_counted"] >= stopped["games_counted"] >= 4
         games = {line["name"]: line["games"] for line in resumed["standings"]}
         assert games["threat"] == games["random"] >= stopped["games_counted"]
-        await a.post(f"/tournaments/{tournament_id}/stop")
+        await a.post_as_creator(f"/tournaments/{tournament_id}/stop")
 
 
 def free_port() -> int:
@@ -234,10 +245,12 @@ async def test_a_tournament_cut_short_by_a_restart_resumes_where_it_was(tmp_path
     async with arena(db, port) as a:
         tournament_id = await a.create({**body, "bots": three_bots(a)[:2]})
         await a.until(tournament_id, lambda view: view["games_done"] >= 3)
+        tokens = a.tokens
     async with arena(db, port) as a:  # the first server stopped: interrupted
+        a.tokens.update(tokens)  # the control token is stored: it outlives the server
         status, view = await a.get(f"/tournaments/{tournament_id}")
         assert view["status"] == "interrupted" and view["games_done"] >= 3
-        status, view = await a.post(f"/tournaments/{tournament_id}/resume")
+        status, view = await a.post_as_creator(f"/tournaments/{tournament_id}/resume")
         assert status == 200, view
         view = await a.finished(tournament_id)
         assert view["status"] == "finished" and view["games_counted"] == 40
@@ -256,8 +269,10 @@ async def test_resuming_with_a_bot_gone_says_which_bot(tmp_path: Path) -> None:
             {"bots": three_bots(a)[:2], "rounds": 50, "openings": "none"}
         )
         await a.until(tournament_id, lambda view: view["games_done"] >= 1)
+        tokens = a.tokens
     async with arena(db) as a:  # another port: the URLs of the old server are gone
-        status, answer = await a.post(f"/tournaments/{tournament_id}/resume")
+        a.tokens.update(tokens)
+        status, answer = await a.post_as_creator(f"/tournaments/{tournament_id}/resume")
         assert status == 422 and "bot 'threat'" in answer["detail"], answer
         status, view = await a.get(f"/tournaments/{tournament_id}")
         assert view["status"] == "interrupted"
@@ -337,7 +352,7 @@ async def test_spectators_can_watch_a_tournament_game(tmp_path: Path) -> None:
         async with a.http.ws_connect(ws_url) as ws:
             first = json.loads((await ws.receive()).data)
             assert first["type"] == "setup"
-        await a.post(f"/tournaments/{tournament_id}/stop")
+        await a.post_as_creator(f"/tournaments/{tournament_id}/stop")
         record = GameRecord.model_validate((await a.get(f"/games/{game_id}"))[1])
         assert record.name is not None and "game" in record.name
 
@@ -351,8 +366,8 @@ async def test_on_postgresql_a_stopped_tournament_resumes_to_the_end(
             {"bots": three_bots(a), "rounds": 4, "concurrency": 3, "openings": "none"}
         )
         await a.until(tournament_id, lambda view: view["games_done"] >= 3)
-        assert (await a.post(f"/tournaments/{tournament_id}/stop"))[0] == 200
-        assert (await a.post(f"/tournaments/{tournament_id}/resume"))[0] == 200
+        assert (await a.post_as_creator(f"/tournaments/{tournament_id}/stop"))[0] == 200
+        assert (await a.post_as_creator(f"/tournaments/{tournament_id}/resume"))[0] == 200
         view = await a.finished(tournament_id)
         assert view["status"] == "finished" and view["games_counted"] == 24
         async with await GameStore.open(db_url) as store:
@@ -425,7 +440,7 @@ async def test_a_bot_that_goes_away_fails_the_tournament_which_resumes_when_it_i
         assert "could not start after 3 tries" in view["reason"]
         assert "/bots/center" in view["reason"]
         async with arena(host_db, host_port):
-            status, view = await a.post(f"/tournaments/{tournament_id}/resume")
+            status, view = await a.post_as_creator(f"/tournaments/{tournament_id}/resume")
             assert status == 200, view
             view = await a.finished(tournament_id)
         assert view["status"] == "finished" and view["games_counted"] == 200

@@ -57,7 +57,8 @@ def test_a_series_shows_its_score_on_its_page_and_on_each_game(
         page.goto("about:blank")
 
 
-def _series(url: str, **fields: object) -> str:
+def _series(url: str, **fields: object) -> tuple[str, str]:
+    """A series of threat and random: its id and its control token."""
     status, created = post_json(
         url + "/series",
         {
@@ -68,8 +69,7 @@ def _series(url: str, **fields: object) -> str:
         },
     )
     assert status == 201, created
-    series_id: str = created["series_id"]
-    return series_id
+    return str(created["series_id"]), str(created["control_token"])
 
 
 def test_a_series_decided_early_shows_a_full_progress_bar_in_the_list_and_on_its_page(
@@ -77,7 +77,7 @@ def test_a_series_decided_early_shows_a_full_progress_bar_in_the_list_and_on_its
 ) -> None:
     page = web_page.page
     with game_server(tmp_path) as url:
-        series_id = _series(url, best_of=3, match={"turn_limit": 40})
+        series_id, _ = _series(url, best_of=3, match={"turn_limit": 40})
         view = wait_for(
             lambda: (v := get_json(f"{url}/series/{series_id}")[1])["status"] != "running" and v
         )
@@ -105,8 +105,9 @@ def test_a_stopped_series_does_not_say_it_is_playing(web_page: WebPage, tmp_path
     page = web_page.page
     with game_server(tmp_path) as url:
         # Slow enough to stop undecided: a move a second at most, a long series.
-        series_id = _series(url, first_to=50, match={"turn_limit": 40})
-        status, _ = post_json(f"{url}/series/{series_id}/stop", {})
+        series_id, control_token = _series(url, first_to=50, match={"turn_limit": 40})
+        creator = {"authorization": f"Bearer {control_token}"}
+        status, _ = post_json(f"{url}/series/{series_id}/stop", {}, creator)
         assert status == 200
         wait_for(lambda: get_json(f"{url}/series/{series_id}")[1]["status"] == "stopped")
         page.goto(f"{url}/t/{series_id}")

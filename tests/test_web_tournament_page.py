@@ -18,10 +18,11 @@ from tests.ui_server import game_server, restartable_game_server
 Json = dict[str, Any]
 
 
-def running_tournament(url: str, silent_url: str) -> tuple[str, Json]:
+def running_tournament(url: str, silent_url: str) -> tuple[str, Json, str]:
     """Two rounds of threat, random and the silent bot, all 12 games at once: the games
     with the silent bot play on; threat and random's four end, the first two counted,
-    round 2's two not (their pair comes after round 1's, which are not over)."""
+    round 2's two not (their pair comes after round 1's, which are not over). Its id,
+    its view, and the control token that stops and resumes it."""
     status, created = post_json(
         url + "/tournaments",
         {
@@ -46,7 +47,7 @@ def running_tournament(url: str, silent_url: str) -> tuple[str, Json]:
             and v
         )
     )
-    return tournament_id, view
+    return tournament_id, view, str(created["control_token"])
 
 
 def test_a_running_tournament_links_to_each_of_its_games_in_flight(
@@ -54,7 +55,7 @@ def test_a_running_tournament_links_to_each_of_its_games_in_flight(
 ) -> None:
     page = web_page.page
     with silent_bot() as silent_url, game_server(tmp_path) as url:
-        tournament_id, view = running_tournament(url, silent_url)
+        tournament_id, view, _ = running_tournament(url, silent_url)
         page.goto(f"{url}/t/{tournament_id}")
         links = page.locator("#tournament-live a")
         expect(links).to_have_count(len(view["live_games"]))
@@ -176,7 +177,7 @@ def test_a_finished_game_waiting_for_the_pairs_before_it_is_not_counted_yet(
 ) -> None:
     page = web_page.page
     with silent_bot() as silent_url, game_server(tmp_path) as url:
-        tournament_id, _ = running_tournament(url, silent_url)
+        tournament_id, _, _ = running_tournament(url, silent_url)
         games = get_json(f"{url}/tournaments/{tournament_id}/games")[1]["items"]
         waiting = [g for g in games if g["status"] == "finished" and not g["counted"]]
         counted = [g for g in games if g["counted"]]
@@ -197,7 +198,7 @@ def test_a_table_scrolled_sideways_on_a_phone_keeps_its_place_when_the_page_refr
     page = web_page.page
     page.set_viewport_size(PHONE_SIZE)
     with silent_bot() as silent_url, game_server(tmp_path) as url:
-        tournament_id, _ = running_tournament(url, silent_url)
+        tournament_id, _, _ = running_tournament(url, silent_url)
         page.goto(f"{url}/t/{tournament_id}")
         box = page.locator(".scroll-x:has(#pairs)")
         expect(box).to_be_visible()
@@ -272,13 +273,14 @@ def test_a_stopped_tournament_resumed_elsewhere_shows_it_running_again(
 ) -> None:
     page = web_page.page
     with silent_bot() as silent_url, game_server(tmp_path) as url:
-        tournament_id, _ = running_tournament(url, silent_url)
-        status, _ = post_json(f"{url}/tournaments/{tournament_id}/stop", {})
+        tournament_id, _, control_token = running_tournament(url, silent_url)
+        creator = {"authorization": f"Bearer {control_token}"}
+        status, _ = post_json(f"{url}/tournaments/{tournament_id}/stop", {}, creator)
         assert status == 200
         page.goto(f"{url}/t/{tournament_id}")
         badge = page.locator("#tournament-status .badge")
         expect(badge).to_have_text("stopped")
-        status, _ = post_json(f"{url}/tournaments/{tournament_id}/resume", {})
+        status, _ = post_json(f"{url}/tournaments/{tournament_id}/resume", {}, creator)
         assert status == 200
         expect(badge).to_have_text("running", timeout=IDLE_REFRESH_TIMEOUT_MS)
         page.goto("about:blank")
@@ -290,7 +292,7 @@ def test_a_failed_refresh_says_so_above_the_standings_it_keeps(
     page = web_page.page
     web_page.allowed_errors.append(re.compile(r"ERR_CONNECTION_REFUSED"))
     with silent_bot() as silent_url, restartable_game_server(tmp_path) as server:
-        tournament_id, view = running_tournament(server.url, silent_url)
+        tournament_id, view, _ = running_tournament(server.url, silent_url)
         page.goto(f"{server.url}/t/{tournament_id}")
         standings = page.locator("#standings tbody tr")
         expect(standings).to_have_count(len(view["standings"]))

@@ -152,9 +152,14 @@ class SeriesRequest(BaseModel):
 
 
 class SeriesCreated(BaseModel):
-    """Answer to ``POST /series``."""
+    """Answer to ``POST /series``: the series' id and its ``control_token``, shown this
+    once (as ``TournamentCreated``'s): ``POST /series/{id}/stop`` and ``/resume`` ask
+    for it (``Authorization: Bearer <control_token>``), besides the server's API token."""
 
     series_id: str
+    control_token: str = Field(
+        description="Secret: stops and resumes this series (shown only here)"
+    )
 
 
 class SeriesLinks(BaseModel):

@@ -411,6 +411,12 @@ class TournamentGames(BaseModel):
 
 
 class TournamentCreated(BaseModel):
-    """Answer to ``POST /tournaments``."""
+    """Answer to ``POST /tournaments``: the tournament's id and its ``control_token``.
+    The token is shown this once and never stored (only its hash): keep it, it is what
+    ``POST /tournaments/{id}/stop`` and ``/resume`` ask for (``Authorization: Bearer
+    <control_token>``), besides the server's API token. Nothing else shows it."""
 
     tournament_id: str
+    control_token: str = Field(
+        description="Secret: stops and resumes this tournament (shown only here)"
+    )

@@ -95,7 +95,8 @@ Anything that counts draws (ratings, statistics) must check ``cause`` first.
 
 Tournaments: the tables ``tournaments`` and ``tournament_games`` (``store.tournaments``,
 see ``game.store.tournaments``) hold each tournament's settings and the result of every
-game it counted, next to the games' own records; ``series`` (``store.series``, see
+game it counted, next to the games' own records; ``tournament_controls`` the hash of
+the token that stops and resumes it; ``series`` (``store.series``, see
 ``game.store.series``) says which of them are series.
 
 The arena: ``arena_players`` and ``bots`` (``store.arena``, see ``game.store.arena``)

@@ -7,9 +7,9 @@ pages through series only::
     series  seq        integer, primary key      creation order
             series_id  text, unique, references tournaments.tournament_id
 
-``create`` writes the tournament's row and the series' row in one transaction: a
-series is never half created. ``create_all`` adds the table to a database made before
-it, and nothing else changes there.
+``create`` writes the tournament's row (and its control token's hash) and the series'
+row in one transaction: a series is never half created. ``create_all`` adds the table
+to a database made before it, and nothing else changes there.
 """
 
 from __future__ import annotations
@@ -47,8 +47,8 @@ _series = Table(
 )
 
 
-def _create_series(conn: Connection, values: dict[str, Any]) -> None:
-    _create(conn, values)
+def _create_series(conn: Connection, values: dict[str, Any], control_hash: str | None) -> None:
+    _create(conn, values, control_hash)
     conn.execute(insert(_series).values(series_id=values["tournament_id"]))
 
 
@@ -95,11 +95,14 @@ class SeriesRecords:
         request_json: str,
         games_total: int,
         created_at: datetime,
+        control_hash: str | None = None,
     ) -> None:
-        """Store a new series: its tournament (status ``running``) and its row here."""
+        """Store a new series: its tournament (status ``running``, with its creator's
+        ``control_hash`` as ``TournamentRecords.create`` takes it) and its row here."""
         await self._runner.write(
             _create_series,
             _new_tournament(series_id, name, request_json, games_total, created_at),
+            control_hash,
         )
 
     async def recent(self, limit: int = 100) -> list[StoredTournament]:

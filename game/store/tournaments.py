@@ -1,6 +1,6 @@
 """Tournaments in the store: the settings, the status, and the result of every game played.
 
-Two tables next to ``games`` (created with them)::
+Three tables next to ``games`` (created with them)::
 
     tournaments       seq            integer, primary key      creation order
                       tournament_id  text, unique
@@ -17,6 +17,10 @@ Two tables next to ``games`` (created with them)::
                       game_id        text                      the game in ``games``
                       status         running | done
                       outcome        JSON text, nullable       winner and failures
+    tournament_controls
+                      tournament_id  text, primary key, references tournaments
+                      token_hash     text                      sha256 hex of the
+                                                               creator's control token
 
 The schedule itself is not stored: it is a function of the request (see
 ``game.tournament_schedule``). A ``tournament_games`` row is written when a game of the
@@ -24,6 +28,15 @@ schedule starts, with its ``game_id``, and completed in one transaction with the
 tournament's ``games_done`` when its result is known; so after a crash, the rows say
 exactly which games counted and which were cut short. The primary key makes a result
 unique per game number: a game is never counted twice.
+
+``tournament_controls`` holds the hash of the secret token whoever created the
+tournament (or series) over REST got, written in the same transaction as the
+tournament: the token itself is never stored. A tournament has no row there when it
+was created without one (by ``htttx-tournament``, or before the table existed); what
+that means for stopping and resuming it is ``game.tournament_routes``'s rule. The
+token is a table of its own, not a column of ``tournaments``, so ``create_all`` adds
+it to a database made before it (there are no migrations) and nothing else changes
+there; and no query that reads tournaments ever reads it.
 """
 
 from __future__ import annotations
@@ -76,6 +89,18 @@ _tournaments = Table(
     Column("reason", Text(), nullable=True),
     Column("games_total", Integer(), nullable=False),
     Column("games_done", Integer(), nullable=False, default=0),
+)
+
+_controls = Table(
+    "tournament_controls",
+    _metadata,
+    Column(
+        "tournament_id",
+        String(MAX_GAME_ID_LENGTH),
+        ForeignKey("tournaments.tournament_id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("token_hash", String(64), nullable=False),
 )
 
 _tournament_games = Table(
@@ -149,8 +174,21 @@ def _new_tournament(
     }
 
 
-def _create(conn: Connection, values: dict[str, Any]) -> None:
+def _create(conn: Connection, values: dict[str, Any], control_hash: str | None) -> None:
+    """Store a new tournament's row and, when it has one, its control token's hash:
+    one transaction, so a tournament never exists without the token it was given."""
     conn.execute(insert(_tournaments).values(**values))
+    if control_hash is not None:
+        conn.execute(
+            insert(_controls).values(tournament_id=values["tournament_id"], token_hash=control_hash)
+        )
+
+
+def _control_hash(conn: Connection, tournament_id: str) -> str | None:
+    row = conn.execute(
+        select(_controls.c.token_hash).where(_controls.c.tournament_id == tournament_id)
+    ).first()
+    return None if row is None else str(row.token_hash)
 
 
 def _get(conn: Connection, tournament_id: str) -> StoredTournament | None:
@@ -318,10 +356,20 @@ class TournamentRecords:
         request_json: str,
         games_total: int,
         created_at: datetime,
+        control_hash: str | None = None,
     ) -> None:
+        """Store a new tournament, running; ``control_hash``: the hash of the token its
+        creator got (``game.secret_tokens.hash_token``), None for none."""
         await self._runner.write(
-            _create, _new_tournament(tournament_id, name, request_json, games_total, created_at)
+            _create,
+            _new_tournament(tournament_id, name, request_json, games_total, created_at),
+            control_hash,
         )
+
+    async def control_hash(self, tournament_id: str) -> str | None:
+        """The hash of the control token the tournament (or series) was created with;
+        None when it has none, or there is no such tournament."""
+        return await self._runner.read(_control_hash, tournament_id)
 
     async def get(self, tournament_id: str) -> StoredTournament | None:
         return await self._runner.read(_get, tournament_id)
