@@ -97,6 +97,10 @@ DEFAULT_TURN_MARGIN = 1.0
 DEFAULT_MAX_BODY_BYTES = 1 << 20
 #: A stateless turn with no clock and no stall limit still gets a deadline.
 MAX_TURN_SECONDS = 3600.0
+#: A stateless turn's POST has no aiohttp timeout of its own: the turn's deadline bounds
+#: it all. Else the session's (aiohttp's default: 300 s in all) would cut a turn that
+#: the game's clock or stall limit still allows, and the bot would forfeit on time.
+_TURN_HTTP_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=None)
 
 
 # ------------------------------------------------------------------------- errors
@@ -443,6 +447,7 @@ class StatelessSeat:
             data=body,
             headers={"Content-Type": "application/json"},
             allow_redirects=False,
+            timeout=_TURN_HTTP_TIMEOUT,
         ) as response:
             if response.status != 200:
                 text = await _read_capped(response, 200)

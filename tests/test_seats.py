@@ -19,6 +19,7 @@ from starlette.websockets import WebSocket
 
 from bot.bots import CenterBot
 from bot.serve import create_app, serving
+from game.address_policy import DEFAULT_POLICY
 from game.seats import (
     FRAMES_BETWEEN_YIELDS,
     BotSocketSeat,
@@ -169,9 +170,13 @@ async def turns() -> AsyncIterator[str]:
         await asyncio.sleep(3600)
         return Response(ANSWER)
 
+    async def late(request: Request) -> Response:
+        await asyncio.sleep(0.5)  # longer than the scaled-down session timeout below
+        return Response(ANSWER, media_type="application/json")
+
     routes = [
         Route(f"/{handler.__name__}", handler, methods=["POST"])
-        for handler in (ok, fails, garbage, big, not_utf8, slow)
+        for handler in (ok, fails, garbage, big, not_utf8, slow, late)
     ]
     async with serving_routes(routes) as url:
         yield url
@@ -206,6 +211,17 @@ async def test_a_stateless_turn_times_out_after_its_time_and_the_margin(
     with pytest.raises(StatelessTimeout) as caught:
         await seat.turn(REQUEST, 0.05)
     assert isinstance(caught.value, TimeoutError)  # the session reads it as a timeout
+
+
+async def test_a_stateless_turn_is_bounded_by_its_own_time_not_the_sessions_timeout(
+    turns: str,
+) -> None:
+    # The server's session keeps aiohttp's default timeout (300 s in all), which cut a
+    # turn that a longer clock or stall limit still allowed; scaled down to 0.05 s here.
+    short = aiohttp.ClientTimeout(total=0.05)
+    async with DEFAULT_POLICY.client_session(timeout=short) as http:
+        answer = await StatelessSeat(f"{turns}/late", http).turn(REQUEST, 30.0)
+    assert [(c.q, c.r) for c in answer.move.pieces] == [(1, 0), (2, 0)]
 
 
 async def test_a_stateless_bot_that_is_not_there_is_a_connection_failure(
