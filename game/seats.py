@@ -19,7 +19,8 @@
   may compute on its event loop (the prototype's did) and answer pings only afterwards;
   its clock, or the stall limit, bounds that time instead.
 * ``StatelessSeat`` plays one move of a stateless-only bot: ``POST .../turn`` with the
-  ``StatelessMoveRequest``, bounded in time and size. Its failures are the exception
+  ``StatelessMoveRequest``, bounded in time and size, sent once more when a kept-alive
+  connection is closed under it before any answer. Its failures are the exception
   classes below, which the session maps to causes (``TimeoutError`` -> ``timeout``,
   ``ConnectionError`` -> ``disconnect``, anything else -> ``protocol_error``).
 * ``InboundConnection`` is what the server hands the manager for a human or a
@@ -442,13 +443,7 @@ class StatelessSeat:
             raise StatelessBadAnswer(f"{self.turn_url}: {exc!r}") from None
 
     async def _post(self, body: bytes) -> StatelessMoveResponse:
-        async with self._http.post(
-            self.turn_url,
-            data=body,
-            headers={"Content-Type": "application/json"},
-            allow_redirects=False,
-            timeout=_TURN_HTTP_TIMEOUT,
-        ) as response:
+        async with await self._send(body) as response:
             if response.status != 200:
                 text = await _read_capped(response, 200)
                 raise StatelessHttpError(
@@ -476,6 +471,33 @@ class StatelessSeat:
             return parse_body(StatelessMoveResponse, answer)
         except ProtocolError as exc:
             raise StatelessBadAnswer(f"{self.turn_url}: invalid answer: {exc}") from None
+
+    async def _send(self, body: bytes) -> aiohttp.ClientResponse:
+        """The response to ``POST .../turn``, its head read.
+
+        A connection closed before any answer is asked again, once: that is how a
+        kept-alive connection fails when the bot's server closes it as the request goes
+        out (its idle timeout fired: uvicorn's is 5 s, and the opponent may think that
+        long), and the request sent again is answered. ``/turn`` is stateless, so asking
+        again is safe, as aiohttp does itself for idempotent methods (RFC 9112, 9.3.1).
+        A connection that cannot be opened is not retried.
+        """
+        try:
+            return await self._request(body)
+        except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
+            if isinstance(exc, aiohttp.ClientConnectorError):
+                raise
+            log.debug("%s: %r before any answer; asking once more", self.turn_url, exc)
+        return await self._request(body)
+
+    async def _request(self, body: bytes) -> aiohttp.ClientResponse:
+        return await self._http.post(
+            self.turn_url,
+            data=body,
+            headers={"Content-Type": "application/json"},
+            allow_redirects=False,
+            timeout=_TURN_HTTP_TIMEOUT,
+        )
 
 
 async def _read_capped(response: aiohttp.ClientResponse, limit: int) -> bytes:

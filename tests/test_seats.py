@@ -6,6 +6,7 @@ Timeouts are generous and only stop a broken test from hanging; nothing is timed
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import socket
 from collections.abc import AsyncIterator
@@ -222,6 +223,75 @@ async def test_a_stateless_turn_is_bounded_by_its_own_time_not_the_sessions_time
     async with DEFAULT_POLICY.client_session(timeout=short) as http:
         answer = await StatelessSeat(f"{turns}/late", http).turn(REQUEST, 30.0)
     assert [(c.q, c.r) for c in answer.move.pieces] == [(1, 0), (2, 0)]
+
+
+@contextlib.asynccontextmanager
+async def answering_once_per_connection() -> AsyncIterator[tuple[str, list[int]]]:
+    """A bare HTTP/1.1 server that answers the first request of each connection and keeps
+    it alive, then closes it when the next request comes, unanswered: what a kept-alive
+    connection looks like when the server's idle timeout fires as a request goes out.
+    Yields its URL and the number of requests each connection has read."""
+    requests: list[int] = []
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        requests.append(0)
+        index = len(requests) - 1
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = next(
+                int(line.split(b":", 1)[1])
+                for line in head.split(b"\r\n")
+                if line.lower().startswith(b"content-length:")
+            )
+            await reader.readexactly(length)
+            requests[index] += 1
+            writer.write(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                b"Content-Length: %d\r\n\r\n%s" % (len(ANSWER), ANSWER)
+            )
+            await writer.drain()
+            await reader.readuntil(b"\r\n\r\n")
+            requests[index] += 1
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    async with server:
+        yield f"http://127.0.0.1:{port}/turn", requests
+
+
+async def test_a_stateless_turn_on_a_kept_alive_connection_the_bot_closed_is_sent_again(
+    http: aiohttp.ClientSession,
+) -> None:
+    async with answering_once_per_connection() as (url, requests):
+        seat = StatelessSeat(url, http)
+        await seat.turn(REQUEST, 5.0)  # its connection is kept alive
+        answer = await seat.turn(REQUEST, 5.0)  # closed under it, then sent again
+    assert [(c.q, c.r) for c in answer.move.pieces] == [(1, 0), (2, 0)]
+    assert requests == [2, 1]  # the second turn read twice: unanswered, then answered
+
+
+async def test_a_stateless_bot_that_closes_every_request_unanswered_is_asked_twice_only(
+    http: aiohttp.ClientSession,
+) -> None:
+    connections = 0
+
+    async def hang_up(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal connections
+        connections += 1
+        with contextlib.suppress(asyncio.IncompleteReadError, ConnectionError):
+            await reader.readuntil(b"\r\n\r\n")
+        writer.close()
+
+    server = await asyncio.start_server(hang_up, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    async with server:
+        seat = StatelessSeat(f"http://127.0.0.1:{port}/turn", http)
+        with pytest.raises(StatelessConnectionFailed):
+            await seat.turn(REQUEST, 5.0)
+    assert connections == 2
 
 
 async def test_a_stateless_bot_that_is_not_there_is_a_connection_failure(
