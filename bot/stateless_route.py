@@ -9,7 +9,7 @@ import asyncio
 import itertools
 import logging
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import PlainTextResponse, Response
 
 from bot.bot import BaseBot, Deadline, MoveDecision
@@ -39,8 +39,9 @@ _stateless_job_ids = itertools.count(1)
 
 async def read_body(request: Request, limit: int) -> bytes | None:
     """The request body, or None if it is over ``limit`` bytes (a declared length over it
-    is refused before reading; otherwise reading stops at the limit). The game server
-    reads its REST bodies with it too."""
+    is refused before reading; otherwise reading stops at the limit). Raises Starlette's
+    ``ClientDisconnect`` if the client hangs up first. The game server reads its REST
+    bodies with it too."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdecimal() and int(declared) > limit:
         return None
@@ -75,7 +76,13 @@ async def stateless_turn(
     free_setup: bool,
 ) -> Response:
     """``POST .../turn``: one move from a fresh bot, answered within the time limit."""
-    body = await read_body(request, MAX_BODY_BYTES)
+    try:
+        body = await read_body(request, MAX_BODY_BYTES)
+    except ClientDisconnect:
+        # Hung up before its body was all in (a game that ended, a client that gave
+        # up): nobody to answer, and not the bot server's error to log.
+        log.info("%s: the stateless client went away mid-request", bot_class.__name__)
+        return Response(status_code=499)  # nobody reads it; for the access log
     if body is None:
         return PlainTextResponse(f"request body over {MAX_BODY_BYTES} bytes", status_code=413)
     try:
