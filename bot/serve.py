@@ -191,6 +191,12 @@ def served_capabilities(bot_class: type[BaseBot], api_root: str | None = None) -
     >>> served_capabilities(BaseBot).bws_v1_alpha.config.accepts_match_settings
     True
 
+    An ``api_root`` is served without leading or trailing slashes, whoever gives it
+    (a path relative to the document, as the spec says):
+
+    >>> served_capabilities(BaseBot, "/api/v1/").stateless_v1_alpha.api_root
+    'api/v1'
+
     A bot whose capabilities give no ``meta.name`` is named by its class's ``name``,
     else the class's own name:
 
@@ -207,11 +213,12 @@ def served_capabilities(bot_class: type[BaseBot], api_root: str | None = None) -
         # that game servers may send it.
         declared = {} if bws.config is None else bws.config.model_dump(by_alias=True)
         bws.config = BwsConfigCapability.model_validate({**declared, MATCH_CONFIG_KEY: True})
-    if api_root is not None:
-        if (bws := capabilities.bws_v1_alpha) is not None:
-            bws.api_root = _root(api_root)
-        if (stateless := capabilities.stateless_v1_alpha) is not None:
-            stateless.api_root = _root(api_root)
+    for api in (capabilities.bws_v1_alpha, capabilities.stateless_v1_alpha):
+        if api is not None:
+            # Served without slashes, as the routes are made: a leading one would send a
+            # client that resolves the path as RFC 3986 does to the host's root, not
+            # below the bot's base, and a trailing one doubles the slash before "turn".
+            api.api_root = _root(api.api_root if api_root is None else api_root)
     return capabilities
 
 

@@ -12,10 +12,13 @@ import asyncio
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
+from urllib.parse import urljoin
 
+import aiohttp
 import pytest
 
 from bot.bots import CenterBot
+from bot.capabilities import Capabilities, StatelessV1Alpha, default_capabilities
 from bot.serve import create_app, serving
 
 TIMEOUT = 20.0  # only against hangs
@@ -69,3 +72,28 @@ async def test_a_client_that_hangs_up_mid_body_is_not_an_error_of_the_bot_server
                 while not handled():
                     await asyncio.sleep(0.01)
     assert [r.levelno for r in handled()] == [logging.INFO]  # no "Exception in ASGI app"
+
+
+class SlashedRootBot(CenterBot):
+    """Declares its stateless API's root with slashes around it, as a bot author may."""
+
+    @classmethod
+    def capabilities(cls) -> Capabilities:
+        return default_capabilities(stateless=StatelessV1Alpha(api_root="/api/v1/"))
+
+
+async def test_a_client_that_resolves_api_root_as_rfc_3986_does_finds_the_turn_route() -> None:
+    # The spec: api_root is relative to capabilities.json. A client joins the two as any
+    # URL library does; a leading slash would take it to the host's root, off the bot.
+    async with serving(create_app({"/slashed": SlashedRootBot})) as server:
+        base = f"{server.url}/slashed"
+        document_url = f"{base}/capabilities.json"
+        async with aiohttp.ClientSession() as client:
+            async with client.get(document_url) as response:
+                document = await response.json()
+            api_root = document["stateless"]["versions"]["v1-alpha"]["api_root"]
+            turn_url = urljoin(document_url, f"{api_root}/turn")
+            body = {"board": {"to_move": "o", "cells": [{"q": 0, "r": 0, "p": "x"}]}}
+            async with client.post(turn_url, json=body) as response:
+                status = response.status
+    assert (turn_url, status) == (f"{base}/api/v1/turn", 200)
