@@ -444,6 +444,15 @@ class StatelessSeat:
 
     async def _post(self, body: bytes) -> StatelessMoveResponse:
         async with await self._send(body) as response:
+            if 300 <= response.status < 400 and "Location" in response.headers:
+                # Never followed (game.address_policy): the bot's URLs are the ones its
+                # capabilities give. Where it points tells the bot's author what to fix.
+                location = response.headers["Location"][:200]
+                raise StatelessHttpError(
+                    f"{self.turn_url}: HTTP {response.status}, a redirect to {location!r}, "
+                    "which is not followed (expected 200 with a move at the api_root "
+                    "that the bot's capabilities give)"
+                )
             if response.status != 200:
                 text = await _read_capped(response, 200)
                 raise StatelessHttpError(

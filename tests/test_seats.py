@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 import aiohttp
 import pytest
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
@@ -171,13 +171,17 @@ async def turns() -> AsyncIterator[str]:
         await asyncio.sleep(3600)
         return Response(ANSWER)
 
+    async def moved(request: Request) -> Response:
+        # As Starlette and Flask answer a path that lacks its route's trailing slash.
+        return RedirectResponse(f"{request.url}/", status_code=307)
+
     async def late(request: Request) -> Response:
         await asyncio.sleep(0.5)  # longer than the scaled-down session timeout below
         return Response(ANSWER, media_type="application/json")
 
     routes = [
         Route(f"/{handler.__name__}", handler, methods=["POST"])
-        for handler in (ok, fails, garbage, big, not_utf8, slow, late)
+        for handler in (ok, fails, garbage, big, not_utf8, slow, moved, late)
     ]
     async with serving_routes(routes) as url:
         yield url
@@ -203,6 +207,15 @@ async def test_a_bad_stateless_answer_raises_its_error(
     seat = StatelessSeat(f"{turns}/{path}", http, max_body_bytes=1000)
     with pytest.raises(error):
         await seat.turn(REQUEST, 5.0)
+
+
+async def test_a_redirected_stateless_turn_says_where_to_and_that_it_is_not_followed(
+    http: aiohttp.ClientSession, turns: str
+) -> None:
+    with pytest.raises(StatelessHttpError) as caught:
+        await StatelessSeat(f"{turns}/moved", http).turn(REQUEST, 5.0)
+    message = str(caught.value)
+    assert f"a redirect to '{turns}/moved/'" in message and "not followed" in message
 
 
 async def test_a_stateless_turn_times_out_after_its_time_and_the_margin(
