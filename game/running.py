@@ -57,7 +57,13 @@ from game.running_events import (
     Slot,
 )
 from game.running_spectators import WatchedGame
-from game.seats import BotSocketSeat, SeatConnectError, StatelessSeat
+from game.seats import (
+    BotSocketSeat,
+    SeatConnectError,
+    StatelessConnectionFailed,
+    StatelessHttpError,
+    StatelessSeat,
+)
 from game.session import (
     Action,
     Broadcast,
@@ -479,12 +485,18 @@ class RunningGame(WatchedGame):
         self._turns += 1
         turn = self._turns
         seat = StatelessSeat(slot.endpoint.turn_url, self.manager.http)
+        url = slot.endpoint.url
 
         async def play() -> None:
             answer: StatelessMoveResponse | BaseException
             try:
                 answer = await seat.turn(request, time_limit)
             except Exception as exc:  # the session maps it to a cause
+                if isinstance(exc, StatelessConnectionFailed | StatelessHttpError):
+                    # Not reached where its capabilities say, as a socket that cannot be
+                    # dialled: the next game fetches them again and finds out at once
+                    # (422) if the bot is gone, or where it has moved.
+                    self.manager.capabilities.forget(url)
                 answer = exc
             await self.post(Answer(side, turn, answer, self._loop.time()))
 

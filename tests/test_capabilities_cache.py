@@ -2,7 +2,7 @@
 response's headers allow, the cache itself, ``discover`` with it against servers on
 127.0.0.1, the ``Cache-Control`` that ``bot.serve`` sends, and a game manager that
 fetches a bot's capabilities once for back-to-back games and again once the bot cannot
-be dialled."""
+be dialled, or a stateless bot's turn cannot be posted."""
 
 from __future__ import annotations
 
@@ -111,7 +111,9 @@ class CountedBot:
 
 
 @asynccontextmanager
-async def counted_bot(cache_control: str | None) -> AsyncIterator[CountedBot]:
+async def counted_bot(
+    cache_control: str | None, document: dict[str, object] = _DOCUMENT
+) -> AsyncIterator[CountedBot]:
     bot = CountedBot(cache_control=cache_control)
 
     async def capabilities(request: web.Request) -> web.Response:
@@ -121,7 +123,7 @@ async def counted_bot(cache_control: str | None) -> AsyncIterator[CountedBot]:
             headers["Cache-Control"] = bot.cache_control
         if bot.age is not None:
             headers["Age"] = bot.age
-        return web.json_response(_DOCUMENT, headers=headers)
+        return web.json_response(document, headers=headers)
 
     app = web.Application()
     app.router.add_get("/capabilities.json", capabilities)
@@ -257,5 +259,21 @@ async def test_a_bot_that_cannot_be_dialled_has_its_capabilities_fetched_again(
         async with asyncio.timeout(TIMEOUT):
             while games.capabilities.get(bot.url, now=0.0) is not None:
                 await asyncio.sleep(0.01)  # dropped at the first failed dial
+        await games.create_game(_self_play(bot.url))
+    assert len(fetched) == bot.fetches == 2
+
+
+async def test_a_stateless_bot_whose_turn_fails_has_its_capabilities_fetched_again(
+    tmp_path: Path,
+) -> None:
+    stateless = {"meta": {"name": "Counted"}, "stateless": {"versions": {"v1-alpha": {}}}}
+    async with (
+        counting_manager(tmp_path) as (games, fetched),
+        counted_bot("max-age=60", stateless) as bot,
+    ):
+        # Its document names a turn route that nothing serves: every turn is a 404.
+        created = await games.create_game(_self_play(bot.url))
+        async with asyncio.timeout(TIMEOUT):
+            await games.end_of(created.game_id)
         await games.create_game(_self_play(bot.url))
     assert len(fetched) == bot.fetches == 2
