@@ -12,11 +12,12 @@ reason, as it may quote what the client sent).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import TypeVar
 
 from pydantic import BaseModel
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
 from bot.serve import read_body
@@ -27,6 +28,8 @@ __all__ = ["ErrorResponse", "creation_body", "parsed_body"]
 
 _Model = TypeVar("_Model", bound=BaseModel)
 
+log = logging.getLogger("game.server")
+
 #: A route's error response: the status and the reason (``{"detail": reason}``).
 ErrorResponse = Callable[[int, str], Response]
 
@@ -35,8 +38,14 @@ async def parsed_body(
     request: Request, model: type[_Model], *, max_bytes: int, error: ErrorResponse
 ) -> _Model | Response:
     """The request's body as ``model``; or 413 for a body over ``max_bytes`` bytes, 422
-    for one that is not a valid ``model``."""
-    body = await read_body(request, max_bytes)
+    for one that is not a valid ``model``, 499 (for the access log: nobody reads it)
+    when the client hangs up before its body is all in."""
+    try:
+        body = await read_body(request, max_bytes)
+    except ClientDisconnect:
+        # Not the server's error to log with a traceback: nothing was asked for.
+        log.info("%s %s: the client went away mid-request", request.method, request.url.path)
+        return Response(status_code=499)
     if body is None:
         return error(413, f"request body over {max_bytes} bytes")
     try:
