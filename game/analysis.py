@@ -44,6 +44,7 @@ from models import (
     MATCH_CONFIG_KEY,
     Board,
     BwsV1Alpha,
+    Capabilities,
     ConfigPacket,
     EvalRequestPacket,
     EvalResponsePacket,
@@ -75,6 +76,7 @@ __all__ = [
     "NoWebSocket",
     "check_analysis_bot",
     "check_analysis_time",
+    "check_hosted_analysis_bot",
 ]
 
 #: Seconds the bot is given per position (``evaluation_time_limit`` when it declares it).
@@ -276,9 +278,28 @@ def check_analysis_time(seconds: float) -> None:
 
 def check_analysis_bot(endpoint: BotEndpoint) -> BwsV1Alpha:
     """The bot's basic_websocket features, if it can analyse; else ``AnalysisBotUnfit``."""
-    declares = endpoint.capabilities.bws_v1_alpha
-    where = endpoint.document_url
-    if declares is None or endpoint.socket_url is None:
+    has_socket = endpoint.socket_url is not None
+    return _check_declares(endpoint.capabilities, endpoint.document_url, has_socket=has_socket)
+
+
+def check_hosted_analysis_bot(name: str, capabilities: Capabilities) -> BwsV1Alpha:
+    """``check_analysis_bot`` for a hosted example bot named by ``--analysis-bot NAME``,
+    from the ``capabilities`` its class declares: refused before the server starts, as
+    a bot named by URL is, rather than by a failed startup.
+
+    >>> from bot.bots import CenterBot
+    >>> check_hosted_analysis_bot("center", CenterBot.capabilities())
+    Traceback (most recent call last):
+    ...
+    game.analysis.NoEvaluation: the hosted bot 'center': the analysis bot must declare \
+'evaluation' (basic_websocket v1-alpha), so that it may be sent eval_request; it does not
+    """
+    return _check_declares(capabilities, f"the hosted bot {name!r}", has_socket=True)
+
+
+def _check_declares(capabilities: Capabilities, where: str, *, has_socket: bool) -> BwsV1Alpha:
+    declares = capabilities.bws_v1_alpha
+    if declares is None or not has_socket:
         raise NoWebSocket(
             f"{where}: the analysis bot must declare basic_websocket v1-alpha (evaluation "
             "is asked over its socket); it declares only the stateless API"

@@ -31,7 +31,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from game.analysis import DEFAULT_ANALYSIS_TIME, MAX_ANALYSIS_TIME
+from game.analysis import DEFAULT_ANALYSIS_TIME, MAX_ANALYSIS_TIME, check_hosted_analysis_bot
 from game.analyst import open_analyst
 from game.clock import DEFAULT_STALL_LIMIT
 from game.cluster_cli import ClusterUsageError, add_cluster_arguments, cluster_settings
@@ -394,11 +394,15 @@ async def _find_analysis_bot(url: str, policy: AddressPolicy, time_limit: float)
         await open_analyst(url, http, policy=policy, time_limit=time_limit)
 
 
-def _check_analysis_bot(url: str, policy: AddressPolicy, time_limit: float) -> None:
+def _check_analysis_bot(name_or_url: str, policy: AddressPolicy, time_limit: float) -> None:
     """Find and check the analysis bot once before listening, so a bot that is down or
-    cannot analyse is one clear line here rather than a failed startup later."""
+    cannot analyse is one clear line here rather than a failed startup later. A hosted
+    bot by name runs inside the server: what its class declares is checked."""
     try:
-        asyncio.run(_find_analysis_bot(url, policy, time_limit))
+        if (hosted := hosted_bot_named(name_or_url)) is not None:
+            check_hosted_analysis_bot(name_or_url, hosted.capabilities())
+        else:
+            asyncio.run(_find_analysis_bot(name_or_url, policy, time_limit))
     except DiscoveryError as error:
         raise UsageError(f"--analysis-bot: {error}") from None
 
@@ -465,8 +469,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ClusterUsageError as error:
             raise UsageError(str(error)) from None
         _open_store(args.db)
-        # A hosted bot by name runs inside the server: checked when the server starts.
-        if args.analysis_bot is not None and hosted_bot_named(args.analysis_bot) is None:
+        if args.analysis_bot is not None:
             _check_analysis_bot(args.analysis_bot, policy, args.analysis_time)
         listener = _listen(args.host, args.port)
     except UsageError as error:

@@ -60,7 +60,7 @@ from bot.serve import BotPool, ListeningServer, mount_bot, uvicorn_config
 from bot.serve import create_app as create_bot_app
 from bot.serve import serving as serving_bot
 from game.access_log import TokenRedactingFilter, install_token_filter, redact_tokens
-from game.analysis import DEFAULT_ANALYSIS_TIME, check_analysis_time
+from game.analysis import DEFAULT_ANALYSIS_TIME, check_analysis_time, check_hosted_analysis_bot
 from game.analyst import open_analyst
 from game.challenges import Challenges
 from game.cluster import ClusterSettings
@@ -202,8 +202,11 @@ def create_app(
         # Here, not in the lifespan: a bad value must fail when the app is made.
         raise ValueError(f"send_board must be one of {SEND_BOARD_POLICIES}, got {send_board!r}")
     check_commit_interval(commit_interval)
-    if analysis_bot is not None and hosted_bot_named(analysis_bot) is None:
-        capabilities_url(analysis_bot)  # a malformed URL fails here (BadBotUrl)
+    if analysis_bot is not None:
+        if (hosted := hosted_bot_named(analysis_bot)) is None:
+            capabilities_url(analysis_bot)  # a malformed URL fails here (BadBotUrl)
+        else:  # one that cannot analyse too (AnalysisBotUnfit), not in the lifespan
+            check_hosted_analysis_bot(analysis_bot, hosted.capabilities())
     check_analysis_time(analysis_time)
     if not 0 <= bot_recheck < float("inf"):
         raise ValueError(f"bot_recheck must be 0 (never) or more seconds, got {bot_recheck}")

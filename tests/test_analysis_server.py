@@ -255,6 +255,27 @@ def test_a_name_that_is_no_hosted_bot_is_a_malformed_url() -> None:
         create_app(analysis_bot="thread")
 
 
+def test_a_hosted_bot_that_cannot_analyse_fails_when_the_app_is_made() -> None:
+    with pytest.raises(NoEvaluation, match="the hosted bot 'center'"):
+        create_app(analysis_bot="center")
+
+
+@pytest.mark.parametrize("name", ["random", "center"])
+def test_the_command_line_refuses_a_hosted_bot_that_cannot_analyse_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    # As the README says of any analysis bot: one line and exit status 2, not a
+    # traceback from the server's startup (uvicorn's exit status 3).
+    db = f"sqlite+aiosqlite:///{tmp_path / 'games.sqlite'}"
+    assert serve_main(["--port", "0", "--db", db, "--analysis-bot", name]) == 2
+    error = capsys.readouterr().err
+    assert error.splitlines() == [
+        f"htttx-server: error: --analysis-bot: the hosted bot '{name}': the analysis bot "
+        "must declare 'evaluation' (basic_websocket v1-alpha), so that it may be sent "
+        "eval_request; it does not"
+    ]
+
+
 async def next_of(ws: aiohttp.ClientWebSocketResponse, kind: str, **fields: Any) -> Json:
     """The next packet of type ``kind`` (with those ``fields``), skipping the others."""
     while True:
