@@ -12,9 +12,9 @@
                  [--redis URL [--public-url URL] [--worker-id ID] [--lease S]]
 
 ``HTTTX_API_TOKEN``, when set, is required as ``Authorization: Bearer <token>`` on
-``POST /game/new`` (and ``POST /bots``, the tournament routes). SIGINT/SIGTERM stop
-taking games, abort the running ones (recorded, ``end`` sent to everyone), close every
-socket and exit.
+``POST /game/new`` and every route that starts, stops or registers something
+(``game.serve_intro.TOKEN_ROUTES``). SIGINT/SIGTERM stop taking games, abort the running
+ones (recorded, ``end`` sent to everyone), close every socket and exit.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ from game.limits import (
 )
 from game.manager import DEFAULT_COMMIT_INTERVAL, DEFAULT_MAX_SPECTATORS
 from game.registry import DEFAULT_RECHECK_S
-from game.serve_intro import API_TOKEN_VARIABLE, banner, run_demo
+from game.serve_intro import API_TOKEN_VARIABLE, TOKEN_ROUTES, banner, run_demo
 from game.server import (
     DEFAULT_MAX_GAMES,
     DEFAULT_MAX_GAMES_PER_CLIENT,
@@ -97,7 +97,7 @@ def _arguments() -> argparse.ArgumentParser:
         description="The HTTTX game server: REST, human and spectator sockets, hosted bots.",
         epilog=(
             f"Set {API_TOKEN_VARIABLE} to require 'Authorization: Bearer <token>' on "
-            "POST /game/new. Bot address policy groups: loopback, public, private, "
+            f"{TOKEN_ROUTES}. Bot address policy groups: loopback, public, private, "
             "link-local, metadata, any; or networks such as 10.1.0.0/16."
         ),
     )

@@ -26,6 +26,7 @@ from models import GameRecord
 __all__ = [
     "API_TOKEN_VARIABLE",
     "DEMO_TIMEOUT",
+    "TOKEN_ROUTES",
     "banner",
     "curl_command",
     "describe",
@@ -36,6 +37,13 @@ __all__ = [
 ]
 
 API_TOKEN_VARIABLE = "HTTTX_API_TOKEN"
+#: What the API token guards (``game.server_state._without_token``): every route that
+#: starts, stops or registers something. Reading, spectating, the queue and challenges
+#: stay open (a person's own token guards their name).
+TOKEN_ROUTES = (
+    "POST /game/new, /tournaments, /series and /bots, a tournament's or series' "
+    "/stop and /resume, and /ladder/pause|resume"
+)
 #: The demo game gives up after this long (it normally takes well under a second).
 DEMO_TIMEOUT = 120.0
 
@@ -113,7 +121,7 @@ def banner(
         lines.append("  bots        " + "   ".join(f"{base}{path}" for path in HOSTED_BOTS))
         lines += ["", "Pair two hosted bots:", "  " + curl_command(base, with_token=with_token)]
     if with_token:
-        lines.append(f"  ({API_TOKEN_VARIABLE} is set: POST /game/new needs it as a Bearer token)")
+        lines.append(f"  ({API_TOKEN_VARIABLE} is set: {TOKEN_ROUTES} need it as a Bearer token)")
     lines += ["", "Ctrl-C stops the server (running games are recorded as aborted)."]
     return "\n".join(lines)
 
