@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from bot.serve_cli import main as bot_main
 from game.serve import main as server_main
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -37,6 +38,7 @@ def help_options(
 #: Each command, and where the README lists its options: from the first text to the second.
 COMMANDS: dict[str, tuple[Callable[[Sequence[str]], Any], str, str]] = {
     "htttx-server": (server_main, "Options of `htttx-server`:", "**Pages of other sites"),
+    "htttx-bot": (bot_main, "`--bot module:Class` imports", "What your bot gets:"),
 }
 
 
