@@ -12,6 +12,7 @@ import pytest
 
 from bot.serve_cli import main as bot_main
 from game.serve import main as server_main
+from game.tournament_cli import main as tournament_main
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 #: An option as ``--help`` and the README write it.
@@ -39,6 +40,7 @@ def help_options(
 COMMANDS: dict[str, tuple[Callable[[Sequence[str]], Any], str, str]] = {
     "htttx-server": (server_main, "Options of `htttx-server`:", "**Pages of other sites"),
     "htttx-bot": (bot_main, "`--bot module:Class` imports", "What your bot gets:"),
+    "htttx-tournament": (tournament_main, "**Options.** `--bot name=N", "**How it runs.**"),
 }
 
 
