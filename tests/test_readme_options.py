@@ -13,6 +13,7 @@ import pytest
 from bot.serve_cli import main as bot_main
 from game.serve import main as server_main
 from game.tournament_cli import main as tournament_main
+from ui.app import parse_args as ui_arguments
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 #: An option as ``--help`` and the README write it.
@@ -41,6 +42,11 @@ COMMANDS: dict[str, tuple[Callable[[Sequence[str]], Any], str, str]] = {
     "htttx-server": (server_main, "Options of `htttx-server`:", "**Pages of other sites"),
     "htttx-bot": (bot_main, "`--bot module:Class` imports", "What your bot gets:"),
     "htttx-tournament": (tournament_main, "**Options.** `--bot name=N", "**How it runs.**"),
+    "htttx-ui": (
+        ui_arguments,
+        "make ui                                   # or:",
+        "`--open URL` takes",
+    ),
 }
 
 
