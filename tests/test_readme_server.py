@@ -1,14 +1,17 @@
 """The README's examples of the game server that nothing else runs: what
-``htttx-server`` prints as it starts, checked against ``banner`` (no server started)."""
+``htttx-server`` prints as it starts, checked against ``banner`` (no server started),
+and the fields it lists of an answer, against the answer's model."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from game.serve import DEFAULT_HOST, DEFAULT_PORT
 from game.serve_intro import banner
 from game.server import GameServer, create_app, server_config
 from game.store import GameStore
+from wire.ladder import LadderStatus
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 #: Where the README's examples find the server: htttx-server's defaults.
@@ -44,3 +47,10 @@ def test_the_readme_shows_what_htttx_server_prints_as_it_starts() -> None:
     printed = banner(server, db_url=GameStore.DEFAULT_URL, example_bots=True, with_token=False)
     # The README stops at the bots: the curl that follows is shown in its own block.
     assert readme_lines == printed.splitlines()[: len(readme_lines)]
+
+
+def test_the_readme_names_every_field_of_get_ladder() -> None:
+    text = README.read_text(encoding="utf-8")
+    sentence = text[text.index("`GET /ladder` answers `LadderStatus`:") :]
+    sentence = sentence[sentence.index(":") : sentence.index("`POST /ladder/pause`")]
+    assert re.findall(r"`(\w+)`", sentence) == list(LadderStatus.model_fields)
