@@ -5,6 +5,7 @@ for as long as a test looks, the hosted bots finish theirs."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,36 +19,40 @@ from tests.ui_server import game_server, restartable_game_server
 Json = dict[str, Any]
 
 
+def created_tournament(
+    url: str, body: Json, ready: Callable[[Json], bool]
+) -> tuple[str, Json, str]:
+    """``POST /tournaments`` with ``body``, then its view once ``ready`` says so: its id,
+    that view, and the control token that stops and resumes it."""
+    status, created = post_json(url + "/tournaments", body)
+    assert status == 201, created
+    tournament_id = str(created["tournament_id"])
+    view = wait_for(
+        lambda: v if ready(v := get_json(f"{url}/tournaments/{tournament_id}")[1]) else None
+    )
+    return tournament_id, view, str(created["control_token"])
+
+
 def running_tournament(url: str, silent_url: str) -> tuple[str, Json, str]:
     """Two rounds of threat, random and the silent bot, all 12 games at once: the games
     with the silent bot play on; threat and random's four end, the first two counted,
     round 2's two not (their pair comes after round 1's, which are not over). Its id,
     its view, and the control token that stops and resumes it."""
-    status, created = post_json(
-        url + "/tournaments",
-        {
-            "name": "web running",
-            "bots": [
-                {"name": "threat", "url": url + "/bots/threat"},
-                {"name": "random", "url": url + "/bots/random"},
-                {"name": "silent", "url": silent_url},
-            ],
-            "rounds": 2,
-            "concurrency": 12,
-            "openings": "none",
-            "match": {"turn_limit": 40},
-        },
+    body = {
+        "name": "web running",
+        "bots": [
+            {"name": "threat", "url": url + "/bots/threat"},
+            {"name": "random", "url": url + "/bots/random"},
+            {"name": "silent", "url": silent_url},
+        ],
+        "rounds": 2,
+        "concurrency": 12,
+        "openings": "none",
+        "match": {"turn_limit": 40},
+    }
+    return created_tournament(
+        url, body, lambda v: v["games_done"] == 4 and len(v["live_games"]) == 8
     )
-    assert status == 201, created
-    tournament_id = str(created["tournament_id"])
-    view = wait_for(
-        lambda: (
-            (v := get_json(f"{url}/tournaments/{tournament_id}")[1])["games_done"] == 4
-            and len(v["live_games"]) == 8
-            and v
-        )
-    )
-    return tournament_id, view, str(created["control_token"])
 
 
 def test_a_running_tournament_links_to_each_of_its_games_in_flight(
@@ -67,27 +72,18 @@ def test_a_running_tournament_links_to_each_of_its_games_in_flight(
 
 def finished_tournament(url: str, **fields: Any) -> tuple[str, Json]:
     """threat against random, one round (two games) unless ``fields`` say otherwise."""
-    status, created = post_json(
-        url + "/tournaments",
-        {
-            "name": "web finished",
-            "bots": [
-                {"name": "threat", "url": url + "/bots/threat"},
-                {"name": "random", "url": url + "/bots/random"},
-            ],
-            "rounds": 1,
-            "openings": "none",
-            "match": {"turn_limit": 40},
-            **fields,
-        },
-    )
-    assert status == 201, created
-    tournament_id = str(created["tournament_id"])
-    view = wait_for(
-        lambda: (
-            (v := get_json(f"{url}/tournaments/{tournament_id}")[1])["status"] != "running" and v
-        )
-    )
+    body = {
+        "name": "web finished",
+        "bots": [
+            {"name": "threat", "url": url + "/bots/threat"},
+            {"name": "random", "url": url + "/bots/random"},
+        ],
+        "rounds": 1,
+        "openings": "none",
+        "match": {"turn_limit": 40},
+        **fields,
+    }
+    tournament_id, view, _ = created_tournament(url, body, lambda v: v["status"] != "running")
     return tournament_id, view
 
 
@@ -306,25 +302,21 @@ def test_a_failed_refresh_says_so_above_the_standings_it_keeps(
         page.goto("about:blank")
 
 
-def silent_tournament(url: str, silent_url: str, games: int, concurrency: int) -> str:
+def silent_tournament(url: str, silent_url: str, games: int, concurrency: int) -> tuple[str, str]:
     """Two silent bots, ``games`` games (an even number) of which ``concurrency`` start
-    at once and play on: that many are started, the rest wait for them."""
-    status, created = post_json(
-        url + "/tournaments",
-        {
-            "name": "silent",
-            "bots": [{"name": "mute", "url": silent_url}, {"name": "still", "url": silent_url}],
-            "rounds": games // 2,
-            "concurrency": concurrency,
-            "openings": "none",
-        },
+    at once and play on: that many are started, the rest wait for them. Its id and its
+    control token."""
+    body = {
+        "name": "silent",
+        "bots": [{"name": "mute", "url": silent_url}, {"name": "still", "url": silent_url}],
+        "rounds": games // 2,
+        "concurrency": concurrency,
+        "openings": "none",
+    }
+    tournament_id, _, control_token = created_tournament(
+        url, body, lambda v: len(v["live_games"]) == concurrency
     )
-    assert status == 201, created
-    tournament_id = str(created["tournament_id"])
-    wait_for(
-        lambda: len(get_json(f"{url}/tournaments/{tournament_id}")[1]["live_games"]) == concurrency
-    )
-    return tournament_id
+    return tournament_id, control_token
 
 
 #: How many games the page lists before More games (tournament.js's GAMES_PAGE).
@@ -339,15 +331,18 @@ def test_more_games_is_offered_only_while_the_server_has_more_started_games(
     rows = page.locator("#tournament-games tbody tr")
     with silent_bot() as silent_url, game_server(tmp_path, max_games_per_client=256) as url:
         # A page's worth started, more scheduled: nothing more to list yet.
-        first = silent_tournament(url, silent_url, games=GAMES_PAGE + 2, concurrency=GAMES_PAGE)
+        first, control_token = silent_tournament(
+            url, silent_url, games=GAMES_PAGE + 2, concurrency=GAMES_PAGE
+        )
         page.goto(f"{url}/t/{first}")
         expect(rows).to_have_count(GAMES_PAGE)
         expect(page.locator("#tournament-status")).to_contain_text(f"{GAMES_PAGE} playing")
         expect(more).to_have_count(0)
-        status, _ = post_json(f"{url}/tournaments/{first}/stop", {})  # room for more games
+        creator = {"authorization": f"Bearer {control_token}"}
+        status, _ = post_json(f"{url}/tournaments/{first}/stop", {}, creator)  # room for more
         assert status == 200
         # One more started than a page holds: More lists it, and then there are no more.
-        second = silent_tournament(
+        second, _ = silent_tournament(
             url, silent_url, games=GAMES_PAGE + 2, concurrency=GAMES_PAGE + 1
         )
         page.goto(f"{url}/t/{second}")
@@ -363,7 +358,7 @@ def test_a_figure_with_no_value_yet_reads_n_a_not_a_blank(
 ) -> None:
     page = web_page.page
     with silent_bot() as silent_url, game_server(tmp_path) as url:
-        tournament_id = silent_tournament(url, silent_url, games=2, concurrency=2)
+        tournament_id, _ = silent_tournament(url, silent_url, games=2, concurrency=2)
         view = get_json(f"{url}/tournaments/{tournament_id}")[1]
         assert all(line["score"] is None and line["elo"] is None for line in view["standings"])
         page.goto(f"{url}/t/{tournament_id}")
