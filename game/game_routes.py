@@ -95,8 +95,8 @@ async def new_game(request: Request) -> Response:
     if runtime.games_of(client) >= settings.max_games_per_client:
         return _error(
             429,
-            f"this client already has {settings.max_games_per_client} live games, the "
-            "most allowed; wait for one to end",
+            f"this client already has {_games(settings.max_games_per_client)}, the most "
+            "allowed; wait for one to end",
         )
     runtime.creating[client] += 1
     try:
@@ -279,3 +279,12 @@ def game_routes() -> list[BaseRoute]:
         Route("/openapi.json", openapi_json, methods=["GET"], include_in_schema=False),
         Route("/docs", docs, methods=["GET"], include_in_schema=False),
     ]
+
+
+def _games(count: int) -> str:
+    """``count`` live games, in words.
+
+    >>> _games(1), _games(16)
+    ('1 live game', '16 live games')
+    """
+    return f"{count} live game" if count == 1 else f"{count} live games"

@@ -422,7 +422,7 @@ async def test_a_client_over_its_game_cap_gets_429(tmp_path: Path) -> None:
         first = await a.post(body)
         second = await a.post(body)
     assert first[0] == 200
-    assert second[0] == 429 and "1 live games" in second[1]["detail"]
+    assert second[0] == 429 and "already has 1 live game," in second[1]["detail"]
 
 
 async def test_games_are_listed_newest_first_by_page_and_by_status(tmp_path: Path) -> None:
