@@ -117,6 +117,11 @@ class LadderSettings:
     Traceback (most recent call last):
     ...
     game.ladder.LadderSettingsError: time control '40/10': expected 'BASE+INC' ...
+    >>> LadderSettings(time_control="100000+0")
+    Traceback (most recent call last):
+    ...
+    game.ladder.LadderSettingsError: time control '100000+0': clock: expected at most 86400 \
+on this server, got 100000.0
     """
 
     concurrency: int = DEFAULT_CONCURRENCY
@@ -145,7 +150,10 @@ class LadderSettings:
         try:  # the server must host it: try a game's body once
             _game_request(Pairing("a", "b"), ("http://127.0.0.1:1", "http://127.0.0.1:1"), clock)
         except ValidationError as error:
-            why = _problems(error)[0].removeprefix("player_x.time_control.")  # both seats'
+            # Both seats have the clock, and the server's limits check says so for each
+            # in one message ("player_x...: why; player_o...: why"): X's says it.
+            first = _problems(error)[0].split("; player_o.", 1)[0]
+            why = first.removeprefix("player_x.time_control.")
             raise LadderSettingsError(f"time control {self.time_control!r}: {why}") from None
         object.__setattr__(self, "clock", clock)
 
