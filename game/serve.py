@@ -1,15 +1,7 @@
 """Run the game server: ``python -m game.serve`` (also ``htttx-server``).
 
-    htttx-server [--host H] [--port P] [--db URL] [--log-level L]
-                 [--address-policy 'allow=...;deny=...' | --allow LIST --deny LIST]
-                 [--no-example-bots] [--demo] [--max-games N] [--max-games-per-client N]
-                 [--max-connections-per-client N] [--trusted-networks CIDR,...]
-                 [--request-timeout S]
-                 [--keep-alive-timeout S] [--send-board {auto,always}]
-                 [--analysis-bot URL [--analysis-time S]] [--bot-recheck S]
-                 [--ladder [--ladder-concurrency N] [--ladder-rate GAMES_PER_MIN]
-                           [--ladder-time-control TC] [--ladder-hosted-bots]]
-                 [--redis URL [--public-url URL] [--worker-id ID] [--lease S]]
+``htttx-server --help`` lists every option (a test holds the README's list to it; a
+copy here would drift, as one did).
 
 ``HTTTX_API_TOKEN``, when set, is required as ``Authorization: Bearer <token>`` on
 ``POST /game/new`` and every route that starts, stops or registers something
