@@ -9,7 +9,14 @@ from typing import Final
 
 __all__ = ["TokenRedactingFilter", "install_token_filter", "redact_tokens"]
 
-_TOKEN_IN_QUERY: Final = re.compile(r"([?&]token=)[^&\s\"]*", re.IGNORECASE)
+
+def _spelt_any_way(name: str) -> str:
+    """A pattern for ``name`` as a query string may spell it: each character as itself
+    or percent-encoded (the server decodes ``%74oken`` to ``token`` and takes it)."""
+    return "".join(f"(?:{re.escape(c)}|%{ord(c):02x})" for c in name)
+
+
+_TOKEN_IN_QUERY: Final = re.compile(rf"([?&]{_spelt_any_way('token')}=)[^&\s\"]*", re.IGNORECASE)
 
 
 def redact_tokens(text: str) -> str:
@@ -17,6 +24,8 @@ def redact_tokens(text: str) -> str:
 
     >>> redact_tokens('127.0.0.1:5 - "GET /ws?token=s3cret&x=1 HTTP/1.1" 101')
     '127.0.0.1:5 - "GET /ws?token=[redacted]&x=1 HTTP/1.1" 101'
+    >>> redact_tokens('"GET /ws?x=1&%74ok%65n=s3cret HTTP/1.1" 101')
+    '"GET /ws?x=1&%74ok%65n=[redacted] HTTP/1.1" 101'
     """
     return _TOKEN_IN_QUERY.sub(r"\1[redacted]", text)
 
