@@ -39,7 +39,7 @@ from game.discovery import DiscoveryError
 from game.rating_book import RATING_HISTORY_MAX, PlayerStanding
 from game.route_bodies import creation_body, parsed_body
 from game.route_query import unknown_query
-from game.server_state import HOSTED_BOTS, _runtime, _settings
+from game.server_state import HOSTED_BOTS, _runtime, _settings, bearer_token
 from models import (
     MAX_LEADERBOARD,
     BotList,
@@ -88,11 +88,6 @@ def _count(text: str, name: str, low: int, high: int) -> int | Response:
     if text.isascii() and text.isdecimal() and len(text) <= 9 and low <= int(text) <= high:
         return int(text)
     return _error(422, f"{name}: expected an integer from {low} to {high}, got {text[:20]!r}")
-
-
-def _owner_token(request: Request) -> str | None:
-    scheme, _, given = request.headers.get("authorization", "").partition(" ")
-    return given.strip() or None if scheme.lower() == "bearer" else None
 
 
 def _no_token() -> JSONResponse:
@@ -154,7 +149,7 @@ async def bot(request: Request) -> Response:
         if found is None:
             return _error(404, f"no bot is registered as {name[:80]!r}")
         return _json(found.model_dump_json())
-    token = _owner_token(request)
+    token = bearer_token(request)
     if token is None:
         return _no_token()
     try:

@@ -215,11 +215,9 @@ def bearer_token(request: Request) -> str | None:
 
 
 def _authorized(request: Request, api_token: str) -> bool:
-    scheme, _, given = request.headers.get("authorization", "").partition(" ")
+    given = bearer_token(request)
     # compare_digest: the time taken must not tell how much of a guess was right.
-    return scheme.lower() == "bearer" and hmac.compare_digest(
-        given.strip().encode(), api_token.encode()
-    )
+    return given is not None and hmac.compare_digest(given.encode(), api_token.encode())
 
 
 def has_api_token(request: Request) -> bool:
