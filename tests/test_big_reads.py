@@ -219,11 +219,17 @@ async def test_a_big_record_is_served_to_many_readers_at_once_and_encoded_once(
             return packets
 
         async def health() -> None:
-            # Asked again and again while the readers run: each must be answered.
-            while not readers_done.is_set():
-                async with http.get(f"{base}/health") as response:
-                    health_answers.append(response.status)
-                await asyncio.sleep(0)
+            # Asked again and again while the readers run: each must be answered. On a
+            # connection of its own, always busy: from the readers' shared pool it would
+            # take the readers' idle connections in turn, and those the server closes
+            # after its keep-alive timeout (5 s) all at once when the readers finished
+            # together; aiohttp asks again only once, and the second one is closed too.
+            one = aiohttp.TCPConnector(limit=1)
+            async with aiohttp.ClientSession(timeout=timeout, connector=one) as own:
+                while not readers_done.is_set():
+                    async with own.get(f"{base}/health") as response:
+                        health_answers.append(response.status)
+                    await asyncio.sleep(0)
 
         async def readers() -> tuple[Any, ...]:
             try:
