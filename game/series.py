@@ -98,7 +98,7 @@ def series_games(
 
     A game is counted as the standings count it (``is_counted``: not one stored after
     the series was decided), and the score moves as theirs does: a void game (neither
-    bot came) is no draw and leaves it as it was."""
+    bot came) is no draw and leaves the points as they were, but is one of the games."""
     settings = request.series
     assert settings is not None
     a, b = request.bots[0].name, request.bots[1].name
@@ -127,7 +127,9 @@ def series_games(
         )
         if counted and row.outcome is not None:
             outcome = _outcome_from_json(row.outcome)
-            if not outcome.void:
+            if outcome.void:
+                score.add_void()
+            else:
                 score.add(outcome.winner)
     return games
 

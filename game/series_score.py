@@ -8,6 +8,12 @@ to the number of games, so after 2K - 1 games someone has K, or both have K - 1/
 the next game decides or draws it). A series can end drawn: best of an even N at N/2
 each, or first to K reached by both bots in one drawn game.
 
+A void game (neither bot came: ``GameResult.void``) gives nobody a point but is one of
+the games (``add_void``), as it is one of a tournament's: the schedule has room for
+``max_games`` games and no more, so a series counts its voids against that bound and is
+always decided by the end of its schedule. Best of N is therefore decided as soon as the
+leader's lead is more than the games left (without a void game: more than N/2 points).
+
 >>> rule = SeriesRule(best_of=3)
 >>> score = SeriesScore(rule, "alice", "bob")
 >>> score.add("alice"); score.add(None)
@@ -72,11 +78,15 @@ class SeriesRule:
         (True, False)
         >>> SeriesRule(best_of=2).decided(1, 1, 2)
         True
+        >>> SeriesRule(best_of=4).decided(2, 0, 3)   # one void game: 1 left, 2 ahead
+        True
         """
         if games >= self.max_games:
             return True
         if self.best_of is not None:
-            return max(points_a, points_b) > self.best_of / 2
+            # Uncatchable: more ahead than there are games left. Without a void game
+            # (points add up to games) that is more than N/2 points.
+            return abs(points_a - points_b) > self.best_of - games
         assert self.first_to is not None
         return max(points_a, points_b) >= self.first_to
 
@@ -117,6 +127,18 @@ class SeriesScore:
         else:
             raise ValueError(f"{winner!r} does not play in this series ({self.a}, {self.b})")
         self.games += 1
+
+    def add_void(self) -> None:
+        """One more game that nobody played (void): no point for either bot, but one of
+        the series' games. Ignored once the series is decided.
+
+        >>> score = SeriesScore(SeriesRule(best_of=2), "a", "b")
+        >>> score.add_void(); score.add("a")
+        >>> score.decided, score.winner, score.text
+        (True, 'a', 'a 1-0 b')
+        """
+        if not self.decided:
+            self.games += 1
 
     @property
     def decided(self) -> bool:

@@ -191,7 +191,9 @@ class Standings:
             outcome = self._waiting.pop(index)
             pairing = self.schedule.pair_bots(index // 2)
             mine = self._count_game(pairing, outcome)
-            if mine is not None:
+            if mine is None:
+                score.add_void()  # one of the series' games, no point for anybody
+            else:
                 score.add(outcome.winner)
             tally = self._tallies[pairing]
             games = tally.games if mine is None else tally.games.add(mine)

@@ -392,6 +392,64 @@ async def test_a_void_game_or_one_stored_after_the_decision_changes_no_score(
     ]
 
 
+async def stored_series_view(tmp_path: Path, rule: Json, outcomes: list[Json]) -> Json:
+    """``GET /series/s1`` of a series stored with these games' outcomes, on a real server."""
+    db = tmp_path / "s.sqlite"
+    series = SeriesRequest.model_validate(
+        {
+            "player_a": {"name": "a", "bot_url": "http://127.0.0.1:1"},
+            "player_b": {"name": "b", "bot_url": "http://127.0.0.1:2"},
+            "openings": "none",
+            **rule,
+        }
+    ).tournament()
+    async with await GameStore.open(f"sqlite+aiosqlite:///{db}") as store:
+        await store.series.create(
+            "s1",
+            name="stored",
+            request_json=series.model_dump_json(),
+            games_total=series.games,
+            created_at=datetime.now(UTC),
+        )
+        for idx, outcome in enumerate(outcomes):
+            await store.tournaments.start_game("s1", idx, f"g{idx}")
+            assert await store.tournaments.finish_game("s1", idx, {**outcome, "game_id": f"g{idx}"})
+        await store.tournaments.set_status("s1", "finished", reason="stored")
+    async with arena(db) as arena_:
+        status, view = await arena_.get("/series/s1")
+    assert status == 200, view
+    return dict(view)
+
+
+NOBODY_CAME: Json = {"winner": None, "failures": {"a": "no_show", "b": "no_show"}, "void": True}
+
+
+async def test_a_void_game_is_one_of_the_series_games_so_the_schedule_decides_it(
+    tmp_path: Path,
+) -> None:
+    # Best of 2 has a schedule of 2 games: one void and one won leave no game to play.
+    # Counting only the played game, the series ended "undecided" with its schedule done.
+    view = await stored_series_view(
+        tmp_path, {"best_of": 2}, [NOBODY_CAME, {"winner": "a", "failures": {}}]
+    )
+    score = view["score"]
+    assert score["decided"] and score["winner"] == "a" and score["text"] == "a 1-0 b", score
+    assert [g["counted"] for g in view["games"]] == [True, True]
+
+
+async def test_best_of_n_with_a_void_game_is_decided_once_the_lead_cannot_be_caught(
+    tmp_path: Path,
+) -> None:
+    # Best of 4, game 1 void, a won games 2 and 3: one game left, a is 2 ahead. The old
+    # rule (more than N/2 points) waited for a third point and counted game 4.
+    b_wins: Json = {"winner": "b", "failures": {}}
+    a_wins: Json = {"winner": "a", "failures": {}}
+    view = await stored_series_view(tmp_path, {"best_of": 4}, [NOBODY_CAME, a_wins, a_wins, b_wins])
+    score = view["score"]
+    assert score["decided"] and score["winner"] == "a" and score["text"] == "a 2-0 b", score
+    assert [g["counted"] for g in view["games"]] == [True, True, True, False]
+
+
 async def test_tournaments_are_not_series_and_unknown_series_are_404(tmp_path: Path) -> None:
     async with arena(tmp_path / "s.sqlite") as a:
         tournament_id = await a.create(

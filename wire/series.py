@@ -99,7 +99,7 @@ class SeriesRequest(BaseModel):
     """Body of ``POST /series``.
 
     * ``player_a``, ``player_b``: the bots; A is X in odd games (1, 3, ...), B in even.
-    * ``best_of`` N (at most N games; decided once a bot has more than N/2 points) or
+    * ``best_of`` N (at most N games, a void one too; decided once a lead exceeds the games left) or
       ``first_to`` K (decided once a bot has K points; at most 2K games): exactly one.
     * ``openings``, ``book``, ``opening_order``, ``seed``, ``match``, ``time_control``,
       ``adjudication``: as ``POST /tournaments`` takes them. Games 1 and 2 play the same
