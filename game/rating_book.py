@@ -211,9 +211,10 @@ class RatingBook:
         await self._settle(game_id, names[0], names[1], record)
 
     async def settle_pending(self, game_ids: Collection[str] | None = None) -> int:
-        """Settle the tracked games a previous run did not: rate the finished ones, void
-        the aborted ones (run it after ``GameStore.abort_running``). Games still
-        running are left alone. Returns how many were rated or voided.
+        """Settle the tracked games a previous run did not: rate the finished ones (in
+        the order they ended, as the end hook would have), void the aborted ones (run it
+        after ``GameStore.abort_running``). Games still running are left alone. Returns
+        how many were rated or voided.
 
         ``game_ids``: only those games (a dead worker's, once ``GameStore.abort_games``
         recorded them: ``game.cluster_sweep``), not every pending one."""

@@ -14,7 +14,7 @@ import pytest
 from game.ratings import Rating
 from game.store import GameStore
 from game.store.ratings import SideOutcome
-from models import GameRecord, GameResult, ResultReason
+from models import GameRecord, GameResult, Player, ResultReason
 
 T0 = datetime(2026, 11, 24, 20, 0, tzinfo=UTC)
 
@@ -159,3 +159,30 @@ async def test_ratings_start_from_the_default(store: GameStore) -> None:
     settled = await store.ratings.settle("g", side("A", 0.5), side("B", 0.5), T0)
     assert settled is not None
     assert round(settled[0].mu) == round(Rating().mu)
+
+
+async def test_pending_games_are_rated_at_startup_in_the_order_they_ended(
+    store: GameStore,
+) -> None:
+    # A previous run finished two games of A and B but rated neither: "first" was
+    # declared first and ended last. A live server rates games as they end, and the
+    # model is order-dependent, so the startup's settlement must follow their ends too.
+    from game.rating_book import RatingBook
+    from game.ratings import rate
+
+    won = GameResult(winner=Player.X, reason=ResultReason.WIN)
+    drawn = GameResult(winner=None, reason=ResultReason.DRAW)
+    for at, (game_id, result, ended) in enumerate(
+        (("first", won, T0 + timedelta(minutes=9)), ("second", drawn, T0 + timedelta(minutes=2)))
+    ):
+        await store.create_game(GameRecord(game_id=game_id, started_at=T0))
+        await store.finish_game(game_id, result, ended_at=ended)
+        created = T0 + timedelta(seconds=at)
+        assert await store.ratings.track(game_id, ("a", "A"), ("b", "B"), created)
+    assert await RatingBook(store).settle_pending() == 2
+    a, b = rate(Rating(), Rating(), 0.5)  # "second" ended first
+    a, b = rate(a, b, 1.0)
+    row = await store.ratings.get("a")
+    assert row is not None
+    assert row.rating.mu == pytest.approx(a.mu), (row.rating, a)
+    assert [p.game_id for p in await store.ratings.history("a", 10)] == ["first", "second"]

@@ -315,7 +315,9 @@ def _pending(conn: Connection) -> list[PendingGame]:
         )
         .select_from(_rated_games.outerjoin(_games, _games.c.game_id == _rated_games.c.game_id))
         .where(_rated_games.c.status == "pending")
-        .order_by(_rated_games.c.created_at)
+        # In the order the games ended, as a live server rates them (the model is
+        # order-dependent); games not ended (no ended_at) are voided or skipped anyway.
+        .order_by(_games.c.ended_at, _rated_games.c.created_at, _rated_games.c.game_id)
     )
     return [_from_row(PendingGame, row) for row in conn.execute(query)]
 
@@ -388,5 +390,5 @@ class RatingRecords:
         return await self._runner.read(_history_of, key, limit)
 
     async def pending(self) -> list[PendingGame]:
-        """The tracked games not settled yet, oldest first."""
+        """The tracked games not settled yet, in the order they ended (then declared)."""
         return await self._runner.read(_pending)
