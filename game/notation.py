@@ -84,7 +84,14 @@ ends in a line of ``win_distance`` is a win for that side and one that reaches t
 limit a draw. The board has the last word: tags that
 contradict a line on the board (or a turn-limit draw) raise ``NotationError``. A win the
 board does not show is believed, because version 1 writers that cannot write a
-one-stone turn may leave out the winning stone.
+one-stone turn may leave out the winning stone. A known ``cause`` must go with the
+``endreason`` as the server writes them, else ``NotationError`` points at it: ``win``
+with none or ``adjudication``; ``draw`` with none, ``turn_limit``, ``aborted`` or
+``no_show``; ``time`` with none or ``timeout``; ``resign`` with none or a seat's
+failure (``resign``, ``illegal_move``, ``protocol_error``, ``disconnect``, ``no_show``,
+``stall``). A line on the board goes with no cause, a turn-limit draw with none or
+``turn_limit``. (``endreason[win] cause[aborted]`` would be a void game that someone
+won.)
 
 What goes where
 ---------------

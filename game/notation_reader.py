@@ -229,6 +229,25 @@ _END_REASONS = {
 }
 _WINNERS = {"cross": Player.X, "circle": Player.O}
 _CAUSES = {cause.value: cause for cause in EndCause}
+# The causes each ``endreason`` can have, as the server ends games (None: no cause tag).
+# A forfeit's cause is a seat's failure; a draw's, the turn limit or a void game (an
+# aborted one written as a draw by older versions).
+_CAUSES_OF_END_REASON: dict[str, frozenset[EndCause | None]] = {
+    "win": frozenset({None, EndCause.ADJUDICATION}),
+    "draw": frozenset({None, EndCause.TURN_LIMIT, EndCause.ABORTED, EndCause.NO_SHOW}),
+    "time": frozenset({None, EndCause.TIMEOUT}),
+    "resign": frozenset(
+        {
+            None,
+            EndCause.RESIGN,
+            EndCause.ILLEGAL_MOVE,
+            EndCause.PROTOCOL_ERROR,
+            EndCause.DISCONNECT,
+            EndCause.NO_SHOW,
+            EndCause.STALL,
+        }
+    ),
+}
 
 
 def _read_result(tags: Mapping[str, Tag], outcome: Outcome | None) -> GameResult | None:
@@ -244,24 +263,39 @@ def _read_result(tags: Mapping[str, Tag], outcome: Outcome | None) -> GameResult
         raise _tag_error(
             endreason, f"endreason[draw] with winner[{winner_tag.value}]: a draw has no winner"
         )
+    if cause is not None and reason is not None:
+        assert endreason is not None and cause_tag is not None
+        if cause not in _CAUSES_OF_END_REASON[endreason.value]:
+            raise _tag_error(
+                cause_tag,
+                f"cause[{cause_tag.value}] does not go with endreason[{endreason.value}]",
+            )
 
     if outcome is not None:
         if outcome.termination is Termination.LINE:
             board_winner = Player(outcome.winner)
+            line = f"{board_winner.value.upper()} has {len(outcome.line)} in a row"
             if reason not in (None, ResultReason.WIN) or winner not in (None, board_winner):
                 assert anchor is not None
+                raise _tag_error(anchor, f"the result tags contradict the board: {line}")
+            if cause is not None:  # a line ends a game by itself: no other cause did
+                assert cause_tag is not None
                 raise _tag_error(
-                    anchor,
-                    "the result tags contradict the board: "
-                    f"{board_winner.value.upper()} has {len(outcome.line)} in a row",
+                    cause_tag, f"cause[{cause_tag.value}] contradicts the board: {line}"
                 )
-            return GameResult(winner=board_winner, reason=ResultReason.WIN, cause=cause)
+            return GameResult(winner=board_winner, reason=ResultReason.WIN)
         if reason not in (None, ResultReason.DRAW) or winner is not None:
             assert anchor is not None
             raise _tag_error(
                 anchor, "the result tags contradict the board: the turn limit ended it in a draw"
             )
-        return GameResult(winner=None, reason=ResultReason.DRAW, cause=cause or EndCause.TURN_LIMIT)
+        if cause not in (None, EndCause.TURN_LIMIT):
+            assert cause_tag is not None
+            raise _tag_error(
+                cause_tag,
+                f"cause[{cause_tag.value}] contradicts the board: the turn limit ended it",
+            )
+        return GameResult(winner=None, reason=ResultReason.DRAW, cause=EndCause.TURN_LIMIT)
 
     if reason is None and winner_tag is None and cause is not None:
         void = GameResult(winner=None, reason=ResultReason.DRAW, cause=cause)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import doctest
+import re
 import time
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
@@ -34,6 +35,17 @@ from models import (
 
 Hex = tuple[int, int]
 README = Path(__file__).resolve().parent.parent / "README.md"
+
+# The causes of the forfeits the server hands out (a seat's failure, or a resignation).
+FORFEIT_CAUSES = [
+    EndCause.TIMEOUT,
+    EndCause.RESIGN,
+    EndCause.ILLEGAL_MOVE,
+    EndCause.PROTOCOL_ERROR,
+    EndCause.DISCONNECT,
+    EndCause.NO_SHOW,
+    EndCause.STALL,
+]
 
 # ------------------------------------------------------------------ helpers
 
@@ -749,6 +761,38 @@ def test_result_tags_give_the_result(tags: str, result: GameResult) -> None:
     assert record.tags == {}
 
 
+@pytest.mark.parametrize(
+    ("tags", "column"),
+    [
+        ("endreason[win] winner[cross] cause[timeout]", 41),
+        ("endreason[win] winner[cross] cause[aborted]", 41),  # void, yet won
+        ("endreason[time] winner[cross] cause[resign]", 42),
+        ("endreason[resign] winner[circle] cause[timeout]", 45),
+        ("endreason[resign] winner[circle] cause[adjudication]", 45),
+        ("endreason[draw] cause[stall]", 28),
+    ],
+)
+def test_a_cause_that_does_not_go_with_the_end_reason_is_rejected_at_the_cause(
+    tags: str, column: int
+) -> None:
+    cause = tags.split()[-1]
+    with pytest.raises(NotationError, match=rf"{re.escape(cause)} does not go with") as caught:
+        loads(f"version[2] {tags};\n1. [1,0] [2,0];")
+    assert (caught.value.line, caught.value.column) == (1, column)
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("version[2] cause[timeout];" + README_WON.removeprefix("version[2];"), "X has 6 in a row"),
+        ("version[2] turnlimit[1] cause[adjudication];\n1. [1,0] [2,0];", "the turn limit"),
+    ],
+)
+def test_a_cause_that_contradicts_the_board_is_rejected(text: str, found: str) -> None:
+    with pytest.raises(NotationError, match=rf"contradicts the board: {found}"):
+        loads(text)
+
+
 def test_turn_limit_draw_is_inferred_from_the_board() -> None:
     record = loads("version[2] turnlimit[2];\n1. [1,0] [2,0];\n2. [0,1] [0,2];")
     assert record.match.turn_limit == 2
@@ -885,7 +929,7 @@ def test_match_settings_are_written_as_tags(match: Match, tags: set[str]) -> Non
 
 
 @pytest.mark.parametrize(
-    "cause", [c for c in EndCause if c not in (EndCause.TIMEOUT, EndCause.RESIGN)]
+    "cause", [c for c in FORFEIT_CAUSES if c not in (EndCause.TIMEOUT, EndCause.RESIGN)]
 )
 def test_forfeit_causes_are_written_as_resign_plus_a_cause_tag(cause: EndCause) -> None:
     record = GameRecord(
@@ -1215,7 +1259,8 @@ start_times = st.none() | st.datetimes(
 @st.composite
 def legal_games(draw: st.DrawFn) -> GameRecord:
     """A random legal game played with the rules engine, with everything the notation
-    carries filled in at random: names, tags, start time, clocks, evaluations, result."""
+    carries filled in at random: names, tags, start time, clocks, evaluations, and a
+    result of a kind the server gives (a cause that goes with its reason)."""
     view_distance = draw(st.sampled_from([1, 2, 3, 8]))
     win_distance = draw(st.integers(3, 6))
     turn_limit = draw(st.none() | st.integers(1, 20))
@@ -1288,13 +1333,19 @@ def legal_games(draw: st.DrawFn) -> GameRecord:
                 GameResult,
                 winner=st.sampled_from(Player),
                 reason=st.just(ResultReason.FORFEIT),
-                cause=st.sampled_from(EndCause),
+                cause=st.sampled_from(FORFEIT_CAUSES),
+            )
+            | st.builds(
+                GameResult,
+                winner=st.sampled_from(Player),
+                reason=st.just(ResultReason.WIN),
+                cause=st.just(EndCause.ADJUDICATION),
             )
             | st.builds(
                 GameResult,
                 winner=st.none(),
                 reason=st.just(ResultReason.DRAW),
-                cause=st.none() | st.sampled_from(EndCause),
+                cause=st.sampled_from([None, EndCause.ABORTED, EndCause.NO_SHOW]),
             )
         )
     names = st.none() | tag_values
