@@ -190,7 +190,7 @@ class TournamentDirector:
             try:
                 game_request(request, bot, first, urls=urls, name="check")
             except ValidationError as error:
-                problems = "; ".join(_problems(error))
+                problems = "; ".join(_clock_problems(request, _problems(error)))
                 raise TournamentError(f"bot {bot.name!r}: {problems}") from None
         for opening in openings:
             try:
@@ -484,3 +484,24 @@ class TournamentDirector:
             run.stop("the server is shutting down")
         tasks = [run.task for run in runs if run.task is not None]
         await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _clock_problems(request: TournamentRequest, problems: list[str]) -> list[str]:
+    """``problems`` with the game's clock named as it was given: a clock both bots play
+    becomes the game's (``match_config``), but the tournament gave it as
+    ``time_control``, and the match itself had none.
+
+    >>> request = TournamentRequest.model_validate({"bots": [
+    ...     {"name": "a", "url": "http://127.0.0.1:1"}, {"name": "b", "url": "http://127.0.0.1:2"}]})
+    >>> _clock_problems(request, ["match_config.increment: expected at most 3600, got 5000.0"])
+    ['time_control.increment: expected at most 3600, got 5000.0']
+    """
+    if request.match.clock_type != "none":
+        return problems
+    clock_fields = ("match_config.clock", "match_config.increment")
+    return [
+        "time_control." + problem.removeprefix("match_config.")
+        if problem.startswith(clock_fields)
+        else problem
+        for problem in problems
+    ]

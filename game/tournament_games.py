@@ -60,9 +60,13 @@ def game_request(
     tags: dict[str, str] | None = None,
 ) -> NewGameRequest:
     """The ``POST /game/new`` body of one game of ``request``: ``x`` against ``o`` at
-    ``urls``, each with its own clock and config, from ``opening`` (its moves played out
+    ``urls``, each with its own clock (a clock both play is the game's, and not the
+    seats' as well) and config, from ``opening`` (its moves played out
     first), with ``tags`` for the record. Raises ``ValidationError`` for settings the
     server does not host (``TournamentDirector.check`` tries them first)."""
+
+    match = _match_with_shared_clock(request, x, o)
+    shared = match is not request.match  # the seats' clock is the game's now
 
     def seat(bot: TournamentBot, url: str) -> PlayerConfig:
         return PlayerConfig(
@@ -70,14 +74,15 @@ def game_request(
             bot_url=url,
             name=bot.name,
             config=bot.config,
-            time_control=request.time_control_of(bot),
+            # Not again as the seat's own: the record would say the clock three times.
+            time_control=None if shared else request.time_control_of(bot),
             send_board=bot.send_board,
         )
 
     return NewGameRequest(
         player_x=seat(x, urls[0]),
         player_o=seat(o, urls[1]),
-        match_config=_match_with_shared_clock(request, x, o),
+        match_config=match,
         adjudication=request.adjudication,
         name=name[:64],
         opening=None if opening is None else opening.wire_moves(),
@@ -90,7 +95,8 @@ def _match_with_shared_clock(
 ) -> Match:
     """The game's ``Match``: with both seats' clock when they play the same one (as
     queue games do), so the record says it as a game's clock (notation
-    ``timecontrol[...]``, which other tools read) and not only as two seats' ones."""
+    ``timecontrol[...]``, which other tools read) and not as two seats' ones; else
+    ``request.match`` itself."""
     match = request.match
     clock = request.time_control_of(x)
     if clock is None or clock != request.time_control_of(o) or match.clock_type != "none":

@@ -33,7 +33,11 @@ def test_a_clock_both_bots_play_is_the_games_clock_as_other_tools_read_it() -> N
         player_x=RecordPlayer(name="a", time_control=game.player_x.time_control),
         player_o=RecordPlayer(name="b", time_control=game.player_o.time_control),
     )
-    assert "timecontrol[5+0.1]" in notation.dumps(record).splitlines()
+    tags = notation.dumps(record).splitlines()
+    assert "timecontrol[5+0.1]" in tags
+    # Said once: the seats play the game's clock, no clock of their own (as in queue games).
+    assert (game.player_x.time_control, game.player_o.time_control) == (None, None)
+    assert not [tag for tag in tags if tag.startswith(("timecontrolcross", "timecontrolcircle"))]
 
 
 def test_bots_on_clocks_of_their_own_keep_them_and_the_game_has_none() -> None:
