@@ -59,6 +59,7 @@ from game.manager import GameManager
 from models import (
     EndCause,
     GameResult,
+    Match,
     NewGameRequest,
     Player,
     PlayerConfig,
@@ -150,10 +151,11 @@ on this server, got 100000.0
         try:  # the server must host it: try a game's body once
             _game_request(Pairing("a", "b"), ("http://127.0.0.1:1", "http://127.0.0.1:1"), clock)
         except ValidationError as error:
-            # Both seats have the clock, and the server's limits check says so for each
-            # in one message ("player_x...: why; player_o...: why"): X's says it.
+            # The game's clock, or both seats' stall limit, which the server's limits
+            # check names for each in one message ("player_x...: why; player_o...:
+            # why"): X's says it.
             first = _problems(error)[0].split("; player_o.", 1)[0]
-            why = first.removeprefix("player_x.time_control.")
+            why = first.removeprefix("player_x.time_control.").removeprefix("match_config.")
             raise LadderSettingsError(f"time control {self.time_control!r}: {why}") from None
         object.__setattr__(self, "clock", clock)
 
@@ -189,12 +191,18 @@ class Registry(Protocol):
 
 
 def _game_request(pair: Pairing, urls: tuple[str, str], clock: TimeControl) -> NewGameRequest:
+    """Both bots play ``clock``: it is the game's (notation ``timecontrol[...]``, which
+    other tools read, as in queue games), and a seat's only for a stall limit, which
+    ``Match`` has no field for."""
+    seat_clock = clock if clock.stall_limit is not None else None
+
     def seat(name: str, url: str) -> PlayerConfig:
-        return PlayerConfig(type=PlayerType.BOT, bot_url=url, name=name, time_control=clock)
+        return PlayerConfig(type=PlayerType.BOT, bot_url=url, name=name, time_control=seat_clock)
 
     return NewGameRequest(
         player_x=seat(pair.x, urls[0]),
         player_o=seat(pair.o, urls[1]),
+        match_config=Match(**clock.match_settings()),
         name=f"ladder: {pair.x} vs {pair.o}"[:64],
         tags=dict([EVENT_TAG]),
     )

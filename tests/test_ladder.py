@@ -268,3 +268,37 @@ async def test_the_command_line_runs_a_ladder_of_the_hosted_bots_and_stops_clean
             assert status["entrants"] == 4
         process.send_signal(signal.SIGINT)
         assert process.wait(TIMEOUT) == 0
+
+
+@pytest.mark.parametrize(
+    ("time_control", "tag"), [("10+0.1", "timecontrol[10+0.1]"), ("60", "timecontrol[60]")]
+)
+def test_a_ladder_games_clock_is_the_games_as_other_tools_read_it(
+    time_control: str, tag: str
+) -> None:
+    from game import notation
+    from game.ladder import _game_request
+    from game.ladder_pairing import Pairing
+    from models import GameRecord, RecordPlayer
+
+    clock = LadderSettings(time_control=time_control).clock
+    game = _game_request(Pairing("a", "b"), ("http://127.0.0.1:1", "http://127.0.0.1:2"), clock)
+    record = GameRecord(
+        match=game.match_config,
+        player_x=RecordPlayer(name="a", time_control=game.player_x.time_control),
+        player_o=RecordPlayer(name="b", time_control=game.player_o.time_control),
+    )
+    tags = notation.dumps(record).splitlines()
+    # Once, as the game's clock: per-side tags alone read elsewhere as an untimed game.
+    assert tag in tags
+    assert not [line for line in tags if line.startswith(("timecontrolcross", "timecontrolcircle"))]
+
+
+def test_a_ladder_stall_limit_stays_each_seats_own() -> None:
+    from game.ladder import _game_request
+    from game.ladder_pairing import Pairing
+
+    clock = LadderSettings(time_control="stall=30").clock
+    game = _game_request(Pairing("a", "b"), ("http://127.0.0.1:1", "http://127.0.0.1:2"), clock)
+    assert game.match_config.clock_type == "none"
+    assert game.player_x.time_control == game.player_o.time_control == clock
