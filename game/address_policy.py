@@ -1,8 +1,10 @@
 """Where bots may live: the address policy, and the aiohttp pieces that enforce it on
 every connection the server makes on a bot's behalf.
 
-- ``AddressPolicy`` judges literal IP addresses (see its docstring); ``check_host``
-  judges a name by every address it resolves to.
+- ``AddressPolicy`` judges literal IP addresses, with the port when a rule needs it
+  (``self``: this server's own listening address and port, which the composition root
+  gives it once bound, ``serving_at``); ``check_host`` judges a name by every address it
+  resolves to. ``default_policy`` is the default for a server listening at an address.
 - ``AddressPolicy.connector()`` is an aiohttp connector that checks every address it is
   about to connect to, literal IPs and cached names included. A name may resolve
   differently a moment after ``discover`` checked it (DNS rebinding); checking what the
@@ -20,7 +22,7 @@ import functools
 import ipaddress
 import socket
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import SimpleNamespace
 from typing import Any, ClassVar, Literal, TypeAlias
 
@@ -33,10 +35,15 @@ from game.discovery_errors import BotRedirected, BotUnreachable, ForbiddenAddres
 
 __all__ = [
     "DEFAULT_POLICY",
+    "EXPOSED_POLICY",
+    "SELF",
     "AddressPolicy",
+    "OwnEndpoint",
     "PolicyConnector",
     "PolicyResolver",
+    "default_policy",
     "embedded_ipv4",
+    "own_endpoints",
 ]
 
 IPAddress: TypeAlias = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -57,16 +64,63 @@ _GROUPS: Mapping[str, tuple[IPNetwork, ...]] = {
     "any": _nets("0.0.0.0/0", "::/0"),
 }
 PUBLIC: Literal["public"] = "public"
+#: This server's own listening address(es) and port (``AddressPolicy.own``): the only
+#: rule that looks at the port, so that allowing the server's hosted bots (``/bots/...``
+#: on its own port) does not allow every other port of its machine.
+SELF: Literal["self"] = "self"
 _BROADCAST = ipaddress.IPv4Address("255.255.255.255")
 
-Rule: TypeAlias = IPNetwork | Literal["public"]
+Rule: TypeAlias = IPNetwork | Literal["public", "self"]
 
 
-def _rule_matches(rule: Rule, address: IPAddress) -> bool:
-    if rule == PUBLIC:
-        return address.is_global
-    assert not isinstance(rule, str)
-    return address.version == rule.version and address in rule
+@dataclass(frozen=True)
+class OwnEndpoint:
+    """An address (a network, for a server bound to a wildcard address) and a port at
+    which this server itself listens: what the ``self`` rule matches.
+
+    >>> own = OwnEndpoint(ipaddress.ip_network("127.0.0.0/8"), 8001)
+    >>> own.matches(ipaddress.ip_address("127.0.0.1"), 8001), str(own)
+    (True, 'port 8001 of 127.0.0.0/8')
+    >>> own.matches(ipaddress.ip_address("127.0.0.1"), 6379)
+    False
+    """
+
+    network: IPNetwork
+    port: int
+
+    def matches(self, address: IPAddress, port: int | None) -> bool:
+        return (
+            port == self.port
+            and address.version == self.network.version
+            and (address in self.network)
+        )
+
+    def __str__(self) -> str:
+        network = self.network
+        where = network.network_address if network.num_addresses == 1 else network
+        return f"port {self.port} of {where}"
+
+
+def own_endpoints(address: str | IPAddress, port: int) -> tuple[OwnEndpoint, ...]:
+    """Where a server listening on ``address``:``port`` (as its socket says: a literal
+    IP) is reached: that address, or for a wildcard one every loopback address of its
+    family (``0.0.0.0`` takes connections to 127.0.0.0/8; ``::``, IPv6-only as
+    ``wire.listening`` binds it, to ``::1``). Its other interfaces' addresses are not
+    guessed: allow them by network if bots are to be named by them.
+
+    >>> [str(own) for own in own_endpoints("0.0.0.0", 8001)]
+    ['port 8001 of 127.0.0.0/8']
+    >>> [str(own) for own in own_endpoints("203.0.113.5", 443)]
+    ['port 443 of 203.0.113.5']
+    """
+    ip = _ip(address)
+    if ip is None:
+        raise ValueError(f"{address!r} is not an IP address")
+    if not 0 <= port <= 65535:
+        raise ValueError(f"port must be from 0 to 65535, got {port}")
+    if ip.is_unspecified:
+        return (OwnEndpoint(_GROUPS["loopback"][0 if ip.version == 4 else 1], port),)
+    return (OwnEndpoint(ipaddress.ip_network(ip), port),)
 
 
 def _rule_text(rules: tuple[Rule, ...]) -> str:
@@ -149,14 +203,24 @@ class AddressPolicy:
     ``::a9fe:a9fe`` would pass as "public" while it reaches 169.254.169.254. A host name
     passes when every address it resolves to passes.
 
+    The rule ``"self"`` matches an address *and port* in ``own``: where this server
+    itself listens (``serving_at``, told by the composition root once it is bound), so
+    that its hosted bots play without opening every port of its machine. An address
+    judged without a port (``problem(address)``) never matches ``self``.
+
     Default: allow loopback and public addresses; deny link-local and the cloud
     metadata addresses (169.254.169.254, fd00:ec2::254, 100.100.100.200). Everything
-    else, private ranges included, is not allowed.
+    else, private ranges included, is not allowed. That suits a server listening on
+    loopback only; one that listens on another address defaults to ``EXPOSED_POLICY``
+    (``default_policy``), which allows ``self`` instead of ``loopback``: otherwise
+    anyone could make it fetch ``capabilities.json`` from any port of its own machine
+    (a database on 127.0.0.1) and tell open ports from closed ones by the answer.
 
-    Configuration string (``parse``; ``str`` gives it back): ``;``-separated parts
-    ``allow=...`` and ``deny=...``, each a ``,``-separated list of networks and group
-    names: ``loopback``, ``public``, ``private``, ``link-local``, ``metadata``, ``any``.
-    A part that is left out keeps its default; an empty one (``deny=``) is empty.
+    Configuration string (``parse``; ``str`` gives it back, ``own`` aside):
+    ``;``-separated parts ``allow=...`` and ``deny=...``, each a ``,``-separated list of
+    networks and group names: ``loopback``, ``public``, ``private``, ``link-local``,
+    ``metadata``, ``any``, ``self``. A part that is left out keeps its default (``parse``'s
+    ``base``); an empty one (``deny=``) is empty.
 
     >>> policy = AddressPolicy.parse("allow=loopback,public,10.1.0.0/16")
     >>> str(policy)
@@ -167,21 +231,41 @@ class AddressPolicy:
     ...
     game.discovery_errors.ForbiddenAddress: 169.254.169.254: denied by the bot address policy \
 (metadata)
+    >>> own = AddressPolicy.parse("allow=self,public").serving_at("0.0.0.0", 8001)
+    >>> own.describe()
+    'allow=self,public;deny=metadata,link-local (self: port 8001 of 127.0.0.0/8)'
+    >>> own.problem("127.0.0.1", 8001) is None, own.problem("127.0.0.1", 6379) is None
+    (True, False)
     """
 
     allow: tuple[Rule, ...] = (*_GROUPS["loopback"], PUBLIC)
     # Metadata first, so that 169.254.169.254 is refused naming the more telling rule.
     deny: tuple[Rule, ...] = (*_GROUPS["metadata"], *_GROUPS["link-local"])
+    #: Where this server listens: what ``self`` matches. Not part of the policy string.
+    own: tuple[OwnEndpoint, ...] = ()
 
-    GROUPS: ClassVar[tuple[str, ...]] = (*_GROUPS, PUBLIC)
+    GROUPS: ClassVar[tuple[str, ...]] = (*_GROUPS, PUBLIC, SELF)
 
     def __str__(self) -> str:
         return f"allow={_rule_text(self.allow)};deny={_rule_text(self.deny)}"
 
+    def describe(self) -> str:
+        """The policy string, and what ``self`` stands for when a rule names it."""
+        if SELF not in (*self.allow, *self.deny):
+            return str(self)
+        own = ", ".join(str(endpoint) for endpoint in self.own) or "nothing yet"
+        return f"{self} (self: {own})"
+
+    def serving_at(self, address: str | IPAddress, port: int) -> AddressPolicy:
+        """This policy, with the server also listening at ``address``:``port`` (a literal
+        IP, as the socket says; ``own_endpoints``), which ``self`` then matches."""
+        return replace(self, own=(*self.own, *own_endpoints(address, port)))
+
     @classmethod
-    def parse(cls, text: str) -> AddressPolicy:
-        """A policy from its configuration string (see the class docstring)."""
-        default = cls()
+    def parse(cls, text: str, *, base: AddressPolicy | None = None) -> AddressPolicy:
+        """A policy from its configuration string (see the class docstring); a part left
+        out keeps ``base``'s (default ``AddressPolicy()``), as do its ``own`` endpoints."""
+        default = base if base is not None else cls()
         lists: dict[str, tuple[Rule, ...]] = {"allow": default.allow, "deny": default.deny}
         seen: set[str] = set()
         for part in filter(None, (p.strip() for p in text.split(";"))):
@@ -197,16 +281,17 @@ class AddressPolicy:
             lists[key] = tuple(
                 rule for item in values.split(",") if item.strip() for rule in _rules(item.strip())
             )
-        return cls(allow=lists["allow"], deny=lists["deny"])
+        return replace(default, allow=lists["allow"], deny=lists["deny"])
 
-    def problem(self, address: str | IPAddress) -> str | None:
-        """Why ``address`` (a literal IP) is not allowed, or ``None`` if it is."""
+    def problem(self, address: str | IPAddress, port: int | None = None) -> str | None:
+        """Why ``address`` (a literal IP) is not allowed, or ``None`` if it is; ``port``,
+        the port to be dialled there, is what ``self`` also needs to match."""
         # Asked for every connection a game opens (its capabilities, each seat's
         # socket), about the same few addresses: the answer is kept (a policy never
         # changes, and an address says the same thing every time).
-        return _problem(self, address)
+        return _problem(self, address, port)
 
-    def _problem(self, address: str | IPAddress) -> str | None:
+    def _problem(self, address: str | IPAddress, port: int | None) -> str | None:
         ip = _ip(address)
         if ip is None:
             return f"{address!r} is not an IP address"
@@ -214,40 +299,65 @@ class AddressPolicy:
         for target in (ip, *embedded):
             # Name the IPv4 address at fault, as the IPv6 one may look harmless.
             carried = f"it carries {target}, which is " if target is not ip else ""
-            problem = self._refusal(target)
+            problem = self._refusal(target, port)
             if problem is not None:
                 return carried + problem
         for target in embedded or (ip,):
-            if not any(_rule_matches(rule, target) for rule in self.allow):
+            if not any(self._matches(rule, target, port) for rule in self.allow):
                 carried = f"it carries {target}, which is " if target is not ip else ""
                 return (
                     f"{carried}not allowed by the bot address policy (allowed: "
-                    f"{_rule_text(self.allow) or 'nothing'})"
+                    f"{self._allowed_text()}){self._loopback_hint(target)}"
                 )
         return None
 
-    def _refusal(self, target: IPAddress) -> str | None:
+    def _matches(self, rule: Rule, address: IPAddress, port: int | None) -> bool:
+        if rule == PUBLIC:
+            return address.is_global
+        if rule == SELF:
+            return any(endpoint.matches(address, port) for endpoint in self.own)
+        assert not isinstance(rule, str)
+        return address.version == rule.version and address in rule
+
+    def _allowed_text(self) -> str:
+        """The allow list, and what ``self`` stands for when it is on it."""
+        allowed = _rule_text(self.allow) or "nothing"
+        if SELF in self.allow and self.own:
+            own = ", ".join(str(endpoint) for endpoint in self.own)
+            allowed += f"; self is this server's own {own}"
+        return allowed
+
+    @staticmethod
+    def _loopback_hint(target: IPAddress) -> str:
+        """For a refused loopback address (a developer's bot beside the server): how
+        the operator allows it."""
+        if not target.is_loopback:
+            return ""
+        return "; the server's operator allows bots on this machine with --allow loopback"
+
+    def _refusal(self, target: IPAddress, port: int | None) -> str | None:
         """Why ``target`` is refused outright (the floor, a deny rule), or ``None``."""
         if target.is_unspecified or target.is_multicast or target == _BROADCAST:
             return "an unspecified, multicast or broadcast address, never a bot"
         for rule in self.deny:
-            if _rule_matches(rule, target):
+            if self._matches(rule, target, port):
                 return f"denied by the bot address policy ({_describe_rule(rule)})"
         return None
 
-    def check_address(self, address: str | IPAddress) -> None:
-        """Raise ``ForbiddenAddress`` unless ``address`` (a literal IP) is allowed."""
-        problem = self.problem(address)
+    def check_address(self, address: str | IPAddress, port: int | None = None) -> None:
+        """Raise ``ForbiddenAddress`` unless ``address`` (a literal IP; at ``port``, for
+        ``self``) is allowed."""
+        problem = self.problem(address, port)
         if problem is not None:
             raise ForbiddenAddress(f"{address}: {problem}")
 
     async def check_host(self, host: str, port: int | None = None) -> list[IPAddress]:
-        """Check ``host`` (an IP or a name, resolved with the loop's getaddrinfo): every
-        address it resolves to must be allowed. Returns them; raises ``ForbiddenAddress``,
-        or ``BotUnreachable`` when the name does not resolve."""
+        """Check ``host`` (an IP or a name, resolved with the loop's getaddrinfo) at
+        ``port``: every address it resolves to must be allowed. Returns them; raises
+        ``ForbiddenAddress``, or ``BotUnreachable`` when the name does not resolve."""
         literal = _ip(host)
         if literal is not None:
-            self.check_address(literal)
+            self.check_address(literal, port)
             return [literal]
         loop = asyncio.get_running_loop()
         try:
@@ -259,7 +369,7 @@ class AddressPolicy:
         if not found:
             raise BotUnreachable(f"host {host!r} resolves to no IP address")
         for address in found:
-            problem = self.problem(address)
+            problem = self.problem(address, port)
             if problem is not None:
                 raise ForbiddenAddress(f"{host} resolves to {address}: {problem}")
         return found
@@ -289,8 +399,8 @@ class AddressPolicy:
 
 
 @functools.lru_cache(maxsize=4096)
-def _problem(policy: AddressPolicy, address: str | IPAddress) -> str | None:
-    return policy._problem(address)
+def _problem(policy: AddressPolicy, address: str | IPAddress, port: int | None) -> str | None:
+    return policy._problem(address, port)
 
 
 def _ip(value: str | IPAddress) -> IPAddress | None:
@@ -304,8 +414,8 @@ def _ip(value: str | IPAddress) -> IPAddress | None:
 
 def _rules(item: str) -> tuple[Rule, ...]:
     name = item.lower()
-    if name == PUBLIC:
-        return (PUBLIC,)
+    if name in (PUBLIC, SELF):
+        return (PUBLIC,) if name == PUBLIC else (SELF,)
     if name in _GROUPS:
         return _GROUPS[name]
     try:
@@ -318,8 +428,8 @@ def _rules(item: str) -> tuple[Rule, ...]:
 
 
 def _describe_rule(rule: Rule) -> str:
-    if rule == PUBLIC:
-        return PUBLIC
+    if isinstance(rule, str):
+        return rule
     for name, members in _GROUPS.items():
         if name != "any" and rule in members:
             return name
@@ -327,6 +437,26 @@ def _describe_rule(rule: Rule) -> str:
 
 
 DEFAULT_POLICY = AddressPolicy()
+#: The default of a server that listens on an address other than loopback: its own
+#: address and port (its hosted bots) rather than all of loopback.
+EXPOSED_POLICY = AddressPolicy(allow=(SELF, PUBLIC))
+
+
+def default_policy(listening_at: str | IPAddress) -> AddressPolicy:
+    """The default policy of a server listening at ``listening_at`` (a literal IP):
+    ``DEFAULT_POLICY`` on loopback, where only this machine reaches it (a developer's
+    bot on another port of it is expected); ``EXPOSED_POLICY`` elsewhere, wildcard
+    addresses included, where a stranger could otherwise probe the machine's loopback.
+
+    >>> str(default_policy("127.0.0.1"))
+    'allow=loopback,public;deny=metadata,link-local'
+    >>> str(default_policy("0.0.0.0"))
+    'allow=self,public;deny=metadata,link-local'
+    """
+    ip = _ip(listening_at)
+    if ip is None:
+        raise ValueError(f"{listening_at!r} is not an IP address")
+    return DEFAULT_POLICY if ip.is_loopback else EXPOSED_POLICY
 
 
 class PolicyResolver(AbstractResolver):
@@ -342,7 +472,7 @@ class PolicyResolver(AbstractResolver):
     ) -> list[ResolveResult]:
         results = await self._inner.resolve(host, port, family)
         for result in results:
-            problem = self.policy.problem(result["host"])
+            problem = self.policy.problem(result["host"], result["port"])
             if problem is not None:
                 raise ForbiddenAddress(f"{host} resolves to {result['host']}: {problem}")
         return results
@@ -369,7 +499,7 @@ class PolicyConnector(aiohttp.TCPConnector):
     ) -> list[ResolveResult]:
         results = await super()._resolve_host(host, port, traces=traces)
         for result in results:
-            problem = self.policy.problem(result["host"])
+            problem = self.policy.problem(result["host"], result["port"])
             if problem is not None:
                 if _ip(host) is not None:
                     raise ForbiddenAddress(f"{host}: {problem}")

@@ -97,6 +97,8 @@ def _size(count: int) -> str:
     return f"{kib:.0f} KiB" if kib.is_integer() else f"{kib:.1f} KiB"
 
 
+#: capabilities_url gives http or https URLs only.
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 _NO_TIMEOUT = aiohttp.ClientTimeout(total=None, connect=None, sock_read=None, sock_connect=None)
 
 
@@ -141,13 +143,16 @@ async def discover(
     if cache is not None and (kept := cache.get(bot_url, time.monotonic())) is not None:
         return kept
     document_url = capabilities_url(bot_url)
-    host = urlsplit(document_url).hostname
+    parts = urlsplit(document_url)
+    host = parts.hostname
     assert host is not None  # capabilities_url checked it
+    # The port too: the policy's ``self`` is this server's own address *and* port.
+    port = parts.port or _DEFAULT_PORTS[parts.scheme.lower()]
     fetch = _Fetch(document_url, max_bytes)
     try:
         async with asyncio.timeout(timeout):
             try:
-                await policy.check_host(host)
+                await policy.check_host(host, port)
             except DiscoveryError as exc:
                 raise type(exc)(f"{document_url}: {exc}") from None
             await _fetch(fetch, session)

@@ -3,7 +3,9 @@ the hosted example bots are served in the server's process on a loopback port of
 own and registered as the server's own ladder bots (``BotRegistry.register_server_bot``:
 no owner token; their URL is brought up to date at every start, as the port changes),
 then the scheduler starts. The composition root (``game.server``'s lifespan) calls
-``open_ladder`` once and closes what it opened through its exit stack.
+``serve_ladder_bots`` first (their port is one of the server's own, which the address
+policy's ``self`` covers: it must be known before the outbound session is made), then
+``open_ladder``, and closes what they opened through its exit stack.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from bot.bot import BaseBot
 from bot.serve import BotPool
 from bot.serve import create_app as create_bot_app
 from bot.serve import serving as serving_bots
+from game.address_policy import AddressPolicy
 from game.arena_errors import NameTaken
 from game.ladder import Ladder, LadderSettings
 from game.ladder_games import LadderGames
@@ -23,34 +26,57 @@ from game.manager import GameManager
 from game.rating_book import RatingBook
 from game.registry import BotRegistry
 
-__all__ = ["open_ladder"]
+__all__ = ["LADDER_BOTS_HOST", "ladder_bots_refusal", "open_ladder", "serve_ladder_bots"]
 
 log = logging.getLogger("game.ladder")
 
+#: Where the ladder's hosted bots listen (a free port of it).
+LADDER_BOTS_HOST = "127.0.0.1"
+
+
+def ladder_bots_refusal(policy: AddressPolicy) -> str | None:
+    """Why ``policy`` would refuse the ladder's hosted bots, or ``None``: they listen on a
+    loopback port of this server's own (``serving_at``), not known yet, so any port
+    stands for it; ``loopback`` or ``self`` allows them."""
+    unknown_port = 0
+    own = policy.serving_at(LADDER_BOTS_HOST, unknown_port)
+    return own.problem(LADDER_BOTS_HOST, unknown_port)
+
+
+async def serve_ladder_bots(
+    stack: contextlib.AsyncExitStack, *, pool: BotPool, hosted: Mapping[str, type[BaseBot]]
+) -> tuple[str, int]:
+    """Serve ``hosted`` (ladder name -> bot class) on a free loopback port until
+    ``stack`` closes; their address and port."""
+    table = {f"/{name.lower()}": bot_class for name, bot_class in hosted.items()}
+    server = await stack.enter_async_context(
+        serving_bots(create_bot_app(table, pool=pool), host=LADDER_BOTS_HOST)
+    )
+    return LADDER_BOTS_HOST, server.port
+
 
 async def open_ladder(
-    stack: contextlib.AsyncExitStack,
     *,
     manager: GameManager,
     registry: BotRegistry,
     ratings: RatingBook,
     settings: LadderSettings,
-    pool: BotPool,
     hosted: Mapping[str, type[BaseBot]] | None = None,
+    hosted_at: tuple[str, int] | None = None,
     games: LadderGames | None = None,
 ) -> Ladder:
-    """Serve and register ``hosted`` (ladder name -> bot class), if any, then start the
-    ladder; ``stack`` stops the bot server when the server closes (after the games,
-    which the runtime's drain aborts first). A hosted bot whose name someone else has
-    registered stays off the ladder (logged); the others play."""
+    """Register ``hosted`` (ladder name -> bot class), if any, served at ``hosted_at``
+    (``serve_ladder_bots``: its stack stops them after the games, which the runtime's
+    drain aborts first), then start the ladder. A hosted bot whose name someone else
+    has registered stays off the ladder (logged); the others play."""
     if hosted:
-        table = {f"/{name.lower()}": bot_class for name, bot_class in hosted.items()}
-        server = await stack.enter_async_context(serving_bots(create_bot_app(table, pool=pool)))
+        assert hosted_at is not None, "serve_ladder_bots first"
+        host, port = hosted_at
         for name in hosted:
             try:
                 bot = await registry.register_server_bot(
                     name,
-                    f"{server.url}/{name.lower()}",
+                    f"http://{host}:{port}/{name.lower()}",
                     ladder=True,
                     description=f"the server's own {hosted[name].__name__}",
                 )

@@ -23,6 +23,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from game.address_policy import EXPOSED_POLICY, default_policy
 from game.analysis import DEFAULT_ANALYSIS_TIME, MAX_ANALYSIS_TIME, check_hosted_analysis_bot
 from game.analyst import open_analyst
 from game.clock import DEFAULT_STALL_LIMIT
@@ -36,6 +37,7 @@ from game.ladder import (
     LadderSettings,
     LadderSettingsError,
 )
+from game.ladder_host import ladder_bots_refusal
 from game.limits import (
     DEFAULT_KEEP_ALIVE_TIMEOUT,
     DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
@@ -61,7 +63,9 @@ from game.session import SEND_BOARD_POLICIES, SessionLimits, SessionLimitsError
 from game.startup_checks import StartupError, check_store, listen
 from game.store import GameStore
 
-__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "main"]
+__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "UsageError", "effective_policy", "log_policy", "main"]
+
+log = logging.getLogger("game.serve")
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8001  # the prototype's game server port
@@ -90,7 +94,8 @@ def _arguments() -> argparse.ArgumentParser:
         epilog=(
             f"Set {API_TOKEN_VARIABLE} to require 'Authorization: Bearer <token>' on "
             f"{TOKEN_ROUTES}. Bot address policy groups: loopback, public, private, "
-            "link-local, metadata, any; or networks such as 10.1.0.0/16."
+            "link-local, metadata, any, self (this server's own address and port: its "
+            "hosted bots); or networks such as 10.1.0.0/16."
         ),
     )
     parser.add_argument("--host", default=DEFAULT_HOST, help="interface (default %(default)s)")
@@ -111,8 +116,10 @@ def _arguments() -> argparse.ArgumentParser:
     parser.add_argument(
         "--address-policy",
         metavar="POLICY",
-        help=f"where bots may live, e.g. 'allow=loopback,public,private' "
-        f"(default {DEFAULT_POLICY})",
+        help=f"where bots may live, e.g. 'allow=loopback,public,private'. Default: "
+        f"'{DEFAULT_POLICY}' when --host is a loopback address; else '{EXPOSED_POLICY}', "
+        "so that bots on other ports of this machine are refused (--allow loopback "
+        "allows them)",
     )
     parser.add_argument("--allow", metavar="LIST", help="shorthand for --address-policy allow=LIST")
     parser.add_argument("--deny", metavar="LIST", help="shorthand for --address-policy deny=LIST")
@@ -320,17 +327,50 @@ def _limits(args: argparse.Namespace) -> SessionLimits:
         ) from None
 
 
-def _policy(args: argparse.Namespace) -> AddressPolicy:
+def _policy_text(args: argparse.Namespace) -> str:
+    """The policy string given (``--address-policy``, or ``--allow``/``--deny``)."""
     if args.address_policy is not None and (args.allow is not None or args.deny is not None):
         raise UsageError("give either --address-policy or --allow/--deny, not both")
-    text = args.address_policy
-    if text is None:  # a list left out keeps its default (AddressPolicy.parse)
-        given = (("allow", args.allow), ("deny", args.deny))
-        text = ";".join(f"{key}={value}" for key, value in given if value is not None)
+    if args.address_policy is not None:
+        return str(args.address_policy)
+    given = (("allow", args.allow), ("deny", args.deny))
+    return ";".join(f"{key}={value}" for key, value in given if value is not None)
+
+
+def effective_policy(text: str, address: str, port: int) -> AddressPolicy:
+    """The bot address policy of a server listening at ``address``:``port`` (its
+    socket's literal IP), from the policy string given: a list left out keeps the
+    default for that address (``default_policy``: all of loopback only when the server
+    listens on loopback), and ``self`` is that address and port. Raises
+    ``PolicySyntaxError``.
+
+    >>> effective_policy("", "0.0.0.0", 8001).describe()
+    'allow=self,public;deny=metadata,link-local (self: port 8001 of 127.0.0.0/8)'
+    >>> str(effective_policy("deny=", "127.0.0.1", 8001))
+    'allow=loopback,public;deny='
+    """
+    base = default_policy(address)
+    return AddressPolicy.parse(text, base=base).serving_at(address, port)
+
+
+def log_policy(text: str, address: str, port: int) -> AddressPolicy:
+    """``effective_policy``, logged in one line that says where it comes from (an
+    exposed server's default refuses what a developer's allows). Raises ``UsageError``."""
     try:
-        return AddressPolicy.parse(text)
+        policy = effective_policy(text, address, port)
     except PolicySyntaxError as error:
         raise UsageError(str(error)) from None
+    if text:
+        origin = f"given: {text!r}"
+    elif default_policy(address) is DEFAULT_POLICY:
+        origin = f"the default for a server listening on loopback ({address})"
+    else:
+        origin = (
+            f"the default for a server listening on {address}, not loopback only: bots "
+            "on other ports of this machine are refused; --allow loopback allows them"
+        )
+    log.info("bot address policy: %s; %s", policy.describe(), origin)
+    return policy
 
 
 def _check_numbers(args: argparse.Namespace) -> None:
@@ -446,25 +486,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    listener: socket.socket | None = None
     try:
         _check_numbers(args)
         session_limits = _limits(args)
-        policy = _policy(args)
+        policy_text = _policy_text(args)
+        try:  # a syntax error before anything is bound
+            AddressPolicy.parse(policy_text)
+        except PolicySyntaxError as error:
+            raise UsageError(str(error)) from None
         ladder = _ladder(args)
-        if args.ladder_hosted_bots and policy.problem("127.0.0.1") is not None:
-            raise UsageError(
-                "--ladder-hosted-bots serves the bots on loopback, which the address "
-                f"policy refuses ({policy.problem('127.0.0.1')}): allow loopback"
-            )
         try:  # before the store is opened: a refused --redis leaves no database behind
             cluster = cluster_settings(args, args.db)
         except ClusterUsageError as error:
             raise UsageError(str(error)) from None
+        # Bound before the policy is made: its default and its `self` are where the
+        # server listens.
+        listener = _listen(args.host, args.port)
+        policy = log_policy(policy_text, *listener.getsockname()[:2])
+        if args.ladder_hosted_bots and (problem := ladder_bots_refusal(policy)) is not None:
+            raise UsageError(
+                "--ladder-hosted-bots serves the bots on loopback, on a port of the server's "
+                f"own, which the address policy refuses ({problem}): allow self or loopback"
+            )
         _open_store(args.db)
         if args.analysis_bot is not None:
             _check_analysis_bot(args.analysis_bot, policy, args.analysis_time)
-        listener = _listen(args.host, args.port)
     except UsageError as error:
+        if listener is not None:
+            listener.close()
         print(f"{parser.prog}: error: {error}", file=sys.stderr)
         return 2
     api_token = os.environ.get(API_TOKEN_VARIABLE) or None

@@ -71,7 +71,7 @@ from game.fanout import SPECTATOR_FLUSH_S
 from game.game_routes import game_routes, http_error
 from game.ladder import LadderSettings
 from game.ladder_games import QueuedGames
-from game.ladder_host import open_ladder
+from game.ladder_host import ladder_bots_refusal, open_ladder, serve_ladder_bots
 from game.ladder_routes import ladder_routes
 from game.limits import ConnectionLimits, uvicorn_protocols
 from game.local_bot_spec import BotLimits
@@ -130,6 +130,8 @@ DEFAULT_MAX_GAMES_PER_CLIENT: Final = 16
 DEFAULT_MAX_BODY_BYTES: Final = 64 * 1024
 #: The only addresses the analysis bot hosted in-process (--analysis-bot NAME) is dialled at.
 LOOPBACK_ONLY: Final = AddressPolicy.parse("allow=loopback;deny=")
+#: The ladder's own bots (--ladder-hosted-bots), by ladder name.
+_LADDER_HOSTED_BOTS: Final = {bot.__name__: bot for bot in HOSTED_BOTS.values()}
 
 
 # ------------------------------------------------------------------------ app
@@ -187,7 +189,11 @@ def create_app(
     ``ladder``: run a ladder with these settings (``game.ladder``; ``GET /ladder``);
     ``ladder_hosted_bots``: the hosted example bots join it as the server's own bots,
     served in this process on a loopback port (``game.ladder_host``), so ``policy``
-    must allow loopback.
+    must allow loopback or ``self`` (that port is one of the server's own).
+
+    ``policy``'s ``self`` rule matches the ``own`` endpoints it is given
+    (``AddressPolicy.serving_at``: the composition root knows where the server listens)
+    and the ladder's hosted bots' port.
 
     ``cluster``: this server is one worker of a cluster (``--redis``): the lifespan
     connects to Redis (``game.cluster_redis.ClusterNode``), registers the worker and its
@@ -212,7 +218,7 @@ def create_app(
         raise ValueError(f"bot_recheck must be 0 (never) or more seconds, got {bot_recheck}")
     if ladder_hosted_bots and ladder is None:
         raise ValueError("ladder_hosted_bots needs a ladder")
-    if ladder_hosted_bots and (problem := policy.problem("127.0.0.1")) is not None:
+    if ladder_hosted_bots and (problem := ladder_bots_refusal(policy)) is not None:
         raise ValueError(f"the ladder's hosted bots are served on loopback: {problem}")
     settings = _Settings(
         db_url=db_url,
@@ -283,12 +289,22 @@ def create_app(
                     log.warning(
                         "marked %d game(s) left running by a previous run as aborted", aborted
                     )
+            policy = settings.policy
+            ladder_bots_at = None
+            if settings.ladder_hosted_bots:
+                # Served before the outbound session is made: their port is one of this
+                # server's own (``self``). Their stack closes them after the games (the
+                # drain, pushed last, runs first).
+                ladder_bots_at = await serve_ladder_bots(
+                    stack, pool=pool, hosted=_LADDER_HOSTED_BOTS
+                )
+                policy = policy.serving_at(*ladder_bots_at)
             # Every request made on a bot's behalf: checked addresses, no redirects.
-            http = settings.policy.client_session()
+            http = policy.client_session()
             stack.push_async_callback(http.close)
             analyst = None
             if settings.analysis_bot is not None:
-                bot_url, analysis_policy = settings.analysis_bot, settings.policy
+                bot_url, analysis_policy = settings.analysis_bot, policy
                 analysis_http = http
                 if (hosted := hosted_bot_named(settings.analysis_bot)) is not None:
                     # A hosted bot by name gets a loopback port of its own in this process:
@@ -313,7 +329,7 @@ def create_app(
             manager = GameManager(
                 store,
                 http,
-                policy=settings.policy,
+                policy=policy,
                 limits=settings.limits,
                 discovery_timeout=settings.discovery_timeout,
                 max_games=settings.max_games,
@@ -339,7 +355,7 @@ def create_app(
 
                 node.start_sweeping(Sweeper(node, store, ratings))
             registry = BotRegistry(
-                store, http, policy=settings.policy, discovery_timeout=settings.discovery_timeout
+                store, http, policy=policy, discovery_timeout=settings.discovery_timeout
             )
             stack.push_async_callback(registry.close)
             if settings.bot_recheck > 0:
@@ -390,19 +406,13 @@ def create_app(
                 stack.push_async_callback(runtime.cluster_challenges.close)
                 await runtime.cluster_challenges.start()
             if settings.ladder is not None:
-                # Before the drain is pushed: it runs first at exit, so the ladder's games
-                # are aborted before the hosted bots' server stops under them.
-                own_bots = None
-                if settings.ladder_hosted_bots:
-                    own_bots = {bot.__name__: bot for bot in HOSTED_BOTS.values()}
                 runtime.ladder = await open_ladder(
-                    stack,
                     manager=manager,
                     registry=registry,
                     ratings=ratings,
                     settings=settings.ladder,
-                    pool=pool,
-                    hosted=own_bots,
+                    hosted=_LADDER_HOSTED_BOTS if ladder_bots_at is not None else None,
+                    hosted_at=ladder_bots_at,
                     # On a cluster: one worker schedules, every worker plays.
                     games=None
                     if tournaments.remote is None

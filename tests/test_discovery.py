@@ -750,7 +750,8 @@ async def test_policy_is_checked_before_connecting(arena: Arena) -> None:
     refused = await refusal(arena, "center", ForbiddenAddress, policy=no_loopback)
     assert str(refused) == (
         f"{arena.url}/center/capabilities.json: 127.0.0.1: not allowed by the bot address "
-        "policy (allowed: public)"
+        "policy (allowed: public); the server's operator allows bots on this machine with "
+        "--allow loopback"
     )
 
 
