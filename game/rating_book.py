@@ -236,9 +236,8 @@ class RatingBook:
     async def _settle(self, game_id: str, x: str, o: str, record: GameRecord) -> bool:
         self._tracked.pop(game_id, None)
         outcome = outcome_of(record)
-        at = _now()
         if outcome is None:
-            return await self.store.ratings.void(game_id, at)
+            return await self.store.ratings.void(game_id, _now())
         kinds = await self._kinds_of(record, x, o)
         sides = []
         for side, name in ((Player.X, x), (Player.O, o)):
@@ -256,7 +255,7 @@ class RatingBook:
                     think_moves=outcome.think_moves.get(side, 0),
                 )
             )
-        return await self.store.ratings.settle(game_id, sides[0], sides[1], at) is not None
+        return await self.store.ratings.settle(game_id, sides[0], sides[1]) is not None
 
     async def _kinds_of(self, record: GameRecord, x: str, o: str) -> dict[Player, str]:
         """Each side's kind: the arena's (remembered once read), else the record's seat

@@ -136,6 +136,31 @@ async def test_settling_many_games_of_one_player_at_once_loses_none(store: GameS
     ]
 
 
+async def test_games_rated_at_once_have_times_in_the_order_of_the_history(
+    store: GameStore,
+) -> None:
+    # Rated without a time of the caller's, as the rating book rates them: each game's
+    # time is read as it is written, so newest first by the history is newest first
+    # by time too (a time read before the write could be older than a game written
+    # first). A player's current rating is the newest point's.
+    games = [f"g{n}" for n in range(12)]
+    for n, game_id in enumerate(games):
+        assert await store.ratings.track(game_id, ("hub", "Hub"), (f"p{n}", f"P{n}"), T0)
+    await asyncio.gather(
+        *(
+            store.ratings.settle(game_id, side("Hub", 1.0), side(f"P{n}", 0.0))
+            for n, game_id in enumerate(games)
+        )
+    )
+    history = await store.ratings.history("hub", 100)
+    assert len(history) == 12
+    times = [point.at for point in history]
+    assert times == sorted(times, reverse=True) and times[-1] > T0
+    hub = await store.ratings.get("hub")
+    assert hub is not None and hub.rating == history[0].rating
+    assert hub.last_seen == history[0].at
+
+
 async def test_pending_games_come_with_the_status_of_their_record(store: GameStore) -> None:
     record = GameRecord(game_id="live", started_at=T0)
     await store.create_game(record)

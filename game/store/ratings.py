@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Final
 
 from sqlalchemy import (
@@ -253,12 +253,17 @@ def _rating_values(row: RatingRow) -> dict[str, Any]:
 
 
 def _settle(
-    conn: Connection, game_id: str, x: SideOutcome, o: SideOutcome, at: datetime
+    conn: Connection, game_id: str, x: SideOutcome, o: SideOutcome, at: datetime | None
 ) -> tuple[Rating, Rating] | None:
-    if not _claim_pending(conn, game_id, "rated", at, x.score):
+    if not _claim_pending(conn, game_id, "rated", at or datetime.now(UTC), x.score):
         return None
     query = select(_ratings).where(_ratings.c.key.in_([x.key, o.key])).with_for_update()
     current = {row.key: _row_to_rating(row) for row in conn.execute(query)}
+    # Read once the players' rows are this transaction's: games rated at once are
+    # written one after the other, and each one's time must follow the last one's, as
+    # its history row (``seq``) does. A time read before the write could be earlier
+    # than a game written first, and the history, newest first, out of time order.
+    at = at or datetime.now(UTC)
     old_x, old_o = current.get(x.key), current.get(o.key)
     new_x, new_o = rate(
         old_x.rating if old_x else Rating(), old_o.rating if old_o else Rating(), x.score
@@ -360,10 +365,12 @@ class RatingRecords:
         return await self._runner.read(_status, game_id)
 
     async def settle(
-        self, game_id: str, x: SideOutcome, o: SideOutcome, at: datetime
+        self, game_id: str, x: SideOutcome, o: SideOutcome, at: datetime | None = None
     ) -> tuple[Rating, Rating] | None:
         """Rate a pending game: both players' new ratings, or None if it was not
-        pending (already settled, void, or never tracked: nothing changes)."""
+        pending (already settled, void, or never tracked: nothing changes). ``at``: when
+        it was rated; by default the moment of the write, so that the history's order
+        and its times agree."""
         for _attempt in range(_SETTLE_ATTEMPTS - 1):
             try:
                 return await self._runner.write(_settle, game_id, x, o, at)
