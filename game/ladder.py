@@ -36,8 +36,6 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Final, Protocol
 
-from pydantic import ValidationError
-
 from game.ladder_games import (
     LadderGames,
     LocalGames,
@@ -68,7 +66,6 @@ from models import (
     TimeControl,
     TimeControlError,
 )
-from wire.errors import _problems
 from wire.ladder import LadderBackoff, LadderGame, LadderStatus
 
 __all__ = [
@@ -148,15 +145,9 @@ on this server, got 100000.0
             clock = TimeControl.parse(self.time_control)
         except TimeControlError as error:  # it names the text
             raise LadderSettingsError(str(error)) from None
-        try:  # the server must host it: try a game's body once
-            _game_request(Pairing("a", "b"), ("http://127.0.0.1:1", "http://127.0.0.1:1"), clock)
-        except ValidationError as error:
-            # The game's clock, or both seats' stall limit, which the server's limits
-            # check names for each in one message ("player_x...: why; player_o...:
-            # why"): X's says it.
-            first = _problems(error)[0].split("; player_o.", 1)[0]
-            why = first.removeprefix("player_x.time_control.").removeprefix("match_config.")
-            raise LadderSettingsError(f"time control {self.time_control!r}: {why}") from None
+        # Every ladder game is played on this clock: the server must host it.
+        if problems := clock.hosting_problems():
+            raise LadderSettingsError(f"time control {self.time_control!r}: {'; '.join(problems)}")
         object.__setattr__(self, "clock", clock)
 
 

@@ -234,6 +234,12 @@ def test_the_token_bucket_spaces_the_starts() -> None:
         (["--ladder", "--ladder-rate", "nan"], "--ladder-rate: rate must be more than 0"),
         (["--ladder", "--ladder-time-control", "40/10"], "--ladder-time-control: time control"),
         (["--ladder", "--ladder-time-control", "100000+0"], "expected at most 86400"),
+        (  # every problem of the one clock, each once and named as the flag's text is
+            ["--ladder", "--ladder-time-control", "100000+5000"],
+            "--ladder-time-control: time control '100000+5000': clock: expected at most 86400 "
+            "on this server, got 100000.0; increment: expected at most 3600 on this server, "
+            "got 5000.0\n",
+        ),
         (["--ladder", "--ladder-concurrency", "9", "--max-games", "8"], "more than --max-games"),
         (
             ["--ladder", "--ladder-hosted-bots", "--deny", "loopback"],

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from decimal import Decimal
 from typing import Annotated, Final, Literal
 
@@ -17,7 +18,7 @@ from pydantic import (
     model_validator,
 )
 
-from wire.errors import _problems
+from wire.errors import _bound, _describe, _problems
 
 ClockType = Literal["none", "turn", "match", "incremental"]
 
@@ -55,6 +56,20 @@ MAX_HEARTBEAT_MS: Final = 60_000
 #: A day per side (or per turn); an increment of at most an hour.
 MAX_HOSTED_CLOCK_SECONDS: Final = 86_400.0
 MAX_HOSTED_INCREMENT_SECONDS: Final = 3_600.0
+
+
+def hosting_problems(bounds: Iterable[tuple[str, float | None, float]]) -> list[str]:
+    """One line for each ``(name, value, bound)`` whose value is over what this server
+    hosts, in the API's words; none when it hosts them all.
+
+    >>> hosting_problems([("clock", 100_000.0, MAX_HOSTED_CLOCK_SECONDS), ("increment", None, 1)])
+    ['clock: expected at most 86400 on this server, got 100000.0']
+    """
+    return [
+        f"{name}: expected at most {_bound(bound)} on this server, got {_describe(value)}"
+        for name, value, bound in bounds
+        if value is not None and value > bound
+    ]
 
 
 class Match(BaseModel):
@@ -243,6 +258,27 @@ seconds), 'TOTAL' (match: seconds per side), 'turn=SECONDS' (per move), 'none' o
         'incremental'
         """
         return self.model_dump(include={"clock_type", "clock", "increment"})
+
+    def hosting_problems(self) -> list[str]:
+        """What of this clock the server does not host (``POST /game/new`` holds a
+        seat's clock to these bounds), one line a field, named as in the clock's body;
+        none when it hosts it.
+
+        >>> clock, increment = TimeControl.parse("100000+5000").hosting_problems()
+        >>> clock
+        'clock: expected at most 86400 on this server, got 100000.0'
+        >>> increment
+        'increment: expected at most 3600 on this server, got 5000.0'
+        >>> TimeControl.parse("10+0.1").hosting_problems()
+        []
+        """
+        return hosting_problems(
+            [
+                ("clock", self.clock, MAX_HOSTED_CLOCK_SECONDS),
+                ("increment", self.increment, MAX_HOSTED_INCREMENT_SECONDS),
+                ("stall_limit", self.stall_limit, MAX_HOSTED_CLOCK_SECONDS),
+            ]
+        )
 
     @property
     def text(self) -> str:

@@ -27,7 +27,7 @@ from game.opening_rules import InvalidOpeningError, play_opening
 from game.rules import Position
 from wire.board import Move
 from wire.capabilities import Meta
-from wire.errors import MAX_ECHO_CHARS, _bound, _describe, _problems, clip_text
+from wire.errors import MAX_ECHO_CHARS, _problems, clip_text
 from wire.match import (
     DEFAULT_TURN_LIMIT,
     MAX_HEARTBEAT_MS,
@@ -37,6 +37,7 @@ from wire.match import (
     MAX_TURN_LIMIT,
     Match,
     TimeControl,
+    hosting_problems,
 )
 from wire.names import Name, _is_control
 from wire.packets import ConfigPacket
@@ -286,27 +287,19 @@ class NewGameRequest(BaseModel):
     @model_validator(mode="after")
     def _hosted_settings(self) -> NewGameRequest:
         match = self.match_config
-        bounds: list[tuple[str, float | None, float]] = [
-            ("match_config.view_distance", match.view_distance, MAX_HOSTED_VIEW_DISTANCE),
-            ("match_config.turn_limit", match.turn_limit, MAX_TURN_LIMIT),
-            ("match_config.heartbeat", match.heartbeat, MAX_HEARTBEAT_MS),
-            ("match_config.clock", match.clock, MAX_HOSTED_CLOCK_SECONDS),
-            ("match_config.increment", match.increment, MAX_HOSTED_INCREMENT_SECONDS),
-        ]
+        problems = hosting_problems(
+            [
+                ("match_config.view_distance", match.view_distance, MAX_HOSTED_VIEW_DISTANCE),
+                ("match_config.turn_limit", match.turn_limit, MAX_TURN_LIMIT),
+                ("match_config.heartbeat", match.heartbeat, MAX_HEARTBEAT_MS),
+                ("match_config.clock", match.clock, MAX_HOSTED_CLOCK_SECONDS),
+                ("match_config.increment", match.increment, MAX_HOSTED_INCREMENT_SECONDS),
+            ]
+        )
         for seat, player in (("player_x", self.player_x), ("player_o", self.player_o)):
-            own = player.time_control
-            if own is not None:  # a seat's clock is held to the game clock's bounds
-                where = f"{seat}.time_control"
-                bounds += [
-                    (f"{where}.clock", own.clock, MAX_HOSTED_CLOCK_SECONDS),
-                    (f"{where}.increment", own.increment, MAX_HOSTED_INCREMENT_SECONDS),
-                    (f"{where}.stall_limit", own.stall_limit, MAX_HOSTED_CLOCK_SECONDS),
-                ]
-        problems = [
-            f"{name}: expected at most {_bound(bound)} on this server, got {_describe(value)}"
-            for name, value, bound in bounds
-            if value is not None and value > bound
-        ]
+            if player.time_control is not None:  # held to the game clock's bounds
+                where = f"{seat}.time_control."
+                problems += [where + problem for problem in player.time_control.hosting_problems()]
         if problems:
             raise ValueError("; ".join(problems))
         if match.turn_limit is None:
