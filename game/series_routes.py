@@ -36,8 +36,8 @@ from game.tournament_routes import (
     _count,
     _error,
     control_refused,
+    resume_within_cap,
     start_within_cap,
-    stored_concurrency,
 )
 from game.tournament_runner import (
     TournamentError,
@@ -114,16 +114,8 @@ async def _control(request: Request, action: str) -> Response:
         if action == "stop":
             view = await desk.stop(series_id)
         else:
-            if _runtime(request).closing:
-                return _error(503, "the server is shutting down")
-
-            async def resume() -> str:
-                await desk.resume(series_id)
-                return series_id
-
-            games = await stored_concurrency(request, series_id)
-            if isinstance(started := await start_within_cap(request, games, resume), Response):
-                return started
+            if (refused := await resume_within_cap(request, series_id, desk.resume)) is not None:
+                return refused
             resumed = await desk.view(series_id)
             assert resumed is not None  # resume raises for an unknown series
             view = resumed

@@ -216,16 +216,9 @@ async def _control(request: Request, action: str) -> Response:
         if action == "stop":
             await runtime.tournaments.stop(tournament_id)
         else:
-            if runtime.closing:
-                return _error(503, "the server is shutting down")
-
-            async def resume() -> str:
-                await runtime.tournaments.resume(tournament_id)
-                return tournament_id
-
-            games = await stored_concurrency(request, tournament_id)
-            if isinstance(started := await start_within_cap(request, games, resume), Response):
-                return started
+            refused = await resume_within_cap(request, tournament_id, runtime.tournaments.resume)
+            if refused is not None:
+                return refused
     except UnknownTournamentError as error:
         return _error(404, str(error))
     except (TournamentRunningError, TournamentFinishedError) as error:
@@ -235,6 +228,24 @@ async def _control(request: Request, action: str) -> Response:
     view = await runtime.tournaments.view(tournament_id)
     assert view is not None
     return Response(view.model_dump_json(), media_type="application/json")
+
+
+async def resume_within_cap(
+    request: Request, tournament_id: str, resume: Callable[[str], Awaitable[object]]
+) -> Response | None:
+    """``resume(tournament_id)`` (a stopped tournament or series) unless the server is
+    shutting down (503) or the client has no room for its games (``start_within_cap``,
+    429): the refusal, or None once it runs again. Raises what ``resume`` raises."""
+    if _runtime(request).closing:
+        return _error(503, "the server is shutting down")
+
+    async def start() -> str:
+        await resume(tournament_id)
+        return tournament_id
+
+    games = await stored_concurrency(request, tournament_id)
+    started = await start_within_cap(request, games, start)
+    return started if isinstance(started, Response) else None
 
 
 async def stored_concurrency(request: Request, tournament_id: str) -> int:
