@@ -56,7 +56,7 @@ import logging
 import math
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import uvicorn
 from starlette.applications import Starlette
@@ -87,14 +87,17 @@ __all__ = [
     "MAX_BODY_BYTES",
     "MAX_FRAME_BYTES",
     "MAX_QUEUED_CALLS",
+    "BotPaths",
     "BotPool",
     "BotServer",
     "BotSpecError",
     "ListeningServer",
+    "bot_paths",
     "bot_routes",
     "create_app",
     "load_bot",
     "mount_bot",
+    "prefix_path",
     "read_body",
     "served_capabilities",
     "serving",
@@ -173,6 +176,41 @@ def _path(*segments: str) -> str:
     return "/" + "/".join(segment for segment in segments if segment)
 
 
+def prefix_path(prefix: str) -> str:
+    """The path of the bot served under ``prefix`` (``create_app``'s keys): '' for one at
+    the root.
+
+    >>> prefix_path("random"), prefix_path("/random/"), prefix_path("/")
+    ('/random', '/random', '')
+    """
+    return _path(_root(prefix)) if _root(prefix) else ""
+
+
+class BotPaths(NamedTuple):
+    """Where a served bot answers, relative to its base (the root, or ``prefix_path``):
+    ``socket`` and the stateless ``turn`` are None for an API it does not declare."""
+
+    capabilities: str
+    socket: str | None
+    turn: str | None
+
+
+def bot_paths(capabilities: Capabilities) -> BotPaths:
+    """The paths ``bot_routes`` serves a bot with ``capabilities`` (as
+    ``served_capabilities`` gives them) at.
+
+    >>> from bot.bot import BaseBot
+    >>> bot_paths(served_capabilities(BaseBot, "api"))
+    BotPaths(capabilities='/capabilities.json', socket='/api/game', turn='/api/turn')
+    """
+    bws, stateless = capabilities.bws_v1_alpha, capabilities.stateless_v1_alpha
+    return BotPaths(
+        capabilities="/capabilities.json",
+        socket=None if bws is None else _path(_root(bws.api_root), "game"),
+        turn=None if stateless is None else _path(_root(stateless.api_root), "turn"),
+    )
+
+
 def served_capabilities(bot_class: type[BaseBot], api_root: str | None = None) -> Capabilities:
     """The capabilities document served for ``bot_class``: its own, with the
     ``api_root`` of both APIs set to ``api_root`` when given.
@@ -248,18 +286,18 @@ def bot_routes(
     async def capabilities_json(request: Request) -> Response:
         return Response(document, media_type="application/json", headers=caching)
 
-    routes: list[BaseRoute] = [Route("/capabilities.json", capabilities_json, methods=["GET"])]
-    if (bws := capabilities.bws_v1_alpha) is not None:
+    paths = bot_paths(capabilities)
+    routes: list[BaseRoute] = [Route(paths.capabilities, capabilities_json, methods=["GET"])]
+    if (bws := capabilities.bws_v1_alpha) is not None and (socket := paths.socket) is not None:
         features = bws
 
         async def game(websocket: WebSocket) -> None:
             await socket_endpoint(websocket, bot_class, features, pool)
 
-        socket = _path(_root(bws.api_root), "game")
         # The prototype's game server dials the doubled path (protocol.md, known quirks).
         for path in (socket, socket + "/game"):
             routes += [WebSocketRoute(path, game), Route(path, not_a_socket, methods=["GET"])]
-    if (stateless := capabilities.stateless_v1_alpha) is not None:
+    if (stateless := capabilities.stateless_v1_alpha) is not None and paths.turn is not None:
         declared = stateless
         # The stateless API has no free_setup of its own: a bot that plays any board on
         # its socket plays any board here too.
@@ -268,7 +306,7 @@ def bot_routes(
         async def turn(request: Request) -> Response:
             return await stateless_turn(request, bot_class, declared, pool, free_setup)
 
-        routes.append(Route(_path(_root(stateless.api_root), "turn"), turn, methods=["POST"]))
+        routes.append(Route(paths.turn, turn, methods=["POST"]))
     if capabilities.bws_v1_alpha is None and capabilities.stateless_v1_alpha is None:
         log.warning("%s declares neither API: no game server can seat it", bot_class.__name__)
     return routes

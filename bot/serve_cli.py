@@ -27,10 +27,10 @@ from bot.serve import (
     MAX_CAPABILITIES_MAX_AGE,
     BotServer,
     BotSpecError,
-    _path,
-    _root,
+    bot_paths,
     create_app,
     load_bot,
+    prefix_path,
     served_capabilities,
     uvicorn_config,
 )
@@ -68,14 +68,13 @@ def _print_urls(
 ) -> None:
     base = f"http://{server.config.host}:{server.port}"
     for prefix, bot_class in table.items():
-        home = base + (_path(_root(prefix)) if _root(prefix) else "")
-        capabilities = served_capabilities(bot_class, api_root)
-        lines = [f"{bot_class.__name__}: {home}/capabilities.json"]
-        if (bws := capabilities.bws_v1_alpha) is not None:
-            socket = "ws" + home[4:] + _path(_root(bws.api_root), "game")
-            lines.append(f"  socket     {socket}")
-        if (stateless := capabilities.stateless_v1_alpha) is not None:
-            lines.append(f"  stateless  {home}{_path(_root(stateless.api_root), 'turn')}")
+        home = base + prefix_path(prefix)
+        paths = bot_paths(served_capabilities(bot_class, api_root))
+        lines = [f"{bot_class.__name__}: {home}{paths.capabilities}"]
+        if paths.socket is not None:
+            lines.append(f"  socket     ws{home.removeprefix('http')}{paths.socket}")
+        if paths.turn is not None:
+            lines.append(f"  stateless  {home}{paths.turn}")
         print("\n".join(lines), flush=True)
 
 
