@@ -14,7 +14,7 @@ from websockets.sync.client import connect
 from game.session import SessionLimits
 from tests.browser import LINES_PER_CELL, PHONE, WebPage
 from tests.http_json import Json, finished_record, get_json, post_json, post_ok, wait_for
-from tests.ui_server import game_server
+from tests.ui_server import game_server, restartable_game_server
 
 HUMANS_WITH_CLOCKS = {
     "player_x": {"type": "human", "name": "alice"},
@@ -61,6 +61,34 @@ def test_live_lists_running_games_by_itself_and_opens_one(
         expect(card.locator(".clock").first).to_have_text("5:00")
         card.click()
         expect(page).to_have_url(f"{url}/g/{created['game_id']}")
+        leave(page)
+
+
+#: How often the Live page polls GET /games, in ms (live.js's POLL_MS).
+LIVE_POLL_MS = 2000
+
+
+def test_live_says_no_game_is_played_as_soon_as_a_failed_poll_recovers(
+    web_page: WebPage, tmp_path: Path
+) -> None:
+    page = web_page.page
+    web_page.allowed_errors.append(re.compile(r"ERR_CONNECTION_REFUSED"))
+    status = page.locator("main [role=status]")
+    alert = page.get_by_role("alert")
+    page.clock.install()
+    with restartable_game_server(tmp_path) as server:
+        page.goto(server.url + "/")
+        expect(status).to_contain_text("No game is being played")
+        # The page's clock stands still from here: it polls when the test moves it on,
+        # so what the poll after the failed one shows stays until the test looks.
+        page.clock.pause_at(page.evaluate("Date.now()") + 100)
+        server.stop()
+        page.clock.run_for(LIVE_POLL_MS)
+        expect(alert).to_contain_text("the server cannot be reached")
+        server.start()
+        page.clock.run_for(LIVE_POLL_MS)
+        expect(alert).to_have_count(0)
+        expect(status).to_contain_text("No game is being played")
         leave(page)
 
 

@@ -57,7 +57,6 @@ export async function mount(main) {
     recentNote,
   );
 
-  let failed = false;
   async function poll() {
     try {
       const [live, finished] = await Promise.all([
@@ -66,15 +65,13 @@ export async function mount(main) {
       ]);
       const polledAt = performance.now();
       clear(cards, live.items.map((s) => gameCard(s, polledAt)));
+      // The text replaces a failed poll's error box too.
       status.textContent = live.items.length
         ? ""
         : "No game is being played right now. Pair two bots on the Bots page, or run a tournament.";
       clear(recent, finished.items.map(finishedRow));
       recentNote.textContent = finished.items.length ? "" : "No game has finished yet.";
-      if (failed) status.textContent = "";
-      failed = false;
     } catch (error) {
-      failed = true;
       clear(status, errorBox(error));
     }
   }
