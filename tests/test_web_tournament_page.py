@@ -4,17 +4,23 @@ for as long as a test looks, the hosted bots finish theirs."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import ViewportSize, expect
 
+from game.store import GameStore
+from models import GameRecord, GameResult, Player, ResultReason
 from tests.browser import LINES_PER_CELL, PHONE, WebPage
 from tests.http_json import get_json, post_json, wait_for
 from tests.silent_bot import silent_bot
 from tests.ui_server import game_server, restartable_game_server
+from wire.tournaments import TournamentRequest
 
 Json = dict[str, Any]
 
@@ -350,6 +356,78 @@ def test_more_games_is_offered_only_while_the_server_has_more_started_games(
         more.click()
         expect(rows).to_have_count(GAMES_PAGE + 1)
         expect(more).to_have_count(0)
+        page.goto("about:blank")
+
+
+#: The most games one GET /tournaments/<id>/games answers (tournament.js's
+#: MOST_GAMES_AN_ANSWER): the page asks for more in several answers.
+MOST_GAMES_AN_ANSWER = 500
+
+
+async def store_stopped_tournament(db: Path, tournament_id: str, games: int) -> None:
+    """A stopped tournament of two bots with ``games`` games played (each won by X),
+    written to the store at ``db`` as its runner writes them, not played: games
+    enough to page through in a moment."""
+    request = TournamentRequest.model_validate(
+        {
+            "bots": [
+                {"name": "a", "url": "http://127.0.0.1:1"},
+                {"name": "b", "url": "http://127.0.0.1:2"},
+            ],
+            "rounds": games // 2 + 1,
+            "openings": "none",
+        }
+    )
+    now = datetime.now(UTC)
+    won = GameResult(winner=Player.X, reason=ResultReason.WIN)
+    # Not synced to disk at each commit, as the server's are: thousands of them.
+    async with await GameStore.open(f"sqlite+aiosqlite:///{db}?synchronous=normal") as store:
+        records = store.tournaments
+        await records.create(
+            tournament_id,
+            name="paged",
+            request_json=request.model_dump_json(),
+            games_total=request.games,
+            created_at=now,
+        )
+        for idx in range(games):
+            game_id = f"{tournament_id}-{idx}"
+            await store.create_game(
+                GameRecord.model_validate({"game_id": game_id, "started_at": now})
+            )
+            await store.finish_game(game_id, won, ended_at=now)
+            await records.start_game(tournament_id, idx, game_id)
+            outcome: Json = {
+                "winner": "a" if idx % 2 == 0 else "b",
+                "failures": {},
+                "game_id": game_id,
+            }
+            assert await records.finish_game(tournament_id, idx, outcome)
+        await records.set_status(tournament_id, "stopped", reason="stopped on request")
+
+
+def test_more_games_pages_past_the_most_games_one_answer_holds(
+    web_page: WebPage, tmp_path: Path
+) -> None:
+    page = web_page.page
+    more = page.get_by_role("button", name="More games")
+    rows = page.locator("#tournament-games tbody tr")
+    played = MOST_GAMES_AN_ANSWER + GAMES_PAGE + 1  # the sixth More lists the last one
+    # On a thread of its own: Playwright's sync API runs an event loop on this one.
+    with ThreadPoolExecutor(1) as thread:
+        stored = store_stopped_tournament(tmp_path / "games.sqlite", "paged", played)
+        thread.submit(asyncio.run, stored).result()
+    with game_server(tmp_path) as url:
+        page.goto(f"{url}/t/paged")
+        for shown in range(GAMES_PAGE, MOST_GAMES_AN_ANSWER + GAMES_PAGE + 1, GAMES_PAGE):
+            expect(rows).to_have_count(shown)
+            more.click()
+        expect(rows).to_have_count(played)
+        expect(more).to_have_count(0)
+        # In game order, none twice or left out where one answer ends and the next begins.
+        numbers = rows.locator("td:first-child").all_text_contents()
+        assert numbers == [str(number) for number in range(1, played + 1)]
+        expect(rows.nth(played - 1)).to_contain_text("X wins")
         page.goto("about:blank")
 
 
