@@ -21,8 +21,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final, Protocol
 
-from pydantic import ValidationError
-
 from game.manager import GameManager
 from game.registry import LadderEntrant
 from models import (
@@ -37,7 +35,6 @@ from models import (
     TimeControl,
     TimeControlError,
 )
-from wire.errors import _problems
 
 __all__ = [
     "QUEUE_EVENT",
@@ -148,20 +145,15 @@ def game_request(
 
 
 def check_time_control(time_control: str) -> None:
-    """``QueueRefusal`` for a time control this server does not host (its reason)."""
-    me = Contender("check", "human", 0.0)
+    """``QueueRefusal`` for a time control this server does not host: its reason, as a
+    body's field is named (``time_control: clock: ...``), said once although the game
+    would give the clock to both seats (and to its ``match_config``)."""
     try:
-        game_request(me, me, time_control, {})
+        clock = TimeControl.parse(time_control)
     except TimeControlError as error:
         raise QueueRefusal(f"time_control: {error.reason}") from None
-    except ValidationError as error:
-        # What the server does not host, in the API's words and as a body's field is
-        # named (time_control: clock: ...): the game request this built is no business
-        # of the person's, so not its fields' paths either.
-        why = _problems(error)[0]
-        for inner in ("match_config.", "player_x.time_control.", "player_o.time_control."):
-            why = why.removeprefix(inner)
-        raise QueueRefusal(f"time_control: {why}") from None
+    if problems := clock.hosting_problems():
+        raise QueueRefusal(f"time_control: {'; '.join(problems)}")
 
 
 async def start_game(

@@ -346,6 +346,12 @@ async def test_a_challenge_body_with_a_field_it_does_not_know_is_refused_naming_
     ("time_control", "reason"),
     [
         ("90000", "clock: expected at most 86400 on this server, got 90000.0"),
+        (  # every problem once, each named as in a time control (no seat, no match_config)
+            "100000+5000",
+            "clock: expected at most 86400 on this server, got 100000.0; "
+            "increment: expected at most 3600 on this server, got 5000.0",
+        ),
+        ("stall=100000", "stall_limit: expected at most 86400 on this server, got 100000.0"),
         ("99999999", "clock: expected at most 2147483.647, got 99999999.0"),
         ("turn=0", "clock: expected more than 0, got 0.0"),
     ],
