@@ -29,7 +29,9 @@
   record of the no-show says how the last one failed, and a handshake refused with HTTP
   4xx is not retried: the session ends the seat at once; ``abandon`` hangs up if the
   game never starts); a
-  stateless bot's turn is a task posting to it, cancelled when the game ends.
+  stateless bot's turn is a task posting to it, cancelled when the game ends, which
+  tries again after a failure that may pass (``game.stateless_retry``) for as long as
+  the turn's time allows and at most the no-show limit in a row.
 * No exception escapes a game task: an unexpected one is logged and the game aborted.
 """
 
@@ -75,6 +77,7 @@ from game.session import (
     RequestStatelessTurn,
     SendTo,
 )
+from game.stateless_retry import StatelessRetry
 from models import (
     CLOSE_GOING_AWAY,
     CLOSE_POLICY_VIOLATION,
@@ -136,6 +139,9 @@ class RunningGame(WatchedGame):
         self._outboxes: set[Outbox] = set()  # the bots' (a human's belongs to play_human)
         self._turn: asyncio.Task[None] | None = None
         self._turns = 0
+        # A stateless bot that fails for as long as a websocket bot may take to come
+        # (the no-show limit) is not asked again.
+        self._retry = StatelessRetry(give_up_after=session.limits.no_show_s)
 
     def record(self) -> GameRecord:
         """The game as played so far: every move broadcast, the result once over."""
@@ -484,7 +490,7 @@ class RunningGame(WatchedGame):
             self._turn.cancel()
         self._turns += 1
         turn = self._turns
-        seat = StatelessSeat(slot.endpoint.turn_url, self.manager.http)
+        seat = StatelessSeat(slot.endpoint.turn_url, self.manager.http, retry=self._retry)
         url = slot.endpoint.url
 
         async def play() -> None:

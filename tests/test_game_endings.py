@@ -499,12 +499,17 @@ async def stateless_bot_that_hangs_up() -> AsyncIterator[str]:
         yield f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
 
 
+# The stall limit out of the way: a stateless bot's failed turn is tried again until
+# it has failed for the no-show limit in a row, which then decides, not the clock.
+RETRIES_BOUNDED_BY_THE_NO_SHOW_LIMIT = SessionLimits(no_show_s=0.5, stall_s=60.0)
+
+
 async def test_a_stateless_bot_that_hangs_up_forfeits_for_disconnect_with_the_reason(
     store: GameStore, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="game.manager")
     async with (
-        managed(store, QUICK) as manager,
+        managed(store, RETRIES_BOUNDED_BY_THE_NO_SHOW_LIMIT) as manager,
         socket_bot(X_ELSEWHERE) as (x_url, x_got),
         stateless_bot_that_hangs_up() as o_url,
     ):
@@ -514,9 +519,28 @@ async def test_a_stateless_bot_that_hangs_up_forfeits_for_disconnect_with_the_re
     assert (record.result.winner, record.result.cause) == (Player.X, EndCause.DISCONNECT)
     assert record.result.detail is not None
     assert f"{o_url}/stateless/v1-alpha/turn" in record.result.detail
+    assert "Server disconnected" in record.result.detail  # the last try's failure
+    assert record.result.detail.endswith(" tries))")  # and that it was tried again
     end = x_got[-1]
     assert (end["type"], end["detail"]) == ("end", f"disconnect: {record.result.detail}")
     assert record.result.detail in caplog.text
+
+
+async def test_a_stateless_bot_behind_a_proxy_answering_503_for_a_moment_plays_on(
+    store: GameStore,
+) -> None:
+    # Its first two tries are a reverse proxy's 503 (the bot restarting behind it); the
+    # third reaches the bot, whose move is illegal: that, not the 503, ends the game.
+    restarting = [Response("restarting", status_code=503) for _ in range(2)]
+    async with (
+        managed(store, RETRIES_BOUNDED_BY_THE_NO_SHOW_LIMIT) as manager,
+        socket_bot(X_ELSEWHERE) as (x_url, _),
+        stateless_bot(*restarting, [(0, 0), (1, 0)]) as o_url,
+    ):
+        record = await play(manager, store, x_url, o_url, Match())
+
+    assert record.result is not None
+    assert (record.result.winner, record.result.cause) == (Player.X, EndCause.ILLEGAL_MOVE)
 
 
 # ----------------------------------------------------------- why a bot never came

@@ -8,8 +8,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import json
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+from types import SimpleNamespace
 
 import aiohttp
 import pytest
@@ -286,7 +288,7 @@ async def test_a_stateless_turn_on_a_kept_alive_connection_the_bot_closed_is_sen
     assert requests == [2, 1]  # the second turn read twice: unanswered, then answered
 
 
-async def test_a_stateless_bot_that_closes_every_request_unanswered_is_asked_twice_only(
+async def test_a_stateless_bot_that_closes_every_request_unanswered_is_asked_until_its_time_is_up(
     http: aiohttp.ClientSession,
 ) -> None:
     connections = 0
@@ -301,19 +303,160 @@ async def test_a_stateless_bot_that_closes_every_request_unanswered_is_asked_twi
     server = await asyncio.start_server(hang_up, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
     async with server:
-        seat = StatelessSeat(f"http://127.0.0.1:{port}/turn", http)
-        with pytest.raises(StatelessConnectionFailed):
-            await seat.turn(REQUEST, 5.0)
-    assert connections == 2
+        # A short turn; the margin only keeps the HTTP timeout out of the way.
+        seat = StatelessSeat(f"http://127.0.0.1:{port}/turn", http, margin=TIMEOUT)
+        with pytest.raises(StatelessConnectionFailed) as caught:
+            await seat.turn(REQUEST, 0.5)
+    # Tried more than once, and the error, the last try's, says how many tries there were.
+    assert connections >= 2
+    assert str(caught.value).endswith(f"({connections} tries)")
+    assert caught.value.__cause__ is None
 
 
 async def test_a_stateless_bot_that_is_not_there_is_a_connection_failure(
     http: aiohttp.ClientSession,
 ) -> None:
-    seat = StatelessSeat(f"http://127.0.0.1:{free_port()}/turn", http)
+    seat = StatelessSeat(f"http://127.0.0.1:{free_port()}/turn", http, margin=TIMEOUT)
     with pytest.raises(StatelessConnectionFailed) as caught:
-        await seat.turn(REQUEST, 5.0)
+        await seat.turn(REQUEST, 0.3)
     assert isinstance(caught.value, ConnectionError)  # the session reads it as a disconnect
+    assert "tries)" in str(caught.value)
+
+
+def counting_failed_requests(on_failure: Callable[[int], Awaitable[None]]) -> aiohttp.TraceConfig:
+    """A trace that calls ``on_failure`` with the number of requests failed so far (no
+    answer: refused, reset) after each one fails."""
+    failures = 0
+
+    async def failed(
+        session: aiohttp.ClientSession,
+        context: SimpleNamespace,
+        params: aiohttp.TraceRequestExceptionParams,
+    ) -> None:
+        nonlocal failures
+        failures += 1
+        await on_failure(failures)
+
+    trace = aiohttp.TraceConfig()
+    trace.on_request_exception.append(failed)
+    return trace
+
+
+async def test_a_stateless_bot_whose_server_refuses_connections_for_a_while_is_asked_again() -> (
+    None
+):
+    # Its port is bound but not listening, so each connection is refused (a process
+    # restarting), until it listens: after the third refusal.
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = next(
+            int(line.split(b":", 1)[1])
+            for line in head.split(b"\r\n")
+            if line.lower().startswith(b"content-length:")
+        )
+        await reader.readexactly(length)
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
+            b"Content-Length: %d\r\n\r\n%s" % (len(ANSWER), ANSWER)
+        )
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0, start_serving=False)
+    port = server.sockets[0].getsockname()[1]
+    refused: list[int] = []
+
+    async def listen_after_three(failures: int) -> None:
+        refused.append(failures)
+        if failures == 3:
+            await server.start_serving()
+
+    trace = counting_failed_requests(listen_after_three)
+    async with server, aiohttp.ClientSession(trace_configs=[trace]) as http:
+        answer_ = await StatelessSeat(f"http://127.0.0.1:{port}/turn", http).turn(REQUEST, TIMEOUT)
+    assert [(c.q, c.r) for c in answer_.move.pieces] == [(1, 0), (2, 0)]
+    assert refused == [1, 2, 3]
+
+
+@contextlib.asynccontextmanager
+async def answering_after(
+    failures: int, status: int = 503, retry_after: str | None = None
+) -> AsyncIterator[tuple[str, list[int]]]:
+    """A bot whose first ``failures`` turns are answered with ``status`` (and a
+    ``Retry-After``, if given), as a reverse proxy answers while the bot behind it
+    restarts; then with a move. Yields the turn's URL and the statuses answered."""
+    answered: list[int] = []
+
+    async def turn(request: Request) -> Response:
+        await request.body()
+        if len(answered) < failures:
+            answered.append(status)
+            headers = {} if retry_after is None else {"Retry-After": retry_after}
+            return Response("the bot is restarting", status_code=status, headers=headers)
+        answered.append(200)
+        return Response(ANSWER, media_type="application/json")
+
+    async with serving_routes([Route("/turn", turn, methods=["POST"])]) as url:
+        yield f"{url}/turn", answered
+
+
+@pytest.mark.parametrize("status", [502, 503, 504])
+async def test_a_stateless_turn_answered_by_a_gateway_error_is_asked_again(
+    http: aiohttp.ClientSession, status: int
+) -> None:
+    async with answering_after(3, status) as (url, answered):
+        answer = await StatelessSeat(url, http).turn(REQUEST, TIMEOUT)
+    assert [(c.q, c.r) for c in answer.move.pieces] == [(1, 0), (2, 0)]
+    assert answered == [status] * 3 + [200]
+
+
+async def test_a_stateless_turn_waits_out_a_short_retry_after(
+    http: aiohttp.ClientSession,
+) -> None:
+    async with answering_after(1, 503, retry_after="0") as (url, answered):
+        await StatelessSeat(url, http).turn(REQUEST, TIMEOUT)
+    assert answered == [503, 200]
+
+
+async def test_a_stateless_turn_that_keeps_getting_503_fails_with_the_last_answer_and_its_tries(
+    http: aiohttp.ClientSession,
+) -> None:
+    async with answering_after(10**6, 503) as (url, answered):
+        seat = StatelessSeat(url, http, margin=TIMEOUT)
+        with pytest.raises(StatelessHttpError) as caught:
+            await seat.turn(REQUEST, 0.5)
+    message = str(caught.value)
+    assert "HTTP 503" in message and "the bot is restarting" in message
+    assert len(answered) >= 2 and message.endswith(f"({len(answered)} tries)")
+
+
+@pytest.mark.parametrize("status", [400, 404, 422, 500, 501])
+async def test_a_stateless_turn_answered_by_another_error_fails_at_once(
+    http: aiohttp.ClientSession, status: int
+) -> None:
+    async with answering_after(1, status) as (url, answered):
+        with pytest.raises(StatelessHttpError) as caught:
+            await StatelessSeat(url, http).turn(REQUEST, TIMEOUT)
+    assert answered == [status]
+    assert "tries" not in str(caught.value)
+
+
+async def test_a_stateless_turn_asked_again_carries_the_time_left_not_the_first_tries(
+    http: aiohttp.ClientSession,
+) -> None:
+    limits: list[float] = []
+
+    async def turn(request: Request) -> Response:
+        limits.append(json.loads(await request.body())["time_limit"])
+        if len(limits) < 3:
+            return Response("restarting", status_code=503)
+        return Response(ANSWER, media_type="application/json")
+
+    timed = REQUEST.model_copy(update={"time_limit": 10.0})
+    async with serving_routes([Route("/turn", turn, methods=["POST"])]) as url:
+        await StatelessSeat(f"{url}/turn", http).turn(timed, 10.0)
+    assert limits[0] == 10.0
+    assert limits[0] > limits[1] > limits[2]  # the retries waited: less time is left
 
 
 async def test_a_bot_socket_lets_the_loop_run_during_a_burst_of_frames(
