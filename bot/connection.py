@@ -20,7 +20,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.websockets import WebSocket
 
 from bot.bot import BaseBot, Deadline
-from bot.jobs import Action, Cancel, Close, Configure, Reset, Send, Think, ThinkJob
+from bot.jobs import Action, Cancel, Close, Configure, Reset, Send, Think, ThinkJob, time_left
 from bot.pool import SKIPPED, BotPool, Call, SessionCalls, ThinkCall, TooManyCallsError
 from bot.session import BotSession
 from models import (
@@ -249,10 +249,7 @@ class Connection:
         if too many calls are queued. A bot that answers on the loop
         (``BaseBot.answers_on_loop``) may have answered already: the result is then the
         session's actions for that answer; if it has not, a task waits for it."""
-        if job.time_limit is None:
-            deadline = Deadline(None)
-        else:
-            deadline = Deadline(max(0.0, job.time_limit - (time.monotonic() - received)))
+        deadline = Deadline(time_left(job.time_limit, time.monotonic() - received))
         call = ThinkCall(job.kind, job.position, job.side, job.match)
         if self._on_loop:
             outcome = self._calls.call_now(call, deadline)
@@ -443,8 +440,9 @@ class Connection:
 
 def _due_in(job: ThinkJob, received: float) -> float:
     """Seconds until ``job``, received at ``received``, must be answered (0 if past)."""
-    assert job.answer_within is not None
-    return max(0.0, job.answer_within - (time.monotonic() - received))
+    due = time_left(job.answer_within, time.monotonic() - received)
+    assert due is not None
+    return due
 
 
 # ------------------------------------------------------------------ turns to send

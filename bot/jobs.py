@@ -28,6 +28,7 @@ __all__ = [
     "answer_within",
     "heartbeat_grace",
     "network_margin",
+    "time_left",
 ]
 
 # The answer must cross the network before the client's limit runs out: keep this much
@@ -54,6 +55,19 @@ def answer_within(time_limit: float | None) -> float | None:
     (9.5, None)
     """
     return None if time_limit is None else time_limit - network_margin(time_limit)
+
+
+def time_left(seconds: float | None, elapsed: float) -> float | None:
+    """What is left of ``seconds`` counted from a request's arrival, ``elapsed`` seconds
+    after it (never below 0); None for no limit. Every adapter counts a job's
+    ``time_limit`` and ``answer_within`` from the request's arrival (a frame read, an
+    HTTP request's head), as the client's clock runs from its sending: reading and
+    parsing the request are the bot's time too.
+
+    >>> time_left(2.0, 0.5), time_left(2.0, 3.0), time_left(None, 1.0)
+    (1.5, 0.0, None)
+    """
+    return None if seconds is None else max(0.0, seconds - elapsed)
 
 
 def heartbeat_grace(observed_interval: float | None, match: Match) -> float:

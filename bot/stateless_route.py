@@ -8,12 +8,13 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import time
 
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import PlainTextResponse, Response
 
 from bot.bot import BaseBot, Deadline, MoveDecision
-from bot.jobs import ThinkJob
+from bot.jobs import ThinkJob, time_left
 from bot.pool import BotPool
 from bot.stateless import stateless_answer, stateless_job, stateless_problem
 from models import (
@@ -75,7 +76,13 @@ async def stateless_turn(
     pool: BotPool,
     free_setup: bool,
 ) -> Response:
-    """``POST .../turn``: one move from a fresh bot, answered within the time limit."""
+    """``POST .../turn``: one move from a fresh bot, answered within the time limit.
+
+    The limit counts from the request's arrival (its head, when this is called), as a
+    socket's counts from its frame's (``bot.connection``): the client's clock runs from
+    its sending, so the time its body takes to come in, and to be read, is the bot's.
+    """
+    received = time.monotonic()
     try:
         body = await read_body(request, MAX_BODY_BYTES)
     except ClientDisconnect:
@@ -96,14 +103,17 @@ async def stateless_turn(
     except ValueError as error:  # a position no game can reach, a finished game, ...
         return PlainTextResponse(str(error), status_code=422)
 
-    deadline = Deadline(job.time_limit)
+    elapsed = time.monotonic() - received
+    deadline = Deadline(time_left(job.time_limit, elapsed))
     thinking = asyncio.ensure_future(pool.run_once(bot_class, job, deadline))
     # Without a time limit the client may wait forever (the spec allows it), but not
     # after it has hung up.
     watcher = asyncio.ensure_future(_client_gone(request))
     try:
         await asyncio.wait(
-            {thinking, watcher}, timeout=job.answer_within, return_when=asyncio.FIRST_COMPLETED
+            {thinking, watcher},
+            timeout=time_left(job.answer_within, elapsed),
+            return_when=asyncio.FIRST_COMPLETED,
         )
     finally:
         watcher.cancel()
