@@ -59,13 +59,7 @@ from game.running_events import (
     Slot,
 )
 from game.running_spectators import WatchedGame
-from game.seats import (
-    BotSocketSeat,
-    SeatConnectError,
-    StatelessConnectionFailed,
-    StatelessHttpError,
-    StatelessSeat,
-)
+from game.seats import BotSocketSeat, SeatConnectError
 from game.session import (
     Action,
     Broadcast,
@@ -78,6 +72,7 @@ from game.session import (
     SendTo,
 )
 from game.stateless_retry import StatelessRetry
+from game.stateless_seat import StatelessConnectionFailed, StatelessHttpError, StatelessSeat
 from models import (
     CLOSE_GOING_AWAY,
     CLOSE_POLICY_VIOLATION,

@@ -1,5 +1,6 @@
 """When a stateless turn's ``POST .../turn`` that failed is sent again: a pure policy,
-no I/O (``StatelessRetry``); ``game.seats.StatelessSeat`` only loops on it.
+no I/O (``StatelessRetry``); ``game.stateless_seat.StatelessSeat`` only loops on
+it.
 
 A stateless bot that restarts, or whose reverse proxy answers 502/503/504 during a
 deploy, is briefly unreachable; forfeiting it on the first try would cost a game for a
@@ -29,6 +30,10 @@ limit: 30 s by default) is not asked again, whatever its clock says.
 True
 >>> retry.delay(CONNECTION_FAILED, 3, failing_for=0.0, time_left=0.15) is None  # flags first
 True
+>>> no_outages = StatelessRetry(give_up_after=0.0)
+>>> [no_outages.delay(CONNECTION_FAILED, tries, failing_for=0.01, time_left=60.0)
+...  for tries in (1, 2)]
+[0.0, None]
 """
 
 from __future__ import annotations
@@ -141,7 +146,9 @@ class StatelessRetry:
         wait = self.backoff(tries)
         if failure.retry_after is not None:
             wait = max(wait, min(failure.retry_after, self.max_retry_after))
-        if failing_for + wait >= self.give_up_after:
+        # The first retry (at once) is the kept-alive case: a connection the bot's server
+        # closed as the request went out is no outage, whatever the limit on outages.
+        if tries > 1 and failing_for + wait >= self.give_up_after:
             return None
         if time_left is not None and wait >= time_left:
             return None

@@ -23,11 +23,8 @@ from starlette.websockets import WebSocket
 from bot.bots import CenterBot
 from bot.serve import create_app, serving
 from game.address_policy import DEFAULT_POLICY
-from game.seats import (
-    FRAMES_BETWEEN_YIELDS,
-    BotSocketSeat,
-    OversizedFrame,
-    SeatConnectError,
+from game.seats import FRAMES_BETWEEN_YIELDS, BotSocketSeat, OversizedFrame, SeatConnectError
+from game.stateless_seat import (
     StatelessAnswerTooLarge,
     StatelessBadAnswer,
     StatelessConnectionFailed,

@@ -72,8 +72,11 @@ def test_no_try_is_made_that_could_only_go_out_at_the_flag_or_after() -> None:
 def test_no_deadline_still_gives_up_after_failing_for_long_enough() -> None:
     assert RETRY.delay(CONNECTION_FAILED, 20, failing_for=27.0, time_left=None) == 2.0
     assert RETRY.delay(CONNECTION_FAILED, 21, failing_for=28.0, time_left=None) is None
-    never = StatelessRetry(give_up_after=0.0)  # a no-show limit of 0: no retries at all
-    assert never.delay(CONNECTION_FAILED, 1, failing_for=0.0, time_left=PLENTY) is None
+    # A no-show limit of 0: no waiting out an outage, but the kept-alive connection
+    # closed as the request went out is still asked again at once, as before retries.
+    never = StatelessRetry(give_up_after=0.0)
+    assert never.delay(CONNECTION_FAILED, 1, failing_for=0.0, time_left=PLENTY) == 0.0
+    assert never.delay(CONNECTION_FAILED, 2, failing_for=0.0, time_left=PLENTY) is None
 
 
 @pytest.mark.parametrize(
