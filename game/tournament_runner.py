@@ -42,7 +42,7 @@ from game.openings import (
 )
 from game.rating_book import UnratableGame
 from game.store.tournaments import StoredTournament
-from game.store.work import tournament_source
+from game.store.work import COUNTED, tournament_source
 from game.tournament_games import (
     _outcome_from_json,
     _outcome_json,
@@ -530,6 +530,10 @@ class TournamentRun:
             rated=series is not None and series.rated,
         )
 
+        if item.status == COUNTED:  # by the coordinator before this one
+            await self._counted_elsewhere(index)
+            return
+
         def on_game(game_id: str) -> None:
             self.live[index] = game_id
 
@@ -554,6 +558,22 @@ class TournamentRun:
             self.games_done += 1
             self.standings.add(index, outcome)
             await self._notify()
+        else:
+            await self._counted_elsewhere(index)
+
+    async def _counted_elsewhere(self, index: int) -> None:
+        """Game ``index`` was counted by the coordinator this run took over from: that
+        one, cut off from Redis, learns it lost its lease only at its next renewal, and
+        may count games after this run loaded the store. The store's count is the one:
+        taken into the standings here, else the run would wait on a pair it can never
+        complete and end "finished" short of its games."""
+        stored = await self.director.store.tournaments.counted(self.tournament_id, index)
+        if stored is None:  # the store guards every count: not expected
+            log.error("tournament %s: game %d is counted nowhere", self.tournament_id, index + 1)
+            return
+        self.games_done += 1
+        self.standings.add(index, _outcome_from_json(stored))
+        await self._notify()
 
     async def _play_game(self, index: int) -> None:
         if self._remote is not None:

@@ -291,6 +291,18 @@ def _finish_game(
     return bool(done)
 
 
+def _counted(conn: Connection, tournament_id: str, idx: int) -> dict[str, Any] | None:
+    """The stored outcome of game ``idx`` of the tournament once it is counted."""
+    row = conn.execute(
+        select(_tournament_games.c.outcome).where(
+            _tournament_games.c.tournament_id == tournament_id,
+            _tournament_games.c.idx == idx,
+            _tournament_games.c.status == "done",
+        )
+    ).first()
+    return None if row is None else _from_nullable_json(row.outcome)
+
+
 def _drop_game(conn: Connection, tournament_id: str, idx: int) -> None:
     conn.execute(delete(_tournament_games).where(_started(tournament_id, idx)))
 
@@ -408,6 +420,10 @@ class TournamentRecords:
         """Count game ``idx``'s ``outcome``; False if it was not running (never twice)."""
         text = json.dumps(outcome, separators=(",", ":"))
         return await self._runner.write(_finish_game, tournament_id, idx, text)
+
+    async def counted(self, tournament_id: str, idx: int) -> dict[str, Any] | None:
+        """The outcome game ``idx`` was counted with; None while it is not counted."""
+        return await self._runner.read(_counted, tournament_id, idx)
 
     async def drop_game(self, tournament_id: str, idx: int) -> None:
         """Forget a started game that will not count (void, to be played again)."""

@@ -11,6 +11,8 @@ writes its result back; the coordinator counts it. One table::
                 request      JSON text                the game's NewGameRequest
                 rated        boolean                  declare it to the ratings
                 status       queued | leased | done | failed | cancelled
+                             (``enqueue`` answers ``counted``, never stored, for a
+                             tournament game a coordinator counted already)
                 worker       text, nullable           the lease holder
                 lease_until  float, nullable          epoch seconds
                 game_id      text, nullable           the game being played for it
@@ -75,9 +77,9 @@ from game.store.schema import (
     lease_lapsed_result,
     unsettled_result,
 )
-from game.store.tournaments import _finish_game, _start_game
+from game.store.tournaments import _counted, _finish_game, _start_game
 
-__all__ = ["LADDER_SOURCE", "WorkItem", "WorkRecords", "tournament_source"]
+__all__ = ["COUNTED", "LADDER_SOURCE", "WorkItem", "WorkRecords", "tournament_source"]
 
 
 _work_items = Table(
@@ -100,6 +102,9 @@ _work_items = Table(
 )
 
 _TOURNAMENT: Final = "tournament:"
+
+#: The status ``enqueue`` answers for a tournament game counted already (never stored).
+COUNTED: Final = "counted"
 
 
 #: Each ladder game is a source of its own: ``LADDER_SOURCE`` and a random id.
@@ -162,6 +167,11 @@ def _enqueue(conn: Connection, source: str, idx: int, request: str, rated: bool)
     ).first()
     if existing is not None:
         return _item(existing)
+    tournament_id = source[len(_TOURNAMENT) :] if source.startswith(_TOURNAMENT) else None
+    if tournament_id is not None and _counted(conn, tournament_id, idx) is not None:
+        # Counted by the coordinator before this one (which had not yet learnt it lost
+        # its lease), its item removed with the count: not played again.
+        return WorkItem(0, source, idx, request, rated, COUNTED, None, None, 0, None, None)
     conn.execute(
         insert(_work_items).values(
             source=source, idx=idx, request=request, rated=rated, status="queued", attempts=0
@@ -337,7 +347,9 @@ class WorkRecords:
 
     async def enqueue(self, source: str, idx: int, request: str, *, rated: bool) -> WorkItem:
         """Queue game ``idx`` of ``source`` (its ``NewGameRequest`` as JSON); the row
-        that stands for it, new or queued before (then as it is now: maybe done)."""
+        that stands for it, new or queued before (then as it is now: maybe done), or
+        for a tournament game counted already, an item of status ``COUNTED`` (not
+        stored: the count removed its row)."""
         return await self._runner.write(_enqueue, source, idx, request, rated)
 
     async def lease(
