@@ -15,7 +15,8 @@ idle workers when work is queued, and holds the coordinators' leases.
   lease and another took the game over) aborts the game here. A write of a game's
   settlement (its start, its result, handing it back) is tried again only while the
   store is out of reach (``game.store.outages``); one the store refused goes no further
-  here: it is logged, the game aborted if it still runs, the item left to its lease.
+  here: it is logged, the game aborted if it still runs, the item left to its lease;
+  at its ``UNSETTLED_TRIES``-th lease ended so, the item is failed with the cause.
 * ``Coordinators`` (every worker): the coordinators' side. A tournament (and the
   ladder's scheduler) is coordinated by one worker at a time, the one holding its Redis
   lease (``htttx:coordinator:<id>``, ``htttx:coordinator:ladder``). A tournament's
@@ -46,7 +47,7 @@ from game.discovery import DiscoveryError
 from game.manager import GameManager, ManagerClosed, TooManyGames
 from game.rating_book import RatingBook, UnratableGame
 from game.store.outages import is_outage
-from game.store.work import WorkItem, WorkRecords
+from game.store.work import UNSETTLED, WorkItem, WorkRecords
 from game.tournament_runner import CREATE_ATTEMPTS, CREATE_BACKOFF
 from models import EndCause, NewGameRequest
 
@@ -71,6 +72,9 @@ WATCH_INTERVAL: Final = 0.1
 SETTLE_PATIENCE: Final = 120.0
 SETTLE_RETRY_MIN: Final = 0.2
 SETTLE_RETRY_MAX: Final = 5.0
+#: How many leases of one item may end with a write the store refused (or a bug) before
+#: the item is failed: the same write would fail on every lease, forever.
+UNSETTLED_TRIES: Final = 3
 
 # A lease is renewed or released only by its holder (the usual single-instance lock).
 _RENEW = (
@@ -308,10 +312,26 @@ class WorkPlayer:
             game_id = self.playing.get(item.item_id)
             if game_id is not None:  # not left playing with nobody to settle it
                 self.manager.abort_game(game_id, f"its worker could not keep its record: {cause}")
+            tries = item.attempts + 1  # ``attempts``: the leases before this one
+            if not is_outage(error) and tries >= UNSETTLED_TRIES:
+                await self._give_up(
+                    item, f"{UNSETTLED} after {tries} tries: {cause} ({_summary(error)})"
+                )
         finally:
             self.playing.pop(item.item_id, None)
             self._lost.discard(item.item_id)
             self._wake.set()  # a slot is free
+
+    async def _give_up(self, item: WorkItem, error: str) -> None:
+        """Fail ``item`` with ``error``: its coordinator fails the tournament (or the
+        ladder drops the pairing) with that cause, instead of the item being played
+        again every lease period, forever. One write: if the store refuses this one
+        too, the item is left to its lease as before."""
+        log.error("game %d of %s: %s; failed", item.idx + 1, item.source, error)
+        try:
+            await self.work.fail(item.item_id, self.worker_id, error)
+        except Exception:
+            log.exception("game %d of %s: failing it failed too", item.idx + 1, item.source)
 
     async def _play_item(self, item: WorkItem) -> None:
         request = NewGameRequest.model_validate_json(item.request)
@@ -362,6 +382,18 @@ def _cause(error: BaseException) -> str:
     if isinstance(error, SQLAlchemyError):
         return "the store refused it"
     return "an internal error"
+
+
+def _summary(error: BaseException) -> str:
+    """The error's first line, for an item's ``error`` (a SQLAlchemy error's is the
+    driver's, without the statement and its parameters).
+
+    >>> _summary(ValueError("bad value\\nmore"))
+    'ValueError: bad value'
+    """
+    inner = getattr(error, "orig", None) or error
+    lines = str(inner).strip().splitlines()
+    return f"{type(inner).__name__}: {lines[0][:300] if lines else ''}"
 
 
 class Coordinators:

@@ -42,7 +42,7 @@ from game.openings import (
 )
 from game.rating_book import UnratableGame
 from game.store.tournaments import StoredTournament
-from game.store.work import COUNTED, tournament_source
+from game.store.work import COUNTED, UNSETTLED, tournament_source
 from game.tournament_games import (
     _outcome_from_json,
     _outcome_json,
@@ -544,8 +544,11 @@ class TournamentRun:
         if settled is None:  # cancelled: the run stops
             return
         if settled.status == "failed":
+            error = settled.error or ""
+            if error.startswith(UNSETTLED):  # its own count of tries
+                raise TournamentError(f"game {index + 1} {error}")
             raise TournamentError(
-                f"game {index + 1} could not start after {CREATE_ATTEMPTS} tries: {settled.error}"
+                f"game {index + 1} could not start after {CREATE_ATTEMPTS} tries: {error}"
             )
         # A done item has both: only its holder completes it, after starting its game
         # (game.store.work guards every write by holder and status).

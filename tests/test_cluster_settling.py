@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from game.cluster_work import WorkPlayer
+from game.cluster_work import UNSETTLED_TRIES, WorkPlayer
 from game.store.work import LADDER_SOURCE, WorkItem, tournament_source
 from models import NewGameRequest
 from tests.test_cluster import TIMEOUT, Cluster, Worker, _record, workers
@@ -108,3 +108,34 @@ async def test_a_settlement_is_tried_again_while_the_store_is_out_of_reach(
         assert now.game_id == game_id and now.status == "leased"
         assert calls == {game_id: 3}  # twice refused a connection, then written
         assert a.server.app.state.arena.manager.runs(game_id)  # played on, not aborted
+
+
+async def test_a_settlement_the_store_refuses_lease_after_lease_fails_its_item(
+    cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The same refused write as above: the item, left to its lease, is leased again and
+    # refused again. It was played again every lease period, forever; now it is failed
+    # after UNSETTLED_TRIES leases, with the cause, for its coordinator to act on.
+    async with workers(cluster, "worker-a") as (a,):
+        player = work_player(a)
+        calls = counting_started(player, monkeypatch)
+        item = await player.work.enqueue(
+            tournament_source("gone"), 0, PEOPLE.model_dump_json(), rated=False
+        )
+        async with asyncio.timeout(TIMEOUT):
+            while True:
+                (now,) = await player.work.items([item.item_id])
+                if now.status != "leased" and now.status != "queued":
+                    break
+                await asyncio.sleep(0.05)
+        game_ids = list(calls)
+        # Each aborted with the cause, as the first one above.
+        causes = [(await _record(cluster, a.base, game_id))["result"] for game_id in game_ids]
+    assert [result["cause"] for result in causes] == ["aborted"] * len(game_ids)
+    assert now.status == "failed"
+    assert calls.total() == len(game_ids) == UNSETTLED_TRIES
+    assert now.error is not None
+    assert now.error.startswith(
+        f"could not be settled after {UNSETTLED_TRIES} tries: the store refused it "
+        "(ForeignKeyViolationError: "
+    ), now.error

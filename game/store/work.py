@@ -79,7 +79,7 @@ from game.store.schema import (
 )
 from game.store.tournaments import _counted, _finish_game, _start_game
 
-__all__ = ["COUNTED", "LADDER_SOURCE", "WorkItem", "WorkRecords", "tournament_source"]
+__all__ = ["COUNTED", "LADDER_SOURCE", "UNSETTLED", "WorkItem", "WorkRecords", "tournament_source"]
 
 
 _work_items = Table(
@@ -102,6 +102,11 @@ _work_items = Table(
 )
 
 _TOURNAMENT: Final = "tournament:"
+
+#: How the ``error`` of an item starts that a worker failed because it could not be
+#: settled, the store refusing the same write lease after lease (the tournament's
+#: reason quotes it: not "could not start").
+UNSETTLED: Final = "could not be settled"
 
 #: The status ``enqueue`` answers for a tournament game counted already (never stored).
 COUNTED: Final = "counted"
