@@ -94,7 +94,8 @@ def cluster_settings(args: argparse.Namespace, db_url: str) -> ClusterSettings |
             if value is not None:
                 raise ClusterUsageError(f"{option} is for a cluster's worker: add --redis URL")
         return None
-    if not db_url.startswith("postgresql"):
+    # postgres:// and postgresql:// with or without a driver: what the store takes.
+    if db_url.split(":", 1)[0].split("+", 1)[0] not in ("postgresql", "postgres"):
         raise ClusterUsageError(
             "--redis: a cluster's workers share one database; give --db "
             "postgresql+asyncpg://... (a SQLite file cannot be shared between hosts)"
