@@ -156,6 +156,7 @@ class WorkPlayer:
 
     async def _lease_loop(self) -> None:
         delay = POLL_MIN
+        failing = _Failing("leasing work")
         while not self._closing:
             leased: list[WorkItem] = []
             if self._room() > 0:
@@ -171,7 +172,9 @@ class WorkPlayer:
                         playing=list(self.playing),
                     )
                 except (SQLAlchemyError, OSError) as error:
-                    log.warning("leasing work failed: %s", error)
+                    failing.failed(error)
+                else:
+                    failing.worked()
             for item in leased:
                 if item.worker == self.worker_id:
                     log.warning(
@@ -384,6 +387,40 @@ def _cause(error: BaseException) -> str:
     return "an internal error"
 
 
+class _Failing:
+    """The log of a read tried again and again (ten times a second, a coordinator's
+    watch) while it fails: its first failure and its recovery, not every try, so an
+    outage of the store is a few lines, not thousands; each names the store.
+
+    >>> failing = _Failing("reading the queued games")
+    >>> failing.failed(ConnectionRefusedError(111, "Connection refused"))
+    >>> failing.failed(ConnectionRefusedError(111, "Connection refused"))
+    >>> failing.tries
+    2
+    >>> failing.worked(); failing.tries
+    0
+    """
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self.tries = 0
+
+    def failed(self, error: BaseException) -> None:
+        self.tries += 1
+        if self.tries == 1:
+            log.warning(
+                "%s failed: %s (%s); trying again, quietly until it works",
+                self.what,
+                _cause(error),
+                _summary(error),
+            )
+
+    def worked(self) -> None:
+        if self.tries:
+            log.warning("%s works again, after %d failed tries", self.what, self.tries)
+        self.tries = 0
+
+
 def _summary(error: BaseException) -> str:
     """The error's first line, for an item's ``error`` (a SQLAlchemy error's is the
     driver's, without the statement and its parameters).
@@ -539,14 +576,16 @@ class Coordinators:
     async def _watch(self) -> None:
         """One read for every game this worker's coordinators wait on."""
         seen: dict[int, str] = {}
+        failing = _Failing("reading the queued games")
         while self._watched:
             await asyncio.sleep(WATCH_INTERVAL)
             ids = list(self._watched)
             try:
                 items = {item.item_id: item for item in await self.work.items(ids)}
             except (SQLAlchemyError, OSError) as error:
-                log.warning("reading the queued games failed: %s", error)
+                failing.failed(error)
                 continue
+            failing.worked()
             for item_id in ids:
                 entry = self._watched.get(item_id)
                 if entry is None:

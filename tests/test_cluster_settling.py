@@ -139,3 +139,39 @@ async def test_a_settlement_the_store_refuses_lease_after_lease_fails_its_item(
         f"could not be settled after {UNSETTLED_TRIES} tries: the store refused it "
         "(ForeignKeyViolationError: "
     ), now.error
+
+
+async def test_a_coordinator_watching_its_games_logs_an_outage_once(
+    cluster: Cluster, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The coordinator reads the games it waits on ten times a second: with PostgreSQL
+    # down for a minute, a warning each time was 600 lines, of "[Errno 2] No such file
+    # or directory" (its unix socket gone) that did not say what was unreachable.
+    failing_reads = 25
+    async with workers(cluster, "worker-a", work_slots=0) as (a,):
+        remote = a.server.app.state.arena.tournaments.remote
+        item = await remote.enqueue(
+            LADDER_SOURCE + "watched", 0, PEOPLE.model_dump_json(), rated=False
+        )
+        reads = Counter[str]()
+
+        async def items(item_ids: list[int]) -> list[WorkItem]:
+            reads["read"] += 1
+            if reads["read"] <= failing_reads:
+                raise FileNotFoundError(2, "No such file or directory")
+            return []  # gone: the wait ends
+
+        monkeypatch.setattr(remote.work, "items", items)
+        caplog.set_level(logging.WARNING, "game.cluster")
+        async with asyncio.timeout(TIMEOUT):
+            assert await remote.outcome(item, lambda game_id: None) is None
+    logged = [
+        entry.getMessage()
+        for entry in caplog.records
+        if entry.name == "game.cluster" and "reading the queued games" in entry.getMessage()
+    ]
+    assert logged == [
+        "reading the queued games failed: the store was unreachable (FileNotFoundError: "
+        "[Errno 2] No such file or directory); trying again, quietly until it works",
+        f"reading the queued games works again, after {failing_reads} failed tries",
+    ]
