@@ -30,6 +30,7 @@ from game.rating_book import RatingBook
 from game.seat_checks import check_bot
 from game.sprt import Sprt
 from game.store import GameStore
+from game.store.outages import is_outage
 from game.store.schema import player_key
 from game.store.tournaments import StoredTournament
 from game.store.work import tournament_source
@@ -423,7 +424,14 @@ class TournamentDirector:
         if run is not None:
             view = run.view()
             if self.remote is not None:
-                live = await self.store.tournaments.live_games(tournament_id)
+                try:
+                    live = await self.store.tournaments.live_games(tournament_id)
+                except Exception as error:
+                    if not is_outage(error):
+                        raise
+                    # The store out of reach (a restart): the coordinator's own list,
+                    # which lags its workers, rather than no answer at all.
+                    return view
                 view = view.model_copy(
                     update={"games_running": len(live), "live_games": list(live.values())}
                 )

@@ -23,7 +23,16 @@ from game.tournament_games import _outcome_json
 from game.tournament_standings import outcome_of
 from models import GameResult
 from tests.test_cluster import TIMEOUT, Cluster, workers
-from tests.test_cluster_tournament import LEASES, create, runtime, tournament, until_over
+from tests.test_cluster_tournament import (
+    LEASES,
+    GatedBot,
+    create,
+    gated_bots,
+    runtime,
+    tournament,
+    until_over,
+    until_view,
+)
 
 #: The game the old coordinator counts (the second of a pair: the pair's count waits on it).
 RACED = 3
@@ -132,3 +141,36 @@ async def test_a_game_the_old_coordinator_counted_is_not_queued_again(
     assert view["games_done"] == view["games_counted"] == GAMES
     assert played == GAMES  # the counted game was not played a second time
     await assert_counted_once(cluster.db_url, tournament_id)
+
+
+async def test_the_coordinator_shows_its_tournament_while_the_store_is_out_of_reach(
+    cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its view takes the games in flight from the store: with PostgreSQL restarting,
+    # GET /tournaments/<id> was a 500 and a traceback even on the worker that has the
+    # tournament in memory.
+    async with gated_bots() as bots, workers(cluster, "worker-a", leases=LEASES) as (a,):
+        body = {
+            "bots": [{"name": "one", "url": f"{bots}/a"}, {"name": "two", "url": f"{bots}/b"}],
+            "rounds": 1,
+            "concurrency": 2,
+            "openings": "none",
+            "match": {"turn_limit": 8},
+        }
+        tournament_id = await create(cluster, a.base, body)
+        shown = await until_view(
+            cluster, a.base, tournament_id, lambda view: view["games_running"] == 2
+        )
+
+        async def live_games(tournament_id: str) -> dict[int, str]:
+            raise ConnectionRefusedError(111, "the database is restarting")
+
+        monkeypatch.setattr(runtime(a).store.tournaments, "live_games", live_games)
+        status, view = await cluster.get(f"{a.base}/tournaments/{tournament_id}")
+        assert status == 200, view
+        assert view["status"] == "running"
+        assert view["live_games"] == shown["live_games"]
+        monkeypatch.undo()
+        GatedBot.gate.set()
+        over = await until_over(cluster, a.base, tournament_id)
+    assert over["status"] == "finished", over["reason"]
