@@ -100,6 +100,7 @@ from game.sockets import human_socket, spectator_socket
 from game.store import (
     GameStore,
 )
+from game.store_outage_guard import StoreOutageGuard
 from game.tournament_director import TournamentDirector
 from game.tournament_routes import tournament_routes
 from game.web_routes import web_routes
@@ -426,8 +427,9 @@ def create_app(
         routes=routes,
         lifespan=lifespan,
         exception_handlers={HTTPException: http_error},
-        # A page of another site cannot make a visitor's browser change anything here.
-        middleware=[Middleware(CrossSiteGuard)],
+        # A page of another site cannot make a visitor's browser change anything here;
+        # the store out of reach is a 503 to try again after, not a 500.
+        middleware=[Middleware(CrossSiteGuard), Middleware(StoreOutageGuard)],
     )
     app.state.settings = settings
     app.state.openapi = _openapi(host_example_bots)
