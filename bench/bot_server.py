@@ -594,7 +594,7 @@ def measure_session(seconds: float) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--connections", type=int, nargs="+", default=[1, 4], help="busy sockets (default 1 4)"
     )

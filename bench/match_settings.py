@@ -17,6 +17,7 @@ a minute).
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 import time
@@ -72,6 +73,9 @@ def threat_ms_per_move(view_distance: int, win_distance: int, repeats: int = 5) 
 
 
 def main() -> int:
+    # No options: --help says what it measures, and a mistyped option is refused
+    # rather than ignored by a run that looks like the one asked for.
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
     print(f"at {BOARD} stones of random play: legal cells, RandomBot per move")
     base_cells = base_ms = 0.0
     for view in VIEW_DISTANCES:

@@ -21,6 +21,7 @@ Run: ``.venv/bin/python bench/rules.py`` (under a minute).
 
 from __future__ import annotations
 
+import argparse
 import gc
 import statistics
 import sys
@@ -99,6 +100,9 @@ def legal_cells_every_move_us(game: list[Hex], repeats: int) -> float:
 
 
 def main() -> None:
+    # No options: --help says what it measures, and a mistyped option is refused
+    # rather than ignored by a run that looks like the one asked for.
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
     print(__doc__.split("\n\n")[0])
     print()
     longest = max(BOARD_SIZES) + TIMED_STONES

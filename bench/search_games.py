@@ -3,6 +3,7 @@ a search change before the tournament runner's run (bench/search.py)."""
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from collections.abc import Callable
@@ -71,6 +72,13 @@ if __name__ == "__main__":
     from bot.bots import ThreatBot
     from bot.bots.search_bot import SearchBot
 
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 10
-    t = float(sys.argv[2]) if len(sys.argv) > 2 else 0.5
-    print(match(lambda: SearchBot(wait_for_compiler=True), ThreatBot, n, t))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("games", type=int, nargs="?", default=10, help="games (default 10)")
+    parser.add_argument(
+        "seconds", type=float, nargs="?", default=0.5, help="seconds a move (default 0.5)"
+    )
+    args = parser.parse_args()
+    if args.games < 1 or not 0 < args.seconds < 3600:
+        parser.error("games must be at least 1, seconds more than 0 and under 3600")
+    print("A is SearchBot, B ThreatBot; the first game waits for the search's compiler")
+    print(match(lambda: SearchBot(wait_for_compiler=True), ThreatBot, args.games, args.seconds))

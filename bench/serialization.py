@@ -26,6 +26,7 @@ Run: ``.venv/bin/python bench/serialization.py``
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 import sys
@@ -134,6 +135,9 @@ def in_game_parse(data: bytes, newest: list[Cell]) -> Packet:
 
 
 def main() -> None:
+    # No options: --help says what it measures, and a mistyped option is refused
+    # rather than ignored by a run that looks like the one asked for.
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
     packet = sample_packet()
     data = dump_packet(packet)
 
