@@ -3,9 +3,10 @@
 
 Everything wrong on the command line is one line on stderr and exit status 2, before
 anything starts: an unknown module or class, a class that is not a ``BaseBot``, two bots
-under one name, a bad number, an unknown ``--host``, a ``--port`` out of range or
-already taken (the socket is bound here and handed to uvicorn, so it cannot be taken in
-between).
+under one name, a bad number (``--workers`` from 1 to ``MAX_WORKERS``, and no more worker
+processes than the open-file limit allows), an unknown ``--host``, a ``--port`` out of
+range or already taken (the socket is bound here and handed to uvicorn, so it cannot be
+taken in between).
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ from wire.listening import ListenError, listen
 __all__ = ["main"]
 
 _PREFIX = re.compile(r"^[A-Za-z0-9._-]+$")
+#: The most ``--workers``: far above what two cores think with, and a process pool of
+#: it still fits the usual open-file limits (each idle process holds a few pipes).
+MAX_WORKERS = 1024
 
 
 def _parse_bots(specs: Sequence[str]) -> dict[str, type[BaseBot]]:
@@ -129,8 +133,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``htttx-bot`` / ``python -m bot.serve``; returns the exit status."""
     parser = _arguments()
     args = parser.parse_args(argv)
-    if args.workers is not None and args.workers < 1:
-        print(f"{parser.prog}: error: --workers must be at least 1", file=sys.stderr)
+    if args.workers is not None and not 1 <= args.workers <= MAX_WORKERS:
+        print(
+            f"{parser.prog}: error: --workers must be from 1 to {MAX_WORKERS}, got {args.workers}",
+            file=sys.stderr,
+        )
         return 2
     if not 0 <= args.capabilities_max_age <= MAX_CAPABILITIES_MAX_AGE:
         print(
@@ -159,13 +166,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     # The app owns the pool and shuts it down in its lifespan: after a SIGTERM uvicorn
     # re-raises the signal once it has shut down, so nothing after run() would run.
-    app = create_app(
-        table,
-        api_root=args.api_root,
-        workers=args.workers,
-        processes=args.process_pool,
-        capabilities_max_age=args.capabilities_max_age,
-    )
+    try:
+        app = create_app(
+            table,
+            api_root=args.api_root,
+            workers=args.workers,
+            processes=args.process_pool,
+            capabilities_max_age=args.capabilities_max_age,
+        )
+    except OSError as error:  # a process pool's pipes past the open-file limit, say
+        listener.close()
+        print(f"{parser.prog}: error: cannot start the bot pool: {error}", file=sys.stderr)
+        return 2
     server = BotServer(
         uvicorn_config(app, host=args.host, port=args.port, log_level=args.log_level),
         app.state.bot_pool,

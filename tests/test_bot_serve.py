@@ -953,6 +953,31 @@ def test_cli_refuses_a_port_out_of_range_in_one_line() -> None:
     assert stderr == "htttx-bot: error: --port must be from 0 to 65535, got 99999\n"
 
 
+def test_cli_refuses_a_huge_worker_count_in_one_line() -> None:
+    # A process pool of that many opened pipes until the open-file limit, and the
+    # OSError came out as a traceback.
+    status, stderr = run_cli("--process-pool", "--workers", "100000", "--port", "0")
+    assert status == 2
+    assert stderr == "htttx-bot: error: --workers must be from 1 to 1024, got 100000\n"
+
+
+def test_cli_says_in_one_line_when_the_pool_meets_the_open_file_limit() -> None:
+    import resource
+    import subprocess
+
+    def few_files() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+
+    result = subprocess.run(
+        [sys.executable, "-m", "bot.serve", "--process-pool", "--workers", "200", "--port", "0"],
+        capture_output=True, text=True, timeout=TIMEOUT, cwd=ROOT, check=False,
+        preexec_fn=few_files,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert result.stderr.startswith("htttx-bot: error: cannot start the bot pool: ")
+    assert result.stderr.count("\n") == 1 and "Too many open files" in result.stderr
+
+
 def test_cli_refuses_a_taken_port_in_one_line() -> None:
     with socket.create_server(("127.0.0.1", 0)) as busy:
         port = busy.getsockname()[1]
