@@ -29,7 +29,9 @@ from typing import Any, Final
 
 from pydantic import ValidationError
 
+from game.bot_urls import capabilities_url
 from game.discovery import AddressPolicy, PolicySyntaxError
+from game.discovery_errors import BadBotUrl
 from game.local_bot_spec import BotLimits, CommandError, LimitError, command_argv
 from game.openings import OpeningBook, OpeningError
 from game.startup_checks import nearest_existing
@@ -250,6 +252,11 @@ def _bot(spec: str) -> TournamentBot:
         try:  # a usage error, found now rather than once the tournament has started
             command_argv(bot.cmd, 0)
         except CommandError as error:
+            raise UsageError(f"--bot {spec!r}: {error}") from None
+    if bot.url is not None:
+        try:  # the URL's form only: whether it answers is found when the run starts
+            capabilities_url(bot.url)
+        except BadBotUrl as error:
             raise UsageError(f"--bot {spec!r}: {error}") from None
     return bot
 
