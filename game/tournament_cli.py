@@ -9,7 +9,8 @@ The command is a client of the same runner as the server's REST API: it starts a
 server of its own (``game.server.create_app`` with the results database, loopback,
 any free port unless ``--port``), creates the tournament through that server's
 ``TournamentDirector`` and shows it: a progress bar and the standings table on a
-terminal (``rich``), or one line per counted pair otherwise (CI logs, pipes). Anyone can
+terminal (``rich``), or one line per counted pair otherwise (CI logs, pipes; with two bots
+it carries the match's running score, Elo and LOS, as cutechess's does). Anyone can
 watch its games meanwhile: ``GET /tournaments/<id>`` and ``/spectate/<game_id>`` on the
 address it prints.
 
@@ -45,7 +46,7 @@ from game.store import GameStore, StoreError
 from game.tournament_args import TournamentOptions, UsageError, parse_arguments
 from game.tournament_director import TournamentDirector
 from game.tournament_games import is_counted
-from game.tournament_report import failures_text, pair_lines, progress_line, report, sprt_line
+from game.tournament_report import failures_text, pair_lines, progress_line, report, running_line
 from game.tournament_runner import TournamentError, TournamentRun
 from wire.tournaments import TournamentView
 
@@ -195,10 +196,7 @@ async def _show(run: TournamentRun, options: TournamentOptions, console: Console
             continue
         view = run.view()
         shown = view.games_counted
-        line = progress_line(view)
-        if view.sprt is not None:
-            line += " | " + sprt_line(view.sprt)
-        _say(console, line)
+        _say(console, running_line(view))
 
 
 class OutputError(Exception):

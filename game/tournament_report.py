@@ -70,6 +70,25 @@ def pair_lines(pair: PairStanding, sprt: SprtView | None = None) -> list[str]:
     return lines
 
 
+def score_line(pair: PairStanding) -> str:
+    """The running score of one match as cutechess and fastchess print it while they
+    play: wins - losses - draws from ``pair.bot``'s side, the score, the games, then
+    the Elo with its 95% interval and the LOS.
+
+    >>> line = PairStanding(bot="new", opponent="old", games=4, wins=2, draws=1, losses=1,
+    ...     pentanomial=(0, 0, 1, 1, 0), score=0.625, elo=88.74, elo_error=400.0,
+    ...     los=0.76, draw_ratio=0.25)
+    >>> score_line(line)
+    'Score of new vs old: 2 - 1 - 1 [0.625] 4, Elo: 88.74 +/- 400.00, LOS: 76.00 %'
+    """
+    score = NO_VALUE if pair.score is None else f"{pair.score:.3f}"
+    return (
+        f"Score of {pair.bot} vs {pair.opponent}: {pair.wins} - {pair.losses} - "
+        f"{pair.draws} [{score}] {pair.games}, Elo: {_number(pair.elo)} +/- "
+        f"{_number(pair.elo_error)}, LOS: {_percent(pair.los)}"
+    )
+
+
 def sprt_line(sprt: SprtView) -> str:
     """``LLR: 2.96 (-2.94, 2.94) [0.00, 5.00]``: the LLR, its bounds, elo0 and elo1.
     An LLR that rounds to zero prints ``0.00``, never ``-0.00``.
@@ -125,6 +144,18 @@ def progress_line(view: TournamentView) -> str:
     if view.series is not None:
         line += f" | {view.series.text}"
     return line
+
+
+def running_line(view: TournamentView) -> str:
+    """What a run prints, off a terminal, each time something was counted: the progress,
+    and for a match of two bots (an engine against its last version, say) its running
+    score, Elo and LOS, and the SPRT's LLR when there is one."""
+    parts = [progress_line(view)]
+    if len(view.pairs) == 1:
+        parts.append(score_line(view.pairs[0]))
+    if view.sprt is not None:
+        parts.append(sprt_line(view.sprt))
+    return " | ".join(parts)
 
 
 def report(view: TournamentView) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import sqlite3
@@ -373,6 +374,14 @@ def test_a_run_reports_exports_and_writes_json(
     out = capsys.readouterr().out
     assert "Results of threat vs random:" in out and "Ptnml(0-2):" in out
     assert view["status"] == "finished" and view["games_counted"] == 4
+    # Off a terminal, each counted pair's line gives the match's running score, Elo and
+    # LOS, as cutechess and fastchess print theirs (a CI log shows nothing else).
+    assert re.search(
+        r"^\S+: running, 2/4 games counted, \d+ running \| Score of threat vs random: "
+        r"\d - \d - \d \[\d\.\d{3}\] 2, Elo: \S+ \+/- \S+, LOS: [\d.]+ %$",
+        out,
+        re.MULTILINE,
+    ), out
     files = sorted((tmp_path / "games").glob("*.htttx"))
     assert [f.name for f in files] == [f"{n:06d}.htttx" for n in range(1, 5)]
     records = exported(tmp_path)
@@ -504,6 +513,7 @@ def test_kill_9_in_the_middle_then_the_same_command_resumes_to_the_same_result(
 
 CRASHY_BOT = '''
 import os
+import re
 from bot.bot import BaseBot
 from bot.bots import CenterBot
 
