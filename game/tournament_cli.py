@@ -155,7 +155,13 @@ async def _start(
     assert options.request is not None
     # The one tournament whose programs this process runs: the operator's own, from
     # the command line (its HTTP port refuses any other, see TournamentDirector).
-    return await director.create(options.request, run_commands=True)
+    try:
+        return await director.create(options.request, run_commands=True)
+    except (TournamentError, OpeningError) as error:
+        # Settings the server cannot host (a clock past its bounds, an opening the turn
+        # limit leaves no room): bad arguments, as a malformed clock is. A bot it cannot
+        # reach or seat is a DiscoveryError, a failed run (exit 1).
+        raise UsageError(str(error)) from None
 
 
 async def _show(run: TournamentRun, options: TournamentOptions, console: Console) -> None:

@@ -193,7 +193,7 @@ def test_a_clock_the_server_does_not_host_is_one_line(
     argv = ["--bot", "name=a,url=http://127.0.0.1:1", "--bot", "name=b,url=http://127.0.0.1:2"]
     status = main([*argv, "--clock", "10+99999", "--db", str(tmp_path / "r.sqlite")])
     err = capsys.readouterr().err
-    assert status == 1
+    assert status == 2  # a bad argument, as a malformed clock is
     assert "time_control.increment: expected at most 3600" in err and err.count("\n") == 1
 
 
