@@ -338,7 +338,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         options = parse_arguments(argv)
         return asyncio.run(run_tournament(options))
-    except UsageError as error:
+    except (UsageError, StartupError) as error:
+        # A --db that cannot be opened or a --port taken, found before anything starts:
+        # exit 2, as htttx-server and htttx-bot say of the same options.
         _say(error_console, f"htttx-tournament: {error}")
         return 2
     except (
@@ -347,7 +349,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         DiscoveryError,
         LocalBotError,
         StoreError,
-        StartupError,
         ServerStartupError,
     ) as error:
         _say(error_console, f"htttx-tournament: {error}")

@@ -237,20 +237,20 @@ def _closed_port() -> int:
         ("{tmp}", "is a directory, not a database file"),
     ],
 )
-def test_a_database_that_cannot_be_opened_is_one_line_and_status_1(
+def test_a_database_that_cannot_be_opened_is_one_line_and_status_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], db: str, message: str
 ) -> None:
     (tmp_path / "a_file").write_text("not a directory")
     bots = ["--bot", "name=a,url=http://127.0.0.1:1", "--bot", "name=b,url=http://127.0.0.1:2"]
     status = main([*bots, "--db", db.format(tmp=tmp_path, port=_closed_port())])
     err = capsys.readouterr().err
-    assert status == 1, err
+    assert status == 2, err
     assert err.startswith("htttx-tournament: --db") and message in err
     assert "Traceback" not in err and err.count("\n") == 1
     assert ":p@" not in err  # the password is hidden
 
 
-def test_a_taken_port_is_one_line_and_status_1(
+def test_a_taken_port_is_one_line_and_status_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bots = ["--bot", "name=a,url=http://127.0.0.1:1", "--bot", "name=b,url=http://127.0.0.1:2"]
@@ -260,7 +260,7 @@ def test_a_taken_port_is_one_line_and_status_1(
         port = busy.getsockname()[1]
         status = main([*bots, "--db", str(tmp_path / "r.sqlite"), "--port", str(port)])
     err = capsys.readouterr().err
-    assert status == 1, err
+    assert status == 2, err
     in_use = f"cannot listen on 127.0.0.1:{port}: the port is already in use"
     assert err == f"htttx-tournament: {in_use}\n"
 
