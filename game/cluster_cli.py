@@ -57,18 +57,16 @@ def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--lease",
         type=float,
-        default=DEFAULT_LEASE_S,
         metavar="S",
         help="a worker (and its games) drop out this long after its last heartbeat; "
-        "heartbeats come three times per lease (default %(default)g)",
+        f"heartbeats come three times per lease (default {DEFAULT_LEASE_S:g})",
     )
     group.add_argument(
         "--work-slots",
         type=int,
-        default=DEFAULT_WORK_SLOTS,
         metavar="N",
         help="tournament games this worker plays at once from the cluster's queue "
-        "(default %(default)d; 0: it plays none, it only serves and coordinates)",
+        f"(default {DEFAULT_WORK_SLOTS}; 0: it plays none, it only serves and coordinates)",
     )
 
 
@@ -90,20 +88,29 @@ def cluster_settings(args: argparse.Namespace, db_url: str) -> ClusterSettings |
     """The worker's settings from the arguments (None without ``--redis``), Redis
     reached once; ``ClusterUsageError`` with the reason otherwise."""
     if args.redis is None:
-        for option, value in (("--public-url", args.public_url), ("--worker-id", args.worker_id)):
+        # Each refused rather than ignored: a --lease without --redis is a worker
+        # someone meant to start.
+        for option, value in (
+            ("--public-url", args.public_url),
+            ("--worker-id", args.worker_id),
+            ("--lease", args.lease),
+            ("--work-slots", args.work_slots),
+        ):
             if value is not None:
                 raise ClusterUsageError(f"{option} is for a cluster's worker: add --redis URL")
         return None
+    lease = DEFAULT_LEASE_S if args.lease is None else args.lease
+    work_slots = DEFAULT_WORK_SLOTS if args.work_slots is None else args.work_slots
     # postgres:// and postgresql:// with or without a driver: what the store takes.
     if db_url.split(":", 1)[0].split("+", 1)[0] not in ("postgresql", "postgres"):
         raise ClusterUsageError(
             "--redis: a cluster's workers share one database; give --db "
             "postgresql+asyncpg://... (a SQLite file cannot be shared between hosts)"
         )
-    if not (math.isfinite(args.lease) and 0.3 <= args.lease <= 3600):
-        raise ClusterUsageError(f"--lease must be from 0.3 to 3600 seconds, got {args.lease:g}")
-    if not 0 <= args.work_slots <= 100_000:
-        raise ClusterUsageError(f"--work-slots must be from 0 to 100000, got {args.work_slots}")
+    if not (math.isfinite(lease) and 0.3 <= lease <= 3600):
+        raise ClusterUsageError(f"--lease must be from 0.3 to 3600 seconds, got {lease:g}")
+    if not 0 <= work_slots <= 100_000:
+        raise ClusterUsageError(f"--work-slots must be from 0 to 100000, got {work_slots}")
     url = args.public_url or _default_url(args.host, args.port)
     if not url.startswith(("http://", "https://")):
         raise ClusterUsageError(f"--public-url must be an http:// or https:// URL, got {url!r}")
@@ -111,8 +118,8 @@ def cluster_settings(args: argparse.Namespace, db_url: str) -> ClusterSettings |
         redis_url=args.redis,
         url=url,
         worker_id=args.worker_id or new_worker_id(),
-        leases=Leases(args.lease),
-        work_slots=args.work_slots,
+        leases=Leases(lease),
+        work_slots=work_slots,
     )
     asyncio.run(_check_redis(settings))
     return settings

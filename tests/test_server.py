@@ -834,6 +834,8 @@ def test_a_busy_port_is_a_one_line_error(tmp_path: Path) -> None:
         (["--commit-interval", "nan"], "--commit-interval must be from 0 to 60000 ms, got nan"),
         (["--stall-limit", "0"], "--stall-limit must be a finite number of seconds > 0, got 0"),
         (["--stall-limit", "inf"], "--stall-limit must be a finite number of seconds > 0, got inf"),
+        (["--lease", "0"], "--lease is for a cluster's worker: add --redis URL"),
+        (["--work-slots", "-1"], "--work-slots is for a cluster's worker: add --redis URL"),
     ],
 )
 def test_bad_arguments_are_one_line_errors(
