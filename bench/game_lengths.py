@@ -16,6 +16,10 @@ growing board and hardly ever make a line, and each stone costs RandomBot time i
 proportion to the legal cells, so those games are fewer (``--random-games``) and
 stopped sooner (``--random-cap``); they are what the turn limit is for.
 
+Progress goes to stderr: a line as each pairing starts, and one per RandomBot self-play
+game, the slow part (minutes with nothing else to show). ``--quick`` plays 4 games per
+pairing and 2 RandomBot self-play games of at most 300 moves, for a smoke run.
+
 Run: ``.venv/bin/python bench/game_lengths.py`` (a few minutes, most of it RandomBot
 against RandomBot).
 """
@@ -60,13 +64,25 @@ def game_length(x_name: str, o_name: str, seed: int, cap: int) -> tuple[int, boo
     return position.moves_played, position.outcome is not None
 
 
+def progress(text: str) -> None:
+    """A progress line, on stderr: the figures on stdout stay a table."""
+    print(text, file=sys.stderr, flush=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", type=int, default=40, help="games per pairing")
     parser.add_argument("--cap", type=int, default=5000, help="moves before a game is stopped")
     parser.add_argument("--random-games", type=int, default=8, help="RandomBot self-play games")
     parser.add_argument("--random-cap", type=int, default=1000, help="their --cap")
+    parser.add_argument(
+        "--quick", action="store_true", help="4 games per pairing, 2 self-play of RandomBot"
+    )
     args = parser.parse_args()
+    if args.quick:
+        args.games, args.random_games, args.random_cap = 4, 2, 300
+    if min(args.games, args.cap, args.random_games, args.random_cap) < 1:
+        parser.error("--games, --cap, --random-games and --random-cap must be at least 1")
     longest_finished = 0
     started = time.perf_counter()
     for x_name in BOTS:
@@ -76,8 +92,11 @@ def main() -> int:
             random_pair = x_name == o_name == "random"
             games = args.random_games if random_pair else args.games
             cap = args.random_cap if random_pair else args.cap
+            progress(f"{x_name} (x) vs {o_name} (o): {games} games of at most {cap} moves ...")
             for seed in range(games):
                 moves, ended = game_length(x_name, o_name, seed * 2, cap)
+                if random_pair:
+                    progress(f"  game {seed + 1} of {games}: {moves} moves")
                 lengths.append(moves)
                 lines += ended
                 if ended:

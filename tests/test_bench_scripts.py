@@ -51,3 +51,17 @@ def test_an_unknown_argument_is_one_line_and_status_2(script: str) -> None:
     assert "Traceback" not in result.stderr
     assert "--no-such-option" in result.stderr.strip().splitlines()[-1]
     assert result.stdout == ""
+
+
+def test_game_lengths_says_what_it_plays_as_it_goes() -> None:
+    # The RandomBot self-play pairing takes minutes: without a line per game a run
+    # looked hung.
+    result = run(
+        "game_lengths.py", "--games", "1", "--cap", "4", "--random-games", "2", "--random-cap", "3"
+    )
+    assert result.returncode == 0, result.stderr
+    progress = result.stderr.splitlines()
+    assert progress.count("  game 1 of 2: 3 moves") == 1 and "  game 2 of 2: 3 moves" in progress
+    starts = [line for line in progress if line.endswith(" moves ...")]
+    assert len(starts) == 9 and "random (x) vs random (o): 2 games of at most 3 moves ..." in starts
+    assert len(result.stdout.splitlines()) == 10  # a line per pairing, and the longest game
