@@ -96,8 +96,12 @@ async def measure(base: str, pid: int, match: dict[str, int]) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--view-distance", type=int, default=8)
-    parser.add_argument("--win-distance", type=int, default=6)
+    parser.add_argument(
+        "--view-distance", type=int, default=8, help="of the 16 games (default %(default)s)"
+    )
+    parser.add_argument(
+        "--win-distance", type=int, default=6, help="of the 16 games (default %(default)s)"
+    )
     args = parser.parse_args()
     port = free_port()
     with tempfile.TemporaryDirectory() as data:

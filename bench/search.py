@@ -245,9 +245,16 @@ def bench_doubling(quick: bool) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
     parser.add_argument(
-        "--only", choices=["speed", "setup", "tactics", "ladder", "doubling"], action="append"
+        "--quick",
+        action="store_true",
+        help="4 rounds in the ladder, fewer self-play games and positions",
+    )
+    parser.add_argument(
+        "--only",
+        choices=["speed", "setup", "tactics", "ladder", "doubling"],
+        action="append",
+        help="run this part (repeatable; all by default)",
     )
     args = parser.parse_args()
     parts = args.only or ["speed", "setup", "tactics", "ladder", "doubling"]

@@ -107,7 +107,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=7, help="rounds per case (median)")
     parser.add_argument("--frames", type=int, default=30, help="frames per round")
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--seed", type=int, default=1, help="of the random 1000-stone game (default 1)"
+    )
     args = parser.parse_args()
 
     app = QApplication.instance() or QApplication(sys.argv)

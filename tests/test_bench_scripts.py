@@ -65,3 +65,24 @@ def test_game_lengths_says_what_it_plays_as_it_goes() -> None:
     starts = [line for line in progress if line.endswith(" moves ...")]
     assert len(starts) == 9 and "random (x) vs random (o): 2 games of at most 3 moves ..." in starts
     assert len(result.stdout.splitlines()) == 10  # a line per pairing, and the longest game
+
+
+def options_without_help(help_text: str) -> list[str]:
+    """The options that ``--help`` lists with no words after them (argparse puts an
+    option's help on its own line, or on the next one, indented, when the option is
+    long)."""
+    lines = help_text.splitlines()
+    bare = []
+    for index, line in enumerate(lines):
+        if not line.startswith("  -") or "  " in line.strip():
+            continue
+        following = lines[index + 1] if index + 1 < len(lines) else ""
+        if not following.startswith(" " * 10):
+            bare.append(line.strip())
+    return bare
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_help_says_what_every_option_does(script: str) -> None:
+    result = run(script, "--help")
+    assert options_without_help(result.stdout) == []
