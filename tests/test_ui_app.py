@@ -574,6 +574,22 @@ def test_command_line_errors_are_clear(capsys: pytest.CaptureFixture[str], tmp_p
     with pytest.raises(SystemExit):
         parse_args(["--open", str(tmp_path / "missing.htttx")])
     assert "no such file" in capsys.readouterr().err
+    # A file that is there but is no game: said here too, not in a window opened for it.
+    not_a_game = tmp_path / "passwd"
+    not_a_game.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    with pytest.raises(SystemExit):
+        parse_args(["--open", str(not_a_game)])
+    err = capsys.readouterr().err
+    assert f"--open: {not_a_game} is not a valid HTTTX game: line 1, column 5" in err
+    assert len(err.strip().splitlines()) == 2  # usage, then the one error line
+    binary = tmp_path / "game.htttx"
+    binary.write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(SystemExit):
+        parse_args(["--open", str(binary)])
+    assert f"--open: cannot read {binary}" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        parse_args(["--spectate", "  "])
+    assert "--spectate: give the id of a game" in capsys.readouterr().err
     args = parse_args(["--server", "127.0.0.1:8001/"])
     assert args.server == "http://127.0.0.1:8001"
 

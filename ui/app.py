@@ -24,6 +24,7 @@ from PyQt5.QtCore import QSettings, Qt, QTimer
 from PyQt5.QtGui import QIcon, QPainter, QPixmap
 from PyQt5.QtWidgets import QApplication
 
+from game import notation
 from ui.main_window import APP_TITLE, MainWindow
 from ui.online import is_challenge_url
 from ui.record_url import RecordUrlError, is_url, notation_url
@@ -82,9 +83,32 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         args.open = Path(args.open)
         if not args.open.is_file():
             parser.error(f"--open: no such file: {args.open}")
+        if (problem := _not_a_record(args.open)) is not None:
+            parser.error(f"--open: {problem}")
+    if args.spectate is not None:
+        args.spectate = args.spectate.strip()
+        if not args.spectate:
+            parser.error("--spectate: give the id of a game of the server, e.g. --spectate 4f2a9c")
     if args.open is not None and args.spectate is not None:
         parser.error("--open and --spectate cannot be used together: pick one game to show")
     return args
+
+
+def _not_a_record(path: Path) -> str | None:
+    """Why the file at ``path`` cannot be replayed (unreadable, not an HTTTX game), in
+    the words the window would show; None if it can. Said on the command line, before
+    any window opens, as for a missing file."""
+    try:
+        notation.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else error
+        return f"cannot read {path}: {reason}"
+    except notation.NotationError as error:
+        return (
+            f"{path} is not a valid HTTTX game: line {error.line}, column {error.column}: "
+            f"{error.reason}"
+        )
+    return None
 
 
 def main(argv: Sequence[str] | None = None, *, settings: Settings | None = None) -> int:
