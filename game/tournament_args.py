@@ -447,6 +447,12 @@ def parse_arguments(argv: Sequence[str] | None = None) -> TournamentOptions:
             if getattr(args, action.dest) is not None
         ]
         resume = _resume_prefix(args.resume, given)
+        if "://" not in args.db and not Path(args.db).expanduser().is_file():
+            # Opening it would create an empty database, then find nothing in it.
+            raise UsageError(
+                f"--resume {resume}: there is no database {args.db} to resume from; give "
+                "--db the file the tournament ran with"
+            )
     else:
         request = _request(args)
     try:

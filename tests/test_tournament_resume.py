@@ -140,6 +140,17 @@ def test_a_prefix_of_several_ids_or_of_none_is_one_line_naming_them(
     assert capsys.readouterr().err == f"htttx-tournament: {message}\n"
 
 
+def test_resume_from_a_database_that_is_not_there_is_refused_and_creates_none(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert resume(tmp_path, "5d62dc89") == 2
+    assert capsys.readouterr().err == (
+        f"htttx-tournament: --resume 5d62dc89: there is no database {tmp_path / 'r.sqlite'} "
+        "to resume from; give --db the file the tournament ran with\n"
+    )
+    assert not (tmp_path / "r.sqlite").exists()
+
+
 def test_a_prefix_under_4_characters_is_refused() -> None:
     with pytest.raises(UsageError, match="--resume '5d6': give at least 4 characters of the id"):
         parse_arguments(["--resume", "5d6"])
