@@ -19,11 +19,11 @@ servers) send neither header and are not affected; neither is reading, nor a Web
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Final
 from urllib.parse import urlsplit
 
+from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 __all__ = ["CrossSiteGuard", "cross_site_refusal"]
@@ -93,21 +93,6 @@ class CrossSiteGuard:
             }
             refusal = cross_site_refusal(scope["method"], headers)
             if refusal is not None:
-                await _refuse(send, refusal)
+                await JSONResponse({"detail": refusal}, status_code=403)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
-
-
-async def _refuse(send: Send, detail: str) -> None:
-    body = json.dumps({"detail": detail}).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 403,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})

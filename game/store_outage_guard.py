@@ -15,12 +15,12 @@ failures are its own route's to report, and an answer half sent cannot be taken 
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from types import TracebackType
 from typing import Final
 
+from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from game.store.outages import is_outage
@@ -81,7 +81,12 @@ class StoreOutageGuard:
             if started or not (is_outage(error) and raised_by_store(error)):
                 raise
             self._log(scope, error)
-            await _answer_503(send)
+            answer = JSONResponse(
+                {"detail": _DETAIL},
+                status_code=503,
+                headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+            )
+            await answer(scope, receive, send)
 
     def _log(self, scope: Scope, error: Exception) -> None:
         now = time.monotonic()
@@ -97,19 +102,3 @@ class StoreOutageGuard:
             also,
         )
         self._logged_at, self._unlogged = now, 0
-
-
-async def _answer_503(send: Send) -> None:
-    body = json.dumps({"detail": _DETAIL}).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 503,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-                (b"retry-after", str(RETRY_AFTER_SECONDS).encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
