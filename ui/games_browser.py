@@ -18,7 +18,6 @@ from PyQt5.QtWidgets import (
     QDialog,
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QPushButton,
     QTableWidgetItem,
     QVBoxLayout,
@@ -29,6 +28,7 @@ from game.store import GamePage, GameSummary, RecordStatus
 from models import GameResult, ResultReason
 from ui.arena_client import ArenaClient
 from ui.listing import listing_bar, listing_table
+from ui.plain_text import PlainLabel, plain_tooltip
 from ui.player_text import player_name
 from ui.stones import O_COLOR, X_COLOR, stone_icon
 
@@ -138,7 +138,7 @@ class GamesBrowser(QDialog):
         self.status_filter.currentIndexChanged.connect(self.refresh)
         self.refresh_button = QPushButton("Refresh")
         self.refresh_button.clicked.connect(self.refresh)
-        self.server_label = QLabel()
+        self.server_label = PlainLabel()
         top = listing_bar(self.status_filter, self.server_label, self.refresh_button)
 
         self.table = listing_table(COLUMNS, "games_table")
@@ -159,7 +159,7 @@ class GamesBrowser(QDialog):
         self.table.itemSelectionChanged.connect(self._selection_changed)
         self.table.cellDoubleClicked.connect(lambda row, _column: self.activate(row))
 
-        self.message = QLabel()
+        self.message = PlainLabel()
         self.message.setObjectName("browser_message")
         self.message.setWordWrap(True)
         self.more_button = QPushButton("More")
@@ -258,7 +258,7 @@ class GamesBrowser(QDialog):
                 item.setTextAlignment(
                     Qt.Alignment(Qt.AlignmentFlag.AlignRight) | Qt.AlignmentFlag.AlignVCenter
                 )
-            item.setToolTip(summary.name or summary.game_id)
+            item.setToolTip(plain_tooltip(summary.name or summary.game_id))
             if column == RESULT_COLUMN:
                 self._style_outcome(item, summary)
             self.table.setItem(row, column, item)

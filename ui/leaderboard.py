@@ -36,6 +36,7 @@ from PyQt5.QtWidgets import (
 from models import Leaderboard, LeaderboardEntry, ProtocolError, parse_body
 from ui.listing import listing_bar, listing_table
 from ui.net import Call, Network
+from ui.plain_text import PlainLabel
 
 __all__ = [
     "COLUMNS",
@@ -190,7 +191,7 @@ class LeaderboardWindow(QDialog):
         for label, _value in KINDS:
             self.kind.addItem(label)
         self.kind.currentIndexChanged.connect(self.refresh)
-        self.server_label = QLabel()
+        self.server_label = PlainLabel()
         self.refresh_button = QPushButton("Refresh")
         self.refresh_button.clicked.connect(self.refresh)
         top = listing_bar(self.kind, self.server_label, self.refresh_button)
@@ -204,7 +205,7 @@ class LeaderboardWindow(QDialog):
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(_NAME, QHeaderView.ResizeMode.Stretch)
 
-        self.message = QLabel()
+        self.message = PlainLabel()
         self.message.setObjectName("leaderboard_message")
         self.message.setWordWrap(True)
         note = QLabel("? provisional: too few games, or the rating is still uncertain")

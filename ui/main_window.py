@@ -40,6 +40,7 @@ from ui.games_browser import GamesBrowser
 from ui.net import Call, Network
 from ui.online import is_challenge_url
 from ui.online_play import OnlinePlay
+from ui.plain_text import PlainLabel
 from ui.player_panel import PlayerPanel
 from ui.player_text import player_name
 from ui.record_url import RecordUrlError, fetch_record, game_address, notation_url
@@ -118,7 +119,7 @@ class MainWindow(QMainWindow):
 
         self.hover_label = QLabel("")
         self.hover_label.setMinimumWidth(150)
-        self.connection_label = QLabel("")
+        self.connection_label = PlainLabel("")
         status = self.statusBar()
         assert status is not None
         status.addWidget(self.hover_label)

@@ -33,7 +33,6 @@ from PyQt5.QtWidgets import (
     QDialog,
     QFormLayout,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QProgressBar,
     QPushButton,
@@ -46,6 +45,7 @@ from PyQt5.QtWidgets import (
 from models import TimeControl, TimeControlError
 from ui.net import Network
 from ui.online import QueueLink
+from ui.plain_text import PlainLabel
 from ui.queue_client import (
     ChallengeCreated,
     Matched,
@@ -171,7 +171,7 @@ class PlayOnlineDialog(QDialog):
         self.bot_wait.setSuffix(" s")
         self.bot_wait.setValue(DEFAULT_BOT_AFTER_S)
         self.bot_after.toggled.connect(self.bot_wait.setEnabled)
-        self.time_hint = QLabel("")
+        self.time_hint = PlainLabel("")
         self.time_hint.setObjectName("online_time_hint")
         self.time_hint.setStyleSheet("color: palette(dark);")
         self.time_hint.setMinimumWidth(120)
@@ -187,11 +187,11 @@ class PlayOnlineDialog(QDialog):
         bot_row.addWidget(self.bot_after)
         bot_row.addWidget(self.bot_wait)
         bot_row.addStretch(1)
-        self.identity = QLabel("")
+        self.identity = PlainLabel("")
         self.identity.setObjectName("online_identity")
         self.identity.setWordWrap(True)
         self.identity.setStyleSheet("color: palette(dark);")
-        self.error = QLabel("")
+        self.error = PlainLabel("")
         self.error.setObjectName("online_error")
         self.error.setWordWrap(True)
         self.error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -230,7 +230,7 @@ class PlayOnlineDialog(QDialog):
         form_layout.addLayout(buttons)
 
         # ---- the waiting page
-        self.headline = QLabel("Looking for an opponent\u2026")
+        self.headline = PlainLabel("Looking for an opponent\u2026")
         self.headline.setObjectName("online_headline")
         font = self.headline.font()
         font.setPointSizeF(font.pointSizeF() * 1.3)
@@ -240,18 +240,18 @@ class PlayOnlineDialog(QDialog):
         self.busy.setRange(0, 0)  # an endless "busy" bar
         self.busy.setTextVisible(False)
         self.busy.setMaximumHeight(8)
-        self.queue_state = QLabel("Joining the queue\u2026")
+        self.queue_state = PlainLabel("Joining the queue\u2026")
         self.queue_state.setObjectName("online_queue_state")
         self.queue_state.setWordWrap(True)
-        self.details = QLabel("")
+        self.details = PlainLabel("")
         self.details.setObjectName("online_details")
         self.details.setStyleSheet("color: palette(dark);")
-        self.waited = QLabel("")
+        self.waited = PlainLabel("")
         self.waited.setObjectName("online_waited")
-        self.rating = QLabel("")
+        self.rating = PlainLabel("")
         self.rating.setObjectName("online_rating")
         self.rating.setStyleSheet("color: palette(dark);")
-        self.bot_note = QLabel("")
+        self.bot_note = PlainLabel("")
         self.bot_note.setWordWrap(True)
         self.bot_note.setStyleSheet("color: palette(dark);")
         self.challenge_link = QLineEdit()

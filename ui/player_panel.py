@@ -35,6 +35,7 @@ from models import (
 )
 from ui.game_model import Analysis, GameModel
 from ui.message_box import MessageBox
+from ui.plain_text import PlainLabel, plain_tooltip
 from ui.player_text import (
     describe_evaluation,
     describe_result,
@@ -121,13 +122,13 @@ class EvaluationBar(QWidget):
         painter.end()
 
 
-class ElidedLabel(QLabel):
+class ElidedLabel(PlainLabel):
     """A one-line label that cuts a text too long for it with "…" (the whole text in
     its tooltip) instead of pushing its neighbours aside or being clipped."""
 
     def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
-        super().__init__(parent)
         self._full = ""
+        super().__init__(parent=parent)
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.setText(text)
 
@@ -147,10 +148,10 @@ class ElidedLabel(QLabel):
             self._full, Qt.TextElideMode.ElideRight, max(self.width(), 0)
         )
         super().setText(shown)
-        self.setToolTip(self._full if shown != self._full else "")
+        self.setToolTip(plain_tooltip(self._full) if shown != self._full else "")
 
 
-class WrappedLabel(QLabel):
+class WrappedLabel(PlainLabel):
     """A word-wrapped label that keeps the height its lines need at its width. Qt takes
     a wrapped label's minimum for one line, so in a short window the layout squeezed
     the player card and cut a bot's tags, wrapped onto a second line, in half."""
@@ -238,7 +239,7 @@ class PlayerCard(QFrame):
         self.name.setText(player_name(player, self.side))
         self.details.setText(player_details(player))
         meta = player.meta
-        self.setToolTip(meta.description or "" if meta is not None else "")
+        self.setToolTip(plain_tooltip(meta.description or "") if meta is not None else "")
 
     def set_clock(self, ms: int | None) -> None:
         self.clock.setText(format_clock(ms))
@@ -292,7 +293,7 @@ class PlayerPanel(QWidget):
         status_font = self.status.font()
         status_font.setBold(True)
         self.status.setFont(status_font)
-        self.connection = QLabel("")
+        self.connection = PlainLabel("")
         self.connection.setObjectName("connection_state")
         self.connection.setStyleSheet("color: palette(dark);")
         self.heartbeat = QLabel("")

@@ -12,7 +12,9 @@ import time
 from collections.abc import Callable
 
 from PyQt5.QtCore import QTimer, pyqtSignal
-from PyQt5.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PyQt5.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
+
+from ui.plain_text import PlainLabel
 
 _STYLES = {
     "warning": "QLabel { color: #7a5200; background: #fff6e0; border: 1px solid #e8c46a;"
@@ -54,7 +56,7 @@ class SeatBar(QWidget):
         self._now = clock
         self._deadline: float | None = None
         self._name = ""
-        self.banner = QLabel("")
+        self.banner = PlainLabel("")
         self.banner.setObjectName("opponent_banner")
         self.banner.setWordWrap(True)
         self.banner.hide()

@@ -42,6 +42,7 @@ from models import (
     PlayerConfig,
     PlayerType,
 )
+from ui.plain_text import PlainLabel
 from ui.server_address import ServerAddressError, split_address
 from ui.stones import stone_icon
 
@@ -411,7 +412,7 @@ class SetupPanel(QWidget):
         row.addWidget(self.server, 1)
         row.addWidget(self.connect_button)
         server_layout.addLayout(row)
-        self.server_status = QLabel("Not connected")
+        self.server_status = PlainLabel("Not connected")
         self.server_status.setObjectName("server_status")
         self.server_status.setWordWrap(True)
         server_layout.addWidget(self.server_status)
@@ -491,7 +492,7 @@ class SetupPanel(QWidget):
         footer = QVBoxLayout()
         footer.setContentsMargins(10, 6, 10, 10)
         footer.setSpacing(8)
-        self.error = QLabel()
+        self.error = PlainLabel()
         self.error.setObjectName("setup_error")
         self.error.setWordWrap(True)
         self.error.setStyleSheet("color: #b00020;")
