@@ -35,6 +35,7 @@ from rich.console import Console, Group
 from rich.live import Live
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from game.discovery import DiscoveryError
 from game.local_bots import LocalBotError
@@ -66,7 +67,10 @@ def _say(console: Console, text: str) -> None:
 
 
 def _table(view: TournamentView) -> Table:
-    table = Table(title=progress_line(view), title_justify="left", expand=False)
+    # Every text is a Text, never a str: rich reads "[...]" in a str as markup, and a
+    # tournament's name ("Cup [/]", "[link=...]") would restyle the table or end the run
+    # with a MarkupError.
+    table = Table(title=Text(progress_line(view)), title_justify="left", expand=False)
     for column, justify in (
         ("#", "right"),
         ("Bot", "left"),
@@ -84,7 +88,7 @@ def _table(view: TournamentView) -> Table:
     for rank, line in enumerate(view.standings, 1):
         table.add_row(
             str(rank),
-            line.name,
+            Text(line.name),
             "" if line.elo is None else f"{line.elo:.1f}",
             "" if line.elo_error is None else f"{line.elo_error:.1f}",
             str(line.games),
@@ -93,7 +97,7 @@ def _table(view: TournamentView) -> Table:
             str(line.draws),
             f"{line.points:g}",
             "" if line.score is None else f"{100 * line.score:.1f}%",
-            failures_text(line),
+            Text(failures_text(line)),
         )
     return table
 
@@ -101,7 +105,7 @@ def _table(view: TournamentView) -> Table:
 def _live_view(view: TournamentView, progress: Progress) -> Group:
     parts: list[object] = [progress, _table(view)]
     if len(view.pairs) == 1:
-        parts.append("\n".join(pair_lines(view.pairs[0], view.sprt)))
+        parts.append(Text("\n".join(pair_lines(view.pairs[0], view.sprt))))
     return Group(*parts)  # type: ignore[arg-type]
 
 
