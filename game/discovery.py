@@ -49,6 +49,7 @@ from game.discovery_errors import (
     PolicySyntaxError,
 )
 from models import Capabilities, ProtocolError, parse_body
+from wire.names import display_text
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -99,6 +100,8 @@ def _size(count: int) -> str:
 
 #: capabilities_url gives http or https URLs only.
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+#: Characters of what a bot said itself (a reason phrase, a Location) kept in an error.
+_PEER_TEXT_LIMIT = 200
 _NO_TIMEOUT = aiohttp.ClientTimeout(total=None, connect=None, sock_read=None, sock_connect=None)
 
 
@@ -223,21 +226,24 @@ async def _fetch(fetch: _Fetch, session: aiohttp.ClientSession) -> None:
     except aiohttp.InvalidURL as exc:
         raise BadBotUrl(f"{url}: not a valid URL ({exc})") from None
     except aiohttp.ClientError as exc:
-        detail = str(exc) or type(exc).__name__
+        detail = display_text(str(exc), _PEER_TEXT_LIMIT) or type(exc).__name__
         raise BotUnreachable(f"{url}: connection failed while fetching: {detail}") from None
 
 
 def _check_response(url: str, response: aiohttp.ClientResponse, max_bytes: int) -> None:
     status = response.status
     if 300 <= status < 400:
-        location = response.headers.get("Location")
+        # The bot's own words go into errors read on terminals, in logs and on pages:
+        # no escape sequences or line breaks of its choosing (display_text).
+        location = display_text(response.headers.get("Location") or "", _PEER_TEXT_LIMIT)
         where = f" to {location}" if location else ""
         raise BotRedirected(
             f"{url}: answered {status} redirect{where}; redirects are not followed, "
             "so name the bot by its final address"
         )
     if status != 200:
-        reason = f" {response.reason}" if response.reason else ""
+        said = display_text(response.reason or "", _PEER_TEXT_LIMIT)
+        reason = f" {said}" if said else ""
         hint = (
             "; is this the bot's base URL, the directory of its capabilities.json?"
             if status == 404
