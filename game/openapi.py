@@ -12,6 +12,7 @@ from pydantic.json_schema import models_json_schema
 from game.game_wait import MAX_WAIT_S
 from game.ladder_routes import LADDER_MODELS, ladder_paths
 from game.openapi_arena import ARENA_MODELS, arena_paths
+from game.openapi_tournaments import series_paths, tournament_paths
 from game.queue_routes import challenge_paths
 from game.server_state import HOSTED_BOTS
 from game.store import (
@@ -350,9 +351,9 @@ def _openapi(hosted: bool) -> dict[str, Any]:
         },
         **_cluster_paths(error),
     }
-    paths.update(_tournament_paths(body, error))
+    paths.update(tournament_paths(body, error))
     paths.update(challenge_paths(body, error))
-    paths.update(_series_paths(body, error))
+    paths.update(series_paths(body, error))
     paths.update(arena_paths(body, error))
     paths.update(ladder_paths(body, error))
     # Every GET route refuses a query parameter it does not take (game.route_query):
@@ -380,201 +381,6 @@ def _openapi(hosted: bool) -> dict[str, Any]:
             "schemas": schemas,
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
         },
-    }
-
-
-def _control_path(
-    summary: str,
-    conflict: str,
-    parameter: dict[str, Any],
-    what: str,
-    content: dict[str, Any],
-    error: Callable[[str], dict[str, Any]],
-) -> dict[str, Any]:
-    """A ``POST .../stop`` or ``.../resume`` of ``what`` (a tournament, a series): its
-    view now (``content``), or 401, 403 (``game.tournament_routes.control_refused``),
-    404, 409 (``conflict``), 422."""
-    return {
-        "post": {
-            "summary": summary,
-            "description": (
-                f"Send 'Authorization: Bearer <control_token>', the token that creating the "
-                f"{what} answered (only its creator has it), or the server's API token. A "
-                f"{what} created without a control token (by htttx-tournament, or by an "
-                "older server) takes the API token alone, and anyone's request on a server "
-                "without one."
-            ),
-            "parameters": [parameter],
-            "responses": {
-                "200": {"description": f"The {what} now", "content": content},
-                "401": error(
-                    f"A {what} without a control token, and the server's API token missing or wrong"
-                ),
-                "403": error(f"Neither the {what}'s control token nor the server's API token"),
-                "404": error(f"No such {what}"),
-                "409": error(conflict),
-                "422": error("A bot that cannot be reached any more"),
-            },
-            "security": [{"bearer": []}, {}],
-        }
-    }
-
-
-def _tournament_paths(
-    body: Callable[[str], dict[str, Any]], error: Callable[[str], dict[str, Any]]
-) -> dict[str, Any]:
-    """The routes of ``game.tournament_routes``."""
-    tournament_id = {
-        "name": "tournament_id",
-        "in": "path",
-        "required": True,
-        "schema": {"type": "string"},
-    }
-    not_found = error("No such tournament")
-
-    def control(summary: str, conflict: str) -> dict[str, Any]:
-        return _control_path(
-            summary, conflict, tournament_id, "tournament", body("TournamentView"), error
-        )
-
-    return {
-        "/tournaments": {
-            "post": {
-                "summary": "Start a round robin or gauntlet (game pairs, colours swapped)",
-                "description": (
-                    "Bots are named by URL and checked before the answer ('cmd' bots only "
-                    "on the command line, htttx-tournament). Games are ordinary games: "
-                    "listed in /games, spectated at /spectate/{game_id}. The answer's "
-                    "control_token, shown this once, is what stop and resume ask for."
-                ),
-                "requestBody": {"required": True, "content": body("TournamentRequest")},
-                "responses": {
-                    "201": {"description": "Started", "content": body("TournamentCreated")},
-                    "401": error("API token missing or wrong"),
-                    "413": error("Body too large"),
-                    "422": error("Invalid request: settings, SPRT, book, or a bot"),
-                    "503": error("The server is shutting down"),
-                },
-                "security": [{"bearer": []}, {}],
-            },
-            "get": {
-                "summary": "Tournaments, newest first",
-                "parameters": [
-                    {
-                        "name": "limit",
-                        "in": "query",
-                        "schema": {"type": "integer", "minimum": 1, "maximum": 500, "default": 100},
-                    }
-                ],
-                "responses": {
-                    "200": {"description": "Tournaments", "content": body("TournamentPage")},
-                    "422": error("Bad limit, or another query parameter"),
-                },
-            },
-        },
-        "/tournaments/{tournament_id}": {
-            "get": {
-                "summary": "Progress, standings, pair statistics, SPRT and crosstable",
-                "parameters": [tournament_id],
-                "responses": {
-                    "200": {"description": "The tournament", "content": body("TournamentView")},
-                    "404": not_found,
-                },
-            }
-        },
-        "/tournaments/{tournament_id}/games": {
-            "get": {
-                "summary": "The tournament's started games in game order, with bots and results",
-                "parameters": [
-                    tournament_id,
-                    {"name": "offset", "in": "query", "schema": {"type": "integer", "minimum": 0}},
-                    {
-                        "name": "limit",
-                        "in": "query",
-                        "schema": {"type": "integer", "minimum": 1, "maximum": 500},
-                    },
-                ],
-                "responses": {
-                    "200": {"description": "A page of games", "content": body("TournamentGames")},
-                    "404": not_found,
-                    "422": error("A bad offset or limit, or another query parameter"),
-                },
-            }
-        },
-        "/tournaments/{tournament_id}/stop": control(
-            "Stop a running tournament (its games in flight are aborted, not counted)",
-            "Not running",
-        ),
-        "/tournaments/{tournament_id}/resume": control(
-            "Go on with a stopped, interrupted or failed tournament from the stored results",
-            "Running already, or finished",
-        ),
-    }
-
-
-def _series_paths(
-    body: Callable[[str], dict[str, Any]], error: Callable[[str], dict[str, Any]]
-) -> dict[str, Any]:
-    """The routes of ``game.series_routes``."""
-    series_id = {"name": "series_id", "in": "path", "required": True, "schema": {"type": "string"}}
-    not_found = error("No such series")
-
-    def control(summary: str, conflict: str) -> dict[str, Any]:
-        return _control_path(summary, conflict, series_id, "series", body("SeriesView"), error)
-
-    return {
-        "/series": {
-            "post": {
-                "summary": "Start a series: best of N or first to K, sides alternating",
-                "description": (
-                    "Two bots by URL, one game at a time, stopped as soon as the score "
-                    "decides it. Each game's record has the tags Series, SeriesRule and "
-                    "SeriesScore (the score before it); spectators get them in setup. The "
-                    "answer's control_token, shown this once, is what stop and resume ask for."
-                ),
-                "requestBody": {"required": True, "content": body("SeriesRequest")},
-                "responses": {
-                    "201": {"description": "Started", "content": body("SeriesCreated")},
-                    "401": error("API token missing or wrong"),
-                    "413": error("Body too large"),
-                    "422": error("Invalid request: the rule, a seat, a book, or a bot"),
-                    "503": error("The server is shutting down"),
-                },
-                "security": [{"bearer": []}, {}],
-            },
-            "get": {
-                "summary": "Series, newest first, with their scores",
-                "parameters": [
-                    {
-                        "name": "limit",
-                        "in": "query",
-                        "schema": {"type": "integer", "minimum": 1, "maximum": 500, "default": 100},
-                    }
-                ],
-                "responses": {
-                    "200": {"description": "Series", "content": body("SeriesPage")},
-                    "422": error("Bad limit, or another query parameter"),
-                },
-            },
-        },
-        "/series/{series_id}": {
-            "get": {
-                "summary": "The score, the status and every game with its links",
-                "parameters": [series_id],
-                "responses": {
-                    "200": {"description": "The series", "content": body("SeriesView")},
-                    "404": not_found,
-                },
-            }
-        },
-        "/series/{series_id}/stop": control(
-            "Stop a running series (its game in flight is aborted, played again on resume)",
-            "Not running",
-        ),
-        "/series/{series_id}/resume": control(
-            "Go on with a stopped or interrupted series from the stored results",
-            "Running already, or finished",
-        ),
     }
 
 
