@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from pydantic.json_schema import models_json_schema
 
@@ -42,6 +42,23 @@ from wire.tournaments import (
 )
 
 __all__: list[str] = []
+
+
+#: What ``GET /health`` answers (``game.game_routes.health``): no wire model of its own.
+_HEALTH: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {
+        "status": {"type": "string", "enum": ["ok", "shutting down"]},
+        "live_games": {"type": "integer", "description": "absent while shutting down"},
+        "worker": {"type": "string", "description": "a cluster's worker (--redis): its id"},
+        "workers": {
+            "type": ["integer", "null"],
+            "description": "how many workers' leases hold; null: Redis out of reach",
+        },
+        "cluster_error": {"type": "string", "description": "why workers is null"},
+    },
+    "required": ["status"],
+}
 
 
 def _cluster_paths(error: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
@@ -186,6 +203,7 @@ def _openapi(hosted: bool) -> dict[str, Any]:
 
     game_id = {"name": "game_id", "in": "path", "required": True, "schema": {"type": "string"}}
     not_found = error("No such game")
+    health = {"application/json": {"schema": _HEALTH}}
     paths: dict[str, Any] = {
         "/game/new": {
             "post": {
@@ -344,8 +362,8 @@ def _openapi(hosted: bool) -> dict[str, Any]:
                     "out of reach, with cluster_error)."
                 ),
                 "responses": {
-                    "200": {"description": "Serving"},
-                    "503": {"description": "Stopping"},
+                    "200": {"description": "Serving", "content": health},
+                    "503": {"description": "Stopping", "content": health},
                 },
             }
         },
