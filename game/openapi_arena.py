@@ -71,6 +71,7 @@ def arena_paths(body: Maker, error: Maker) -> dict[str, Any]:
         "registration's and makes the bot active again.",
     )
     update["requestBody"] = {"required": True, "content": body("BotUpdate")}
+    update["responses"]["413"] = error("Body too large")
     retire = changed(
         "Retire a registered bot with its owner token",
         "It is never scheduled again; its name, history and leaderboard line stay "

@@ -4,9 +4,16 @@ the routes of ``game.tournament_routes`` and ``game.series_routes``."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 __all__ = ["series_paths", "tournament_paths"]
+
+
+#: Why ``game.tournament_routes.start_within_cap`` refuses to start or resume one.
+_OVER_CAP: Final = (
+    "The client's live games, tournaments and series leave no room for its concurrency "
+    "(--max-games-per-client)"
+)
 
 
 def _control_path(
@@ -16,10 +23,16 @@ def _control_path(
     what: str,
     content: dict[str, Any],
     error: Callable[[str], dict[str, Any]],
+    *,
+    resume: bool,
 ) -> dict[str, Any]:
     """A ``POST .../stop`` or ``.../resume`` of ``what`` (a tournament, a series): its
     view now (``content``), or 401, 403 (``game.tournament_routes.control_refused``),
-    404, 409 (``conflict``), 422."""
+    404, 409 (``conflict``), 422; a resume also 429 and 503
+    (``game.tournament_routes.resume_within_cap``)."""
+    starting = (
+        {"429": error(_OVER_CAP), "503": error("The server is shutting down")} if resume else {}
+    )
     return {
         "post": {
             "summary": summary,
@@ -40,6 +53,7 @@ def _control_path(
                 "404": error(f"No such {what}"),
                 "409": error(conflict),
                 "422": error("A bot that cannot be reached any more"),
+                **starting,
             },
             "security": [{"bearer": []}, {}],
         }
@@ -58,9 +72,15 @@ def tournament_paths(
     }
     not_found = error("No such tournament")
 
-    def control(summary: str, conflict: str) -> dict[str, Any]:
+    def control(summary: str, conflict: str, *, resume: bool = False) -> dict[str, Any]:
         return _control_path(
-            summary, conflict, tournament_id, "tournament", body("TournamentView"), error
+            summary,
+            conflict,
+            tournament_id,
+            "tournament",
+            body("TournamentView"),
+            error,
+            resume=resume,
         )
 
     return {
@@ -78,6 +98,7 @@ def tournament_paths(
                     "201": {"description": "Started", "content": body("TournamentCreated")},
                     "401": error("API token missing or wrong"),
                     "413": error("Body too large"),
+                    "429": error(_OVER_CAP),
                     "422": error("Invalid request: settings, SPRT, book, or a bot"),
                     "503": error("The server is shutting down"),
                 },
@@ -134,6 +155,7 @@ def tournament_paths(
         "/tournaments/{tournament_id}/resume": control(
             "Go on with a stopped, interrupted or failed tournament from the stored results",
             "Running already, or finished",
+            resume=True,
         ),
     }
 
@@ -145,8 +167,10 @@ def series_paths(
     series_id = {"name": "series_id", "in": "path", "required": True, "schema": {"type": "string"}}
     not_found = error("No such series")
 
-    def control(summary: str, conflict: str) -> dict[str, Any]:
-        return _control_path(summary, conflict, series_id, "series", body("SeriesView"), error)
+    def control(summary: str, conflict: str, *, resume: bool = False) -> dict[str, Any]:
+        return _control_path(
+            summary, conflict, series_id, "series", body("SeriesView"), error, resume=resume
+        )
 
     return {
         "/series": {
@@ -163,6 +187,7 @@ def series_paths(
                     "201": {"description": "Started", "content": body("SeriesCreated")},
                     "401": error("API token missing or wrong"),
                     "413": error("Body too large"),
+                    "429": error(_OVER_CAP),
                     "422": error("Invalid request: the rule, a seat, a book, or a bot"),
                     "503": error("The server is shutting down"),
                 },
@@ -200,5 +225,6 @@ def series_paths(
         "/series/{series_id}/resume": control(
             "Go on with a stopped or interrupted series from the stored results",
             "Running already, or finished",
+            resume=True,
         ),
     }

@@ -226,6 +226,7 @@ def challenge_paths(
                     "403": error("No player token, or not the creator's"),
                     "404": error("No such challenge"),
                     "409": error("Accepted, expired or cancelled already"),
+                    "422": error("A query parameter other than token (named in detail)"),
                 },
             },
         },

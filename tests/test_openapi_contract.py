@@ -91,14 +91,17 @@ class Client:
         query: str = "",
         body: Any = None,
         token: str | None = None,
+        headers: dict[str, str] | None = None,
     ) -> tuple[int, Any]:
         path = template.format(**(ids or {}))
-        headers = {} if token is None else {"authorization": f"Bearer {token}"}
+        sent = dict(headers or {})
+        if token is not None:
+            sent["authorization"] = f"Bearer {token}"
+        data = body if isinstance(body, bytes) else None if body is None else json.dumps(body)
+        if data is not None:
+            sent["content-type"] = "application/json"
         async with self.http.request(
-            method,
-            f"{self.base}{path}{'?' if query else ''}{query}",
-            json=body,
-            headers=headers,
+            method, f"{self.base}{path}{'?' if query else ''}{query}", data=data, headers=sent
         ) as response:
             media_type = response.content_type
             text = await response.text()
@@ -218,6 +221,7 @@ async def test_every_documented_operation_answers_what_the_document_says(tmp_pat
         await call("patch", "/bots/{name}", ids=hexa, body={"description": "d"}, token=owner)
         await call("patch", "/bots/{name}", ids=hexa, body={"description": "d"}, token="x")
         await call("patch", "/bots/{name}", ids=hexa, body={"description": "d"})
+        await call("patch", "/bots/{name}", ids=hexa, body=b" " * 20_000, token=owner)  # 413
         await call("get", "/bots/{name}", ids={"name": "nobody"})
 
         # A tournament stopped, shown, resumed and stopped again; one left to finish.
@@ -271,6 +275,7 @@ async def test_every_documented_operation_answers_what_the_document_says(tmp_pat
         assert status == 201, opened
         other = {"challenge_id": opened["challenge_id"]}
         await call("delete", "/challenges/{challenge_id}", ids=other, query="token=wrong")
+        await call("delete", "/challenges/{challenge_id}", ids=other, query="tokn=x")  # 422
         await call("delete", "/challenges/{challenge_id}", ids=other, query=f"token={ann}")
         await call("get", "/challenges/{challenge_id}", ids={"challenge_id": "nope"})
 
@@ -292,3 +297,45 @@ async def test_every_documented_operation_answers_what_the_document_says(tmp_pat
         if method in _OPERATIONS
     }
     assert every - contract.answered == set()
+
+
+async def test_the_per_client_cap_refusing_a_tournament_or_series_is_documented(
+    tmp_path: Path,
+) -> None:
+    # One live game per client: a tournament of concurrency 2, a series and a stopped
+    # tournament's resume while a game is live are each a 429.
+    async with arena(tmp_path, max_games_per_client=1) as a:
+        _, document = await a.get_json("/openapi.json")
+        client = Client(a.base, a.http, Contract(document))
+        call = client.call
+        entrants = [{"name": n, "url": f"{a.base}/bots/{n}"} for n in ("threat", "random")]
+        long_one = {"bots": entrants, "rounds": 50, "openings": "none"}
+        status, started = await call("post", "/tournaments", body=long_one)
+        assert status == 201, started
+        tournament, control = {"tournament_id": started["tournament_id"]}, started["control_token"]
+        status, _ = await call("post", "/tournaments/{tournament_id}/stop", ids=tournament)
+        assert status == 403  # not without its control token
+        status, view = await call(
+            "post", "/tournaments/{tournament_id}/stop", ids=tournament, token=control
+        )
+        assert status == 200, view
+        humans = {"player_x": {"type": "human"}, "player_o": {"type": "human"}}
+        status, created = await call("post", "/game/new", body=humans)
+        assert status == 200, created
+        answers = [
+            await call(
+                "post", "/tournaments/{tournament_id}/resume", ids=tournament, token=control
+            ),
+            await call("post", "/tournaments", body={**long_one, "concurrency": 2}),
+            await call(
+                "post",
+                "/series",
+                body={
+                    "player_a": {"name": "a", "bot_url": f"{a.base}/bots/threat"},
+                    "player_b": {"name": "b", "bot_url": f"{a.base}/bots/random"},
+                    "best_of": 1,
+                },
+            ),
+        ]
+    assert [status for status, _ in answers] == [429, 429, 429], answers
+    assert client.problems == []
