@@ -61,6 +61,57 @@ _HEALTH: Final[dict[str, Any]] = {
 }
 
 
+#: Why ``game.cross_site`` refuses a request, before any route sees it.
+_CROSS_SITE: Final = (
+    "A browser sent it from a page of another site (Sec-Fetch-Site, or Origin not this "
+    "server): only this server's own page, or a client that is not a browser, may change "
+    "anything"
+)
+#: Why ``game.store_outage_guard`` answers 503, whatever route met the outage.
+_STORE_OUT_OF_REACH: Final = (
+    "The game store is out of reach for the moment (PostgreSQL restarting, its network "
+    "cut, SQLite locked too long): try again after Retry-After seconds"
+)
+_RETRY_AFTER: Final = {
+    "Retry-After": {
+        "description": "Seconds to wait before trying again (the store out of reach)",
+        "schema": {"type": "integer"},
+    }
+}
+
+
+def _add_middleware_refusals(paths: dict[str, Any], error: Callable[[str], dict[str, Any]]) -> None:
+    """The answers of the app's middleware, which come from any route whatever it does:
+    403 to a request that changes something from another site's page (``game.cross_site``)
+    and 503 with ``Retry-After`` from a route that met the store out of reach
+    (``game.store_outage_guard``). OpenAPI has no responses for a whole API, so each
+    operation lists them; where its route has a 403 or 503 of its own (the same
+    ``Error`` body), the description says both. ``GET /health`` reads no store and its
+    503 is its own body: left as it is."""
+    for item in paths.values():
+        for method, operation in item.items():
+            responses = operation["responses"]
+            if method != "get":
+                _merge_response(responses, "403", error(_CROSS_SITE))
+            own = responses.get("503")
+            if own is None or own.get("content") == error("")["content"]:
+                _merge_response(responses, "503", {**error(_STORE_OUT_OF_REACH)})
+                responses["503"]["headers"] = _RETRY_AFTER
+
+
+def _merge_response(responses: dict[str, Any], status: str, added: dict[str, Any]) -> None:
+    """``added`` as the answer ``status`` of ``responses``; after the route's own reason
+    when it has one for that status (both bodies being ``Error``)."""
+    own = responses.get(status)
+    if own is None:
+        responses[status] = added
+    else:
+        responses[status] = {
+            **own,
+            "description": f"{own['description']}; or: {added['description']}",
+        }
+
+
 def _cluster_paths(error: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
     """``GET /cluster`` and the setup route a worker asks a game's owner for."""
     worker = {
@@ -380,6 +431,7 @@ def _openapi(hosted: bool) -> dict[str, Any]:
     for item in paths.values():
         if "get" in item:
             item["get"]["responses"].setdefault("422", unknown_parameter)
+    _add_middleware_refusals(paths, error)
     description = (
         "HTTTX game server. WebSockets (not described by OpenAPI): /ws?token=<token> plays "
         "a human seat with the bot protocol; /spectate/{game_id} follows a live game; "

@@ -299,6 +299,24 @@ async def test_every_documented_operation_answers_what_the_document_says(tmp_pat
     assert every - contract.answered == set()
 
 
+async def test_every_changing_operation_documents_the_refusal_of_another_sites_page(
+    tmp_path: Path,
+) -> None:
+    # game.cross_site answers 403 to a browser's request from another site's page, on
+    # every route but GET, HEAD and OPTIONS, before the route sees it.
+    async with arena(tmp_path, host_example_bots=False) as a:
+        _, document = await a.get_json("/openapi.json")
+        client = Client(a.base, a.http, Contract(document))
+        for path, item in document["paths"].items():
+            for method in set(item) & (set(_OPERATIONS) - {"get"}):
+                ids = {name: "nope" for name in _PARAMETER.findall(path)}
+                status, _ = await client.call(
+                    method, path, ids=ids, body={}, headers={"sec-fetch-site": "cross-site"}
+                )
+                assert status == 403, (method, path)
+    assert client.problems == []
+
+
 async def test_the_per_client_cap_refusing_a_tournament_or_series_is_documented(
     tmp_path: Path,
 ) -> None:

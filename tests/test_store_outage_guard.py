@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 from collections.abc import AsyncIterator
 
 import aiohttp
@@ -19,6 +20,7 @@ import pytest
 from game.server import create_app, serving
 from game.store_outage_guard import RETRY_AFTER_SECONDS
 from tests.postgres import PostgresCluster
+from tests.test_openapi_contract import Client, Contract
 
 TIMEOUT = aiohttp.ClientTimeout(total=60)
 
@@ -111,3 +113,34 @@ async def test_a_route_meeting_the_store_out_of_reach_answers_503_then_200_once_
         await proxy.restore()
         status, page, _ = await get("/games")
         assert status == 200 and page["items"] == []
+
+
+async def test_every_route_answering_503_for_the_store_out_of_reach_documents_it(
+    relay: tuple[PostgresRelay, str],
+) -> None:
+    # The served document says which answers a generated client must expect: with the
+    # store cut, every GET route (and a new game, which checks its seats' names in the
+    # store) answers as documented, the 503's Retry-After included.
+    proxy, db_url = relay
+    app = create_app(db_url=db_url, host_example_bots=False)
+    async with serving(app) as server, aiohttp.ClientSession(timeout=TIMEOUT) as http:
+        async with http.get(f"{server.url}/openapi.json") as response:
+            document = await response.json()
+        client = Client(server.url, http, Contract(document))
+        await proxy.cut()
+        answered: dict[str, int] = {}
+        for path, item in document["paths"].items():
+            if "get" in item:
+                ids = {name: "nope" for name in re.findall(r"{(\w+)}", path)}
+                answered[path], _ = await client.call("get", path, ids=ids)
+        humans = {"player_x": {"type": "human"}, "player_o": {"type": "human"}}
+        answered["/game/new"], _ = await client.call("post", "/game/new", body=humans)
+        await proxy.restore()
+    assert client.problems == []
+    assert answered["/games"] == answered["/game/new"] == 503, answered
+    assert all(
+        "Retry-After" in item[method]["responses"]["503"].get("headers", {})
+        for path, item in document["paths"].items()
+        for method in item
+        if path != "/health"
+    )
