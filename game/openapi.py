@@ -61,6 +61,44 @@ _HEALTH: Final[dict[str, Any]] = {
 }
 
 
+#: Each operation's ``operationId``: the name of its function in a generated client
+#: (openapi-generator, openapi-python-client), which would otherwise make one up from
+#: the path (``gamesGameIdGet``). Part of the contract: never renamed. A route without
+#: one here fails the document's build (a KeyError), so a new route cannot forget it.
+_OPERATION_IDS: Final[dict[tuple[str, str], str]] = {
+    ("post", "/game/new"): "create_game",
+    ("get", "/games"): "list_games",
+    ("get", "/games/{game_id}"): "get_game",
+    ("get", "/games/{game_id}/notation"): "get_game_notation",
+    ("get", "/health"): "get_health",
+    ("get", "/cluster"): "get_cluster",
+    ("get", "/cluster/games/{game_id}/setup"): "get_cluster_game_setup",
+    ("post", "/tournaments"): "create_tournament",
+    ("get", "/tournaments"): "list_tournaments",
+    ("get", "/tournaments/{tournament_id}"): "get_tournament",
+    ("get", "/tournaments/{tournament_id}/games"): "list_tournament_games",
+    ("post", "/tournaments/{tournament_id}/stop"): "stop_tournament",
+    ("post", "/tournaments/{tournament_id}/resume"): "resume_tournament",
+    ("post", "/challenges"): "create_challenge",
+    ("get", "/challenges/{challenge_id}"): "get_challenge",
+    ("delete", "/challenges/{challenge_id}"): "cancel_challenge",
+    ("post", "/challenges/{challenge_id}/accept"): "accept_challenge",
+    ("post", "/series"): "create_series",
+    ("get", "/series"): "list_series",
+    ("get", "/series/{series_id}"): "get_series",
+    ("post", "/series/{series_id}/stop"): "stop_series",
+    ("post", "/series/{series_id}/resume"): "resume_series",
+    ("get", "/bots"): "list_bots",
+    ("post", "/bots"): "register_bot",
+    ("get", "/bots/{name}"): "get_bot",
+    ("patch", "/bots/{name}"): "update_bot",
+    ("delete", "/bots/{name}"): "retire_bot",
+    ("get", "/bots/{name}/ratings"): "get_bot_ratings",
+    ("get", "/leaderboard"): "get_leaderboard",
+    ("get", "/ladder"): "get_ladder",
+    ("post", "/ladder/pause"): "pause_ladder",
+    ("post", "/ladder/resume"): "resume_ladder",
+}
 #: Why ``game.cross_site`` refuses a request, before any route sees it.
 _CROSS_SITE: Final = (
     "A browser sent it from a page of another site (Sec-Fetch-Site, or Origin not this "
@@ -432,6 +470,9 @@ def _openapi(hosted: bool) -> dict[str, Any]:
         if "get" in item:
             item["get"]["responses"].setdefault("422", unknown_parameter)
     _add_middleware_refusals(paths, error)
+    for path, item in paths.items():
+        for method, operation in item.items():
+            operation["operationId"] = _OPERATION_IDS[method, path]
     description = (
         "HTTTX game server. WebSockets (not described by OpenAPI): /ws?token=<token> plays "
         "a human seat with the bot protocol; /spectate/{game_id} follows a live game; "

@@ -140,6 +140,13 @@ async def test_every_served_route_is_documented_with_its_methods_and_path_parame
         for path, item in document["paths"].items()
     }
     assert documented == _served_operations()
+    # A generated client names each function after its operationId: one each, unique.
+    operation_ids = [
+        item[method]["operationId"]
+        for path, item in document["paths"].items()
+        for method in documented[path]
+    ]
+    assert len(set(operation_ids)) == len(operation_ids) == sum(map(len, documented.values()))
     for path, item in document["paths"].items():
         for method in documented[path]:
             declared = item[method].get("parameters", [])
