@@ -22,6 +22,7 @@ from game.serve import main as serve_main
 from game.server import GameServer, create_app, serving
 from tests.postgres import PostgresCluster
 from tests.redis_server import RedisServer
+from tests.test_openapi_contract import Contract
 from tests.test_server import (
     HUMAN_MATCH,
     choose,
@@ -175,6 +176,11 @@ async def test_each_worker_lists_both_and_says_so_in_health(cluster: Cluster) ->
         assert health["worker"] == "worker-b" and health["workers"] == 2
         status, document = await cluster.get(f"{a.base}/openapi.json")
         assert {"/cluster", "/cluster/games/{game_id}/setup"} <= set(document["paths"])
+        # A worker's answers fit the schemas a generated client reads them with.
+        contract = Contract(document)
+        json_type = "application/json"
+        assert contract.problems("get", "/cluster", 200, json_type, listed) == []
+        assert contract.problems("get", "/health", 200, json_type, health) == []
 
 
 async def test_a_spectator_on_b_follows_a_game_run_by_a_move_by_move(cluster: Cluster) -> None:
