@@ -19,6 +19,9 @@ from game.server_state import _runtime
 __all__ = ["cluster_routes"]
 
 NOT_CLUSTERED = "this server runs alone: it was started without --redis"
+#: What ``?games=`` takes (the document says boolean); anything else is a 422.
+_TRUE = ("1", "true", "yes")
+_FALSE = ("0", "false", "no", "")
 
 
 def _age(heartbeat: str, now: datetime) -> float:
@@ -31,6 +34,10 @@ def _age(heartbeat: str, now: datetime) -> float:
 async def cluster(request: Request) -> Response:
     if (unknown := unknown_query(request, ("games",))) is not None:
         return JSONResponse({"detail": unknown}, status_code=422)
+    wanted = request.query_params.get("games", "false").strip().lower()
+    if wanted not in _TRUE + _FALSE:
+        detail = f"games: expected true or false, got {wanted[:40]!r}"
+        return JSONResponse({"detail": detail}, status_code=422)
     runtime = _runtime(request)
     node = runtime.manager.cluster
     if node is None:
@@ -40,7 +47,7 @@ async def cluster(request: Request) -> Response:
     remote = runtime.tournaments.remote
     leadership = runtime.queue_leadership  # game.cluster_queue
     listed = [info.public(_age(info.heartbeat, now), node.leases) for info in workers]
-    if request.query_params.get("games", "").lower() in ("1", "true", "yes"):
+    if wanted in _TRUE:
         games = await node.games_of(workers)
         for entry, info in zip(listed, workers, strict=True):
             entry["games"] = games[info.id]

@@ -211,7 +211,7 @@ def _cluster_paths(error: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
                         "in": "query",
                         "required": False,
                         "schema": {"type": "boolean", "default": False},
-                        "description": "list each worker's live games",
+                        "description": "list each worker's live games (true, 1, yes; false, 0, no)",
                     }
                 ],
                 "responses": {

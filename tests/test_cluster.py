@@ -198,6 +198,10 @@ async def test_a_spectator_on_b_follows_a_game_run_by_a_move_by_move(cluster: Cl
         assert games == {"worker-a": [game_id], "worker-b": []}
         _, plain = await cluster.get(f"{b.base}/cluster")
         assert all("games" not in info for info in plain["workers"])
+        _, off = await cluster.get(f"{b.base}/cluster?games=false")
+        assert all("games" not in info for info in off["workers"])
+        status, refused = await cluster.get(f"{b.base}/cluster?games=banana")
+        assert (status, refused) == (422, {"detail": "games: expected true or false, got 'banana'"})
         human_url = f"{a.ws_base}/ws?token={created['token_x']}"
         async with cluster.http.ws_connect(human_url) as human:
             await receive_type(human, "setup")
