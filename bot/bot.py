@@ -190,6 +190,14 @@ class BaseBot:
         self.deadline: Deadline = Deadline(None)
 
     @classmethod
+    def warm_up(cls) -> None:
+        """Work done once per process before the bot is ready to play: compiling a
+        search, loading tables. A bot server runs it before it answers on
+        ``capabilities.json`` (``htttx-bot``: before it listens), so that no game starts
+        on a bot not yet able to keep its clock; in a worker thread (or in each worker
+        process), never on the event loop. The default does nothing."""
+
+    @classmethod
     def capabilities(cls) -> Capabilities:
         """What this bot supports; the framework implements all of it. Default: the
         basic WebSocket and stateless APIs with their base features."""

@@ -17,9 +17,10 @@ import logging
 import math
 import multiprocessing
 import os
+import time
 import uuid
 from collections import OrderedDict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -43,6 +44,9 @@ __all__ = [
     "SessionCalls",
     "ThinkCall",
     "TooManyCallsError",
+    "has_warm_up",
+    "warm_up_bots",
+    "warm_up_in_background",
 ]
 
 # One logger for the whole bot server.
@@ -142,6 +146,54 @@ def _call_in_worker(
             while len(_worker_bots) > _WORKER_BOTS_MAX:
                 _worker_bots.popitem(last=False)
     return _perform(bot, call, Deadline(seconds))
+
+
+def _warm_up_in_worker(bot_class: type[BaseBot]) -> None:
+    bot_class.warm_up()
+
+
+def has_warm_up(bot_class: type[BaseBot]) -> bool:
+    """Whether ``bot_class`` overrides ``BaseBot.warm_up`` (the default does nothing:
+    no need to start a worker for it).
+
+    >>> class Compiled(BaseBot):
+    ...     @classmethod
+    ...     def warm_up(cls) -> None: ...
+    >>> has_warm_up(BaseBot), has_warm_up(Compiled)
+    (False, True)
+    """
+    default = getattr(BaseBot.warm_up, "__func__", None)
+    return getattr(bot_class.warm_up, "__func__", None) is not default
+
+
+async def warm_up_bots(pool: BotPool, bot_classes: Iterable[type[BaseBot]]) -> None:
+    """Warm up each of ``bot_classes`` that has a ``warm_up`` of its own in ``pool``, one
+    after the other (they would share the cores), each with a line in the log before and
+    after: a first start may take a while (SearchBot compiles its kernels)."""
+    for bot_class in dict.fromkeys(bot_classes):
+        if not has_warm_up(bot_class):
+            continue
+        name = bot_class.name or bot_class.__name__
+        log.info("%s: warming up before it plays (a first start may take a while)", name)
+        started = time.monotonic()
+        await pool.warm_up(bot_class)
+        log.info("%s: ready after %.1f s of warm-up", name, time.monotonic() - started)
+
+
+def warm_up_in_background(
+    pool: BotPool, bot_classes: Iterable[type[BaseBot]]
+) -> asyncio.Task[None]:
+    """``warm_up_bots`` as a task of its own, for a server that serves other things
+    meanwhile (the game server and its hosted bots): its error is logged, not raised.
+    Cancelling the task stops the waiting, not a warm-up already running."""
+
+    async def warm_up() -> None:
+        try:
+            await warm_up_bots(pool, bot_classes)
+        except Exception:
+            log.exception("warming up the bots failed; they play as they can")
+
+    return asyncio.create_task(warm_up(), name="bots' warm-up")
 
 
 def _forget_in_worker(key: str) -> None:
@@ -292,6 +344,31 @@ class BotPool:
         the caller abandons the call (its deadline should be cancelled first)."""
         call = ThinkCall(job.kind, job.position, job.side, job.match)
         return await self._start(self._slot(bot_class, keep=False), call, deadline)
+
+    # ------------------------------------------------------------------ warming up
+
+    async def warm_up(self, bot_class: type[BaseBot]) -> None:
+        """``bot_class.warm_up()`` where the bot's calls run, never on the event loop: in
+        a worker thread, or in every worker process (the first alone, then the others at
+        once, so that a disk cache the first fills, numba's say, the others only load).
+        Its error, if any, is raised here."""
+        if self._thread_pool is not None:
+            future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+
+            def finished(error: BaseException | None, result: Any) -> None:
+                if not future.done():
+                    if error is None:
+                        future.set_result(result)
+                    else:
+                        future.set_exception(error)
+
+            self._thread_pool.submit(bot_class.warm_up, (), asyncio.get_running_loop(), finished)
+            await future
+            return
+        shards = range(len(self._shards))
+        for batch in (shards[:1], shards[1:]):
+            warming = [self._submit(shard, _warm_up_in_worker, bot_class) for shard in batch]
+            await asyncio.gather(*map(asyncio.wrap_future, warming))
 
     # ------------------------------------------------------------------ closing
 

@@ -67,7 +67,7 @@ from starlette.websockets import WebSocket
 
 from bot.bot import BaseBot
 from bot.connection import MAX_FRAME_BYTES, not_a_socket, socket_endpoint
-from bot.pool import CLOSE_TIMEOUT, MAX_QUEUED_CALLS, BotPool
+from bot.pool import CLOSE_TIMEOUT, MAX_QUEUED_CALLS, BotPool, warm_up_bots
 from bot.stateless_route import MAX_BODY_BYTES, read_body, stateless_turn
 from models import (
     CLOSE_GOING_AWAY,
@@ -351,7 +351,8 @@ def create_app(
 
     Without ``pool``, the app makes one (``workers``, ``processes``) and closes it on
     shutdown; a given ``pool`` stays its owner's to close. ``app.state.bot_pool`` is the
-    pool either way.
+    pool either way. Its lifespan's startup runs each bot's ``warm_up`` in the pool
+    (``bot.pool.warm_up_bots``), so the server answers nothing before its bots are ready.
     """
     table = {"/": bots} if isinstance(bots, type) else dict(bots)
     if not table:
@@ -387,7 +388,11 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        # Before the server accepts anything (uvicorn serves once the lifespan has
+        # started): a bot is ready when it says so, and a game server or tournament
+        # runner takes a 200 on capabilities.json to mean it can play now.
         try:
+            await warm_up_bots(bot_pool, table.values())
             yield
         finally:
             if own_pool:

@@ -112,8 +112,11 @@ __all__ = [
     "stop_all",
 ]
 
-#: Seconds to wait for ``capabilities.json`` before giving up on a start.
-DEFAULT_START_TIMEOUT = 15.0
+#: Seconds to wait for ``capabilities.json`` before giving up on a start: a bot server
+#: answers only once its bots are warmed up (``BaseBot.warm_up``), and SearchBot's first
+#: start compiles for some 15 s on an idle core, over a minute on a busy one. A bot that
+#: is ready sooner is played sooner; only a broken one waits this long.
+DEFAULT_START_TIMEOUT = 120.0
 #: Seconds between SIGTERM and SIGKILL when stopping.
 DEFAULT_GRACE = 3.0
 #: How much of a log a start error quotes.

@@ -56,6 +56,7 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.routing import BaseRoute, WebSocketRoute
 
+from bot.pool import warm_up_in_background
 from bot.serve import BotPool, ListeningServer, mount_bot, uvicorn_config
 from bot.serve import create_app as create_bot_app
 from bot.serve import serving as serving_bot
@@ -268,6 +269,10 @@ def create_app(
         async with contextlib.AsyncExitStack() as stack:
             stack.callback(pool.shutdown)
             stack.push_async_callback(pool.close_sessions)
+            if host_example_bots:
+                # SearchBot compiles its kernels now rather than in its first game, in the
+                # background: the server serves people meanwhile (a bot server waits).
+                stack.callback(warm_up_in_background(pool, HOSTED_BOTS.values()).cancel)
             store = await GameStore.open(settings.db_url)
             stack.push_async_callback(store.close)
             node = None

@@ -11,10 +11,11 @@ Each move:
    evaluation from the windows' stone counts kept incrementally, and forced blocks
    searched on past the nominal depth.
 
-The core (``bot.bots.search``) is compiled with numba when it is installed, in a
-background thread on first use (the first moves are searched by the pure-Python kernels
-meanwhile); without numba, or with ``HTTTX_SEARCH_PURE=1`` or ``SearchBot(pure=True)``,
-it runs as plain Python, about a hundred times slower.
+The core (``bot.bots.search``) is compiled with numba when it is installed: a bot server
+does it before it says it is ready (``SearchBot.warm_up``); elsewhere, in a background
+thread on first use (the first moves are searched by the pure-Python kernels meanwhile).
+Without numba, or with ``HTTTX_SEARCH_PURE=1`` or ``SearchBot(pure=True)``, it runs as
+plain Python, about a hundred times slower.
 
 It uses part of the time it is given (``Deadline``, from the game's move time limit and
 clock; in a game without a clock, whose limit is the server's stall limit, no more than
@@ -114,6 +115,15 @@ class SearchBot(BaseBot):
         self.max_depth = max_depth
         self.max_nodes = max_nodes
         self.last: SearchResult | None = None
+
+    @classmethod
+    def warm_up(cls) -> None:
+        """Compile the kernels, or load them from numba's disk cache, before a bot server
+        says the bot is ready: compiling takes some 15 s on an idle core (a minute and
+        more on a busy machine), loading about 2 s, and a first game played meanwhile
+        would be played by the kernels a hundred times slower. Nothing to do without
+        numba or with ``HTTTX_SEARCH_PURE=1``."""
+        compiled_backend(wait=True)
 
     @classmethod
     def capabilities(cls) -> Capabilities:

@@ -7,9 +7,12 @@ import of a server module. ``compiled_backend(wait=False)`` starts that work in 
 background thread and answers None until it is done, so a bot can play its first moves
 with the pure kernels instead of overrunning its clock.
 
-When numba can cache (``cache=True``: next to the source, or in its user cache where
-site-packages is read-only), the compiling itself happens in a child process that fills
-the cache, and this process only loads the result.
+When numba can cache (``cache=True``: in ``NUMBA_CACHE_DIR`` when set, else next to the
+source, or in its user cache, ``~/.cache/numba``, where site-packages is read-only), the
+compiling itself happens in a child process that fills the cache, and this process only
+loads the result: some 15 s the first time on an idle core, 2 s from the cache. Bot
+servers wait for it before they say they are ready (``SearchBot.warm_up``);
+``python -m bot.bots.search`` does it alone (``make`` runs it after installing).
 
 The pure fallback is the same source run by CPython on lists (faster to index than numpy
 arrays there). ``HTTTX_SEARCH_PURE=1`` in the environment forces it.
@@ -23,6 +26,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import ModuleType
@@ -127,6 +131,13 @@ def _build() -> Backend | None:
     them with a first call on a tiny board (cache=True: numba keeps the machine code on
     disk, next to the source or in its user cache if that is read-only)."""
     global _compiled, _failed
+    child = bool(os.environ.get("HTTTX_SEARCH_CHILD"))
+    started = time.monotonic()
+    if not child:
+        log.info(
+            "search kernels: compiling them with numba, or loading them from its disk "
+            "cache (a compile, after an install or a change to the kernels, takes ~15 s)"
+        )
     try:
         _compile_elsewhere()
         import numba
@@ -155,6 +166,13 @@ def _build() -> Backend | None:
         return None
     with _lock:
         _compiled = built
+    if not child:
+        cache = getattr(getattr(module.search_root, "_cache", None), "_cache_path", None)
+        log.info(
+            "search kernels: ready (numba) in %.1f s; disk cache: %s",
+            time.monotonic() - started,
+            cache or "none",
+        )
     return built
 
 
