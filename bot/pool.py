@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import gc
 import itertools
 import logging
 import math
@@ -46,7 +47,6 @@ __all__ = [
     "TooManyCallsError",
     "has_warm_up",
     "warm_up_bots",
-    "warm_up_in_background",
 ]
 
 # One logger for the whole bot server.
@@ -169,7 +169,15 @@ def has_warm_up(bot_class: type[BaseBot]) -> bool:
 async def warm_up_bots(pool: BotPool, bot_classes: Iterable[type[BaseBot]]) -> None:
     """Warm up each of ``bot_classes`` that has a ``warm_up`` of its own in ``pool``, one
     after the other (they would share the cores), each with a line in the log before and
-    after: a first start may take a while (SearchBot compiles its kernels)."""
+    after: a first start may take a while (SearchBot compiles its kernels).
+
+    In a process that froze its startup heap (``gc.freeze``: ``game.serve.tune_gc``),
+    what the warm-ups made is frozen too: it lives as long as the process (numba's
+    compiled kernels are hundreds of thousands of objects), and left to the collector
+    every full collection would walk it again. A game server that loaded SearchBot's
+    kernels this way spent a quarter more CPU a move late in 1000-move games
+    (bench/server.py) until they were frozen."""
+    warmed = False
     for bot_class in dict.fromkeys(bot_classes):
         if not has_warm_up(bot_class):
             continue
@@ -177,23 +185,11 @@ async def warm_up_bots(pool: BotPool, bot_classes: Iterable[type[BaseBot]]) -> N
         log.info("%s: warming up before it plays (a first start may take a while)", name)
         started = time.monotonic()
         await pool.warm_up(bot_class)
+        warmed = True
         log.info("%s: ready after %.1f s of warm-up", name, time.monotonic() - started)
-
-
-def warm_up_in_background(
-    pool: BotPool, bot_classes: Iterable[type[BaseBot]]
-) -> asyncio.Task[None]:
-    """``warm_up_bots`` as a task of its own, for a server that serves other things
-    meanwhile (the game server and its hosted bots): its error is logged, not raised.
-    Cancelling the task stops the waiting, not a warm-up already running."""
-
-    async def warm_up() -> None:
-        try:
-            await warm_up_bots(pool, bot_classes)
-        except Exception:
-            log.exception("warming up the bots failed; they play as they can")
-
-    return asyncio.create_task(warm_up(), name="bots' warm-up")
+    if warmed and gc.get_freeze_count():
+        gc.collect()  # what the warm-ups threw away goes first, as in tune_gc
+        gc.freeze()
 
 
 def _forget_in_worker(key: str) -> None:

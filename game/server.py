@@ -56,7 +56,6 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.routing import BaseRoute, WebSocketRoute
 
-from bot.pool import warm_up_in_background
 from bot.serve import BotPool, ListeningServer, mount_bot, uvicorn_config
 from bot.serve import create_app as create_bot_app
 from bot.serve import serving as serving_bot
@@ -269,10 +268,10 @@ def create_app(
         async with contextlib.AsyncExitStack() as stack:
             stack.callback(pool.shutdown)
             stack.push_async_callback(pool.close_sessions)
-            if host_example_bots:
-                # SearchBot compiles its kernels now rather than in its first game, in the
-                # background: the server serves people meanwhile (a bot server waits).
-                stack.callback(warm_up_in_background(pool, HOSTED_BOTS.values()).cancel)
+            # The hosted SearchBot is not warmed up here: its compiled kernels, loaded into
+            # this process, cost every move of every game a little (bench/server.py: a
+            # quarter more CPU a move late in 1000-move games), so they are loaded only
+            # once a game needs them (SearchBot compiles in the background meanwhile).
             store = await GameStore.open(settings.db_url)
             stack.push_async_callback(store.close)
             node = None

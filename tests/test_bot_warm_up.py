@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import os
 import re
 import sys
@@ -18,7 +19,7 @@ import pytest
 
 from bot.bot import BaseBot
 from bot.bots.search.backend import numba_available, pure_forced
-from bot.pool import has_warm_up
+from bot.pool import BotPool, has_warm_up, warm_up_bots
 from bot.serve import BotServer, create_app, serving, uvicorn_config
 from wire.listening import listen
 
@@ -141,3 +142,38 @@ async def test_htttx_bot_serving_searchbot_says_it_is_ready_before_it_serves() -
         if process.returncode is None:
             process.kill()
         await process.wait()
+
+
+class LoadingBot(BaseBot):
+    """Its warm-up loads what it keeps for good: 20,000 containers (a stand-in for
+    numba's compiled kernels)."""
+
+    kept: ClassVar[list[list[int]]] = []
+
+    @classmethod
+    def warm_up(cls) -> None:
+        cls.kept += [[n] for n in range(20_000)]  # lists: always tracked by the collector
+
+    def choose_move(self, cells, player, match):  # type: ignore[no-untyped-def]
+        return [(1, 0), (2, 0)]
+
+
+async def test_what_a_warm_up_loads_is_frozen_in_a_process_that_froze_its_start() -> None:
+    # game.serve.tune_gc froze the game server's startup heap; a warm-up after it (the
+    # ladder's hosted bots, the analysis bot) is frozen too, or every full collection
+    # walks it again (numba's kernels made the game server's late moves a quarter dearer).
+    # A process that froze nothing (htttx-bot, the suite) is left as it is.
+    pool = BotPool(1)
+    try:
+        assert gc.get_freeze_count() == 0
+        await warm_up_bots(pool, [LoadingBot])
+        assert gc.get_freeze_count() == 0
+        gc.freeze()
+        try:
+            before = gc.get_freeze_count()
+            await warm_up_bots(pool, [LoadingBot])
+            assert gc.get_freeze_count() >= before + 20_000
+        finally:
+            gc.unfreeze()
+    finally:
+        pool.shutdown()
