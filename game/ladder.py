@@ -405,7 +405,18 @@ class Ladder:
                     e.name, e.url, e.rating, e.last_game_at, e.backoff_until, e.backoff_reason
                 )
                 self._entrants[key] = self._laid_over(key, seen)
+            self._forget_the_departed()
         return list(self._entrants.values())
+
+    def _forget_the_departed(self) -> None:
+        """Drop what this ladder remembers of bots no longer in it (retired, opted out,
+        unreachable) and not in one of its games: a long-running server sees bots come
+        and go, and kept them all. One that comes back starts with an even colour
+        balance and no last opponent; its last game is the registry's."""
+        keep = self._entrants.keys() | self._busy
+        for table in (self._sides, self._last_opponent, self._last_played):
+            for key in [key for key in table if key not in keep]:
+                del table[key]
 
     def _laid_over(self, key: str, entrant: _Seen) -> _Seen:
         mine = self._last_played.get(key)

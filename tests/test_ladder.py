@@ -140,6 +140,41 @@ async def test_a_bot_that_stops_answering_is_backed_off_and_the_reason_shown(
         await s.until("/ladder", lambda body: body["games_finished"] >= before + 3)
 
 
+async def test_a_bot_that_leaves_the_ladder_leaves_nothing_of_it_behind(tmp_path: Path) -> None:
+    # The ladder remembers each bot's colour balance, last opponent and last game; a
+    # server running for months sees bots come and go, and must not keep them all.
+    app = create_app(db_url=f"sqlite+aiosqlite:///{tmp_path / 'g.sqlite'}", ladder=FAST)
+    timeout = aiohttp.ClientTimeout(total=TIMEOUT)
+    async with (
+        three_bots() as urls,
+        serving(app) as server,
+        aiohttp.ClientSession(timeout=timeout) as http,
+    ):
+        s = Server(server.url, http)
+        ladder = app.state.arena.ladder
+        owners = {name: (await s.register(name, url))["owner_token"] for name, url in urls.items()}
+        async with asyncio.timeout(TIMEOUT):
+            while "random" not in ladder._sides:  # it has played
+                await asyncio.sleep(0.01)
+            async with http.delete(
+                f"{s.base}/bots/random", headers={"authorization": f"Bearer {owners['random']}"}
+            ) as response:
+                assert response.status == 200, await response.text()
+            # Its last game over and the entrants read again since...
+            while "random" in ladder._entrants or "random" in ladder._busy:
+                await asyncio.sleep(0.01)
+            read_at = ladder._read_at
+            while ladder._read_at == read_at:
+                await asyncio.sleep(0.01)
+            # ... and once more, to the end of that read: a game paired after it.
+            started = ladder.games_started
+            while ladder.games_started == started:
+                await asyncio.sleep(0.01)
+        assert "random" not in ladder._entrants  # retired for good
+        for table in (ladder._sides, ladder._last_opponent, ladder._last_played):
+            assert set(table) <= {"threat", "center"}, table
+
+
 async def test_pause_and_resume(tmp_path: Path) -> None:
     async with three_bots() as urls, game_server(tmp_path / "p.sqlite", ladder=FAST) as s:
         status, paused = await s.post("/ladder/pause")
