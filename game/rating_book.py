@@ -44,6 +44,7 @@ from game.store.schema import player_key
 from models import EndCause, GameRecord, GameResult, Player, PlayerType, RatingPoint, ResultReason
 
 __all__ = [
+    "KNOWN_KINDS_MAX",
     "RATING_HISTORY_MAX",
     "GameOutcome",
     "PlayerStanding",
@@ -54,6 +55,10 @@ __all__ = [
 
 #: The most points ``history`` gives.
 RATING_HISTORY_MAX: Final = 1000
+#: Players whose kind a ``RatingBook`` remembers, at most: every person who ever played a
+#: rated game would be too many for a server that runs for months. The oldest read is
+#: dropped first, and read again when its player next plays.
+KNOWN_KINDS_MAX: Final = 10_000
 
 
 class UnratableGame(ValueError):
@@ -148,7 +153,13 @@ def _now() -> datetime:
 class RatingBook:
     """The ratings of one server, kept in ``store``."""
 
-    def __init__(self, store: GameStore, *, running: Callable[[str], bool] | None = None) -> None:
+    def __init__(
+        self,
+        store: GameStore,
+        *,
+        running: Callable[[str], bool] | None = None,
+        known_kinds_max: int = KNOWN_KINDS_MAX,
+    ) -> None:
         """``running(game_id)`` says whether a game runs in this process and its end
         hooks are yet to run (the server passes ``GameManager.awaits_end_hooks``):
         ``track`` then asks the store nothing more about it, as the end hook will rate
@@ -160,8 +171,10 @@ class RatingBook:
         # hook looks here first, so an untracked game costs it nothing.
         self._tracked: dict[str, tuple[str, str]] = {}
         # Each player's kind (bot or human) as the arena has it: fixed once a name is
-        # claimed, so read once per player, not once per game.
+        # claimed, so read once per player, not once per game (the most recently read
+        # ``known_kinds_max`` of them).
         self._kinds: dict[str, str] = {}
+        self._known_kinds_max = known_kinds_max
 
     async def rating_of(self, name: str) -> Rating:
         """The player's rating; ``Rating()`` for a player never rated."""
@@ -261,13 +274,16 @@ class RatingBook:
         """Each side's kind: the arena's (remembered once read), else the record's seat
         type, else bot."""
         keys = {side: player_key(name) or "" for side, name in ((Player.X, x), (Player.O, o))}
-        unknown = [key for key in keys.values() if key not in self._kinds]
+        found = {key: self._kinds[key] for key in keys.values() if key in self._kinds}
+        unknown = [key for key in keys.values() if key not in found]
         if unknown:
             for key, player in (await self.store.arena.players(unknown)).items():
-                self._kinds[key] = player.kind
+                found[key] = self._kinds[key] = player.kind
+            while len(self._kinds) > self._known_kinds_max:
+                del self._kinds[next(iter(self._kinds))]
         kinds: dict[Player, str] = {}
         for side, seat in ((Player.X, record.player_x), (Player.O, record.player_o)):
-            known = self._kinds.get(keys[side])
+            known = found.get(keys[side])
             if known is not None:
                 kinds[side] = known
             else:  # not in the arena (yet): the seat says

@@ -211,3 +211,25 @@ async def test_pending_games_are_rated_at_startup_in_the_order_they_ended(
     assert row is not None
     assert row.rating.mu == pytest.approx(a.mu), (row.rating, a)
     assert [p.game_id for p in await store.ratings.history("a", 10)] == ["first", "second"]
+
+
+async def test_the_rating_book_remembers_the_kinds_of_a_bounded_number_of_players(
+    store: GameStore,
+) -> None:
+    # A server rates games for months: it must not keep every player who ever played.
+    from game.rating_book import RatingBook
+
+    book = RatingBook(store, known_kinds_max=3)
+    won = GameResult(winner=Player.X, reason=ResultReason.WIN)
+    for game in range(5):
+        names = (f"ada{game}", f"bo{game}")
+        for name in names:
+            assert await store.arena.claim(name, name, "human", None, T0)
+        game_id = f"g{game}"
+        # No seat types in the record: only the arena says these are people.
+        await store.create_game(GameRecord(game_id=game_id, started_at=T0))
+        await store.finish_game(game_id, won, ended_at=T0 + timedelta(minutes=game))
+        await book.track(game_id, *names)  # over already: rated at once
+        rows = [await store.ratings.get(name) for name in names]
+        assert [row.kind if row else None for row in rows] == ["human", "human"]
+    assert len(book._kinds) <= 3
