@@ -571,8 +571,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     # uvicorn handles SIGINT/SIGTERM: GameServer aborts the games, uvicorn closes the
     # sockets, the lifespan closes the store; then uvicorn re-raises the signal (SIGINT
     # arrives here as KeyboardInterrupt).
-    with contextlib.suppress(KeyboardInterrupt):
-        server.run(sockets=[listener])
+    hosted_bots_log = logging.getLogger("bot.serve")
+    level_before = hosted_bots_log.level
+    if args.log_level == "info":
+        # The hosted bots' sessions would log each game's end once more per hosted seat
+        # ("closing (1000): game over: ..."): the game's own "over" line says it. Their
+        # warnings (a session closed for a bad packet) still show.
+        hosted_bots_log.setLevel(logging.WARNING)
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            server.run(sockets=[listener])
+    finally:  # a caller of main() in this process keeps its own logging
+        hosted_bots_log.setLevel(level_before)
     if not server.started:
         print(
             f"{parser.prog}: error: the server failed to start (see the log above)", file=sys.stderr
