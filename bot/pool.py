@@ -395,11 +395,14 @@ class BotPool:
         if self._thread_pool is not None:
             self._thread_pool.shutdown()
         for shard in self._shards:
-            shard.shutdown(wait=False, cancel_futures=True)
             # A worker stuck in a bot would block the interpreter's exit; they hold
-            # nothing worth finishing once the sessions are closed.
+            # nothing worth finishing once the sessions are closed. Taken before
+            # ``shutdown``, which forgets them: after it, the workers were left running
+            # when the server exited, orphans, two more for each restart.
             processes: dict[int, Any] = getattr(shard, "_processes", None) or {}
-            for process in list(processes.values()):
+            workers = list(processes.values())
+            shard.shutdown(wait=False, cancel_futures=True)
+            for process in workers:
                 with contextlib.suppress(Exception):
                     process.terminate()
 
