@@ -351,35 +351,12 @@ async def test_a_rated_series_counts_each_game_once_for_the_ratings(tmp_path: Pa
 async def test_a_void_game_or_one_stored_after_the_decision_changes_no_score(
     tmp_path: Path,
 ) -> None:
-    db = tmp_path / "s.sqlite"
-    series = SeriesRequest.model_validate(
-        {
-            "player_a": {"name": "a", "bot_url": "http://127.0.0.1:1"},
-            "player_b": {"name": "b", "bot_url": "http://127.0.0.1:2"},
-            "best_of": 5,
-            "openings": "none",
-        }
-    ).tournament()
     a_wins: Json = {"winner": "a", "failures": {}}
     nobody_came: Json = {"winner": None, "failures": {"a": "no_show", "b": "no_show"}, "void": True}
     # Won 3-0 at game 4 (game 3 void); game 5 ended once it was decided, as the store
     # can hold one (an SPRT's tournament does): listed, not counted.
     outcomes = [a_wins, a_wins, nobody_came, a_wins, {"winner": "b", "failures": {}}]
-    async with await GameStore.open(f"sqlite+aiosqlite:///{db}") as store:
-        await store.series.create(
-            "s1",
-            name="stored",
-            request_json=series.model_dump_json(),
-            games_total=series.games,
-            created_at=datetime.now(UTC),
-        )
-        for idx, outcome in enumerate(outcomes):
-            await store.tournaments.start_game("s1", idx, f"g{idx}")
-            assert await store.tournaments.finish_game("s1", idx, {**outcome, "game_id": f"g{idx}"})
-        await store.tournaments.set_status("s1", "stopped", reason="stopped on request")
-    async with arena(db) as arena_:
-        status, view = await arena_.get("/series/s1")
-    assert status == 200, view
+    view = await stored_series_view(tmp_path, {"best_of": 5}, outcomes, series_status="stopped")
     assert view["score"]["text"] == "a 3-0 b" and view["score"]["decided"]
     games = view["games"]
     assert [g["counted"] for g in games] == [True, True, True, True, False]
@@ -392,8 +369,11 @@ async def test_a_void_game_or_one_stored_after_the_decision_changes_no_score(
     ]
 
 
-async def stored_series_view(tmp_path: Path, rule: Json, outcomes: list[Json]) -> Json:
-    """``GET /series/s1`` of a series stored with these games' outcomes, on a real server."""
+async def stored_series_view(
+    tmp_path: Path, rule: Json, outcomes: list[Json], *, series_status: str = "finished"
+) -> Json:
+    """``GET /series/s1`` of a series stored with these games' outcomes (and ``series_status``),
+    on a real server."""
     db = tmp_path / "s.sqlite"
     series = SeriesRequest.model_validate(
         {
@@ -414,7 +394,7 @@ async def stored_series_view(tmp_path: Path, rule: Json, outcomes: list[Json]) -
         for idx, outcome in enumerate(outcomes):
             await store.tournaments.start_game("s1", idx, f"g{idx}")
             assert await store.tournaments.finish_game("s1", idx, {**outcome, "game_id": f"g{idx}"})
-        await store.tournaments.set_status("s1", "finished", reason="stored")
+        await store.tournaments.set_status("s1", series_status, reason="stored")
     async with arena(db) as arena_:
         status, view = await arena_.get("/series/s1")
     assert status == 200, view
