@@ -188,10 +188,17 @@ class TournamentDirector:
         first = request.bots[0]
         urls = ("http://127.0.0.1:1", "http://127.0.0.1:1")
         for bot in request.bots:
+            # Its clock first, named as the tournament gives it: in a game it becomes the
+            # game's (match_config) or the seat's (player_x...), neither of which the
+            # tournament's author wrote.
+            clock = request.time_control_of(bot)
+            if clock is not None and (too_much := clock.hosting_problems()):
+                problems = "; ".join(f"time_control.{problem}" for problem in too_much)
+                raise TournamentError(f"bot {bot.name!r}: {problems}")
             try:
                 game_request(request, bot, first, urls=urls, name="check")
             except ValidationError as error:
-                problems = "; ".join(_clock_problems(request, _problems(error)))
+                problems = "; ".join(_problems(error))
                 raise TournamentError(f"bot {bot.name!r}: {problems}") from None
         for opening in openings:
             try:
@@ -492,24 +499,3 @@ class TournamentDirector:
             run.stop("the server is shutting down")
         tasks = [run.task for run in runs if run.task is not None]
         await asyncio.gather(*tasks, return_exceptions=True)
-
-
-def _clock_problems(request: TournamentRequest, problems: list[str]) -> list[str]:
-    """``problems`` with the game's clock named as it was given: a clock both bots play
-    becomes the game's (``match_config``), but the tournament gave it as
-    ``time_control``, and the match itself had none.
-
-    >>> request = TournamentRequest.model_validate({"bots": [
-    ...     {"name": "a", "url": "http://127.0.0.1:1"}, {"name": "b", "url": "http://127.0.0.1:2"}]})
-    >>> _clock_problems(request, ["match_config.increment: expected at most 3600, got 5000.0"])
-    ['time_control.increment: expected at most 3600, got 5000.0']
-    """
-    if request.match.clock_type != "none":
-        return problems
-    clock_fields = ("match_config.clock", "match_config.increment")
-    return [
-        "time_control." + problem.removeprefix("match_config.")
-        if problem.startswith(clock_fields)
-        else problem
-        for problem in problems
-    ]
