@@ -75,6 +75,17 @@ class Reports:
         )
 
 
+async def read_request(reader: asyncio.StreamReader) -> None:
+    """Read one HTTP request, its head and its body (by its Content-Length)."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = next(
+        int(line.split(b":", 1)[1])
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"content-length:")
+    )
+    await reader.readexactly(length)
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -249,13 +260,7 @@ async def answering_once_per_connection() -> AsyncIterator[tuple[str, list[int]]
         requests.append(0)
         index = len(requests) - 1
         try:
-            head = await reader.readuntil(b"\r\n\r\n")
-            length = next(
-                int(line.split(b":", 1)[1])
-                for line in head.split(b"\r\n")
-                if line.lower().startswith(b"content-length:")
-            )
-            await reader.readexactly(length)
+            await read_request(reader)
             requests[index] += 1
             writer.write(
                 b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
@@ -345,13 +350,7 @@ async def test_a_stateless_bot_whose_server_refuses_connections_for_a_while_is_a
     # Its port is bound but not listening, so each connection is refused (a process
     # restarting), until it listens: after the third refusal.
     async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        head = await reader.readuntil(b"\r\n\r\n")
-        length = next(
-            int(line.split(b":", 1)[1])
-            for line in head.split(b"\r\n")
-            if line.lower().startswith(b"content-length:")
-        )
-        await reader.readexactly(length)
+        await read_request(reader)
         writer.write(
             b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
             b"Content-Length: %d\r\n\r\n%s" % (len(ANSWER), ANSWER)
