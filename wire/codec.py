@@ -292,6 +292,8 @@ def _value(name: str, raw: msgspec.Raw) -> Any:
         return _decode_any(raw)
     except msgspec.ValidationError as exc:
         raise ProtocolError(f"{name}: {_unreadable_number(exc)}") from None
+    except msgspec.DecodeError as exc:  # msgspec >= 0.23 checks UTF-8 inside a Raw here
+        raise ProtocolError(_not_json(exc, raw)) from None
 
 
 def _unreadable_number(exc: msgspec.ValidationError) -> str:
@@ -308,13 +310,13 @@ def _json_members(data: JsonInput) -> dict[str, msgspec.Raw]:
     except msgspec.ValidationError:
         pass  # not an object; below, tell whether it is JSON at all
     except msgspec.DecodeError as exc:
-        raise ProtocolError(f"not valid JSON: {exc}") from None
+        raise ProtocolError(_not_json(exc, data)) from None
     except RecursionError:
         raise ProtocolError("JSON nested too deeply") from None
     try:
         kind = _describe(_decode_any(data))
     except msgspec.DecodeError as exc:
-        raise ProtocolError(f"not valid JSON: {exc}") from None
+        raise ProtocolError(_not_json(exc, data)) from None
     except RecursionError:
         kind = "a list"
     raise ProtocolError(f"expected a JSON object with a 'type' field, got {kind}")
@@ -430,10 +432,28 @@ def _integral_floats_as_ints(value: Any, exc: ValidationError, *, skip: int = 0)
 
 
 def _not_utf8(exc: UnicodeDecodeError) -> str:
-    """msgspec checks UTF-8 inside strings with Python's error, whose position is
-    within the string: only the byte is worth naming."""
+    """msgspec (before 0.23) checks UTF-8 inside strings with Python's error, whose
+    position is within the string: only the byte is worth naming."""
     byte = exc.object[exc.start : exc.start + 1].hex()
     return f"not valid JSON: a string holds invalid UTF-8 (byte 0x{byte}); JSON text is UTF-8"
+
+
+def _not_json(exc: msgspec.DecodeError, data: JsonInput | msgspec.Raw) -> str:
+    """msgspec's ``DecodeError`` in words. From 0.23 msgspec checks UTF-8 inside
+    strings itself and says only 'Invalid UTF-8 encoded string'; the byte is found
+    here, so the message is the same whichever msgspec is installed.
+
+    >>> _not_json(msgspec.DecodeError("Invalid UTF-8 encoded string"), b'"caf\\xc3"')
+    'not valid JSON: a string holds invalid UTF-8 (byte 0xc3); JSON text is UTF-8'
+    >>> _not_json(msgspec.DecodeError("Input data was truncated"), b'{"a": ')
+    'not valid JSON: Input data was truncated'
+    """
+    if "UTF-8" in str(exc) and not isinstance(data, str):
+        try:
+            bytes(data).decode()
+        except UnicodeDecodeError as not_utf8:
+            return _not_utf8(not_utf8)
+    return f"not valid JSON: {exc}"
 
 
 def parse_body(model: type[M], data: JsonInput) -> M:
@@ -453,7 +473,7 @@ def parse_body(model: type[M], data: JsonInput) -> M:
     except msgspec.ValidationError as exc:
         raise ProtocolError(_unreadable_number(exc)) from None
     except msgspec.DecodeError as exc:
-        raise ProtocolError(f"not valid JSON: {exc}") from None
+        raise ProtocolError(_not_json(exc, data)) from None
     except UnicodeDecodeError as exc:
         raise ProtocolError(_not_utf8(exc)) from None
     except RecursionError:
