@@ -4,9 +4,11 @@ Owned by the server like ``game.tournament_director.TournamentDirector``
 (``app.state.arena.ladder``; ``htttx-server --ladder``). One task keeps up to
 ``concurrency`` games in flight, starting at most ``rate`` games a minute (a token
 bucket holding at most ``concurrency`` starts), each between two bots that
-``game.registry.BotRegistry.ladder_entrants`` lists (registered, opted in, active),
-chosen by ``game.ladder_pairing.choose_pairs``: longest-waiting first, so no bot
-starves; the opponent near in rating, with exploration; sides balanced.
+``game.registry.BotRegistry.ladder_entrants`` lists (registered, opted in, active) and
+that are in no game now (``game.bots_in_play``, which the server shares with the
+people's queue: a bot playing a person waits for that game to end), chosen by
+``game.ladder_pairing.choose_pairs``: longest-waiting first, so no bot starves; the
+opponent near in rating, with exploration; sides balanced.
 
 Each game is an ordinary one: created with ``GameManager.create_game`` (recorded,
 listed, spectatable; tagged ``Event: htttx-arena ladder``) at the ladder's time control,
@@ -36,6 +38,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Final, Protocol
 
+from game.bots_in_play import BotsInPlay
 from game.ladder_games import (
     LadderGames,
     LocalGames,
@@ -293,6 +296,7 @@ class Ladder:
         *,
         wall: Callable[[], datetime] = lambda: datetime.now(UTC),
         games: LadderGames | None = None,
+        bots_in_play: BotsInPlay | None = None,
     ) -> None:
         self.manager = manager
         #: Where its games are played: here, or by a cluster's workers (``QueuedGames``:
@@ -311,7 +315,9 @@ class Ladder:
         self.failed_starts = 0
         #: Ladder games being played: game id -> pair.
         self.live: dict[str, Pairing] = {}
-        self._busy: set[str] = set()  # casefolded names in a ladder game now
+        #: The bots in a game now, the ladder's or (shared by the server) the queue's:
+        #: pairing skips them.
+        self.bots_in_play = bots_in_play if bots_in_play is not None else BotsInPlay()
         self._games: set[asyncio.Task[None]] = set()  # one per game, from its creation
         self._sides: dict[str, int] = {}
         self._last_opponent: dict[str, str] = {}
@@ -388,7 +394,7 @@ class Ladder:
         """A ladder bot for a person who waited (the people's queue): the free one
         nearest ``rating`` (``game.ladder_pairing.pick_bot_near``), or None."""
         entrants = await self._read_entrants()
-        return pick_bot_near(entrants, rating, self._busy, now=self._wall())
+        return pick_bot_near(entrants, rating, self.bots_in_play.busy(), now=self._wall())
 
     # ------------------------------------------------------------ scheduling
 
@@ -410,10 +416,11 @@ class Ladder:
 
     def _forget_the_departed(self) -> None:
         """Drop what this ladder remembers of bots no longer in it (retired, opted out,
-        unreachable) and not in one of its games: a long-running server sees bots come
-        and go, and kept them all. One that comes back starts with an even colour
-        balance and no last opponent; its last game is the registry's."""
-        keep = self._entrants.keys() | self._busy
+        unreachable) and in no game now (one of the ladder's updates them as it ends): a
+        long-running server sees bots come and go, and kept them all. One that comes back
+        starts with an even colour balance and no last opponent; its last game is the
+        registry's."""
+        keep = self._entrants.keys() | self.bots_in_play.playing()
         for table in (self._sides, self._last_opponent, self._last_played):
             for key in [key for key in table if key not in keep]:
                 del table[key]
@@ -474,7 +481,7 @@ class Ladder:
                 now=self._wall(),
                 slots=slots,
                 rng=self._rng,
-                busy=self._busy,
+                busy=self.bots_in_play.busy(),
                 explore=self.settings.explore,
                 sides=self._sides,
                 last_opponent=self._last_opponent,
@@ -512,7 +519,7 @@ class Ladder:
         self._launch_game(pair, play)
 
     def _launch_game(self, pair: Pairing, play: PlayGame) -> None:
-        self._busy.update((pair.x.casefold(), pair.o.casefold()))
+        self.bots_in_play.hold(pair.x, pair.o)
         task = asyncio.get_running_loop().create_task(
             self._play(pair, play), name=f"ladder game {pair.x} vs {pair.o}"
         )
@@ -529,7 +536,7 @@ class Ladder:
         try:
             await self._play_one(pair, play)
         finally:
-            self._busy.difference_update((pair.x.casefold(), pair.o.casefold()))
+            self.bots_in_play.release(pair.x, pair.o)
 
     async def _play_one(self, pair: Pairing, play: PlayGame) -> None:
         live: list[str] = []

@@ -17,7 +17,8 @@ bounded outbox, and a client too slow to take it is dropped.
   closed. A person whose chosen wait is over gets the nearest free ladder bot not
   backed off (``game.ladder_pairing.pick_bot_near``, the ladder's choice for a person);
   with none free (or one that cannot be seated) they wait on and are tried again
-  ``BOT_RETRY_S`` later.
+  ``BOT_RETRY_S`` later. Free: in no game now, the queue's or the ladder's
+  (``game.bots_in_play``, shared by the server), so a bot plays one game at a time.
 * A person who leaves (``queue_leave``, or the socket closes) before their game exists
   is no longer paired; if they left while it was being created, the game is aborted
   (nobody is rated for it) and the other person waits again where they were.
@@ -29,13 +30,13 @@ import asyncio
 import contextlib
 import logging
 import random
-from collections import Counter
 from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any, Final
 
 from pydantic import BaseModel
 
+from game.bots_in_play import BotsInPlay
 from game.discovery import DiscoveryError
 from game.ladder_pairing import pick_bot_near
 from game.manager import GameManager, ManagerClosed, TooManyGames
@@ -136,6 +137,7 @@ class QueueHub:
         *,
         window: RatingWindow | None = None,
         rng: random.Random | None = None,
+        bots_in_play: BotsInPlay | None = None,
     ) -> None:
         self.manager = manager
         self.arena = arena
@@ -145,7 +147,9 @@ class QueueHub:
         self._wake = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
         self._runner: asyncio.Task[None] | None = None
-        self._busy_bots: Counter[str] = Counter()
+        #: The bots in a game now, the queue's or (shared by the server) the ladder's:
+        #: a person is given none of them.
+        self.bots_in_play = bots_in_play if bots_in_play is not None else BotsInPlay()
         self._closing = False
 
     # -------------------------------------------------------------- lifecycle
@@ -349,28 +353,30 @@ class QueueHub:
         except Exception:
             log.exception("queue: the ladder's bots could not be read")
             bots = []
-        choice = pick_bot_near(bots, entry.rating, busy=set(self._busy_bots))
+        choice = pick_bot_near(bots, entry.rating, busy=self.bots_in_play.busy())
         if choice is None:
             self._wait_again(entry, bot_retry=True)
             return
         person = Contender(entry.name, "human", entry.rating)
         bot = Contender.of_bot(choice)
         x, o = (person, bot) if self._rng.random() < 0.5 else (bot, person)
-        self._busy_bots[choice.name] += 1
+        # Held from now: creating the game reaches the bot first, and meanwhile the
+        # ladder must not pair it (nor another person be given it).
+        self.bots_in_play.hold(choice.name)
         try:
             started = await start_game(self.manager, self.arena, x, o, entry.time_control)
         except DiscoveryError as error:
-            self._unbusy(choice.name)
+            self.bots_in_play.release(choice.name)
             log.warning("queue: bot %s could not be seated: %s", choice.name, error)
             self._wait_again(entry, bot_retry=True)
             return
         except (TooManyGames, ManagerClosed) as error:
-            self._unbusy(choice.name)
+            self.bots_in_play.release(choice.name)
             self._forget(client)
             client.refuse(str(error), CLOSE_TRY_AGAIN_LATER)
             return
         except BaseException:
-            self._unbusy(choice.name)
+            self.bots_in_play.release(choice.name)
             raise
         self._spawn(self._free_bot_after(started.game_id, choice.name), "bot game")
         if self._present(entry) is None:
@@ -387,12 +393,7 @@ class QueueHub:
         try:
             await self.manager.end_of(game_id)
         finally:
-            self._unbusy(bot)
-
-    def _unbusy(self, bot: str) -> None:
-        self._busy_bots[bot] -= 1
-        if self._busy_bots[bot] <= 0:
-            del self._busy_bots[bot]
+            self.bots_in_play.release(bot)
 
     def _forget(self, client: QueueClient) -> None:
         key = client.waiting_key

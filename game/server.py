@@ -62,6 +62,7 @@ from bot.serve import serving as serving_bot
 from game.access_log import TokenRedactingFilter, install_token_filter, redact_tokens
 from game.analysis import DEFAULT_ANALYSIS_TIME, check_analysis_time, check_hosted_analysis_bot
 from game.analyst import open_analyst
+from game.bots_in_play import BotsInPlay
 from game.challenges import Challenges
 from game.cluster import ClusterSettings
 from game.cluster_routes import cluster_routes
@@ -384,9 +385,11 @@ def create_app(
                 await work.start()
                 assert tournaments.remote is not None
                 tournaments.remote.start()
-            # Matchmaking for people: the /queue and open challenges.
+            # Matchmaking for people: the /queue and open challenges. The queue and the
+            # ladder count one set of bots in play: a bot plays one game at a time.
+            bots_in_play = BotsInPlay()
             arena = ArenaForQueue(registry, ratings)
-            queue = QueueHub(manager, arena)
+            queue = QueueHub(manager, arena, bots_in_play=bots_in_play)
             runtime = _Runtime(
                 store=store,
                 http=http,
@@ -422,6 +425,7 @@ def create_app(
                     games=None
                     if tournaments.remote is None
                     else QueuedGames(tournaments.remote, store.work),
+                    bots_in_play=bots_in_play,
                 )
             stack.push_async_callback(runtime.drain)
             app.state.arena = runtime

@@ -161,7 +161,7 @@ async def test_a_bot_that_leaves_the_ladder_leaves_nothing_of_it_behind(tmp_path
             ) as response:
                 assert response.status == 200, await response.text()
             # Its last game over and the entrants read again since...
-            while "random" in ladder._entrants or "random" in ladder._busy:
+            while "random" in ladder._entrants or "random" in ladder.bots_in_play.playing():
                 await asyncio.sleep(0.01)
             read_at = ladder._read_at
             while ladder._read_at == read_at:
