@@ -71,8 +71,9 @@ No method raises: a bug inside the session ends the game as ``aborted`` (close c
 The parts, one concept each: ``game.session_view`` (the state and every read of it,
 the base class), ``game.session_ending`` (forfeits, the end, the guard of every input),
 ``game.session_humans`` (what only people do: the reconnect window, ``opponent_status``,
-``resign``), ``game.session_board`` (the stones), ``game.session_packets`` (the
-packets read and built), ``game.session_end`` (the shape of an end),
+``resign``), ``game.session_stateless`` (what only stateless bots do: a turn's request,
+its answer or failure), ``game.session_board`` (the stones), ``game.session_packets``
+(the packets read and built), ``game.session_end`` (the shape of an end),
 ``game.session_timing`` (clocks, stall limit, heartbeats), ``game.session_config`` and
 ``game.session_state`` (what a session is given and tracks per seat). This module
 holds the inputs and the flow of a game; every name it exports stays importable here.
@@ -184,10 +185,7 @@ flight when it sees ``GameOver``. With ``adjudication`` (a ``GameSession`` keywo
 off by default), ``game.adjudication`` may end the game after a recorded move on the
 bots' evaluations: a ``win`` with cause ``adjudication``.
 
-*Stateless errors.* ``stateless_answer`` takes a ``StatelessMoveResponse`` or the
-exception the adapter caught: ``TimeoutError`` is ``timeout``, ``ConnectionError`` /
-``OSError`` is ``disconnect``, anything else (``ProtocolError``, an HTTP 4xx/5xx) is
-``protocol_error``.
+*Stateless errors.* See ``game.session_stateless``.
 
 *Time.* ``now`` never goes backwards inside the session: an earlier or non-finite
 ``now`` is read as the latest one seen.
@@ -206,7 +204,6 @@ from game.seat_errors import (
     SeatProtocolError,
     SeatStallError,
     SeatTimeoutError,
-    stateless_failure,
 )
 from game.session_actions import (
     Action,
@@ -232,15 +229,14 @@ from game.session_end import (
     result_of_outcome,
     status_of,
 )
-from game.session_humans import HumanSeats
 from game.session_packets import (
     board_update,
     config_packet,
     move_request,
     read_frame,
-    stateless_turn,
 )
 from game.session_state import PendingRequest, SeatState
+from game.session_stateless import StatelessSeats
 from models import (
     CLOSE_GOING_AWAY,
     CLOSE_INTERNAL_ERROR,
@@ -260,7 +256,6 @@ from models import (
     RecordedMove,
     ResignPacket,
     SetupPacket,
-    StatelessBoard,
     StatelessMoveResponse,
 )
 
@@ -295,10 +290,10 @@ __all__ = [
 ]
 
 
-class GameSession(HumanSeats):
+class GameSession(StatelessSeats):
     """One game between two seats, refereed without I/O (its state and reads are
     ``SessionView``'s, its ends ``SessionEnding``'s, what only people do
-    ``HumanSeats``')."""
+    ``HumanSeats``', what only stateless bots do ``StatelessSeats``')."""
 
     # ------------------------------------------------------------------ inputs
 
@@ -421,14 +416,12 @@ class GameSession(HumanSeats):
     def _on_stateless_answer(
         self, side: Player, answer: StatelessMoveResponse | BaseException, now: float
     ) -> list[Action]:
-        seat = self._seats[side]
-        if seat.info.kind != "bot_stateless" or self.awaiting is not side:
+        reply = self._stateless_reply(side, answer)
+        if reply is None:
             return []  # late or stray: the adapter's request outlived its turn
-        if isinstance(answer, BaseException):
-            raise stateless_failure(side, answer)
-        considerations: list[MoveOption] = list(answer.considerations or [])
+        considerations: list[MoveOption] = list(reply.considerations or [])
         return self._on_answer(
-            side, list(answer.move.pieces), answer.move.evaluation, considerations, now
+            side, list(reply.move.pieces), reply.move.evaluation, considerations, now
         )
 
     def _on_timer(self, now: float) -> list[Action]:
@@ -481,14 +474,11 @@ class GameSession(HumanSeats):
         side = request.side
         seat = self._seats[side]
         seat.answered = False
-        limit = self._timer.time_left(side, now)
         if seat.info.kind == "bot_stateless":
-            board = self._board.board_as(StatelessBoard, to_move=side)
-            deadline = self._timer.deadline()
-            flag_in = None if deadline is None else max(deadline - now, 0.0)
-            return [stateless_turn(side, seat.info, board, limit, flag_in)]
+            return [self._stateless_request(side, now)]
         if not seat.connected:
             return []  # sent on reconnection
+        limit = self._timer.time_left(side, now)
         previous = self._board.previous(seat.told)
         # The full board copies every stone: built only for a seat that reads it.
         full = self.board if seat.info.send_board else None
