@@ -31,7 +31,9 @@
   game never starts); a
   stateless bot's turn is a task posting to it, cancelled when the game ends, which
   tries again after a failure that may pass (``game.stateless_retry``) for as long as
-  the turn's time allows and at most the no-show limit in a row.
+  the turn's time allows and at most the no-show limit in a row; each such failure is
+  posted to the session, whose record of a flag during the turn says the bot was not
+  reached.
 * No exception escapes a game task: an unexpected one is logged and the game aborted.
 """
 
@@ -57,6 +59,7 @@ from game.running_events import (
     GameEvent,
     RecordedOver,
     Slot,
+    TryFailed,
 )
 from game.running_spectators import WatchedGame
 from game.seats import BotSocketSeat, SeatConnectError
@@ -256,6 +259,10 @@ class RunningGame(WatchedGame):
                     return []  # a turn the session has moved past
                 self._turn = None
                 return session.stateless_answer(side, answer, at)
+            case TryFailed(side, turn, error, at):
+                if turn != self._turns:
+                    return []
+                return session.stateless_try_failed(side, error, at)
             case Abort(reason):
                 return session.abort(reason, self._loop.time())
             case RecordedOver(result, moves):
@@ -485,7 +492,16 @@ class RunningGame(WatchedGame):
             self._turn.cancel()
         self._turns += 1
         turn = self._turns
-        seat = StatelessSeat(slot.endpoint.turn_url, self.manager.http, retry=self._retry)
+
+        async def failed_try(error: Exception) -> None:
+            await self.post(TryFailed(side, turn, error, self._loop.time()))
+
+        seat = StatelessSeat(
+            slot.endpoint.turn_url,
+            self.manager.http,
+            retry=self._retry,
+            on_failed_try=failed_try,
+        )
         url = slot.endpoint.url
 
         async def play() -> None:

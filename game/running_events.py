@@ -1,7 +1,7 @@
 """What a running game's task (``game.running.RunningGame``) takes in: the events of
 its inbox, in the order they happened (a seat attaching, a frame read, a drop, a
-failed dial, a stateless answer, an abort, the store's word that the game is over
-already), and the seats as the adapter holds them (``Slot``)."""
+failed dial, a stateless answer or a try of it that failed, an abort, the store's word
+that the game is over already), and the seats as the adapter holds them (``Slot``)."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ __all__ = [
     "GameEvent",
     "RecordedOver",
     "Slot",
+    "TryFailed",
 ]
 
 
@@ -70,6 +71,17 @@ class Answer:
 
 
 @dataclass(frozen=True)
+class TryFailed:
+    """A try of the stateless turn ``turn`` failed with ``error`` and is made again
+    (``GameSession.stateless_try_failed``)."""
+
+    side: Player
+    turn: int
+    error: BaseException
+    at: float
+
+
+@dataclass(frozen=True)
 class Abort:
     reason: str
 
@@ -83,7 +95,9 @@ class RecordedOver:
     moves: int
 
 
-GameEvent: TypeAlias = Attach | Frame | Detach | DialFailed | Answer | Abort | RecordedOver
+GameEvent: TypeAlias = (
+    Attach | Frame | Detach | DialFailed | Answer | TryFailed | Abort | RecordedOver
+)
 
 
 @dataclass

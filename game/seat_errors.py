@@ -3,7 +3,9 @@
 ``game.session.GameSession`` raises them inside and turns each into a forfeit of
 ``side``; the message is the ``nope`` reason. Re-exported by ``game.session``, as is
 ``DialFailure``: how a dial of a bot's socket failed, which the adapter reports and the
-session judges (a refusal for good ends the seat as a no-show at once).
+session judges (a refusal for good ends the seat as a no-show at once). ``FailedTries``
+is the like of a stateless turn: the tries the adapter makes again, which a flag's
+reason names (the bot was not reached).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from models import EndCause, Player
 __all__ = [
     "RETRIABLE_HANDSHAKE_STATUSES",
     "DialFailure",
+    "FailedTries",
     "SeatDisconnectError",
     "SeatError",
     "SeatIllegalMoveError",
@@ -111,10 +114,54 @@ class DialFailure:
         )
 
 
+@dataclass(frozen=True)
+class FailedTries:
+    """The tries of a stateless turn that failed and were made again, as the adapter
+    reports them (``GameSession.stateless_try_failed``): how many, and the last one's
+    failure in words. A seat that flags or stalls with some, and no answer, was not
+    reached: its forfeit says so, its cause (``timeout``, ``stall``) kept.
+
+    >>> tries = FailedTries.first(ConnectionRefusedError("refused")).then(TimeoutError())
+    >>> tries
+    FailedTries(count=2, last='TimeoutError')
+    >>> str(tries.explain(SeatTimeoutError(Player.O, "o ran out of time")))
+    'o ran out of time; its bot was not reached (2 failed tries, the last: TimeoutError)'
+    """
+
+    count: int
+    last: str
+
+    @classmethod
+    def first(cls, error: BaseException) -> FailedTries:
+        """A turn's first failed try, which failed with ``error``."""
+        return cls(1, _in_words(error))
+
+    def then(self, error: BaseException) -> FailedTries:
+        """These tries and one more, which failed with ``error``."""
+        return FailedTries(self.count + 1, _in_words(error))
+
+    def explain(self, flag: SeatError) -> SeatError:
+        """``flag`` (the seat's clock or stall limit ran out during the turn) saying
+        that its bot was not reached, and how the last try failed."""
+        tries = "1 failed try" if self.count == 1 else f"{self.count} failed tries"
+        why = f"{flag}; its bot was not reached ({tries}, the last: {self.last})"
+        return type(flag)(flag.side, why)
+
+
+def _in_words(error: BaseException) -> str:
+    """An exception the adapter caught, for a record: its class, and its message if
+    it has one.
+
+    >>> _in_words(ConnectionRefusedError("refused")), _in_words(TimeoutError())
+    ('ConnectionRefusedError: refused', 'TimeoutError')
+    """
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+
+
 def stateless_failure(side: Player, error: BaseException) -> SeatError:
     """The forfeit of a stateless turn that ended with ``error`` (what the adapter
     caught): a timeout, a failed connection, or anything else as a protocol error."""
-    what = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    what = _in_words(error)
     if isinstance(error, TimeoutError):
         return SeatTimeoutError(side, f"the stateless turn timed out ({what})")
     if isinstance(error, ConnectionError | OSError):

@@ -50,7 +50,8 @@ The interface
 * Inputs, each returning ``list[Action]``: ``seat_connected(side, now)``,
   ``seat_disconnected(side, now)``, ``dial_failed(side, failure, now)`` (a dial of a
   websocket bot failed: a ``DialFailure``), ``receive(side, data, now)`` (one raw frame),
-  ``stateless_answer(side, response_or_error, now)``, ``timer(now)``,
+  ``stateless_answer(side, response_or_error, now)``, ``stateless_try_failed(side,
+  error, now)`` (a try of the turn failed and is made again), ``timer(now)``,
   ``rtt_measured(side, rtt_s)``, ``abort(reason, now)``.
 * ``next_deadline``: when the adapter must call ``timer`` next (one timer per game), or
   None. Calling ``timer`` early or late is harmless: it does what is due at ``now``.
@@ -185,7 +186,7 @@ flight when it sees ``GameOver``. With ``adjudication`` (a ``GameSession`` keywo
 off by default), ``game.adjudication`` may end the game after a recorded move on the
 bots' evaluations: a ``win`` with cause ``adjudication``.
 
-*Stateless errors.* See ``game.session_stateless``.
+*Stateless errors and failed tries.* See ``game.session_stateless``.
 
 *Time.* ``now`` never goes backwards inside the session: an earlier or non-finite
 ``now`` is read as the latest one seen.
@@ -322,6 +323,11 @@ class GameSession(StatelessSeats):
     ) -> list[Action]:
         """A stateless bot's answer, or the exception its ``POST`` ended with."""
         return self._guarded(now, lambda now: self._on_stateless_answer(side, answer, now))
+
+    def stateless_try_failed(self, side: Player, error: BaseException, now: float) -> list[Action]:
+        """A try of the stateless turn of ``side`` failed with ``error`` and is made
+        again: a flag before the answer says its bot was not reached."""
+        return self._guarded(now, lambda now: self._on_stateless_try_failed(side, error))
 
     def timer(self, now: float) -> list[Action]:
         """Do what is due at ``now``: start, no-show, reconnect window, flag, heartbeats."""

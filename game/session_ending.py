@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 
-from game.seat_errors import SeatError, SeatNoShowError
+from game.seat_errors import SeatError, SeatNoShowError, SeatStallError, SeatTimeoutError
 from game.session_actions import Action, GameOver, RecordMove, SendTo
 from game.session_end import aborted, end_actions, end_packet, explained
 from game.session_view import SessionView
@@ -39,9 +39,13 @@ class SessionEnding(SessionView):
 
     def _forfeit(self, error: SeatError, now: float) -> list[Action]:
         """``error.side`` loses by forfeit with ``error.cause``; ``nope`` first to a
-        connected seat that the error tells (``SeatError.tells_seat``)."""
+        connected seat that the error tells (``SeatError.tells_seat``). A flag of a
+        stateless seat whose turn's tries failed says that its bot was not reached."""
         loser = error.side
         seat = self._seats[loser]
+        tries = seat.failed_tries
+        if tries is not None and isinstance(error, SeatTimeoutError | SeatStallError):
+            error = tries.explain(error)
         actions: list[Action] = []
         if error.tells_seat and seat.connected and seat.info.speaks_websocket:
             actions.append(SendTo(loser, NopePacket(reason=str(error))))

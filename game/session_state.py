@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from game.seat_errors import DialFailure
+from game.seat_errors import DialFailure, FailedTries
 from game.session_config import SeatInfo
 from models import Coord, Player
 
@@ -32,6 +32,8 @@ class SeatState:
     dropped_because: str = ""
     # How the last dial of its bot's socket failed, while it has never connected.
     dial_failure: DialFailure | None = None
+    # The failed tries of its stateless turn (made again), while it has no answer.
+    failed_tries: FailedTries | None = None
 
 
 @dataclass

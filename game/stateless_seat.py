@@ -3,9 +3,11 @@ nothing else (no rules, no clocks, no decisions; see ``game.seats`` for the sock
 
 ``StatelessSeat`` plays one move: the ``StatelessMoveRequest``, bounded in time and size,
 sent again after a failure that may pass (no connection, one closed before any answer,
-a 502, 503 or 504) as the pure policy of ``game.stateless_retry`` says. Its failures are
-the exception classes below, which the session maps to causes (``TimeoutError`` ->
-``timeout``, ``ConnectionError`` -> ``disconnect``, anything else -> ``protocol_error``).
+a 502, 503 or 504) as the pure policy of ``game.stateless_retry`` says, and reports each
+try it makes again (``on_failed_try``: the session names them if the seat flags before
+an answer). Its failures are the exception classes below, which the session maps to
+causes (``TimeoutError`` -> ``timeout``, ``ConnectionError`` -> ``disconnect``,
+anything else -> ``protocol_error``).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+from collections.abc import Awaitable, Callable
 
 import aiohttp
 
@@ -91,7 +94,9 @@ class StatelessBadAnswer(Exception):
 class StatelessSeat:
     """Plays a stateless-only bot: one ``POST .../turn`` per move, sent again after a
     failure that may pass (no connection, a 502, 503 or 504) while the turn's time
-    allows it (``retry``: the policy, ``game.stateless_retry``)."""
+    allows it (``retry``: the policy, ``game.stateless_retry``). ``on_failed_try`` is
+    awaited with each failure that is tried again, before the wait for the next try
+    (a failure that is not tried again is what ``turn`` raises)."""
 
     def __init__(
         self,
@@ -101,12 +106,14 @@ class StatelessSeat:
         margin: float = DEFAULT_TURN_MARGIN,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         retry: StatelessRetry = DEFAULT_RETRY,
+        on_failed_try: Callable[[Exception], Awaitable[None]] | None = None,
     ) -> None:
         self.turn_url = turn_url
         self._http = http
         self._margin = margin
         self._max_body_bytes = max_body_bytes
         self._retry = retry
+        self._on_failed_try = on_failed_try
 
     async def turn(
         self, request: StatelessMoveRequest, time_limit: float | None
@@ -171,6 +178,8 @@ class StatelessSeat:
                         raise
                     raise type(exc)(f"{exc} ({len(failed)} tries)", failure=exc.failure) from None
                 log.debug("%s; trying again in %g s", exc, wait)
+                if self._on_failed_try is not None:
+                    await self._on_failed_try(exc)
             await asyncio.sleep(wait)
             body = _resent_body(request, loop.time() - sent)
 

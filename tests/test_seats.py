@@ -426,6 +426,25 @@ async def test_a_stateless_turn_that_keeps_getting_503_fails_with_the_last_answe
     assert len(answered) >= 2 and message.endswith(f"({len(answered)} tries)")
 
 
+async def test_a_stateless_turn_reports_each_try_it_makes_again_and_raises_the_last(
+    http: aiohttp.ClientSession,
+) -> None:
+    reported: list[Exception] = []
+
+    async def failed_try(error: Exception) -> None:
+        reported.append(error)
+
+    async with answering_after(10**6, 503) as (url, answered):
+        seat = StatelessSeat(url, http, margin=TIMEOUT, on_failed_try=failed_try)
+        with pytest.raises(StatelessHttpError) as caught:
+            await seat.turn(REQUEST, 0.5)
+    # Every try but the last was made again, and reported; the last is the turn's error.
+    assert len(answered) >= 2 and len(reported) == len(answered) - 1
+    assert all(isinstance(error, StatelessHttpError) for error in reported)
+    assert all("HTTP 503" in str(error) for error in reported)
+    assert caught.value not in reported
+
+
 @pytest.mark.parametrize("status", [400, 404, 422, 500, 501])
 async def test_a_stateless_turn_answered_by_another_error_fails_at_once(
     http: aiohttp.ClientSession, status: int

@@ -29,6 +29,7 @@ from game.session import SessionLimits
 from game.store import GameStore
 from models import (
     EndCause,
+    Match,
     NewGameRequest,
     Player,
 )
@@ -172,6 +173,68 @@ async def test_a_stateless_bot_answering_http_500_forfeits_with_protocol_error(
 
     assert record.result is not None
     assert (record.result.winner, record.result.cause) == (Player.X, EndCause.PROTOCOL_ERROR)
+
+
+@asynccontextmanager
+async def stateless_bot_behind_a_gateway_with_nothing_behind_it() -> AsyncIterator[str]:
+    """A stateless-only bot whose reverse proxy answers every turn with HTTP 503, its
+    bot gone: the first two tries at once, the third only when the server has hung up
+    on it (the proxy waits for a bot that does not come). A bare HTTP/1.1 server, one
+    request a connection. Yields its URL."""
+    capabilities = b'{"stateless": {"versions": {"v1-alpha": {}}}}'
+    unavailable = b"no bot behind the gateway"
+    turns = 0
+
+    def answer(status: bytes, body: bytes) -> bytes:
+        return (
+            b"HTTP/1.1 %s\r\nContent-Type: text/plain\r\nConnection: close\r\n"
+            b"Content-Length: %d\r\n\r\n%s" % (status, len(body), body)
+        )
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal turns
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+            if head.startswith(b"GET /capabilities.json "):
+                writer.write(answer(b"200 OK", capabilities))
+                return
+            turns += 1
+            if turns > 2:
+                await reader.read()  # until the server hangs up
+            writer.write(answer(b"503 Service Unavailable", unavailable))
+            await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    async with server:
+        yield f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+
+
+async def test_a_stateless_bot_never_reached_in_its_time_flags_and_the_record_says_why(
+    manager: GameManager, store: GameStore, bots: str
+) -> None:
+    async with stateless_bot_behind_a_gateway_with_nothing_behind_it() as url:
+        request = NewGameRequest(
+            player_x=bot(f"{bots}/threat"),
+            player_o=bot(url),
+            match_config=Match(clock_type="turn", clock=1.0),
+        )
+        created = await manager.create_game(request)
+        record = await finished(manager, store, created.game_id)
+
+    assert record.result is not None
+    # The cause is the flag's, as the protocol knows it; its words say the bot was not
+    # reached: two tries answered 503 (then the third had no answer in time).
+    assert (record.result.winner, record.result.cause) == (Player.X, EndCause.TIMEOUT)
+    assert record.result.detail == (
+        "o forfeits: o ran out of time; its bot was not reached (2 failed tries, the last: "
+        f"StatelessHttpError: {url}/stateless/v1-alpha/turn: HTTP 503 (expected 200 with "
+        "a move): 'no bot behind the gateway')"
+    )
+    assert record.result.end_detail == f"timeout: {record.result.detail}"  # `end`'s detail
 
 
 async def test_a_failing_store_aborts_the_game_not_the_server(
