@@ -77,6 +77,8 @@ def _echo(text: str) -> str:
 
 async def new_game(request: Request) -> Response:
     """Create a game; the manager fetches the bots' capabilities before answering."""
+    if (unknown := unknown_query(request, ())) is not None:
+        return _error(422, unknown)  # ?wait=1 must not create a game as if it waited
     runtime, settings = _runtime(request), _settings(request)
     game = await creation_body(
         request,

@@ -43,6 +43,8 @@ async def ladder_status(request: Request) -> Response:
 
 
 async def pause_ladder(request: Request) -> Response:
+    if (unknown := unknown_query(request, ())) is not None:
+        return JSONResponse({"detail": unknown}, status_code=422)
     if (refused := _without_token(request)) is not None:
         return refused
     ladder = _runtime(request).ladder
@@ -53,6 +55,8 @@ async def pause_ladder(request: Request) -> Response:
 
 
 async def resume_ladder(request: Request) -> Response:
+    if (unknown := unknown_query(request, ())) is not None:
+        return JSONResponse({"detail": unknown}, status_code=422)
     if (refused := _without_token(request)) is not None:
         return refused
     runtime = _runtime(request)

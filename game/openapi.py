@@ -374,10 +374,7 @@ def _openapi(hosted: bool) -> dict[str, Any]:
                 ],
                 "responses": {
                     "200": {"description": "A page of games", "content": body("GamePage")},
-                    "422": error(
-                        "Bad status, player, bot_url, limit or cursor, or a query "
-                        "parameter it does not take (named, with the ones it takes)"
-                    ),
+                    "422": error("Bad status, player, bot_url, limit or cursor"),
                 },
             }
         },
@@ -412,7 +409,7 @@ def _openapi(hosted: bool) -> dict[str, Any]:
                 "responses": {
                     "200": {"description": "The game record", "content": body("GameRecord")},
                     "404": not_found,
-                    "422": error("Bad wait, or another query parameter"),
+                    "422": error("Bad wait"),
                 },
             }
         },
@@ -438,7 +435,7 @@ def _openapi(hosted: bool) -> dict[str, Any]:
                         "content": {"text/plain": {"schema": {"type": "string"}}},
                     },
                     "404": not_found,
-                    "422": error("Bad download value, or another query parameter"),
+                    "422": error("Bad download value"),
                 },
             }
         },
@@ -463,12 +460,14 @@ def _openapi(hosted: bool) -> dict[str, Any]:
     paths.update(series_paths(body, error))
     paths.update(arena_paths(body, error))
     paths.update(ladder_paths(body, error))
-    # Every GET route refuses a query parameter it does not take (game.route_query):
-    # those that document no 422 of their own take none, or only the one they list.
-    unknown_parameter = error("A query parameter this route does not take (named in detail)")
+    # Every route refuses a query parameter it does not take (game.route_query): it
+    # takes those its operation lists, none when it lists none.
+    unknown_parameter = error(
+        "A query parameter this route does not take (named, with the ones it takes)"
+    )
     for item in paths.values():
-        if "get" in item:
-            item["get"]["responses"].setdefault("422", unknown_parameter)
+        for operation in item.values():
+            _merge_response(operation["responses"], "422", unknown_parameter)
     _add_middleware_refusals(paths, error)
     for path, item in paths.items():
         for method, operation in item.items():
@@ -476,7 +475,9 @@ def _openapi(hosted: bool) -> dict[str, Any]:
     description = (
         "HTTTX game server. WebSockets (not described by OpenAPI): /ws?token=<token> plays "
         "a human seat with the bot protocol; /spectate/{game_id} follows a live game; "
-        "/queue pairs people (docs/extensions.md, 'The queue protocol')."
+        "/queue pairs people (docs/extensions.md, 'The queue protocol'). Every operation "
+        "below refuses a query parameter it does not list (422, naming it and the ones it "
+        "takes); a WebSocket ignores those it does not read."
     )
     if hosted:
         description += " Example bots: " + ", ".join(HOSTED_BOTS) + "."

@@ -127,7 +127,7 @@ def arena_paths(body: Maker, error: Maker) -> dict[str, Any]:
                 "responses": {
                     "200": {"description": "Its history", "content": body("RatingHistory")},
                     "404": not_found,
-                    "422": error("Bad limit, or another query parameter"),
+                    "422": error("Bad limit"),
                 },
             }
         },
@@ -153,7 +153,7 @@ def arena_paths(body: Maker, error: Maker) -> dict[str, Any]:
                 ],
                 "responses": {
                     "200": {"description": "The leaderboard", "content": body("Leaderboard")},
-                    "422": error("Bad kind or limit, or another query parameter"),
+                    "422": error("Bad kind or limit"),
                 },
             }
         },

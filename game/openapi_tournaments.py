@@ -115,7 +115,7 @@ def tournament_paths(
                 ],
                 "responses": {
                     "200": {"description": "Tournaments", "content": body("TournamentPage")},
-                    "422": error("Bad limit, or another query parameter"),
+                    "422": error("Bad limit"),
                 },
             },
         },
@@ -144,7 +144,7 @@ def tournament_paths(
                 "responses": {
                     "200": {"description": "A page of games", "content": body("TournamentGames")},
                     "404": not_found,
-                    "422": error("A bad offset or limit, or another query parameter"),
+                    "422": error("A bad offset or limit"),
                 },
             }
         },
@@ -204,7 +204,7 @@ def series_paths(
                 ],
                 "responses": {
                     "200": {"description": "Series", "content": body("SeriesPage")},
-                    "422": error("Bad limit, or another query parameter"),
+                    "422": error("Bad limit"),
                 },
             },
         },

@@ -78,6 +78,8 @@ async def _challenges_asked(
 
 
 async def create_challenge(request: Request) -> Response:
+    if (unknown := unknown_query(request, ())) is not None:
+        return _error(422, unknown)  # ?token= too: the body's player_token counts
     found = await _challenges_asked(request, ChallengeRequest)
     if isinstance(found, Response):
         return found
@@ -122,6 +124,8 @@ async def cancel_challenge(request: Request) -> Response:
 
 
 async def accept_challenge(request: Request) -> Response:
+    if (unknown := unknown_query(request, ())) is not None:
+        return _error(422, unknown)  # ?token= too: the body's player_token counts
     found = await _challenges_asked(request, ChallengeAccept)
     if isinstance(found, Response):
         return found
@@ -226,7 +230,6 @@ def challenge_paths(
                     "403": error("No player token, or not the creator's"),
                     "404": error("No such challenge"),
                     "409": error("Accepted, expired or cancelled already"),
-                    "422": error("A query parameter other than token (named in detail)"),
                 },
             },
         },

@@ -102,6 +102,8 @@ def _no_token() -> JSONResponse:
 
 
 async def register_bot(request: Request) -> Response:
+    if (unknown := unknown_query(request, ())) is not None:
+        return _error(422, unknown)
     registration = await creation_body(
         request,
         BotRegistration,
@@ -140,11 +142,11 @@ async def list_bots(request: Request) -> Response:
 
 async def bot(request: Request) -> Response:
     """``GET``, ``PATCH`` and ``DELETE`` of one registered bot."""
+    if (unknown := unknown_query(request, ())) is not None:
+        return _error(422, unknown)
     registry = _runtime(request).registry
     name = request.path_params["name"]
     if request.method == "GET":
-        if (unknown := unknown_query(request, ())) is not None:
-            return _error(422, unknown)
         found = await registry.get(name)
         if found is None:
             return _error(404, f"no bot is registered as {name[:80]!r}")

@@ -1,7 +1,8 @@
 """The body of a REST request, read the same way by every route that takes one.
 
 A route that creates something (``POST /game/new``, ``/bots``, ``/tournaments``,
-``/series``) first refuses a request without the server's API token (401), then one
+``/series``), once its query is checked (``game.route_query``: 422 for a parameter it
+does not take), refuses a request without the server's API token (401), then one
 that comes while the server shuts down (503), then reads a body of at most so many
 bytes (413) and parses it as its model (422, the ``ProtocolError``'s reason). The
 routes that change something of their own (``PATCH /bots/{name}``, the challenges)

@@ -59,6 +59,8 @@ def _desk(request: Request) -> SeriesDesk:
 
 
 async def create_series(request: Request) -> Response:
+    if (unknown := unknown_query(request, ())) is not None:
+        return _error(422, unknown)
     series = await creation_body(
         request,
         SeriesRequest,
@@ -106,6 +108,8 @@ async def get_series(request: Request) -> Response:
 
 
 async def _control(request: Request, action: str) -> Response:
+    if (unknown := unknown_query(request, ())) is not None:
+        return _error(422, unknown)
     desk = _desk(request)
     series_id: str = request.path_params["series_id"]
     if (refused := await control_refused(request, series_id, "series", action)) is not None:

@@ -80,6 +80,8 @@ def _error(status: int, detail: str) -> JSONResponse:
 
 
 async def create_tournament(request: Request) -> Response:
+    if (unknown := unknown_query(request, ())) is not None:
+        return _error(422, unknown)  # ?dry_run=1 must not start one as if it were a trial
     tournament = await creation_body(
         request,
         TournamentRequest,
@@ -208,6 +210,8 @@ async def control_refused(
 
 
 async def _control(request: Request, action: str) -> Response:
+    if (unknown := unknown_query(request, ())) is not None:
+        return _error(422, unknown)
     runtime = _runtime(request)
     tournament_id: str = request.path_params["tournament_id"]
     if (refused := await control_refused(request, tournament_id, "tournament", action)) is not None:

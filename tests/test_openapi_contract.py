@@ -1,7 +1,7 @@
 """The served ``/openapi.json`` (``game.openapi``) against the app that serves it, as a
 client generated from the document (openapi-generator, openapi-python-client) meets it:
 the document is valid OpenAPI 3.1 (openapi-spec-validator); every route the app serves
-is in it with its methods and path parameters, and nothing else is; each GET route takes
+is in it with its methods and path parameters, and nothing else is; each operation takes
 exactly the query parameters documented (the server names the ones it takes when it
 refuses another); and every answer of a real request, one or more to each documented
 operation of a server on loopback with a real SQLite file, has a documented status and
@@ -155,27 +155,28 @@ async def test_every_served_route_is_documented_with_its_methods_and_path_parame
             assert all(p["required"] for p in declared if p["in"] == "path"), (method, path)
 
 
-async def test_each_get_route_takes_the_query_parameters_documented_and_no_other(
+async def test_each_operation_takes_the_query_parameters_documented_and_no_other(
     tmp_path: Path,
 ) -> None:
     async with arena(tmp_path) as a:
         _, document = await a.get_json("/openapi.json")
         contract = Contract(document)
         client = Client(a.base, a.http, contract)
-        taken: dict[str, set[str]] = {}
+        taken: dict[tuple[str, str], set[str]] = {}
         for path, item in document["paths"].items():
-            if "get" not in item:
-                continue
-            ids = {name: "nope" for name in _PARAMETER.findall(path)}
-            status, answer = await client.call("get", path, ids=ids, query="zz_unknown=1")
-            assert status == 422, (path, answer)
-            names = answer["detail"].rsplit("this route takes ", 1)[1]
-            taken[path] = set() if names == "none" else set(names.split(", "))
+            for method in set(item) & set(_OPERATIONS):
+                ids = {name: "nope" for name in _PARAMETER.findall(path)}
+                status, answer = await client.call(method, path, ids=ids, query="zz_unknown=1")
+                assert status == 422, (method, path, answer)
+                names = answer["detail"].rsplit("this route takes ", 1)[1]
+                taken[method, path] = set() if names == "none" else set(names.split(", "))
     assert client.problems == []
     assert taken == {
-        path: {p["name"] for p in item["get"].get("parameters", []) if p["in"] == "query"}
+        (method, path): {
+            p["name"] for p in item[method].get("parameters", []) if p["in"] == "query"
+        }
         for path, item in document["paths"].items()
-        if "get" in item
+        for method in set(item) & set(_OPERATIONS)
     }
 
 
