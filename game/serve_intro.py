@@ -21,7 +21,7 @@ from game.ladder import LadderSettings
 from game.rules import Position
 from game.server import HOSTED_BOTS, GameServer
 from game.server_state import hosted_bot_named
-from models import GameRecord
+from models import GameRecord, GameResult, ResultReason
 
 __all__ = [
     "API_TOKEN_VARIABLE",
@@ -31,6 +31,7 @@ __all__ = [
     "curl_command",
     "describe",
     "local_base",
+    "outcome_text",
     "play_demo",
     "run_demo",
     "safe_url",
@@ -159,6 +160,37 @@ async def play_demo(base: str, api_token: str | None) -> GameRecord:
         return record
 
 
+def outcome_text(result: GameResult | None) -> str:
+    """A game's result in a few words, for the demo's summary.
+
+    A line is said as such ("wins by win" said nothing); a forfeit names its cause.
+
+    >>> from models import EndCause, Player
+    >>> outcome_text(GameResult(winner=Player.X, reason=ResultReason.WIN))
+    'x wins with a line'
+    >>> outcome_text(GameResult(winner=Player.O, reason=ResultReason.FORFEIT,
+    ...                         cause=EndCause.TIMEOUT))
+    'o wins by forfeit (timeout)'
+    >>> outcome_text(GameResult(winner=Player.X, reason=ResultReason.WIN,
+    ...                         cause=EndCause.ADJUDICATION))
+    'x wins by adjudication'
+    >>> outcome_text(GameResult(winner=None, reason=ResultReason.DRAW,
+    ...                         cause=EndCause.TURN_LIMIT))
+    'draw (turn_limit)'
+    >>> outcome_text(None)
+    'unfinished'
+    """
+    if result is None:
+        return "unfinished"
+    cause = result.cause.value if result.cause is not None else None
+    if result.winner is None:
+        return "draw" if cause is None else f"draw ({cause})"
+    won = f"{result.winner.value} wins"
+    if result.reason is ResultReason.WIN:
+        return f"{won} with a line" if cause is None else f"{won} by {cause}"
+    return f"{won} by {result.reason.value}" + ("" if cause is None else f" ({cause})")
+
+
 def describe(record: GameRecord) -> str:
     """The board, the result and the notation of a finished game."""
     position = Position(record.match.view_distance, record.match.win_distance)
@@ -167,14 +199,6 @@ def describe(record: GameRecord) -> str:
             if position.outcome is None:
                 position.place(piece.q, piece.r)
     line = position.outcome.line if position.outcome is not None else ()
-    result = record.result
-    after = f"after {len(record.moves)} moves"
-    if result is None:
-        summary = f"unfinished {after}"
-    else:
-        cause = f" ({result.cause.value})" if result.cause is not None else ""
-        won = f"{result.winner.value} wins by {result.reason.value}" if result.winner else "draw"
-        summary = f"{won}{cause} {after}"
     players = f"{record.player_x.name or 'x'} (x) vs {record.player_o.name or 'o'} (o)"
     return "\n".join(
         [
@@ -182,7 +206,7 @@ def describe(record: GameRecord) -> str:
             "",
             render(position.stones, highlight=line),
             "",
-            summary,
+            f"{outcome_text(record.result)} after {len(record.moves)} moves",
             "",
             notation.dumps(record).rstrip(),
         ]
