@@ -113,7 +113,11 @@ def _arguments() -> argparse.ArgumentParser:
         "max-age; 0: fetched for every game; default %(default)s)",
     )
     parser.add_argument(
-        "--workers", type=int, metavar="N", help="threads (or processes) the bots think in"
+        "--workers",
+        type=int,
+        metavar="N",
+        help="threads (or processes) the bots think in (default: as many threads as "
+        "ThreadPoolExecutor starts, min(32, CPUs + 4); with --process-pool, one process per CPU)",
     )
     parser.add_argument(
         "--process-pool",

@@ -1,7 +1,7 @@
-"""``make run`` for now: one full game between two in-process example players.
+"""One offline game between two in-process example players, without any server.
 
-It prints the final board and the game's HTTTX notation record. The game server
-replaces this as the main job once it exists.
+It prints the final board and the game's HTTTX notation record. (``make run`` starts the
+game server instead, which plays its demo game between two hosted bots.)
 
     python -m game.demo [--seed N] [--view-distance N] [--win-distance N]
 """
@@ -136,13 +136,30 @@ def play(players: Sequence[ExamplePlayer], match: Match, max_moves: int = 300) -
     return record
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _arguments() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m game.demo", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument("--seed", type=int, default=None, help="random seed (default: random)")
-    parser.add_argument("--view-distance", type=int, default=8, metavar="N")
-    parser.add_argument("--win-distance", type=int, default=6, metavar="N")
+    parser.add_argument(
+        "--view-distance",
+        type=int,
+        default=8,
+        metavar="N",
+        help="how far from every stone a new one may go (default %(default)s)",
+    )
+    parser.add_argument(
+        "--win-distance",
+        type=int,
+        default=6,
+        metavar="N",
+        help="stones in a row that win (default %(default)s)",
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _arguments()
     args = parser.parse_args(argv)
     try:
         match = Match(view_distance=args.view_distance, win_distance=args.win_distance)

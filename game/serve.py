@@ -226,7 +226,7 @@ def _arguments() -> argparse.ArgumentParser:
         "--analysis-bot",
         metavar="URL|NAME",
         help="a bot that declares basic_websocket 'evaluation' and 'free_setup', by URL, or "
-        "a hosted example bot by name (threat), run in the server's process: while a "
+        "a hosted example bot by name (search or threat), run in the server's process: while a "
         "game has spectators, the server asks it (eval_request) about each position and "
         "sends its answer to the spectators as an 'analysis' packet, so they see an "
         "evaluation even between bots that give none. A URL must be reachable under the "

@@ -114,7 +114,8 @@ def _arguments() -> tuple[argparse.ArgumentParser, list[argparse.Action]]:
         "--clock",
         metavar="CLOCK",
         help="every bot's clock: 'BASE+INC' seconds (10+0.1), 'SECONDS' per side (60), "
-        "'turn=S' per move, 'none', or 'stall=S' (no clock, S seconds at most per answer)",
+        "'turn=S' per move, 'none', or 'stall=S' (no clock, S seconds at most per answer); "
+        "default none: no clock, only the stall limit of 300 s per answer",
     )
     setting(
         "--resign",
@@ -122,7 +123,11 @@ def _arguments() -> tuple[argparse.ArgumentParser, list[argparse.Action]]:
         help="adjudicate a game when both bots' evaluations favour one side by S or more "
         "for K moves each (off by default; recorded with cause 'adjudication')",
     )
-    setting("--name", help="the tournament's name (games are named after it)")
+    setting(
+        "--name",
+        help="the tournament's name (games are named after it; default 'tournament' and "
+        "the start of its id)",
+    )
     setting(
         "--format",
         type=lambda text: text.replace("-", "_"),
@@ -152,9 +157,17 @@ def _arguments() -> tuple[argparse.ArgumentParser, list[argparse.Action]]:
         help="resume this tournament of --db with its stored settings: its id, or the "
         f"start of it ({MIN_RESUME_PREFIX} characters at least) that no other id has",
     )
-    parser.add_argument("--host", default="127.0.0.1", help="where spectators connect")
     parser.add_argument(
-        "--port", type=int, default=0, help="port of the runner's game server (0: any free one)"
+        "--host",
+        default="127.0.0.1",
+        help="interface of the runner's game server, where spectators connect "
+        "(default %(default)s)",
+    )
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=0,
+        help="port of the runner's game server (default %(default)s: any free one)",
     )
     parser.add_argument(
         "--address-policy",

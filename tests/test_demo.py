@@ -1,4 +1,4 @@
-"""The interim main job: one demo game, its board and its record."""
+"""``python -m game.demo``: one offline game, its board and its record."""
 
 from __future__ import annotations
 

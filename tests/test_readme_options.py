@@ -1,8 +1,10 @@
 """Every option a command's ``--help`` lists is in the README's account of that command,
-and every option the account names is one the command takes."""
+and every option the account names is one the command takes; and each option that has a
+default says it in ``--help``."""
 
 from __future__ import annotations
 
+import argparse
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -10,8 +12,12 @@ from typing import Any
 
 import pytest
 
+from bot.serve_cli import _arguments as bot_arguments
 from bot.serve_cli import main as bot_main
+from game.demo import _arguments as demo_arguments
+from game.serve import _arguments as server_arguments
 from game.serve import main as server_main
+from game.tournament_args import _arguments as tournament_arguments
 from game.tournament_cli import main as tournament_main
 from ui.app import parse_args as ui_arguments
 
@@ -57,3 +63,32 @@ def test_the_readme_lists_every_option_of(command: str, capsys: pytest.CaptureFi
     listed = set(OPTION.findall(readme_between(start, end)))
     assert sorted(taken - listed) == [], f"{command} options the README does not list"
     assert sorted(listed - taken) == [], f"options the README lists that {command} does not take"
+
+
+#: Each command's parser (htttx-ui's one option with a default, --server, reads it from
+#: the settings: its help says so in words).
+PARSERS: dict[str, Callable[[], argparse.ArgumentParser]] = {
+    "htttx-server": server_arguments,
+    "htttx-bot": bot_arguments,
+    "htttx-tournament": lambda: tournament_arguments()[0],
+    "python -m game.demo": demo_arguments,
+}
+
+
+def has_a_default(action: argparse.Action) -> bool:
+    """Whether leaving the option out gives it a value of its own (not a flag's False,
+    nor nothing at all)."""
+    if action.nargs == 0 or action.default is argparse.SUPPRESS:
+        return False
+    return action.default is not None and action.default != ()
+
+
+@pytest.mark.parametrize("command", PARSERS)
+def test_every_option_with_a_default_says_it_in_its_help(command: str) -> None:
+    parser = PARSERS[command]()
+    silent = [
+        action.option_strings[0]
+        for action in parser._actions
+        if has_a_default(action) and "default" not in (action.help or "").lower()
+    ]
+    assert silent == [], f"{command} options whose --help does not say their default"

@@ -57,7 +57,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--server",
         metavar="URL",
-        help="the game server's address (remembered), e.g. http://127.0.0.1:8001",
+        help="the game server's address, remembered for the next start (default: the last "
+        "one used, else http://127.0.0.1:8001)",
     )
     parser.add_argument(
         "--open",
