@@ -12,11 +12,10 @@ import sys
 from typing import Any
 
 import aiohttp
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
 
 from game import notation
 from game.ascii import render
+from game.connect_errors import safe_url
 from game.ladder import LadderSettings
 from game.rules import Position
 from game.server import HOSTED_BOTS, GameServer
@@ -47,14 +46,6 @@ TOKEN_ROUTES = (
 )
 #: The demo game gives up after this long (it normally takes well under a second).
 DEMO_TIMEOUT = 120.0
-
-
-def safe_url(url: str) -> str:
-    """The URL with any password hidden, for printing."""
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except ArgumentError:
-        return url
 
 
 def local_base(server: GameServer) -> str:

@@ -3,25 +3,31 @@ open or a port it cannot listen on is one clear line rather than a traceback fro
 server's startup (uvicorn exits with status 3 from inside its lifespan, after logging
 the whole traceback). ``htttx-server`` and ``htttx-tournament`` both use these.
 
-* ``check_store(url)``: opens and closes the store once.
+* ``check_store(url)``: opens and closes the store once; what went wrong is said with
+  what to fix (``game.store.open_errors``), the URL's password hidden.
 * ``listen(host, port)``: binds the listening socket, handed to the server afterwards
   (``game.server.serving(..., sock=...)``), so the port cannot be taken in between.
 """
 
 from __future__ import annotations
 
+import logging
+import os
 import socket
 from pathlib import Path
 
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+from sqlalchemy.exc import ArgumentError
 
-from game.serve_intro import safe_url
+from game.connect_errors import safe_url
 from game.store import GameStore, StoreError
+from game.store.open_errors import why_store_cannot_open
 from wire.listening import ListenError
 from wire.listening import listen as listen_on
 
 __all__ = ["StartupError", "check_store", "listen", "nearest_existing"]
+
+log = logging.getLogger("game.startup")
 
 
 class StartupError(Exception):
@@ -33,16 +39,23 @@ def _sqlite_path_problem(url: str) -> str | None:
     only "unable to open database file"); ``None`` if nothing is visibly wrong."""
     try:
         parsed = make_url(url)
-    except ArgumentError:
+    except (ArgumentError, ValueError):
         return None  # GameStore.open says why
-    if not parsed.drivername.startswith("sqlite") or not parsed.database:
+    database = parsed.database
+    if not parsed.drivername.startswith("sqlite") or not database or database == ":memory:":
         return None
-    path = Path(parsed.database)
+    path = Path(database).expanduser()
     if path.is_dir():
         return f"{path} is a directory, not a database file"
     parent = nearest_existing(path.parent)
     if not parent.is_dir():
         return f"{parent} is a file, so {path} cannot be created under it"
+    # SQLite needs to write the file and, for its WAL and journal, its directory.
+    # (os.access answers yes to root everywhere; SQLite's own refusal then says it.)
+    if path.exists() and not os.access(path, os.R_OK | os.W_OK):
+        return f"this user may not read and write {path}"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"this user may not write in {parent}, so {path} cannot be created there"
     return None
 
 
@@ -67,12 +80,11 @@ async def check_store(url: str, option: str = "--db") -> None:
         raise StartupError(f"{option} {shown}: cannot open the store: {problem}")
     try:
         store = await GameStore.open(url)
-    except StoreError as error:
-        raise StartupError(f"{option}: {error}") from None
-    except (SQLAlchemyError, OSError) as error:
-        text = str(error).strip()
-        first = text.splitlines()[0] if text else type(error).__name__
-        raise StartupError(f"{option} {shown}: cannot open the store: {first}") from None
+    except StoreError as error:  # the URL itself: its scheme, its driver, its port
+        raise StartupError(f"{option} {shown}: {error}") from None
+    except Exception as error:  # whatever the driver raises is one line; the rest at debug
+        log.debug("opening the store %s failed", shown, exc_info=True)
+        raise StartupError(f"{option} {shown}: {why_store_cannot_open(url, error)}") from None
     await store.close()
 
 

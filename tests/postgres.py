@@ -22,9 +22,15 @@ from tests.throwaway_server import ThrowawayServer, session_server
 
 
 class PostgresCluster(ThrowawayServer):
-    """A PostgreSQL server of our own: a data directory and a unix socket in one temp dir."""
+    """A PostgreSQL server of our own: a data directory and a unix socket in one temp dir.
+
+    Every user logs in without a password (trust), except ``PASSWORD_ROLE``, which must
+    give ``PASSWORD``: a wrong one is refused as a real server refuses it.
+    """
 
     PORT = 5432  # only names the socket file; the socket directory is private
+    PASSWORD_ROLE = "htttx_with_password"
+    PASSWORD = "correct horse"
 
     def __init__(self, bindir: Path) -> None:
         super().__init__(prefix="htttx-pg-")
@@ -53,6 +59,10 @@ class PostgresCluster(ThrowawayServer):
             "--locale", "C",
             "--no-sync",
         )  # fmt: skip
+        # Read from the top, first match wins: the password role before everyone's trust.
+        (self.data / "pg_hba.conf").write_text(
+            f"local all {self.PASSWORD_ROLE} scram-sha-256\nlocal all all trust\n"
+        )
         options = (
             f"-p {self.PORT} -k {self.socket_dir} -c listen_addresses='' "
             "-c fsync=off -c full_page_writes=off"
@@ -69,6 +79,7 @@ class PostgresCluster(ThrowawayServer):
         except subprocess.CalledProcessError as exc:
             log = self.log_text()
             raise RuntimeError(f"PostgreSQL did not start: {exc.stderr!r}\n{log}") from exc
+        self.sql("postgres", f"CREATE ROLE {self.PASSWORD_ROLE} LOGIN PASSWORD '{self.PASSWORD}'")
 
     def _shut_down(self) -> None:
         if self.data.exists():
@@ -77,18 +88,38 @@ class PostgresCluster(ThrowawayServer):
                 "--mode", "immediate", "stop",
             )  # fmt: skip
 
-    def new_database(self) -> str:
-        """Create an empty database and return its SQLAlchemy URL."""
+    def new_database(self, owner: str = "postgres") -> str:
+        """Create an empty database owned by ``owner`` and return its SQLAlchemy URL
+        (as the ``postgres`` superuser)."""
         name = f"test_{os.getpid()}_{next(self._names)}"
         self._run(
             str(self.bindir / "createdb"),
             "--host", str(self.socket_dir),
             "--port", str(self.PORT),
             "--username", "postgres",
+            "--owner", owner,
             name,
             as_server=False,
         )  # fmt: skip
-        return f"postgresql+asyncpg://postgres@/{name}?host={self.socket_dir}&port={self.PORT}"
+        return self.url(name)
+
+    def sql(self, database: str, command: str) -> None:
+        """Run ``command`` in ``database`` as the ``postgres`` superuser."""
+        self._run(
+            str(self.bindir / "psql"),
+            "--host", str(self.socket_dir),
+            "--port", str(self.PORT),
+            "--username", "postgres",
+            "--dbname", database,
+            "--set", "ON_ERROR_STOP=1",
+            "--command", command,
+            as_server=False,
+        )  # fmt: skip
+
+    def url(self, database: str, user: str = "postgres", password: str | None = None) -> str:
+        """The SQLAlchemy URL of ``database`` on this server, as ``user``."""
+        login = user if password is None else f"{user}:{password}"
+        return f"postgresql+asyncpg://{login}@/{database}?host={self.socket_dir}&port={self.PORT}"
 
 
 def _postgres_bindir() -> Path | None:

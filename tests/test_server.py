@@ -820,7 +820,7 @@ def test_a_busy_port_is_a_one_line_error(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--db", "mysql://x/y"], "--db: unsupported database 'mysql'"),
+        (["--db", "mysql://x/y"], "--db mysql://x/y: unsupported database 'mysql'"),
         (["--db", "sqlite+aiosqlite:////"], "is a directory, not a database file"),
         (["--db", "sqlite+aiosqlite:////dev/null/g.sqlite"], "/dev/null is a file, so"),
         (["--address-policy", "allow=moon"], "'moon' is neither a network"),

@@ -231,8 +231,9 @@ def _closed_port() -> int:
 @pytest.mark.parametrize(
     ("db", "message"),
     [
-        ("foo://bar", "--db: unsupported database 'foo'"),
-        ("postgresql+asyncpg://u:p@127.0.0.1:{port}/x", "cannot open the store: "),
+        ("foo://bar", "--db foo://bar: unsupported database 'foo'"),
+        ("postgresql+asyncpg://u:p@127.0.0.1:{port}/x", ": connection refused; is PostgreSQL"),
+        ("postgresql+asyncpg://u:p@127.0.0.1:5432x/x", "URL's port is not a number"),
         ("{tmp}/a_file/r.sqlite", "a_file is a file, so"),
         ("{tmp}", "is a directory, not a database file"),
     ],

@@ -60,7 +60,16 @@ def _async_url(url: str) -> URL:
     try:
         parsed = make_url(url)
     except ArgumentError as exc:
-        raise UnsupportedDatabaseError(f"cannot parse database URL {url!r}: {exc}") from exc
+        raise UnsupportedDatabaseError(
+            "cannot parse the database URL: expected sqlite+aiosqlite:///FILE or "
+            "postgresql+asyncpg://USER:PASSWORD@HOST:PORT/DATABASE"
+        ) from exc
+    except ValueError as exc:  # SQLAlchemy's int() of the port is its only ValueError
+        raise UnsupportedDatabaseError("the database URL's port is not a number") from exc
+    if parsed.port is not None and not 0 < parsed.port < 65536:
+        raise UnsupportedDatabaseError(
+            f"the database URL's port must be from 1 to 65535, got {parsed.port}"
+        )
     backend, _, driver = parsed.drivername.partition("+")
     if backend == "postgres":
         backend = "postgresql"
