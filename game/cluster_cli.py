@@ -26,6 +26,7 @@ from game.cluster import (
     new_worker_id,
     worker_key,
 )
+from game.connect_errors import safe_url
 
 if TYPE_CHECKING:
     import redis.asyncio as aioredis
@@ -137,7 +138,7 @@ async def _check_redis(settings: ClusterSettings) -> None:
             max_games=1,
         )
     except ClusterUnavailable as error:
-        raise ClusterUsageError(f"--redis {settings.redis_url}: {error}") from None
+        raise ClusterUsageError(f"--redis {safe_url(settings.redis_url)}: {error}") from None
     try:
         await _wait_for_worker_id(node.redis, settings)
     finally:

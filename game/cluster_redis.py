@@ -58,6 +58,7 @@ from game.cluster import (
     worker_key,
     worker_pattern,
 )
+from game.cluster_redis_connect import ClusterUnavailable, connect_redis
 from game.fanout import Fanout, Spectator, Update
 from game.relay import CONNECT_TIMEOUT, route
 from game.spectating import serve_spectator
@@ -79,10 +80,6 @@ CLOSE_FLUSH = 5.0
 FETCH_TIMEOUT = 10.0
 
 _Command = Callable[[Any], None]
-
-
-class ClusterUnavailable(Exception):
-    """Redis cannot be reached (or the URL is not a Redis URL)."""
 
 
 def _now_iso() -> str:
@@ -166,16 +163,9 @@ class ClusterNode:
     async def open(
         cls, redis_url: str, *, worker_id: str, url: str, leases: Leases, max_games: int
     ) -> ClusterNode:
-        """Connect and PING; ``ClusterUnavailable`` with the reason if that fails."""
-        try:
-            client = aioredis.from_url(redis_url, socket_connect_timeout=5, socket_timeout=15)
-        except ValueError as error:
-            raise ClusterUnavailable(str(error)) from None
-        try:
-            await client.ping()
-        except (RedisError, OSError) as error:
-            await client.aclose()
-            raise ClusterUnavailable(f"cannot reach Redis: {error}") from None
+        """Connect and PING; ``ClusterUnavailable`` with the reason if that fails
+        (``game.cluster_redis_connect``)."""
+        client = await connect_redis(redis_url)
         return cls(client, worker_id=worker_id, url=url, leases=leases, max_games=max_games)
 
     # ------------------------------------------------------------ registry

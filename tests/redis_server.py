@@ -33,9 +33,11 @@ def _free_port() -> int:
 class RedisServer(ThrowawayServer):
     """A ``redis-server`` of our own on 127.0.0.1, its files in one temp dir."""
 
-    def __init__(self, executable: str) -> None:
+    def __init__(self, executable: str, *options: str) -> None:
+        """``options``: more of redis-server's, such as ``--requirepass``, ``SECRET``."""
         super().__init__(prefix="htttx-redis-")
         self.executable = executable
+        self.options = options
         self.port = _free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.process: subprocess.Popen[bytes] | None = None
@@ -50,6 +52,7 @@ class RedisServer(ThrowawayServer):
                 "--save", "",
                 "--appendonly", "no",
                 "--logfile", str(self.log),
+                *self.options,
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -64,7 +67,8 @@ class RedisServer(ThrowawayServer):
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=1) as conn:
                     conn.sendall(b"PING\r\n")
-                    if conn.recv(64).startswith(b"+PONG"):
+                    # NOAUTH: it answers, and wants the password it was started with.
+                    if conn.recv(64).startswith((b"+PONG", b"-NOAUTH")):
                         return
             except OSError:
                 pass

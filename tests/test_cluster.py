@@ -436,13 +436,13 @@ def test_redis_needs_a_postgresql_database_and_a_reachable_redis(
     db_url = postgres_cluster.new_database()
     dead = f"redis://127.0.0.1:{_free_port()}/0"
     assert serve_main(["--db", db_url, "--redis", dead, "--port", "0"]) == 2
-    assert f"--redis {dead}: cannot reach Redis" in capsys.readouterr().err
+    assert f"--redis {dead}: cannot connect to Redis at" in capsys.readouterr().err
     assert serve_main(["--db", db_url, "--redis", "http://nope", "--port", "0"]) == 2
     assert "--redis http://nope:" in capsys.readouterr().err
     # postgres:// is PostgreSQL too, as the store takes it: not "a SQLite file".
     bare = "postgres://" + db_url.split("://", 1)[1]
     assert serve_main(["--db", bare, "--redis", dead, "--port", "0"]) == 2
-    assert f"--redis {dead}: cannot reach Redis" in capsys.readouterr().err
+    assert f"--redis {dead}: cannot connect to Redis at" in capsys.readouterr().err
     sqlite = tmp_path / "x.db"
     assert serve_main(["--redis", redis_server.url, "--db", f"sqlite+aiosqlite:///{sqlite}"]) == 2
     assert "a cluster's workers share one database" in capsys.readouterr().err

@@ -1,27 +1,33 @@
-"""What ``htttx-server`` and ``htttx-tournament`` say when their database cannot be
-used at startup: one line naming the URL, its password hidden, and what to fix; exit
-status 2; never a traceback (``game.startup_checks``, ``game.store.open_errors``).
+"""What ``htttx-server`` and ``htttx-tournament`` say when their database or Redis
+cannot be used at startup: one line naming the URL, its password hidden, and what to
+fix; exit status 2; never a traceback (``game.startup_checks``,
+``game.store.open_errors``, ``game.cluster_redis_connect``).
 
 Against real servers on this machine: the suite's PostgreSQL (``tests/postgres.py``:
-its ``PASSWORD_ROLE`` must give a password) and ports found closed.
+its ``PASSWORD_ROLE`` must give a password) and Redis (``tests/redis_server.py``), a
+Redis of this module's own that wants a password, and ports found closed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
+from game.cluster_redis_connect import connect_redis
 from game.serve import main as serve_main
 from game.startup_checks import check_store
 from game.tournament_cli import main as tournament_main
 from tests.postgres import PostgresCluster
+from tests.redis_server import RedisServer, redis_executable
 
 #: The password in every refused URL: it must never be printed.
 SECRET = "s3cret-pw"
+#: A --db that is PostgreSQL, for --redis (which needs one): Redis is checked first.
+SOME_POSTGRES = "postgresql+asyncpg://htttx@127.0.0.1:1/arena"
 
 
 def _closed_port() -> int:
@@ -191,6 +197,104 @@ def test_a_sqlite_file_in_directories_not_made_yet_opens(tmp_path: Path) -> None
     database = tmp_path / "new" / "dirs" / "htttx.sqlite"
     asyncio.run(check_store(f"sqlite+aiosqlite:///{database}"))
     assert database.is_file()
+
+
+# --------------------------------------------------------------------- Redis
+
+
+@pytest.fixture(scope="module")
+def redis_with_password() -> Iterator[RedisServer]:
+    """A redis-server of this module's own that wants ``PostgresCluster.PASSWORD``."""
+    executable = redis_executable()
+    if executable is None:
+        pytest.skip("redis-server not found (install it with `make test`)")
+    server = RedisServer(executable, "--requirepass", PostgresCluster.PASSWORD)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+
+
+def _redis_refusal(capsys: pytest.CaptureFixture[str], redis_url: str) -> str:
+    return _server_refusal(capsys, "--db", SOME_POSTGRES, "--redis", redis_url)
+
+
+def test_a_closed_redis_port_is_a_refused_connection(capsys: pytest.CaptureFixture[str]) -> None:
+    port = _closed_port()
+    assert _redis_refusal(capsys, f"redis://:{SECRET}@127.0.0.1:{port}/0") == (
+        f"htttx-server: error: --redis redis://:***@127.0.0.1:{port}/0: cannot connect to "
+        f"Redis at 127.0.0.1:{port}: connection refused; is Redis running, and listening on "
+        "that address and port?"
+    )
+
+
+def test_a_missing_redis_socket_is_named_by_its_path(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    err = _redis_refusal(capsys, f"unix://:{SECRET}@{tmp_path}/redis.sock")
+    assert err.endswith(
+        f": cannot connect to Redis at the socket {tmp_path}/redis.sock: there is no such "
+        "socket; is Redis running, and is that its socket?"
+    )
+
+
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        (
+            "http://127.0.0.1:6379",
+            "not a Redis URL; expected redis://[[USER]:PASSWORD@]HOST[:PORT][/DB], "
+            "rediss://... (TLS) or unix:///PATH",
+        ),
+        ("redis://127.0.0.1:99999/0", "the port must be a number from 1 to 65535"),
+        (
+            # redis-py alone would take this for database 0 (and /0/1 for 1)
+            "redis://127.0.0.1:{closed}/cache",
+            "the database after the host must be a number, as in redis://HOST:6379/0, got '/cache'",
+        ),
+    ],
+)
+def test_a_malformed_redis_url_is_said_so(
+    capsys: pytest.CaptureFixture[str], url: str, said: str
+) -> None:
+    url = url.format(closed=_closed_port())
+    assert _redis_refusal(capsys, url) == f"htttx-server: error: --redis {url}: {said}"
+
+
+def test_a_redis_database_out_of_range_is_said_so(
+    capsys: pytest.CaptureFixture[str], redis_server: RedisServer
+) -> None:
+    url = redis_server.url.rsplit("/", 1)[0] + "/99"
+    assert _redis_refusal(capsys, url).endswith(
+        "has no database 99; its databases are numbered from 0 to its 'databases' setting "
+        "less 1 (16 by default)"
+    )
+
+
+def test_a_redis_password_left_out_or_wrong_is_said_so(
+    capsys: pytest.CaptureFixture[str], redis_with_password: RedisServer
+) -> None:
+    where = f"127.0.0.1:{redis_with_password.port}"
+    assert _redis_refusal(capsys, f"redis://{where}/0").endswith(
+        f": Redis at {where} wants a password; give it in the URL: "
+        "redis://:PASSWORD@HOST:PORT/DB (redis://USER:PASSWORD@... for an ACL user)"
+    )
+    assert _redis_refusal(capsys, f"redis://:{SECRET}@{where}/0") == (
+        f"htttx-server: error: --redis redis://:***@{where}/0: Redis at {where} refused the "
+        "user or password; check them in the URL"
+    )
+
+
+def test_redis_with_its_password_is_connected(redis_with_password: RedisServer) -> None:
+    """The good path of the refusals above."""
+
+    async def ping() -> None:
+        where = f"127.0.0.1:{redis_with_password.port}"
+        client = await connect_redis(f"redis://:{PostgresCluster.PASSWORD}@{where}/0")
+        await client.aclose()
+
+    asyncio.run(ping())
 
 
 # ------------------------------------------------------------- htttx-tournament
