@@ -60,8 +60,8 @@ from game.server import (
 )
 from game.server_state import hosted_bot_named
 from game.session import SEND_BOARD_POLICIES, SessionLimits, SessionLimitsError
-from game.startup_checks import StartupError, check_store, listen
-from game.store import GameStore
+from game.startup_checks import StartupError, check_store, check_store_url, listen
+from game.store import GameStore, database_url
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "UsageError", "effective_policy", "log_policy", "main"]
 
@@ -103,8 +103,9 @@ def _arguments() -> argparse.ArgumentParser:
     parser.add_argument(
         "--db",
         default=GameStore.DEFAULT_URL,
-        metavar="URL",
-        help="game store: sqlite+aiosqlite:///FILE or postgresql+asyncpg://... "
+        type=database_url,
+        metavar="URL|FILE",
+        help="game store: a SQLite file's path, sqlite:///FILE, or postgresql://... "
         "(default %(default)s)",
     )
     parser.add_argument(
@@ -499,6 +500,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:  # before the store is opened: a refused --redis leaves no database behind
             cluster = cluster_settings(args, args.db)
         except ClusterUsageError as error:
+            raise UsageError(str(error)) from None
+        try:  # a wrong --db is its own error, whatever listens on the port
+            check_store_url(args.db)
+        except StartupError as error:
             raise UsageError(str(error)) from None
         # Bound before the policy is made: its default and its `self` are where the
         # server listens.

@@ -3,6 +3,9 @@ open or a port it cannot listen on is one clear line rather than a traceback fro
 server's startup (uvicorn exits with status 3 from inside its lifespan, after logging
 the whole traceback). ``htttx-server`` and ``htttx-tournament`` both use these.
 
+* ``check_store_url(url)``: what can be told of a store without touching it (the URL's
+  scheme, driver and port; a SQLite file's path), checked before the port is bound, so
+  a wrong ``--db`` is its own error whatever listens on the port.
 * ``check_store(url)``: opens and closes the store once; what went wrong is said with
   what to fix (``game.store.open_errors``), the URL's password hidden.
 * ``listen(host, port)``: binds the listening socket, handed to the server afterwards
@@ -22,10 +25,11 @@ from sqlalchemy.exc import ArgumentError
 from game.connect_errors import safe_url
 from game.store import GameStore, StoreError
 from game.store.open_errors import why_store_cannot_open
+from game.store.urls import _async_url
 from wire.listening import ListenError
 from wire.listening import listen as listen_on
 
-__all__ = ["StartupError", "check_store", "listen", "nearest_existing"]
+__all__ = ["StartupError", "check_store", "check_store_url", "listen", "nearest_existing"]
 
 log = logging.getLogger("game.startup")
 
@@ -70,6 +74,26 @@ def nearest_existing(path: Path) -> Path:
     while not path.exists() and path != path.parent:
         path = path.parent
     return path
+
+
+def check_store_url(url: str, option: str = "--db") -> None:
+    """Check what ``url`` says without opening it: its scheme, driver and port, and a
+    SQLite file's path. Raises ``StartupError`` naming ``option`` and the URL (its
+    password hidden).
+
+    >>> check_store_url("mysql://x/y")
+    Traceback (most recent call last):
+    ...
+    game.startup_checks.StartupError: --db mysql://x/y: unsupported database 'mysql': \
+expected a sqlite+aiosqlite:// or postgresql+asyncpg:// URL
+    """
+    shown = safe_url(url)
+    try:
+        _async_url(url)
+    except StoreError as error:
+        raise StartupError(f"{option} {shown}: {error}") from None
+    if (problem := _sqlite_path_problem(url)) is not None:
+        raise StartupError(f"{option} {shown}: cannot open the store: {problem}")
 
 
 async def check_store(url: str, option: str = "--db") -> None:

@@ -35,6 +35,7 @@ from game.discovery_errors import BadBotUrl
 from game.local_bot_spec import BotLimits, CommandError, LimitError, command_argv
 from game.openings import OpeningBook, OpeningError
 from game.startup_checks import nearest_existing
+from game.store.urls import database_url
 from models import Adjudication, Match, ResignAdjudication, TimeControl, TimeControlError
 from wire.errors import _problems
 from wire.tournaments import SeriesSettings, SprtSettings, TournamentBot, TournamentRequest
@@ -363,12 +364,6 @@ def _output_path(option: str, text: str | None, *, directory: bool = False) -> P
     return path
 
 
-def _db_url(text: str) -> str:
-    if "://" in text:
-        return text
-    return f"sqlite+aiosqlite:///{Path(text).expanduser().resolve()}"
-
-
 def _resume_prefix(text: str, given: list[str]) -> str:
     """``--resume``'s id or start of one, refused with any stored setting: those come
     from --db (as fastchess's ``-config file=`` resumes from its file alone), and one
@@ -484,7 +479,7 @@ def parse_arguments(argv: Sequence[str] | None = None) -> TournamentOptions:
         raise UsageError(f"--port must be from 0 to 65535, got {args.port}")
     return TournamentOptions(
         request=request,
-        db_url=_db_url(args.db),
+        db_url=database_url(args.db),
         host=args.host,
         port=args.port,
         policy=policy,

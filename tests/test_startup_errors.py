@@ -11,7 +11,10 @@ Redis of this module's own that wants a password, and ports found closed.
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
+import subprocess
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
@@ -23,6 +26,8 @@ from game.startup_checks import check_store
 from game.tournament_cli import main as tournament_main
 from tests.postgres import PostgresCluster
 from tests.redis_server import RedisServer, redis_executable
+
+ROOT = Path(__file__).resolve().parents[1]
 
 #: The password in every refused URL: it must never be printed.
 SECRET = "s3cret-pw"
@@ -197,6 +202,37 @@ def test_a_sqlite_file_in_directories_not_made_yet_opens(tmp_path: Path) -> None
     database = tmp_path / "new" / "dirs" / "htttx.sqlite"
     asyncio.run(check_store(f"sqlite+aiosqlite:///{database}"))
     assert database.is_file()
+
+
+def test_a_wrong_db_is_said_so_whatever_listens_on_the_port(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The URL is checked before the port is bound: a busy port (another server, ``make
+    run``) does not hide what is wrong with ``--db``."""
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = str(busy.getsockname()[1])
+        err = _refusal(capsys, serve_main, ["--port", port, "--db", "mysql://x/y"])
+    assert err.startswith("htttx-server: error: --db mysql://x/y: unsupported database 'mysql'")
+
+
+def test_a_path_as_db_is_a_sqlite_file(tmp_path: Path) -> None:
+    """``--db games.sqlite`` is a SQLite file, as ``htttx-tournament --db`` takes it,
+    made absolute where the server was started."""
+    environment = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "game.serve", "--port", "0", "--db", "games.sqlite"]
+    with subprocess.Popen(
+        command, cwd=tmp_path, env=environment, stdout=subprocess.PIPE, text=True
+    ) as server:
+        try:
+            assert server.stdout is not None
+            banner = [server.stdout.readline() for _ in range(20)]
+        finally:
+            server.kill()
+    store = f"sqlite+aiosqlite:///{tmp_path.resolve() / 'games.sqlite'}"
+    assert any(line.split() == ["store", store] for line in banner), banner
+    assert (tmp_path / "games.sqlite").is_file()
 
 
 # --------------------------------------------------------------------- Redis

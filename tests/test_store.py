@@ -603,7 +603,7 @@ async def test_unsupported_database_urls_raise(url: str, message: str) -> None:
 
 
 def test_a_bare_postgres_url_gets_the_asyncpg_driver() -> None:
-    from game.store.runners import _async_url
+    from game.store.urls import _async_url
 
     assert _async_url("postgres://u@h/db").drivername == "postgresql+asyncpg"
 

@@ -161,8 +161,6 @@ from game.store.queries import (
 )
 from game.store.ratings import RatingRecords
 from game.store.runners import (
-    _async_url,
-    _is_memory_sqlite,
     _Runner,
     _SqliteThreads,
     _to_completion,
@@ -191,6 +189,7 @@ from game.store.schema import (
 )
 from game.store.series import SeriesRecords
 from game.store.tournaments import TournamentRecords
+from game.store.urls import _async_url, _is_memory_sqlite, database_url
 from game.store.work import WorkRecords
 from models import EndCause, GameRecord, GameResult, RecordedMove
 
@@ -220,6 +219,7 @@ __all__ = [
     "StoreError",
     "UnknownGameError",
     "UnsupportedDatabaseError",
+    "database_url",
 ]
 
 

@@ -20,11 +20,10 @@ from sqlalchemy import (
     create_engine,
     event,
 )
-from sqlalchemy.engine import URL, Connection, Engine, make_url
-from sqlalchemy.exc import ArgumentError, DBAPIError
+from sqlalchemy.engine import URL, Connection, Engine
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.pool import StaticPool
 
-from game.store.errors import UnsupportedDatabaseError
 from game.store.queries import (
     _CLAIM_NEXT_MOVES_SQL,
     _FINISH_RUNNING_SQL,
@@ -38,6 +37,7 @@ from game.store.queries import (
     _iso_datetime,
 )
 from game.store.schema import RecordStatus, _bot_rows, _player_rows
+from game.store.urls import _SQLITE_SYNCHRONOUS, _is_memory_sqlite, _sqlite_synchronous
 
 # SQLite waits this long for another process's write lock before giving up; writers of
 # this process never wait on each other at the SQLite level (see _SqliteThreads).
@@ -45,67 +45,6 @@ _SQLITE_BUSY_TIMEOUT_MS: Final = 10_000
 
 # Reads of a SQLite file run on this many threads, each with a connection of its own.
 _SQLITE_READ_THREADS: Final = 4
-
-# The query option of a SQLite URL that sets ``PRAGMA synchronous`` (see Durability in
-# ``game.store``), its values, and the default.
-_SQLITE_SYNCHRONOUS: Final = "synchronous"
-_SQLITE_SYNCHRONOUS_VALUES: Final = ("full", "normal")
-
-
-# --------------------------------------------------------------------------- URLs
-
-
-def _async_url(url: str) -> URL:
-    """Parse ``url`` and give a bare ``sqlite`` / ``postgresql`` URL its asyncio driver."""
-    try:
-        parsed = make_url(url)
-    except ArgumentError as exc:
-        raise UnsupportedDatabaseError(
-            "cannot parse the database URL: expected sqlite+aiosqlite:///FILE or "
-            "postgresql+asyncpg://USER:PASSWORD@HOST:PORT/DATABASE"
-        ) from exc
-    except ValueError as exc:  # SQLAlchemy's int() of the port is its only ValueError
-        raise UnsupportedDatabaseError("the database URL's port is not a number") from exc
-    if parsed.port is not None and not 0 < parsed.port < 65536:
-        raise UnsupportedDatabaseError(
-            f"the database URL's port must be from 1 to 65535, got {parsed.port}"
-        )
-    backend, _, driver = parsed.drivername.partition("+")
-    if backend == "postgres":
-        backend = "postgresql"
-    wanted = {"sqlite": "aiosqlite", "postgresql": "asyncpg"}.get(backend)
-    if wanted is None:
-        raise UnsupportedDatabaseError(
-            f"unsupported database {parsed.drivername!r}: expected a sqlite+aiosqlite:// "
-            "or postgresql+asyncpg:// URL"
-        )
-    if driver and driver != wanted:
-        raise UnsupportedDatabaseError(
-            f"unsupported driver {parsed.drivername!r}: expected {backend}+{wanted}"
-        )
-    if _SQLITE_SYNCHRONOUS in parsed.query:
-        if backend != "sqlite":
-            raise UnsupportedDatabaseError(
-                f"?{_SQLITE_SYNCHRONOUS}= is an option of SQLite URLs, not of {backend}"
-            )
-        _sqlite_synchronous(parsed)  # a wrong value is refused up front
-    return parsed.set(drivername=f"{backend}+{wanted}")
-
-
-def _sqlite_synchronous(url: URL) -> str:
-    """``PRAGMA synchronous`` for a SQLite URL: ``?synchronous=normal`` or the default,
-    ``full``. Raises UnsupportedDatabaseError for any other value."""
-    value = url.query.get(_SQLITE_SYNCHRONOUS, "full")
-    if not isinstance(value, str) or value.lower() not in _SQLITE_SYNCHRONOUS_VALUES:
-        raise UnsupportedDatabaseError(
-            f"?{_SQLITE_SYNCHRONOUS}= must be one of {', '.join(_SQLITE_SYNCHRONOUS_VALUES)}, "
-            f"got {value!r}"
-        )
-    return value.upper()
-
-
-def _is_memory_sqlite(url: URL) -> bool:
-    return url.database in (None, "", ":memory:") or bool(url.query.get("mode") == "memory")
 
 
 def _sqlite_engine(url: URL, *, begin: str, connections: int) -> Engine:
