@@ -3,7 +3,9 @@ short window (the real window, a game opened offline)."""
 
 from __future__ import annotations
 
-from PyQt5.QtWidgets import QApplication
+from PyQt5.QtCore import QEvent, Qt
+from PyQt5.QtGui import QKeyEvent
+from PyQt5.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
 
 from game import notation
@@ -112,6 +114,39 @@ def test_the_panel_shows_a_recorded_game(qtbot: QtBot) -> None:
     assert emitted == [2]
     panel.select_index(1)
     assert panel.moves.currentRow() == 1
+
+
+def send_key(widget: QWidget, key: Qt.Key) -> None:
+    for kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease):
+        QApplication.sendEvent(widget, QKeyEvent(kind, key, Qt.KeyboardModifier.NoModifier))
+
+
+def test_the_keys_that_move_along_the_move_list_move_the_board_too(
+    window: MainWindow,
+) -> None:
+    # A person clicks a move in the list, then walks through the game with the arrow
+    # keys as in any list: the board must show the row the list highlights. The list
+    # took Up and Down (and Home, End, Page Up/Down) for itself and moved its
+    # highlight alone, the board staying on the move clicked.
+    window.controller.show_record(notation.loads(GAME))
+    window.tabs.setCurrentIndex(0)
+    model, moves, replay = window.controller.model, window.panel.moves, window.replay
+    assert model is not None
+    replay.set_index(1)
+    moves.setFocus()
+    send_key(moves, Qt.Key.Key_Down)
+    assert (moves.currentRow(), replay.index) == (2, 2)
+    assert window.controller.shown.stones == model.stones_at(2)
+    send_key(moves, Qt.Key.Key_Up)
+    send_key(moves, Qt.Key.Key_Up)
+    assert (moves.currentRow(), replay.index) == (0, 0)
+    send_key(moves, Qt.Key.Key_End)
+    assert (moves.currentRow(), replay.index) == (3, 3)
+    send_key(moves, Qt.Key.Key_Home)
+    assert (moves.currentRow(), replay.index) == (0, 0)
+    # Left and Right, which a one-column list does not use, step the replay as before.
+    send_key(moves, Qt.Key.Key_Right)
+    assert (moves.currentRow(), replay.index) == (1, 1)
 
 
 def test_heartbeats_and_messages(qtbot: QtBot) -> None:

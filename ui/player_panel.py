@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 
 from PyQt5.QtCore import QRectF, Qt, QTimer, pyqtSignal
-from PyQt5.QtGui import QColor, QFont, QPainter, QPaintEvent, QResizeEvent
+from PyQt5.QtGui import QColor, QFont, QKeyEvent, QPainter, QPaintEvent, QResizeEvent
 from PyQt5.QtWidgets import (
     QFrame,
     QGridLayout,
@@ -177,7 +177,19 @@ class WrappedLabel(PlainLabel):
 
 class MoveList(QListWidget):
     """The moves, one row each; the row of the position in view stays in view when the
-    list's height changes (a message shown or hidden above it), as it did when chosen."""
+    list's height changes (a message shown or hidden above it), as it did when chosen.
+
+    ``rowStepped(row)``: a key (Up, Down, Home, End, Page Up/Down) moved the highlight
+    to ``row``; the board is to follow it, as it follows a click."""
+
+    rowStepped = pyqtSignal(int)
+
+    def keyPressEvent(self, event: QKeyEvent | None) -> None:
+        before = self.currentRow()
+        super().keyPressEvent(event)
+        row = self.currentRow()
+        if row != before and row >= 0:
+            self.rowStepped.emit(row)
 
     def resizeEvent(self, event: QResizeEvent | None) -> None:
         super().resizeEvent(event)
@@ -266,7 +278,7 @@ class PlayerPanel(QWidget):
     """Players, status, evaluation, moves and messages of the shown game.
 
     ``moveSelected(index)`` asks to show the position after ``index`` moves (0 is the
-    start) when a row of the move list is clicked.
+    start) when a row of the move list is clicked or stepped to with the keys.
     """
 
     moveSelected = pyqtSignal(int)
@@ -309,6 +321,7 @@ class PlayerPanel(QWidget):
         self.moves.setUniformItemSizes(True)
         self.moves.setAlternatingRowColors(True)
         self.moves.itemClicked.connect(self._row_clicked)
+        self.moves.rowStepped.connect(self._row_stepped)
         self.message = MessageBox()
         self.message.setObjectName("message")
         self.message.hide()
@@ -474,6 +487,11 @@ class PlayerPanel(QWidget):
 
     def _row_clicked(self, item: QListWidgetItem) -> None:
         self.moveSelected.emit(int(item.data(Qt.ItemDataRole.UserRole)))
+
+    def _row_stepped(self, row: int) -> None:
+        item = self.moves.item(row)
+        if item is not None:
+            self._row_clicked(item)
 
     # ------------------------------------------------------------------ status
 
