@@ -37,6 +37,7 @@ from models import Leaderboard, LeaderboardEntry, ProtocolError, parse_body
 from ui.listing import listing_bar, listing_table
 from ui.net import Call, Network
 from ui.plain_text import PlainLabel
+from ui.text_style import secondary_text_style
 
 __all__ = [
     "COLUMNS",
@@ -209,7 +210,7 @@ class LeaderboardWindow(QDialog):
         self.message.setObjectName("leaderboard_message")
         self.message.setWordWrap(True)
         note = QLabel("? provisional: too few games, or the rating is still uncertain")
-        note.setStyleSheet("color: palette(dark);")
+        note.setStyleSheet(secondary_text_style())
         close_button = QPushButton("Close")
         close_button.clicked.connect(self.hide)
         bottom = QHBoxLayout()

@@ -14,12 +14,14 @@ from PyQt5.QtWidgets import (
     QTableWidget,
 )
 
+from ui.text_style import secondary_text_style
+
 __all__ = ["listing_bar", "listing_table"]
 
 
 def listing_bar(shown: QComboBox, server_label: QLabel, refresh: QPushButton) -> QHBoxLayout:
     """ "Show [filter]", then the server's address (greyed) and Refresh on the right."""
-    server_label.setStyleSheet("color: palette(dark);")
+    server_label.setStyleSheet(secondary_text_style())
     bar = QHBoxLayout()
     bar.addWidget(QLabel("Show"))
     bar.addWidget(shown)

@@ -55,6 +55,7 @@ from ui.queue_client import (
 )
 from ui.server_address import ServerAddressError, normalize_server_url
 from ui.settings import Settings
+from ui.text_style import secondary_text_style
 
 #: Time controls offered (any other can be typed): (text, label).
 TIME_CONTROLS: tuple[tuple[str, str], ...] = (
@@ -173,7 +174,7 @@ class PlayOnlineDialog(QDialog):
         self.bot_after.toggled.connect(self.bot_wait.setEnabled)
         self.time_hint = PlainLabel("")
         self.time_hint.setObjectName("online_time_hint")
-        self.time_hint.setStyleSheet("color: palette(dark);")
+        self.time_hint.setStyleSheet(secondary_text_style())
         self.time_hint.setMinimumWidth(120)
         self.time_control.currentTextChanged.connect(
             lambda text: self.time_hint.setText(describe_time_control(text.strip()))
@@ -190,7 +191,7 @@ class PlayOnlineDialog(QDialog):
         self.identity = PlainLabel("")
         self.identity.setObjectName("online_identity")
         self.identity.setWordWrap(True)
-        self.identity.setStyleSheet("color: palette(dark);")
+        self.identity.setStyleSheet(secondary_text_style())
         self.error = PlainLabel("")
         self.error.setObjectName("online_error")
         self.error.setWordWrap(True)
@@ -245,15 +246,15 @@ class PlayOnlineDialog(QDialog):
         self.queue_state.setWordWrap(True)
         self.details = PlainLabel("")
         self.details.setObjectName("online_details")
-        self.details.setStyleSheet("color: palette(dark);")
+        self.details.setStyleSheet(secondary_text_style())
         self.waited = PlainLabel("")
         self.waited.setObjectName("online_waited")
         self.rating = PlainLabel("")
         self.rating.setObjectName("online_rating")
-        self.rating.setStyleSheet("color: palette(dark);")
+        self.rating.setStyleSheet(secondary_text_style())
         self.bot_note = PlainLabel("")
         self.bot_note.setWordWrap(True)
-        self.bot_note.setStyleSheet("color: palette(dark);")
+        self.bot_note.setStyleSheet(secondary_text_style())
         self.challenge_link = QLineEdit()
         self.challenge_link.setObjectName("challenge_link")
         self.challenge_link.setReadOnly(True)

@@ -46,6 +46,7 @@ from ui.player_text import (
     player_name,
 )
 from ui.stones import O_COLOR, X_COLOR, stone_icon
+from ui.text_style import secondary_text_style
 
 LOW_TIME_MS = 10_000
 #: The evaluation bar of a game that has no verdict (aborted).
@@ -216,7 +217,7 @@ class PlayerCard(QFrame):
         name_font.setPointSizeF(name_font.pointSizeF() * 1.15)
         self.name.setFont(name_font)
         self.details = WrappedLabel("")
-        self.details.setStyleSheet("color: palette(dark);")
+        self.details.setStyleSheet(secondary_text_style())
         self.clock = QLabel("\u2014")
         self.clock.setObjectName(f"clock_{side}")
         clock_font = QFont("Monospace")
@@ -307,9 +308,9 @@ class PlayerPanel(QWidget):
         self.status.setFont(status_font)
         self.connection = PlainLabel("")
         self.connection.setObjectName("connection_state")
-        self.connection.setStyleSheet("color: palette(dark);")
+        self.connection.setStyleSheet(secondary_text_style())
         self.heartbeat = QLabel("")
-        self.heartbeat.setStyleSheet("color: palette(dark);")
+        self.heartbeat.setStyleSheet(secondary_text_style())
         self.evaluation = EvaluationBar()
         self.evaluation.hide()
         #: The server's analysis bot's evaluation (spectating a server that has one).
@@ -499,7 +500,7 @@ class PlayerPanel(QWidget):
         """Connection state in words: "Connected", "Reconnecting…", "Closed"."""
         self._connection = text
         self.connection.setText(text)
-        self.connection.setStyleSheet("color: palette(dark);" if ok else "color: #c0392b;")
+        self.connection.setStyleSheet(secondary_text_style() if ok else "color: #c0392b;")
 
     def heartbeat_seen(self, waiting: bool) -> None:
         """A heartbeat arrived; ``waiting``: the server waits for us to move."""

@@ -11,6 +11,8 @@ from __future__ import annotations
 from PyQt5.QtCore import Qt, pyqtSignal
 from PyQt5.QtWidgets import QHBoxLayout, QLabel, QSlider, QStyle, QToolButton, QWidget
 
+from ui.text_style import secondary_text_style
+
 #: The slider's narrowest: a groove to drag along even in the narrowest window, where
 #: it was squeezed to its lone handle (the board's column widens instead).
 MIN_SLIDER_WIDTH_PX = 96
@@ -183,5 +185,5 @@ class ReplayBar(QWidget):
         self.live_button.setVisible(self._live_game)
         self.live_button.setChecked(self._following)
         self.live_button.setStyleSheet(
-            "color: #c0392b; font-weight: bold;" if self._following else "color: palette(mid);"
+            "color: #c0392b; font-weight: bold;" if self._following else secondary_text_style()
         )
