@@ -332,6 +332,34 @@ def test_the_last_move_is_marked(qtbot: QtBot, board: BoardWidget) -> None:
     assert marked != plain
 
 
+def test_the_last_move_stands_out_among_a_thousand_stones_zoomed_out(qtbot: QtBot) -> None:
+    # Zoomed out on a long game a cell is a few pixels across, and the outline of the
+    # last move's cells was a dark dot the size of a stone: nobody could find it.
+    widget = shown_board(qtbot, 800, 600)
+    position = _thousand_stone_game()
+    stones = {(q, r): side for q, r, side in position.stones}
+    widget.set_position(stones, legal=position.legal_cells())
+    widget.zoom_by(0.01)  # as far out as it goes
+    assert widget.viewport.hex_radius_px < 4
+    middle = QPoint(400, 300)
+    last = sorted(stones, key=lambda c: (widget.center_of(c) - middle).manhattanLength())[:2]
+    plain = _image(widget)
+    widget.set_position(stones, last_move=last, legal=position.legal_cells())
+    marked = _image(widget)
+    for cell in last:
+        center = widget.center_of(cell)
+        changed = [
+            QPoint(x, y)
+            for x in range(center.x() - 20, center.x() + 21)
+            for y in range(center.y() - 20, center.y() + 21)
+            if plain.pixel(x, y) != marked.pixel(x, y)
+        ]
+        # The mark is a ring some 16 px across round the stone, whatever the zoom.
+        width = max(p.x() for p in changed) - min(p.x() for p in changed)
+        height = max(p.y() for p in changed) - min(p.y() for p in changed)
+        assert width >= 14 and height >= 14, (cell, width, height)
+
+
 def test_stone_icons_use_the_side_colours(qtbot: QtBot) -> None:
     icon = stone_icon("x", 32).pixmap(32, 32).toImage()
     assert _is_red(icon.pixelColor(24, 16))

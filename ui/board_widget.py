@@ -11,7 +11,8 @@ Drawing, back to front: a warm background; the *board surface* (the cells the ru
 playable, or the cells near the stones when no legal set is given), filled a lighter
 cream with thin hex outlines; the glow behind a winning line; the stones (X: a white
 cross on a warm red disc, O: a white ring on a cool blue disc, so colour-blind players
-tell them apart by shape); the last move's outline; the winning line. Over that come the
+tell them apart by shape); the last move's outline (a ring of at least
+``LAST_MOVE_MIN_RADIUS_PX`` zoomed far out); the winning line. Over that come the
 live parts: the human's pending stone (translucent, dashed outline) and the hover
 preview.
 
@@ -59,6 +60,9 @@ BOARD_EDGE_COLOR = QColor("#c9b89c")
 LAST_MOVE_COLOR = QColor(59, 48, 36, 215)
 WIN_COLOR = QColor("#f4b942")
 
+#: The last move's mark is never smaller than this radius (pixels): zoomed out on a
+#: long game, where cells are a few pixels, it is a ring this size round each stone.
+LAST_MOVE_MIN_RADIUS_PX = 10.0
 #: A press that moves less than this many pixels before release is a click, not a drag.
 DRAG_THRESHOLD_PX = 4
 #: One wheel notch (or one +/- key press) zooms by this factor.
@@ -464,16 +468,22 @@ class BoardWidget(QWidget):
                 if -half < x < width + half and -half < y < height + half:
                     painter.drawPixmap(QPoint(round(x - half), round(y - half)), sprite)
 
-        # The last move: an outline just inside its cells.
+        # The last move: an outline just inside its cells; zoomed out so far that the
+        # outline would be a dot the size of a stone, a ring round the stone instead.
         if self._last_move:
-            pen = QPen(LAST_MOVE_COLOR, max(1.5, radius_px * 0.075))
+            ring = radius_px * 0.9 < LAST_MOVE_MIN_RADIUS_PX
+            pen = QPen(LAST_MOVE_COLOR, 2.0 if ring else max(1.5, radius_px * 0.075))
             pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
             painter.setPen(pen)
             painter.setBrush(Qt.BrushStyle.NoBrush)
             for cell in self._last_move:
                 if cell in self._winning_line:  # its gold ring says enough
                     continue
-                painter.drawPolygon(self._hex_polygon(cell, 0.9))
+                if ring:
+                    center = QPointF(*view.center_of(cell))
+                    painter.drawEllipse(center, LAST_MOVE_MIN_RADIUS_PX, LAST_MOVE_MIN_RADIUS_PX)
+                else:
+                    painter.drawPolygon(self._hex_polygon(cell, 0.9))
 
         # The winning line: a gold ring round each of its stones and a thick
         # translucent band through their centres.
