@@ -73,3 +73,27 @@ def test_the_narrowest_window_keeps_a_slider_to_drag(qtbot: QtBot, window: MainW
     handle = style.pixelMetric(QStyle.PixelMetric.PM_SliderLength, None, slider)
     assert window.replay.live_button.isVisibleTo(window)
     assert slider.width() >= 4 * handle  # room to drag the handle along
+
+
+def test_stepping_to_a_move_off_screen_brings_it_into_view(window: MainWindow) -> None:
+    # Zoomed in on one corner of a game, a person steps back: the move stepped to was
+    # played elsewhere, and the board stood still, only the move list changing.
+    window.controller.show_record(
+        notation.loads("version[2]; 1. [1,0] [2,0]; 2. [0,1] [0,2]; 3. [-1,0] [-2,0];")
+    )
+    window.tabs.setCurrentIndex(0)
+    board = window.board
+    board.zoom_by(3.0)
+    board.viewport.pan(-board.width(), 0)  # looking at empty board to the right
+    scale = board.viewport.scale
+    window.replay.previous()
+    last = window.controller.shown.last_move
+    assert set(last) == {(0, 1), (0, 2)}
+    for cell in last:
+        assert board.rect().contains(board.center_of(cell)), cell
+    assert board.viewport.scale == scale  # panned, at the zoom the person chose
+    # A move already in view leaves the view alone.
+    offsets = board.viewport.offset_x, board.viewport.offset_y
+    window.replay.previous()
+    assert all(board.rect().contains(board.center_of(c)) for c in window.controller.shown.last_move)
+    assert (board.viewport.offset_x, board.viewport.offset_y) == offsets

@@ -189,6 +189,18 @@ class BoardWidget(QWidget):
         self._fit()
         self.update()
 
+    def bring_into_view(self, cells: Sequence[Hex], margin: int = 8) -> None:
+        """Pan, at the zoom chosen, so that ``cells`` (a move's) are centred, unless they
+        are all in view already (within ``margin`` pixels of the edges)."""
+        area = self.rect().adjusted(margin, margin, -margin, -margin)
+        if not cells or all(area.contains(self.center_of(cell)) for cell in cells):
+            return
+        points = [self.viewport.center_of(cell) for cell in cells]
+        middle_x = sum(x for x, _ in points) / len(points)
+        middle_y = sum(y for _, y in points) / len(points)
+        self.viewport.pan(self.width() / 2 - middle_x, self.height() / 2 - middle_y)
+        self.update()
+
     def center_of(self, cell: Hex) -> QPoint:
         """Widget coordinates of ``cell``'s centre."""
         x, y = self.viewport.center_of(cell)

@@ -538,6 +538,8 @@ class GameController(QObject):
     def _index_changed(self, index: int) -> None:
         self.panel.select_index(index)
         self._render()
+        if not self.replay.following:  # stepping: the move stepped to, at the zoom chosen
+            self.board.bring_into_view(self.shown.last_move)
 
     def _render(self) -> None:
         session = self.session
