@@ -31,10 +31,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import math
 import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Final, Protocol
 
@@ -49,12 +48,18 @@ from game.ladder_games import (
     Started,
 )
 from game.ladder_pairing import (
-    DEFAULT_EXPLORE,
     Entrant,
     Pairing,
     Rated,
     choose_pairs,
     pick_bot_near,
+)
+from game.ladder_settings import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_RATE,
+    DEFAULT_TIME_CONTROL,
+    LadderSettings,
+    LadderSettingsError,
 )
 from game.manager import GameManager
 from models import (
@@ -67,7 +72,6 @@ from models import (
     PlayerType,
     ResultReason,
     TimeControl,
-    TimeControlError,
 )
 from wire.ladder import LadderBackoff, LadderGame, LadderStatus
 
@@ -84,12 +88,6 @@ __all__ = [
 
 log = logging.getLogger("game.ladder")
 
-DEFAULT_CONCURRENCY: Final = 4
-#: Games started a minute, at most.
-DEFAULT_RATE: Final = 60.0
-DEFAULT_TIME_CONTROL: Final = "10+0.1"
-MAX_CONCURRENCY: Final = 1000
-MAX_RATE: Final = 60_000.0
 #: The record's tag of every ladder game.
 EVENT_TAG: Final = ("Event", "htttx-arena ladder")
 #: How long the list of entrants is used before it is read again (new registrations,
@@ -97,61 +95,6 @@ EVENT_TAG: Final = ("Event", "htttx-arena ladder")
 REFRESH_S: Final = 2.0
 #: How long to wait when the server runs its most games.
 FULL_SERVER_WAIT_S: Final = 0.5
-
-
-class LadderSettingsError(ValueError):
-    """Ladder settings the server cannot run; the message is one line for the user."""
-
-
-@dataclass(frozen=True)
-class LadderSettings:
-    """How the ladder plays: ``concurrency`` games at once at most, ``rate`` games
-    started a minute at most, each side on ``time_control`` (``TimeControl.parse``'s
-    text), ``explore``: the chance of a random opponent; ``seed`` makes the pairing
-    repeatable.
-
-    >>> LadderSettings(concurrency=0)
-    Traceback (most recent call last):
-    ...
-    game.ladder.LadderSettingsError: concurrency must be from 1 to 1000, got 0
-    >>> LadderSettings(time_control="40/10")
-    Traceback (most recent call last):
-    ...
-    game.ladder.LadderSettingsError: time control '40/10': expected 'BASE+INC' ...
-    >>> LadderSettings(time_control="100000+0")
-    Traceback (most recent call last):
-    ...
-    game.ladder.LadderSettingsError: time control '100000+0': clock: expected at most 86400 \
-on this server, got 100000.0
-    """
-
-    concurrency: int = DEFAULT_CONCURRENCY
-    rate: float = DEFAULT_RATE
-    time_control: str = DEFAULT_TIME_CONTROL
-    explore: float = DEFAULT_EXPLORE
-    seed: int | None = None
-    clock: TimeControl = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        if not 1 <= self.concurrency <= MAX_CONCURRENCY:
-            raise LadderSettingsError(
-                f"concurrency must be from 1 to {MAX_CONCURRENCY}, got {self.concurrency}"
-            )
-        if not (math.isfinite(self.rate) and 0 < self.rate <= MAX_RATE):
-            raise LadderSettingsError(
-                f"rate must be more than 0 and at most {MAX_RATE:g} games a minute, "
-                f"got {self.rate:g}"
-            )
-        if not 0.0 <= self.explore <= 1.0:
-            raise LadderSettingsError(f"explore must be from 0 to 1, got {self.explore:g}")
-        try:
-            clock = TimeControl.parse(self.time_control)
-        except TimeControlError as error:  # it names the text
-            raise LadderSettingsError(str(error)) from None
-        # Every ladder game is played on this clock: the server must host it.
-        if problems := clock.hosting_problems():
-            raise LadderSettingsError(f"time control {self.time_control!r}: {'; '.join(problems)}")
-        object.__setattr__(self, "clock", clock)
 
 
 # -------------------------------------------------- what the ladder uses of others
