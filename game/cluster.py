@@ -24,6 +24,11 @@ What is in Redis (``game.cluster_redis`` reads and writes it), every key under
   their ``/queue`` sockets to it.
 * channel ``challenge-accepted``: a challenge's id, published by the worker that took
   it, for the worker whose queue socket waits on it (``game.cluster_queue``).
+* ``bots-in-play`` -> a sorted set of the holds on the bots in a game (the ladder's or
+  the queue's, ``game.bots_in_play``), each member ``<hold id> <casefolded bot name>``,
+  its score the moment it lapses (milliseconds, Redis's clock): renewed every heartbeat
+  by the worker holding it, so a dead worker's holds lapse ``HOLD_LEASES`` leases after
+  its last renewal (``game.cluster_bots_in_play``).
 
 >>> game_key("4f2a"), worker_key("w1"), spectate_channel("4f2a")
 ('htttx:game:4f2a', 'htttx:worker:w1', 'htttx:spectate:4f2a')
@@ -43,12 +48,14 @@ __all__ = [
     "DEFAULT_LEASE_S",
     "DEFAULT_WORK_SLOTS",
     "ENDED_HEADER",
+    "HOLD_LEASES",
     "PREFIX",
     "SETUP_HEADER",
     "ClusterSettings",
     "Leases",
     "Message",
     "WorkerInfo",
+    "bots_in_play_key",
     "challenge_channel",
     "compact_text",
     "dead_runs",
@@ -74,6 +81,10 @@ DEFAULT_LEASE_S: Final = 10.0
 DEFAULT_WORK_SLOTS: Final = 64
 #: Heartbeats per lease: a worker may miss two in a row and still hold its leases.
 HEARTBEATS_PER_LEASE: Final = 3
+#: How long a hold on a bot in a game outlives its holder's last renewal, in leases: a
+#: ladder's scheduler that dies is replaced within about a lease (and the time to see
+#: it), and the new one takes its games' holds over before they lapse.
+HOLD_LEASES: Final = 3
 
 #: The setup route's response headers (``GET /cluster/games/<id>/setup``): the updates
 #: its setup already shows, and whether the game's `end` went out (then the last packet).
@@ -131,6 +142,15 @@ def queue_leader_key() -> str:
     ('htttx:queue-leader', 'htttx:challenge-accepted')
     """
     return f"{PREFIX}queue-leader"
+
+
+def bots_in_play_key() -> str:
+    """The sorted set of the holds on the bots in a game.
+
+    >>> bots_in_play_key()
+    'htttx:bots-in-play'
+    """
+    return f"{PREFIX}bots-in-play"
 
 
 def challenge_channel() -> str:

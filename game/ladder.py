@@ -6,9 +6,13 @@ Owned by the server like ``game.tournament_director.TournamentDirector``
 bucket holding at most ``concurrency`` starts), each between two bots that
 ``game.registry.BotRegistry.ladder_entrants`` lists (registered, opted in, active) and
 that are in no game now (``game.bots_in_play``, which the server shares with the
-people's queue: a bot playing a person waits for that game to end), chosen by
-``game.ladder_pairing.choose_pairs``: longest-waiting first, so no bot starves; the
-opponent near in rating, with exploration; sides balanced.
+people's queue, and a cluster's workers with each other: a bot playing a person waits
+for that game to end), chosen by ``game.ladder_pairing.choose_pairs``: longest-waiting
+first, so no bot starves; the opponent near in rating, with exploration; sides
+balanced. Each pair's bots are taken (``BotsInPlay.take``, a check and a hold in one)
+under the pairing's id before its game is created, and released as it ends; a pair
+taken meanwhile by the queue is not played. While the bots in play cannot be told
+(a cluster's Redis out of reach) nobody is paired.
 
 Each game is an ordinary one: created with ``GameManager.create_game`` (recorded,
 listed, spectatable; tagged ``Event: htttx-arena ladder``) at the ladder's time control,
@@ -32,12 +36,13 @@ import asyncio
 import contextlib
 import logging
 import random
+import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Final, Protocol
 
-from game.bots_in_play import BotsInPlay
+from game.bots_in_play import BotsInPlay, BotsInPlayUnknown, LocalBotsInPlay
 from game.ladder_games import (
     LadderGames,
     LocalGames,
@@ -95,6 +100,8 @@ EVENT_TAG: Final = ("Event", "htttx-arena ladder")
 REFRESH_S: Final = 2.0
 #: How long to wait when the server runs its most games.
 FULL_SERVER_WAIT_S: Final = 0.5
+#: A ladder game's hold on its bots (``game.bots_in_play``): this and its pairing's id.
+HOLD_KIND: Final = "ladder"
 
 
 # -------------------------------------------------- what the ladder uses of others
@@ -260,7 +267,7 @@ class Ladder:
         self.live: dict[str, Pairing] = {}
         #: The bots in a game now, the ladder's or (shared by the server) the queue's:
         #: pairing skips them.
-        self.bots_in_play = bots_in_play if bots_in_play is not None else BotsInPlay()
+        self.bots_in_play = bots_in_play if bots_in_play is not None else LocalBotsInPlay()
         self._games: set[asyncio.Task[None]] = set()  # one per game, from its creation
         self._sides: dict[str, int] = {}
         self._last_opponent: dict[str, str] = {}
@@ -337,7 +344,8 @@ class Ladder:
         """A ladder bot for a person who waited (the people's queue): the free one
         nearest ``rating`` (``game.ladder_pairing.pick_bot_near``), or None."""
         entrants = await self._read_entrants()
-        return pick_bot_near(entrants, rating, self.bots_in_play.busy(), now=self._wall())
+        busy = await self.bots_in_play.busy()  # BotsInPlayUnknown as it comes
+        return pick_bot_near(entrants, rating, busy, now=self._wall())
 
     # ------------------------------------------------------------ scheduling
 
@@ -387,8 +395,11 @@ class Ladder:
             games = self.games
             if isinstance(games, QueuedGames):  # one scheduler for the cluster
                 await games.lead(self._lost_lead, REFRESH_S)
-                for pair, outcome in await games.adopt():
-                    self._launch_game(pair, outcome)
+                for pairing_id, pair, outcome in await games.adopt():
+                    # Its game is on: its bots are held here now, whatever the count.
+                    hold = _hold_of(pairing_id)
+                    self.bots_in_play.keep(hold, pair.x, pair.o)
+                    self._launch_game(pair, outcome, hold)
             await self._schedule()
         except Exception:  # a bug: the ladder stops (GET /ladder says so), the server stays
             log.exception("the ladder stopped")
@@ -419,12 +430,18 @@ class Ladder:
                 log.exception("ladder: cannot read the entrants")
                 await self._sleep(REFRESH_S)
                 continue
+            try:
+                busy = await self.bots_in_play.busy()
+            except BotsInPlayUnknown as error:
+                log.warning("ladder: pairing nobody: %s", error)
+                await self._sleep(REFRESH_S)
+                continue
             pairs = choose_pairs(
                 entrants,
                 now=self._wall(),
                 slots=slots,
                 rng=self._rng,
-                busy=self.bots_in_play.busy(),
+                busy=busy,
                 explore=self.settings.explore,
                 sides=self._sides,
                 last_opponent=self._last_opponent,
@@ -433,10 +450,9 @@ class Ladder:
                 # Nobody to pair: until a game ends, or the list is read again.
                 await self._sleep(REFRESH_S)
                 continue
-            bucket.take(len(pairs))
             urls = {e.name: e.url for e in entrants}
-            for pair in pairs:
-                self._launch(pair, (urls[pair.x], urls[pair.o]))
+            if not await self._launch_taken(pairs, urls, bucket):
+                await self._sleep(REFRESH_S)
 
     async def _sleep(self, seconds: float) -> None:
         """Sleep ``seconds``, or until a game ends or the ladder stops."""
@@ -453,18 +469,36 @@ class Ladder:
             task.cancel()
         self.start()
 
-    def _launch(self, pair: Pairing, urls: tuple[str, str]) -> None:
+    async def _launch_taken(
+        self, pairs: list[Pairing], urls: Mapping[str, str], bucket: _Bucket
+    ) -> bool:
+        """Launch each pair whose bots are still free (taken under its pairing's id: the
+        queue, maybe on another worker, may have given one to a person since ``busy``
+        was read); False if the bots in play could not be told."""
+        for pair in pairs:
+            pairing_id = uuid.uuid4().hex
+            try:
+                taken = await self.bots_in_play.take(_hold_of(pairing_id), pair.x, pair.o)
+            except BotsInPlayUnknown as error:
+                log.warning("ladder: pairing nobody: %s", error)
+                return False
+            if taken:
+                bucket.take(1)
+                self._launch(pair, (urls[pair.x], urls[pair.o]), pairing_id)
+        return True
+
+    def _launch(self, pair: Pairing, urls: tuple[str, str], pairing_id: str) -> None:
         request = _game_request(pair, urls, self.settings.clock)
 
         def play(started: Started) -> Awaitable[Played]:
-            return self.games.play(request, pair, started)
+            return self.games.play(request, pair, started, pairing_id)
 
-        self._launch_game(pair, play)
+        self._launch_game(pair, play, _hold_of(pairing_id))
 
-    def _launch_game(self, pair: Pairing, play: PlayGame) -> None:
-        self.bots_in_play.hold(pair.x, pair.o)
+    def _launch_game(self, pair: Pairing, play: PlayGame, hold: str) -> None:
+        """Play ``pair``'s game, its bots held under ``hold`` (released as it ends)."""
         task = asyncio.get_running_loop().create_task(
-            self._play(pair, play), name=f"ladder game {pair.x} vs {pair.o}"
+            self._play(pair, play, hold), name=f"ladder game {pair.x} vs {pair.o}"
         )
         self._games.add(task)
         task.add_done_callback(self._ended)
@@ -475,13 +509,19 @@ class Ladder:
         if not task.cancelled() and task.exception() is not None:
             log.error("ladder game failed", exc_info=task.exception())
 
-    async def _play(self, pair: Pairing, play: PlayGame) -> None:
+    async def _play(self, pair: Pairing, play: PlayGame, hold: str) -> None:
+        over = False
         try:
-            await self._play_one(pair, play)
+            played = await self._play_game(pair, play)
+            over = True
+            await self._keep_books(pair, played)
         finally:
-            self.bots_in_play.release(pair.x, pair.o)
+            if over or not self.games.hands_over:
+                self.bots_in_play.release(hold)
+            else:  # cut short as this scheduler stops: the game goes on, on a worker,
+                self.bots_in_play.hand_over(hold)  # and the next scheduler keeps it
 
-    async def _play_one(self, pair: Pairing, play: PlayGame) -> None:
+    async def _play_game(self, pair: Pairing, play: PlayGame) -> Played:
         live: list[str] = []
 
         def started(game_id: str) -> None:  # once, or again if its worker died
@@ -491,10 +531,13 @@ class Ladder:
             self.live[game_id] = pair
 
         try:
-            played = await play(started)
+            return await play(started)
         finally:
             for game_id in live:
                 self.live.pop(game_id, None)
+
+    async def _keep_books(self, pair: Pairing, played: Played) -> None:
+        """What ``pair``'s game came to: the counters, the results the registry keeps."""
         if played.full:
             return
         if played.start_error is not None:
@@ -532,6 +575,15 @@ class Ladder:
             if failure is not None:
                 self._read_at = None  # its backoff shows at the next pairing
                 log.info("ladder: %s failed (%s): %s", name, *failure)
+
+
+def _hold_of(pairing_id: str) -> str:
+    """A ladder game's hold on its bots: the same on any worker that schedules it.
+
+    >>> _hold_of("9f2c")
+    'ladder:9f2c'
+    """
+    return f"{HOLD_KIND}:{pairing_id}"
 
 
 def _aware(moment: datetime) -> datetime:

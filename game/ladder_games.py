@@ -9,9 +9,10 @@ tried (this server runs its most games).
 On a cluster the scheduler is a coordinator like a tournament's: one worker given
 ``--ladder`` holds the lease ``htttx:coordinator:ladder`` and pairs; the others given
 ``--ladder`` wait to take over. Each game is queued as a source of its own
-(``ladder:<random id>``), declared rated, and played by whichever worker leases it
+(``ladder:<pairing id>``), declared rated, and played by whichever worker leases it
 (the rating is settled on that worker, before its ``end`` goes out). A scheduler that
-takes over finds the games its predecessor queued (``QueuedGames.adopt``) and keeps
+takes over finds the games its predecessor queued (``QueuedGames.adopt``, with their
+pairing ids: the holds on their bots, ``game.bots_in_play``, which it keeps) and keeps
 their books as they end.
 """
 
@@ -21,7 +22,6 @@ import asyncio
 import contextlib
 import functools
 import logging
-import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Protocol
@@ -86,8 +86,11 @@ class LadderGames(Protocol):
     #: then a ladder that stops does not wait for them.
     hands_over: bool
 
-    async def play(self, request: NewGameRequest, pair: Pairing, started: Started) -> Played:
-        """Play one pairing's game; ``started(game_id)`` once it is created."""
+    async def play(
+        self, request: NewGameRequest, pair: Pairing, started: Started, pairing_id: str
+    ) -> Played:
+        """Play one pairing's game; ``started(game_id)`` once it is created.
+        ``pairing_id``: the ladder's id of the pairing (random, no spaces)."""
         ...
 
     def stop(self, reason: str) -> None:
@@ -111,7 +114,9 @@ class LocalGames:
         for game_id in list(self.live):
             self.manager.abort_game(game_id, reason)
 
-    async def play(self, request: NewGameRequest, pair: Pairing, started: Started) -> Played:
+    async def play(
+        self, request: NewGameRequest, pair: Pairing, started: Started, pairing_id: str
+    ) -> Played:
         manager = self.manager
         try:
             created = await manager.create_game(request)
@@ -165,18 +170,22 @@ class QueuedGames:
     async def release(self) -> None:
         await self.coordinators.release(LADDER_LEASE)
 
-    async def play(self, request: NewGameRequest, pair: Pairing, started: Started) -> Played:
-        source = LADDER_SOURCE + uuid.uuid4().hex
+    async def play(
+        self, request: NewGameRequest, pair: Pairing, started: Started, pairing_id: str
+    ) -> Played:
+        source = LADDER_SOURCE + pairing_id
         item = await self.coordinators.enqueue(source, 0, request.model_dump_json(), rated=True)
         return await self._outcome(item, started)
 
-    async def adopt(self) -> list[tuple[Pairing, PlayGame]]:
-        """The games a previous scheduler queued: each pairing, and how to wait for it."""
-        adopted: list[tuple[Pairing, PlayGame]] = []
+    async def adopt(self) -> list[tuple[str, Pairing, PlayGame]]:
+        """The games a previous scheduler queued: each pairing's id and pairing, and how
+        to wait for its game."""
+        adopted: list[tuple[str, Pairing, PlayGame]] = []
         for item in await self.work.sourced(LADDER_SOURCE):
             request = NewGameRequest.model_validate_json(item.request)
             pair = Pairing(request.player_x.name or "X", request.player_o.name or "O")
-            adopted.append((pair, functools.partial(self._outcome, item)))
+            pairing_id = item.source.removeprefix(LADDER_SOURCE)
+            adopted.append((pairing_id, pair, functools.partial(self._outcome, item)))
         return adopted
 
     async def _outcome(self, item: WorkItem, started: Started) -> Played:

@@ -18,7 +18,11 @@ bounded outbox, and a client too slow to take it is dropped.
   backed off (``game.ladder_pairing.pick_bot_near``, the ladder's choice for a person);
   with none free (or one that cannot be seated) they wait on and are tried again
   ``BOT_RETRY_S`` later. Free: in no game now, the queue's or the ladder's
-  (``game.bots_in_play``, shared by the server), so a bot plays one game at a time.
+  (``game.bots_in_play``, shared by the server, and by a cluster's workers), so a bot
+  plays one game at a time. The bot is taken (a check and a hold in one) before its
+  game is created and released as it ends; one the ladder took meanwhile is passed
+  over for the next nearest. While the bots in play cannot be told (a cluster's Redis
+  out of reach), a person due a bot waits on and is tried again later.
 * A person who leaves (``queue_leave``, or the socket closes) before their game exists
   is no longer paired; if they left while it was being created, the game is aborted
   (nobody is rated for it) and the other person waits again where they were.
@@ -36,12 +40,13 @@ from typing import Any, Final
 
 from pydantic import BaseModel
 
-from game.bots_in_play import BotsInPlay
+from game.bots_in_play import BotsInPlay, BotsInPlayUnknown, LocalBotsInPlay, new_hold_id
 from game.discovery import DiscoveryError
 from game.ladder_pairing import pick_bot_near
 from game.manager import GameManager, ManagerClosed, TooManyGames
 from game.queue_games import Contender, QueueArena, QueueRefusal, check_time_control, start_game
 from game.queue_match import BotDue, Matchmaker, Paired, RatingWindow, Waiting
+from game.registry import LadderEntrant
 from game.store.schema import player_key
 from models import (
     CLOSE_GOING_AWAY,
@@ -65,6 +70,8 @@ CLIENT_OUTBOX: Final = 64
 CLOSE_WAIT_S: Final = 2.0
 #: Why a game is aborted when a person left while it was being created.
 LEFT_BEFORE_START: Final = "a player left the queue before the game began"
+#: A queue game's hold on its bot (``game.bots_in_play``).
+HOLD_KIND: Final = "queue"
 
 
 class QueueClosing(Exception):
@@ -149,7 +156,7 @@ class QueueHub:
         self._runner: asyncio.Task[None] | None = None
         #: The bots in a game now, the queue's or (shared by the server) the ladder's:
         #: a person is given none of them.
-        self.bots_in_play = bots_in_play if bots_in_play is not None else BotsInPlay()
+        self.bots_in_play = bots_in_play if bots_in_play is not None else LocalBotsInPlay()
         self._closing = False
 
     # -------------------------------------------------------------- lifecycle
@@ -353,32 +360,36 @@ class QueueHub:
         except Exception:
             log.exception("queue: the ladder's bots could not be read")
             bots = []
-        choice = pick_bot_near(bots, entry.rating, busy=self.bots_in_play.busy())
+        # Held from now: creating the game reaches the bot first, and meanwhile the
+        # ladder must not pair it (nor another person be given it).
+        hold = new_hold_id(HOLD_KIND)
+        try:
+            choice = await self._take_bot_near(bots, entry.rating, hold)
+        except BotsInPlayUnknown as error:
+            log.warning("queue: no bot for %s for now: %s", entry.name, error)
+            choice = None
         if choice is None:
             self._wait_again(entry, bot_retry=True)
             return
         person = Contender(entry.name, "human", entry.rating)
         bot = Contender.of_bot(choice)
         x, o = (person, bot) if self._rng.random() < 0.5 else (bot, person)
-        # Held from now: creating the game reaches the bot first, and meanwhile the
-        # ladder must not pair it (nor another person be given it).
-        self.bots_in_play.hold(choice.name)
         try:
             started = await start_game(self.manager, self.arena, x, o, entry.time_control)
         except DiscoveryError as error:
-            self.bots_in_play.release(choice.name)
+            self.bots_in_play.release(hold)
             log.warning("queue: bot %s could not be seated: %s", choice.name, error)
             self._wait_again(entry, bot_retry=True)
             return
         except (TooManyGames, ManagerClosed) as error:
-            self.bots_in_play.release(choice.name)
+            self.bots_in_play.release(hold)
             self._forget(client)
             client.refuse(str(error), CLOSE_TRY_AGAIN_LATER)
             return
         except BaseException:
-            self.bots_in_play.release(choice.name)
+            self.bots_in_play.release(hold)
             raise
-        self._spawn(self._free_bot_after(started.game_id, choice.name), "bot game")
+        self._spawn(self._free_bot_after(started.game_id, hold), "bot game")
         if self._present(entry) is None:
             self.manager.abort_game(
                 started.game_id, "the player left the queue before the game began"
@@ -389,11 +400,25 @@ class QueueHub:
         client.finish(CLOSE_NORMAL, "matched", matched)
         log.info("queue: %s plays bot %s in game %s", entry.name, choice.name, started.game_id)
 
-    async def _free_bot_after(self, game_id: str, bot: str) -> None:
+    async def _take_bot_near(
+        self, bots: list[LadderEntrant], rating: float, hold: str
+    ) -> LadderEntrant | None:
+        """The free bot nearest ``rating``, taken under ``hold``; None if none is free.
+        One taken since ``busy`` was read (by the ladder, maybe on another worker) is
+        passed over for the next nearest."""
+        passed: set[str] = set()
+        busy = await self.bots_in_play.busy()
+        while (choice := pick_bot_near(bots, rating, busy=busy | passed)) is not None:
+            if await self.bots_in_play.take(hold, choice.name):
+                return choice
+            passed.add(choice.name.casefold())
+        return None
+
+    async def _free_bot_after(self, game_id: str, hold: str) -> None:
         try:
             await self.manager.end_of(game_id)
         finally:
-            self.bots_in_play.release(bot)
+            self.bots_in_play.release(hold)
 
     def _forget(self, client: QueueClient) -> None:
         key = client.waiting_key

@@ -62,7 +62,7 @@ from bot.serve import serving as serving_bot
 from game.access_log import TokenRedactingFilter, install_token_filter, redact_tokens
 from game.analysis import DEFAULT_ANALYSIS_TIME, check_analysis_time, check_hosted_analysis_bot
 from game.analyst import open_analyst
-from game.bots_in_play import BotsInPlay
+from game.bots_in_play import BotsInPlay, LocalBotsInPlay
 from game.challenges import Challenges
 from game.cluster import ClusterSettings
 from game.cluster_routes import cluster_routes
@@ -386,8 +386,18 @@ def create_app(
                 assert tournaments.remote is not None
                 tournaments.remote.start()
             # Matchmaking for people: the /queue and open challenges. The queue and the
-            # ladder count one set of bots in play: a bot plays one game at a time.
-            bots_in_play = BotsInPlay()
+            # ladder count one set of bots in play: a bot plays one game at a time. On a
+            # cluster it is shared in Redis: the queue's leader and the ladder's
+            # scheduler may be two workers. Closed after the drain (which releases the
+            # holds of the games it ends) and before the node (whose Redis it writes to).
+            bots_in_play: BotsInPlay = LocalBotsInPlay()
+            if node is not None:
+                from game.cluster_bots_in_play import ClusterBotsInPlay
+
+                shared = ClusterBotsInPlay(node.redis, node.leases)
+                shared.start()
+                stack.push_async_callback(shared.close)
+                bots_in_play = shared
             arena = ArenaForQueue(registry, ratings)
             queue = QueueHub(manager, arena, bots_in_play=bots_in_play)
             runtime = _Runtime(

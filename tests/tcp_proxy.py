@@ -2,7 +2,8 @@
 
 ``TcpProxy(port)`` listens on ``127.0.0.1:0`` and forwards every connection to
 ``127.0.0.1:port``; ``cut()`` closes every connection open now (new ones still work), as
-a network drop would. Threads, not asyncio: the tests around it are synchronous::
+a network drop would; while ``refusing`` is set, a new connection is closed at once, as
+if the server were down. Threads, not asyncio: the tests around it are synchronous::
 
     with TcpProxy(server_port) as proxy:
         page.goto(f"http://127.0.0.1:{proxy.port}/g/{game_id}")
@@ -29,6 +30,8 @@ class TcpProxy:
         self._lock = threading.Lock()
         self._open: set[socket.socket] = set()
         self.cuts = 0
+        #: While set, each new connection is closed at once (the server looks down).
+        self.refusing = False
         self._closed = False
         self._thread = threading.Thread(target=self._accept, name="tcp proxy", daemon=True)
 
@@ -50,6 +53,9 @@ class TcpProxy:
                 client, _ = self._listener.accept()
             except OSError:
                 return  # the listener was closed
+            if self.refusing:
+                client.close()
+                continue
             try:
                 upstream = socket.create_connection(self.target)
             except OSError:
