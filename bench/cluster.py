@@ -4,9 +4,10 @@ Processes: a throwaway PostgreSQL and Redis, started as ``make cluster`` starts 
 (``tests/postgres.py``, ``tests/redis_server.py``); three bot servers hosting
 ``LatticeBot`` (instant, and it never makes a line: every game lasts exactly its turn
 limit), one per worker; a single game server (``python -m game.serve`` without
-``--redis``), another with ``--commit-interval 100`` (ms; the default is 10) and three
-workers (with ``--redis``), all on the same PostgreSQL database; and this process, the
-client.
+``--redis``), another with ``--commit-interval 100`` (ms; the default is 10), each on a
+PostgreSQL database of its own (a server that is no worker claims its database, see
+``game.store_claim``), and three workers (with ``--redis``) sharing a third one; and
+this process, the client.
 
 1. Games per second with 1, 2 and 3 workers: ``GAMES`` games of ``MOVES`` moves per
    worker, created round robin over the workers with ``POST /game/new`` (worker *i*'s
@@ -50,6 +51,7 @@ import statistics
 import sys
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -125,7 +127,7 @@ class Bench:
     http: aiohttp.ClientSession
     redis: aioredis.Redis
     db: asyncpg.Connection
-    db_name: str
+    db_names: list[str]  # the single process's, the batched one's, the workers'
     single: Server
     batched: Server  # the single process with BATCHED_COMMIT_MS
     workers: list[Server]
@@ -179,13 +181,15 @@ class Bench:
         )
 
     async def db_counts(self) -> DbCounts:
-        """The database's commits and rows written so far, once every backend has
-        reported them (an idle one does within ``PG_STATS_DELAY``)."""
+        """The databases' commits and rows written so far (all three: a phase writes to
+        one), once every backend has reported them (an idle one does within
+        ``PG_STATS_DELAY``)."""
         await asyncio.sleep(PG_STATS_DELAY)
         row = await self.db.fetchrow(
-            "SELECT xact_commit, tup_inserted + tup_updated + tup_deleted AS rows "
-            "FROM pg_stat_database WHERE datname = $1",
-            self.db_name,
+            "SELECT sum(xact_commit) AS xact_commit, "
+            "sum(tup_inserted + tup_updated + tup_deleted) AS rows "
+            "FROM pg_stat_database WHERE datname = ANY($1::text[])",
+            self.db_names,
         )
         assert row is not None
         return DbCounts(int(row["xact_commit"]), int(row["rows"]))
@@ -419,25 +423,25 @@ def _postmaster_pid(postgres: PostgresCluster) -> int:
 
 
 def start_servers(
-    stack: contextlib.ExitStack[bool | None], db_url: str, redis_url: str
+    stack: contextlib.ExitStack[bool | None], db_urls: Sequence[str], redis_url: str
 ) -> tuple[Server, Server, list[Server]]:
-    """The single processes (the second with ``BATCHED_COMMIT_MS``), then the workers one
-    at a time (the first cleans up after a previous run, the others join it), each
-    stopped as ``stack`` closes."""
-    common = ["--db", db_url, "--no-example-bots", "--log-level", "warning"]
+    """The single processes (the second with ``BATCHED_COMMIT_MS``), on the first two of
+    ``db_urls``, then the workers one at a time on the third (the first cleans up after a
+    previous run, the others join it), each stopped as ``stack`` closes."""
+    common = ["--no-example-bots", "--log-level", "warning"]
     common += ["--max-games", "1000", "--max-games-per-client", "1000"]
 
-    def start(name: str, extra: list[str]) -> Server:
+    def start(name: str, db_url: str, extra: list[str]) -> Server:
         port = free_port()
-        process = stack.enter_context(
-            started(["-m", "game.serve", "--port", str(port), *common, *extra], port, timeout=60)
-        )
+        args = ["-m", "game.serve", "--port", str(port), "--db", db_url, *common, *extra]
+        process = stack.enter_context(started(args, port, timeout=60))
         return Server(name, f"http://127.0.0.1:{port}", process.pid)
 
-    single = start("single", [])
-    batched = start("batched", ["--commit-interval", str(BATCHED_COMMIT_MS)])
+    single_db, batched_db, workers_db = db_urls
+    single = start("single", single_db, [])
+    batched = start("batched", batched_db, ["--commit-interval", str(BATCHED_COMMIT_MS)])
     workers = [
-        start(f"w{n}", ["--redis", redis_url, "--worker-id", f"w{n}"])
+        start(f"w{n}", workers_db, ["--redis", redis_url, "--worker-id", f"w{n}"])
         for n in range(1, WORKERS + 1)
     ]
     return single, batched, workers
@@ -455,8 +459,8 @@ async def run(quick: bool, parts: tuple[int, ...]) -> int:
         stack.callback(redis.stop)
         redis.start()
         assert redis.process is not None
-        db_url = postgres.new_database()
-        db_name = db_url.split("@/", 1)[1].split("?")[0]
+        db_urls = [postgres.new_database() for _ in ("single", "batched", "workers")]
+        db_names = [db_url.split("@/", 1)[1].split("?")[0] for db_url in db_urls]
         bot_urls, bot_pids = [], []
         for _ in range(WORKERS):
             port = free_port()
@@ -464,9 +468,9 @@ async def run(quick: bool, parts: tuple[int, ...]) -> int:
             process = stack.enter_context(started([*args, "--log-level", "warning"], port))
             bot_urls.append(f"http://127.0.0.1:{port}")
             bot_pids.append(process.pid)
-        single, batched, workers = start_servers(stack, db_url, redis.url)
+        single, batched, workers = start_servers(stack, db_urls, redis.url)
         db = await asyncpg.connect(
-            user="postgres", database=db_name, host=str(postgres.socket_dir), port=postgres.PORT
+            user="postgres", database=db_names[0], host=str(postgres.socket_dir), port=postgres.PORT
         )
         connector = aiohttp.TCPConnector(limit=0)
         async with aiohttp.ClientSession(connector=connector) as http:
@@ -476,7 +480,7 @@ async def run(quick: bool, parts: tuple[int, ...]) -> int:
                     http=http,
                     redis=client,
                     db=db,
-                    db_name=db_name,
+                    db_names=db_names,
                     single=single,
                     batched=batched,
                     workers=workers,
