@@ -27,6 +27,7 @@ from game.cluster import (
     worker_key,
 )
 from game.connect_errors import safe_url
+from wire.listening import reachable_url
 
 if TYPE_CHECKING:
     import redis.asyncio as aioredis
@@ -71,20 +72,6 @@ def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _default_url(host: str, port: int) -> str:
-    """
-    >>> _default_url("0.0.0.0", 8001), _default_url("::1", 8001)
-    ('http://127.0.0.1:8001', 'http://[::1]:8001')
-    """
-    if host in ("0.0.0.0", ""):
-        host = "127.0.0.1"
-    elif host == "::":
-        host = "[::1]"
-    elif ":" in host:
-        host = f"[{host}]"
-    return f"http://{host}:{port}"
-
-
 def cluster_settings(args: argparse.Namespace, db_url: str) -> ClusterSettings | None:
     """The worker's settings from the arguments (None without ``--redis``), Redis
     reached once; ``ClusterUsageError`` with the reason otherwise."""
@@ -112,7 +99,7 @@ def cluster_settings(args: argparse.Namespace, db_url: str) -> ClusterSettings |
         raise ClusterUsageError(f"--lease must be from 0.3 to 3600 seconds, got {lease:g}")
     if not 0 <= work_slots <= 100_000:
         raise ClusterUsageError(f"--work-slots must be from 0 to 100000, got {work_slots}")
-    url = args.public_url or _default_url(args.host, args.port)
+    url = args.public_url or reachable_url(args.host, args.port)
     if not url.startswith(("http://", "https://")):
         raise ClusterUsageError(f"--public-url must be an http:// or https:// URL, got {url!r}")
     settings = ClusterSettings(

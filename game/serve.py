@@ -11,6 +11,7 @@ ones (recorded, ``end`` sent to everyone), close every socket and exit.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import gc
@@ -40,7 +41,9 @@ from game.serve_args import (
 from game.serve_intro import API_TOKEN_VARIABLE, banner, run_demo
 from game.server import GameServer, create_app, server_config
 from game.server_state import hosted_bot_named
-from game.startup_checks import StartupError, check_store, check_store_url, listen
+from game.startup_checks import StartupError, check_store, check_store_url, claim_store, listen
+from game.store_claim import Claim, Owner
+from wire.listening import reachable_url
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "UsageError", "effective_policy", "log_policy", "main"]
 
@@ -81,6 +84,13 @@ def log_policy(text: str, address: str, port: int) -> AddressPolicy:
         )
     log.info("bot address policy: %s; %s", policy.describe(), origin)
     return policy
+
+
+def _claim_store(url: str, owner: Owner, *, shared: bool) -> Claim:
+    try:
+        return claim_store(url, owner, shared=shared)
+    except StartupError as error:
+        raise UsageError(str(error)) from None
 
 
 def _open_store(url: str) -> None:
@@ -155,6 +165,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    with contextlib.ExitStack() as held:  # the database's claim, until the server stopped
+        return _serve(parser, args, held)
+
+
+def _serve(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, held: contextlib.ExitStack
+) -> int:
     listener: socket.socket | None = None
     try:
         check_numbers(args)
@@ -182,6 +199,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "--ladder-hosted-bots serves the bots on loopback, on a port of the server's "
                 f"own, which the address policy refuses ({problem}): allow self or loopback"
             )
+        # Before the store is opened: a second server on one database would mark the
+        # first one's running games aborted as it started.
+        owner = Owner.of_this_process(parser.prog, reachable_url(*listener.getsockname()[:2]))
+        held.callback(_claim_store(args.db, owner, shared=cluster is not None).release)
         _open_store(args.db)
         if args.analysis_bot is not None:
             _check_analysis_bot(args.analysis_bot, policy, args.analysis_time)

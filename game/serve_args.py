@@ -87,7 +87,8 @@ def arguments() -> argparse.ArgumentParser:
         default=GameStore.DEFAULT_URL,
         type=database_url,
         metavar="URL|FILE",
-        help="game store: a SQLite file's path, sqlite:///FILE, or postgresql://... "
+        help="game store: a SQLite file's path, sqlite:///FILE, or postgresql://..., claimed "
+        "for as long as the server runs: another server on it is refused "
         "(default %(default)s)",
     )
     parser.add_argument(

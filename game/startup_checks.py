@@ -6,6 +6,9 @@ the whole traceback). ``htttx-server`` and ``htttx-tournament`` both use these.
 * ``check_store_url(url)``: what can be told of a store without touching it (the URL's
   scheme, driver and port; a SQLite file's path), checked before the port is bound, so
   a wrong ``--db`` is its own error whatever listens on the port.
+* ``claim_store(url, owner)``: claims the database for this process, before anything
+  touches it, so a second server on one database is one clear line rather than a
+  startup that aborts the first one's games (``game.store_claim``).
 * ``check_store(url)``: opens and closes the store once; what went wrong is said with
   what to fix (``game.store.open_errors``), the URL's password hidden.
 * ``listen(host, port)``: binds the listening socket, handed to the server afterwards
@@ -26,10 +29,18 @@ from game.connect_errors import safe_url
 from game.store import GameStore, StoreError
 from game.store.open_errors import why_store_cannot_open
 from game.store.urls import _async_url
+from game.store_claim import Claim, ClaimError, Owner, StoreInUseError, claim
 from wire.listening import ListenError
 from wire.listening import listen as listen_on
 
-__all__ = ["StartupError", "check_store", "check_store_url", "listen", "nearest_existing"]
+__all__ = [
+    "StartupError",
+    "check_store",
+    "check_store_url",
+    "claim_store",
+    "listen",
+    "nearest_existing",
+]
 
 log = logging.getLogger("game.startup")
 
@@ -94,6 +105,22 @@ expected a sqlite+aiosqlite:// or postgresql+asyncpg:// URL
         raise StartupError(f"{option} {shown}: {error}") from None
     if (problem := _sqlite_path_problem(url)) is not None:
         raise StartupError(f"{option} {shown}: cannot open the store: {problem}")
+
+
+def claim_store(url: str, owner: Owner, *, shared: bool = False, option: str = "--db") -> Claim:
+    """Claim the database of ``url`` for ``owner``, this process, until the claim's
+    ``release`` (``game.store_claim.claim``; ``shared``: a cluster's worker). Raises
+    ``StartupError`` naming ``option`` when another process holds it or it cannot be
+    claimed. Blocks while it connects (PostgreSQL)."""
+    shown = safe_url(url)
+    if (problem := _sqlite_path_problem(url)) is not None:
+        raise StartupError(f"{option} {shown}: cannot open the store: {problem}")
+    try:
+        return claim(url, owner, shared=shared, option=option)
+    except StoreInUseError as error:
+        raise StartupError(str(error)) from None
+    except ClaimError as error:
+        raise StartupError(f"{option} {shown}: cannot open the store: {error}") from None
 
 
 async def check_store(url: str, option: str = "--db") -> None:

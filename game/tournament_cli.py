@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -42,17 +43,21 @@ from game.local_bots import LocalBotError
 from game.notation import dumps
 from game.openings import OpeningError
 from game.server import ServerStartupError, create_app, serving
-from game.startup_checks import StartupError, check_store, listen
+from game.startup_checks import StartupError, check_store, claim_store, listen
 from game.store import GameStore, StoreError
+from game.store_claim import Owner
 from game.tournament_args import TournamentOptions, UsageError, parse_arguments
 from game.tournament_director import TournamentDirector
 from game.tournament_games import is_counted
 from game.tournament_report import failures_text, pair_lines, progress_line, report, running_line
 from game.tournament_runner import TournamentError, TournamentRun
+from wire.listening import reachable_url
 from wire.tournaments import TournamentView
 
 __all__ = ["OutputError", "export_games", "main", "run_tournament"]
 
+#: The command's name, as its messages and a database's claim say it.
+PROGRAM = "htttx-tournament"
 #: Statuses a tournament can be resumed from.
 RESUMABLE = ("interrupted", "stopped", "failed")
 #: Tournaments an ambiguous ``--resume`` prefix lists at most.
@@ -261,8 +266,20 @@ async def run_tournament(options: TournamentOptions, console: Console | None = N
     console = console or Console()
     # Found before the server starts, as one line each (uvicorn would log a traceback
     # and exit from inside its startup).
-    await check_store(options.db_url)
     listener = listen(options.host, options.port)
+    with contextlib.ExitStack() as held:
+        held.callback(listener.close)
+        # Claimed before the store is opened, and until the run is over: a second run
+        # on one database would mark this one's tournament interrupted and its games
+        # aborted as it started, then play the same tournament (game.store_claim).
+        owner = Owner.of_this_process(PROGRAM, reachable_url(*listener.getsockname()[:2]))
+        held.callback((await asyncio.to_thread(claim_store, options.db_url, owner)).release)
+        await check_store(options.db_url)
+        return await _run(options, console, listener)
+
+
+async def _run(options: TournamentOptions, console: Console, listener: socket.socket) -> int:
+    """The runner's game server on ``listener``, and the tournament run through it."""
     app = create_app(
         db_url=options.db_url,
         policy=options.policy,

@@ -18,7 +18,7 @@ from __future__ import annotations
 import errno
 import socket
 
-__all__ = ["ListenError", "listen"]
+__all__ = ["ListenError", "listen", "reachable_url"]
 
 
 class ListenError(Exception):
@@ -41,3 +41,19 @@ def listen(host: str, port: int) -> socket.socket:
                 f"cannot listen on {host}:{port}: the port is already in use"
             ) from None
         raise ListenError(f"cannot listen on {host}:{port}: {error.strerror or error}") from None
+
+
+def reachable_url(host: str, port: int) -> str:
+    """Where a server listening on ``host``:``port`` is reached from this machine: a
+    wildcard address on loopback.
+
+    >>> reachable_url("0.0.0.0", 8001), reachable_url("::1", 8001)
+    ('http://127.0.0.1:8001', 'http://[::1]:8001')
+    """
+    if host in ("0.0.0.0", ""):
+        host = "127.0.0.1"
+    elif host == "::":
+        host = "[::1]"
+    elif ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{port}"

@@ -23,6 +23,10 @@ of CPU (kernel time) and 150 µs of the writer thread's wall time per commit
 of the writer thread's CPU, about 5% of the server's, within that benchmark's noise in
 its CPU per move. That is why FULL stays the default.
 
+One process per database: ``htttx-server`` and ``htttx-tournament`` claim it before they
+open it (``game.store_claim``), so ``abort_running`` never takes a running server's
+games for games left behind.
+
 Schema (created with ``metadata.create_all`` on ``open``; there are no migrations yet,
 so a change to these tables needs Alembic or a fresh database)::
 
