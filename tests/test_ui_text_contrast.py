@@ -1,16 +1,21 @@
-"""Secondary text (a bot's details, the connection state, hints) reads well: its colour
-stands 4.5:1 against the background it is drawn on (WCAG AA), measured on the pixels the
-real window draws. It was Qt's ``palette(dark)``, a shade for bevels: 2.3:1."""
+"""Secondary text (a bot's details, the connection state, hints, a provisional rating)
+reads well: its colour stands 4.5:1 against the background it is drawn on (WCAG AA),
+measured on the pixels the real window draws. It was Qt's ``palette(dark)``, a shade for
+bevels: 2.3:1; the leaderboard's provisional ratings were #7f8c8d on white: 3.5:1."""
 
 from __future__ import annotations
 
 from collections import Counter
 
-from PyQt5.QtGui import QColor, QPalette
+from PyQt5.QtGui import QColor, QImage, QPalette
 from PyQt5.QtWidgets import QComboBox, QLabel, QPushButton, QWidget
+from pytestqt.qtbot import QtBot
 
 from game import notation
 from models import Meta, PlayerType, RecordPlayer
+from tests.http_json import get_ok, post_ok
+from tests.test_ui_app import WAIT_MS
+from ui.leaderboard import RATING_COLUMN
 from ui.listing import listing_bar
 from ui.main_window import MainWindow
 from ui.text_style import contrast_ratio, secondary_text_color
@@ -20,9 +25,13 @@ READABLE = 4.5
 
 
 def text_contrast(widget: QWidget) -> float:
-    """The contrast of the text ``widget`` draws: its most common colour is the
+    """The contrast of the text ``widget`` draws (``image_contrast``)."""
+    return image_contrast(widget.grab().toImage())
+
+
+def image_contrast(image: QImage) -> float:
+    """The contrast of the text drawn in ``image``: its most common colour is the
     background, the colour farthest from it the text (the cores of the letters)."""
-    image = widget.grab().toImage()
     counts = Counter(image.pixel(x, y) for x in range(image.width()) for y in range(image.height()))
     background = QColor(counts.most_common(1)[0][0])
     return max(contrast_ratio(QColor(pixel), background) for pixel in counts)
@@ -63,3 +72,38 @@ def test_the_play_online_hint_and_a_list_s_server_are_readable(window: MainWindo
     server.show()
     assert text_contrast(server) >= READABLE
     server.close()
+
+
+def test_a_provisional_rating_in_the_leaderboard_is_readable(
+    qtbot: QtBot, window: MainWindow, server_url: str
+) -> None:
+    # One rated game between two registered bots: both ratings are provisional.
+    for name, hosted in (("Hexa", "threat"), ("Rando", "random")):
+        post_ok(f"{server_url}/bots", {"name": name, "url": f"{server_url}/bots/{hosted}"})
+    series = post_ok(
+        f"{server_url}/series",
+        {
+            "player_a": {"name": "Hexa", "bot_url": f"{server_url}/bots/threat"},
+            "player_b": {"name": "Rando", "bot_url": f"{server_url}/bots/random"},
+            "best_of": 1,
+            "openings": "none",
+            "rated": True,
+        },
+    )
+    qtbot.waitUntil(
+        lambda: get_ok(f"{server_url}/series/{series['series_id']}")["status"] != "running",
+        timeout=WAIT_MS,
+    )
+    window.setup.set_server_url(server_url)
+    board = window.online.show_leaderboard()
+    assert board is not None
+    qtbot.waitUntil(lambda: not board.loading and len(board.entries) == 2, timeout=WAIT_MS)
+    assert all(entry.provisional for entry in board.entries)
+    board.table.clearSelection()  # a selected row is drawn in the selection's colours
+    viewport = board.table.viewport()
+    assert viewport is not None
+    for row in range(2):  # a plain row and an alternate one
+        item = board.table.item(row, RATING_COLUMN)
+        assert item is not None and item.text().endswith(" ?")
+        cell = viewport.grab(board.table.visualItemRect(item)).toImage()
+        assert image_contrast(cell) >= READABLE, item.text()

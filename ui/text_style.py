@@ -1,4 +1,5 @@
-"""Secondary text: a bot's details, the connection state, hints, the server's address.
+"""Secondary text: a bot's details, the connection state, hints, the server's address,
+a provisional rating in the leaderboard.
 
 It is set apart from the main text by a lighter colour that must stay easy to read. Qt's
 ``palette(dark)``, which these labels used, is a shade for bevels and shadows, not for
@@ -18,18 +19,26 @@ __all__ = ["contrast_ratio", "secondary_text_color", "secondary_text_style"]
 SECONDARY_TEXT_SHARE = 0.62
 
 
-def secondary_text_color(palette: QPalette | None = None) -> QColor:
-    """The colour of secondary text in ``palette`` (default: the application's).
+def secondary_text_color(palette: QPalette | None = None, *, in_view: bool = False) -> QColor:
+    """The colour of secondary text in ``palette`` (default: the application's): on the
+    window, or with ``in_view`` in the cells of a list or table, which are drawn in the
+    palette's text colour on its base (white under a light palette, not the window's
+    grey).
 
     >>> light = QPalette()
     >>> light.setColor(QPalette.ColorRole.WindowText, QColor("black"))
     >>> light.setColor(QPalette.ColorRole.Window, QColor("#efefef"))
     >>> secondary_text_color(light).name()
     '#5b5b5b'
+    >>> light.setColor(QPalette.ColorRole.Text, QColor("black"))
+    >>> light.setColor(QPalette.ColorRole.Base, QColor("white"))
+    >>> secondary_text_color(light, in_view=True).name()
+    '#616161'
     """
     palette = palette if palette is not None else QGuiApplication.palette()
-    text = palette.color(QPalette.ColorRole.WindowText)
-    window = palette.color(QPalette.ColorRole.Window)
+    role = QPalette.ColorRole
+    text = palette.color(role.Text if in_view else role.WindowText)
+    window = palette.color(role.Base if in_view else role.Window)
     share = SECONDARY_TEXT_SHARE
 
     def mix(a: int, b: int) -> int:
