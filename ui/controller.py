@@ -479,10 +479,8 @@ class GameController(QObject):
         delay = after_drop(code, entry.attempts)
         if delay is GiveUp.REFUSED:
             # The token was refused (unknown, or the seat is taken): no use trying again.
-            entry.link, entry.lost = None, True
-            self._gave_up(
-                session, f"The server refused the seat of {entry.side.upper()}: {reason}."
-            )
+            entry.link, entry.lost, entry.refused = None, True, True
+            self._gave_up(session, session.refused_message(entry.side, reason))
             return
         if delay is GiveUp.EXHAUSTED:
             entry.link, entry.lost = None, True
@@ -511,7 +509,7 @@ class GameController(QObject):
             self.panel.show_message(message, "error")
         if session.cut_off and session.model.result is None:
             session.model.lose_stream(time.monotonic())
-        self._update_connection(lost=True)
+        self._update_connection()
         self._model_changed(session)
 
     def _game_over(self, session: Session, packet: EndPacket) -> None:
@@ -525,11 +523,11 @@ class GameController(QObject):
             self.panel.show_message(*message)
         self._update_connection()
 
-    def _update_connection(self, *, reconnecting: bool = False, lost: bool = False) -> None:
+    def _update_connection(self, *, reconnecting: bool = False) -> None:
         session = self.session
         if session is None or session.client is None:
             return
-        text, ok = session.connection_state(reconnecting=reconnecting, lost=lost)
+        text, ok = session.connection_state(reconnecting=reconnecting)
         self.panel.set_connection(text, ok=ok)
         self.connectionChanged.emit(text)
 

@@ -95,6 +95,9 @@ class SeatLink:
     #: The client gave up on this seat's socket for good (refused, or every
     #: reconnection failed): the person no longer plays from this screen.
     lost: bool = False
+    #: Given up because the server refused the token (closed with 1008: unknown, used
+    #: up, or the seat taken over by another connection), not for want of a connection.
+    refused: bool = False
 
 
 @dataclass
@@ -135,24 +138,30 @@ class Session:
         ]
         return cls(model=model, client=client, request=request, seats=seats)
 
-    def connection_state(
-        self, *, reconnecting: bool = False, lost: bool = False
-    ) -> tuple[str, bool]:
+    def connection_state(self, *, reconnecting: bool = False) -> tuple[str, bool]:
         """The connection in words for the panel and the status bar, and whether all is
-        well: "Connected as O", "Watching live", "Reconnecting…", "Disconnected"..."""
+        well: "Connected as O", "Watching live", "Reconnecting…", "Disconnected"...
+        A seat given up on while the spectator stream still carries the game says so:
+        the game is watched, not played, from here ("Watching live · seat of O refused").
+        """
         if reconnecting:
             return "Reconnecting\u2026", False
-        if lost:
-            return "Disconnected", False
         if self.model.result is not None:
             return "Game over \u00b7 connection closed", True
-        if self.seats:
-            connected = [e.side.upper() for e in self.seats if e.connected]
-            if connected:
-                return f"Connected as {' and '.join(connected)}", True
+        if self.cut_off:
+            return "Disconnected", False
+        connected = [e.side.upper() for e in self.seats if e.connected]
+        if connected:
+            return f"Connected as {' and '.join(connected)}", True
+        if any(not e.lost and not e.seat.over for e in self.seats):
             return "Connecting\u2026", True
         if self.spectator_connected:
-            return "Watching live", True
+            dropped = [e for e in self.seats if e.lost]
+            if not dropped:
+                return "Watching live", True
+            how = "refused" if all(e.refused for e in dropped) else "lost"
+            seats = _seats_text([e.side.upper() for e in dropped])
+            return f"Watching live \u00b7 {seats} {how}", False
         return "Connecting\u2026", True
 
     def active_seat(self) -> SeatLink | None:
@@ -192,22 +201,34 @@ class Session:
 
     def lost_message(self, reason: str) -> str:
         """What losing the connection for good means to the person at this screen:
-        a seat they held is lost by forfeit; a watcher can open the game again."""
+        a seat they held is lost by forfeit; a watcher can open the game again. (Not a seat
+        the server refused: its token was unknown, or another connection holds it.)"""
         sides = [
-            e.side.upper() for e in self.seats if e.lost and not e.seat.over and not e.seat.resigned
+            e.side.upper()
+            for e in self.seats
+            if e.lost and not e.refused and not e.seat.over and not e.seat.resigned
         ]
         if sides:
             detail = f" ({reason})" if reason else ""
-            seats = f"seat of {sides[0]}" if len(sides) == 1 else f"seats of {' and '.join(sides)}"
             return (
-                f"Lost the connection to the server{detail}; the {seats} could not be taken "
-                "back and the game will be lost by forfeit."
+                f"Lost the connection to the server{detail}; the {_seats_text(sides)} could "
+                "not be taken back and the game will be lost by forfeit."
             )
         detail = f": {reason}" if reason else ""
         return (
             f"Lost the connection to the server{detail}. Open the game again from "
             "Game \u203a Browse games to keep watching."
         )
+
+    def refused_message(self, side: str, reason: str) -> str:
+        """What the server's refusal of the seat of ``side`` means to the person at this
+        screen: its reason, and, while the spectator stream is not given up on, that
+        the game goes on shown to them as to any watcher."""
+        detail = f": {reason}" if reason else ""
+        text = f"The server refused the seat of {side.upper()}{detail}."
+        if not self.spectator_lost:
+            text += " You are watching the game, not playing in it."
+        return text
 
     def seat_to_resign(self) -> SeatLink | None:
         """The seat a resignation is for: the one still playing, or of two people at
@@ -273,6 +294,11 @@ class Session:
                     new = tuple(cell for cell in seat_stones if cell not in stones)
                     stones, last = seat_stones, new or last
         return stones, last
+
+
+def _seats_text(sides: list[str]) -> str:
+    """ "seat of O", "seats of X and O"."""
+    return f"seat of {sides[0]}" if len(sides) == 1 else f"seats of {' and '.join(sides)}"
 
 
 def _seated(entry: SeatLink) -> bool:

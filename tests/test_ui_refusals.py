@@ -1,0 +1,60 @@
+"""What the window shows when the server says no: a seat token it refuses while the game
+goes on. The real window against a real game server on loopback. Run with
+``QT_QPA_PLATFORM=offscreen``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pytestqt.qtbot import QtBot
+
+from tests.test_ui_app import (
+    WAIT_MS,
+    click,
+    pick_far_cells,
+    start_human_against_threat,
+)
+from tests.ui_fixtures import make_window
+from ui.main_window import MainWindow
+
+
+def test_a_seat_taken_over_elsewhere_says_why_and_the_game_is_watched_on(
+    qtbot: QtBot, window: MainWindow, server_url: str, tmp_path: Path
+) -> None:
+    controller = start_human_against_threat(qtbot, window, server_url)
+    model, entry = controller.model, controller.seats[0]
+    assert model is not None and model.game_id is not None
+    # The same seat token opened in another window: the server gives it the seat and
+    # closes this window's with 1008 and its reason; the spectator stream stays.
+    (tmp_path / "other").mkdir()
+    other = make_window(qtbot, tmp_path / "other")
+    other.controller.take_seat(other.client(server_url), model.game_id, "o", entry.token)
+    session = controller.session
+    assert session is not None
+    qtbot.waitUntil(lambda: entry.lost and session.spectator_connected, timeout=WAIT_MS)
+
+    assert window.panel.message.text() == (
+        "The server refused the seat of O: replaced by a new connection to this seat. "
+        "You are watching the game, not playing in it."
+    )
+    assert window.panel.message.property("level") == "error"
+    # Not "Disconnected": the game is shown live, as to any watcher.
+    state = "Watching live \u00b7 seat of O refused"
+    assert window.panel.connection.text() == window.connection_label.text() == state
+    assert not controller.playing
+    assert not window.seat_bar.resign_button.isVisibleTo(window)
+
+    # The game goes on: the move played in the other window shows here, live.
+    qtbot.waitUntil(lambda: other.controller.active_seat() is not None, timeout=WAIT_MS)
+    seat = other.controller.active_seat()
+    assert seat is not None and seat.request is not None
+    first, second = pick_far_cells(other, seat.request.legal)
+    click(qtbot, other, first)
+    click(qtbot, other, second)
+    qtbot.waitUntil(lambda: len(model.moves) >= 1, timeout=WAIT_MS)
+    assert {piece.as_tuple() for piece in model.moves[0].pieces} == {first, second}
+    assert not model.stream_lost and model.result is None
+    assert not window.panel.status.text().startswith("Connection to the server lost")
+    assert window.replay.live_button.isVisibleTo(window)
+    assert window.panel.connection.text() == state
+    other.close()
