@@ -1,6 +1,6 @@
 """What the window shows when the server says no: a seat token it refuses while the game
-goes on. The real window against a real game server on loopback. Run with
-``QT_QPA_PLATFORM=offscreen``."""
+goes on, a seat of a game that does not exist. The real window against a real game
+server on loopback. Run with ``QT_QPA_PLATFORM=offscreen``."""
 
 from __future__ import annotations
 
@@ -16,6 +16,9 @@ from tests.test_ui_app import (
 )
 from tests.ui_fixtures import make_window
 from ui.main_window import MainWindow
+
+#: A game id the server never handed out.
+UNKNOWN_GAME = "0123456789abcdef0123456789abcdef"
 
 
 def test_a_seat_taken_over_elsewhere_says_why_and_the_game_is_watched_on(
@@ -58,3 +61,24 @@ def test_a_seat_taken_over_elsewhere_says_why_and_the_game_is_watched_on(
     assert window.replay.live_button.isVisibleTo(window)
     assert window.panel.connection.text() == state
     other.close()
+
+
+def test_a_seat_of_a_game_that_does_not_exist_shows_only_the_refusal(
+    qtbot: QtBot, window: MainWindow, server_url: str
+) -> None:
+    window.controller.take_seat(window.client(server_url), UNKNOWN_GAME, "x", "not-a-token")
+    window.tabs.setCurrentIndex(0)
+    controller = window.controller
+    # Both the seat and the spectator stream are refused, in either order.
+    qtbot.waitUntil(
+        lambda: controller.session is None or controller.session.cut_off, timeout=WAIT_MS
+    )
+    assert window.panel.message.text() == "The server cannot show this game: no such game."
+    # No made-up game: no X stone, no "Player X vs Player O", no "result unknown".
+    assert controller.model is None
+    assert controller.shown.stones == {}
+    assert window.windowTitle() == "HTTTX Arena"
+    assert window.panel.status.text().startswith("No game")
+    assert window.panel.connection.text() == window.connection_label.text() == ""
+    assert not window.replay.live_button.isVisibleTo(window)
+    assert not window.export_action.isEnabled()

@@ -183,10 +183,16 @@ class Session:
 
     @property
     def known(self) -> bool:
-        """Whether the shown game is one the client knows to exist: a record, a game
-        this client holds a seat in, or one the server has begun to show; not a game
-        id still being asked for (the model is then a blank placeholder)."""
-        return self.client is None or self.heard or bool(self.seats)
+        """Whether the shown game is one the client knows to exist: a record, or a game
+        the server has begun to show or seated a person of this screen in (its
+        ``setup``); not a game id or seat token still being tried (the model is then a
+        blank placeholder, its players "Player X" and "Player O"): a token for a game
+        that does not exist is refused, and nothing of that game is to be shown."""
+        return (
+            self.client is None
+            or self.heard
+            or any(entry.seat.position is not None for entry in self.seats)
+        )
 
     @property
     def cut_off(self) -> bool:
