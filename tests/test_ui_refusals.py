@@ -1,9 +1,10 @@
 """What the window shows when the server says no: a seat token it refuses while the game
-goes on, a seat of a game that does not exist. The real window against a real game
-server on loopback. Run with ``QT_QPA_PLATFORM=offscreen``."""
+goes on, a seat of a game that does not exist, a new game it will not create. The real
+window against a real game server on loopback. Run with ``QT_QPA_PLATFORM=offscreen``."""
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 from pytestqt.qtbot import QtBot
@@ -11,11 +12,13 @@ from pytestqt.qtbot import QtBot
 from tests.test_ui_app import (
     WAIT_MS,
     click,
+    connect,
     pick_far_cells,
     start_human_against_threat,
 )
 from tests.ui_fixtures import make_window
 from ui.main_window import MainWindow
+from ui.setup_panel import FormValues, SeatChoice
 
 #: A game id the server never handed out.
 UNKNOWN_GAME = "0123456789abcdef0123456789abcdef"
@@ -82,3 +85,44 @@ def test_a_seat_of_a_game_that_does_not_exist_shows_only_the_refusal(
     assert window.panel.connection.text() == window.connection_label.text() == ""
     assert not window.replay.live_button.isVisibleTo(window)
     assert not window.export_action.isEnabled()
+
+
+def test_a_new_game_the_server_refuses_leaves_the_shown_game_and_says_so(
+    qtbot: QtBot, window: MainWindow, server_url: str
+) -> None:
+    connect(qtbot, window, server_url)
+    threat, random = f"{server_url}/bots/threat", f"{server_url}/bots/random"
+    window.setup.set_values(
+        FormValues(x=SeatChoice("hosted", threat), o=SeatChoice("hosted", random))
+    )
+    window.setup.new_game_button.click()
+    qtbot.waitUntil(
+        lambda: (model := window.controller.model) is not None and model.result is not None,
+        timeout=WAIT_MS,
+    )
+    finished = window.controller.model
+    result = window.panel.status.text()
+
+    with socket.socket() as closed:  # bound, not listening: the bot is unreachable
+        closed.bind(("127.0.0.1", 0))
+        unreachable = f"http://127.0.0.1:{closed.getsockname()[1]}"
+        window.setup.set_values(
+            FormValues(x=SeatChoice("url", unreachable), o=SeatChoice("hosted", random))
+        )
+        window.show_setup()
+        window.setup.new_game_button.click()
+        qtbot.waitUntil(lambda: window.setup.new_game_button.isEnabled(), timeout=WAIT_MS)
+
+    # The form, where the person asked, says why, and stays in front to be corrected.
+    reason = window.setup.error.text()
+    assert reason.startswith("The server refused the game (422): player_x: ")
+    assert "connection refused" in reason
+    assert window.tabs.currentIndex() == 1
+    # The Game tab still shows the game from before, and its message says the new one
+    # failed rather than reading as news of that game.
+    assert window.controller.model is finished
+    assert window.panel.status.text() == result
+    assert window.panel.message.text() == (
+        f"The new game was not started. {reason}. The game shown is still the one from before."
+    )
+    assert window.panel.message.property("level") == "error"

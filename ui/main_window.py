@@ -348,8 +348,12 @@ class MainWindow(QMainWindow):
 
     def _game_failed(self, text: str) -> None:
         self.setup.set_busy(False)
-        self.setup.show_error(text)
-        self.panel.show_message(text, "error")
+        self.setup.show_error(text)  # under the button the person just pressed
+        # The Game tab keeps the game it showed: the failure must not read as news of it.
+        message = f"The new game was not started. {text.rstrip('.')}."
+        if self.controller.model is not None:
+            message += " The game shown is still the one from before."
+        self.panel.show_message(message, "error")
         # The server may have gone since it was connected: check again, so the top of
         # the form does not keep saying "Connected to" above the failure.
         self.connect_server(keep_error=True)
