@@ -21,6 +21,7 @@ from game.rules import Position
 from game.server import HOSTED_BOTS, GameServer
 from game.server_state import hosted_bot_named
 from models import GameRecord, GameResult, ResultReason
+from wire.listening import reachable_url
 
 __all__ = [
     "API_TOKEN_VARIABLE",
@@ -50,14 +51,7 @@ DEMO_TIMEOUT = 120.0
 
 def local_base(server: GameServer) -> str:
     """A URL that reaches the server from this machine, even when bound to 0.0.0.0."""
-    host = server.config.host
-    if host in ("0.0.0.0", ""):
-        host = "127.0.0.1"
-    elif host == "::":
-        host = "[::1]"
-    elif ":" in host:
-        host = f"[{host}]"
-    return f"http://{host}:{server.port}"
+    return reachable_url(server.config.host, server.port)
 
 
 def curl_command(base: str, *, with_token: bool) -> str:

@@ -112,15 +112,21 @@ def claim_store(url: str, owner: Owner, *, shared: bool = False, option: str = "
     ``release`` (``game.store_claim.claim``; ``shared``: a cluster's worker). Raises
     ``StartupError`` naming ``option`` when another process holds it or it cannot be
     claimed. Blocks while it connects (PostgreSQL)."""
+    check_store_url(url, option)  # what is wrong with the URL itself, said as such
     shown = safe_url(url)
-    if (problem := _sqlite_path_problem(url)) is not None:
-        raise StartupError(f"{option} {shown}: cannot open the store: {problem}")
     try:
         return claim(url, owner, shared=shared, option=option)
     except StoreInUseError as error:
         raise StartupError(str(error)) from None
     except ClaimError as error:
-        raise StartupError(f"{option} {shown}: cannot open the store: {error}") from None
+        # The driver's own error, when there is one, says what to fix (a missing socket,
+        # a wrong password...) as the store's opening would have.
+        why = (
+            why_store_cannot_open(url, error.__cause__)
+            if error.__cause__ is not None
+            else f"cannot open the store: {error}"
+        )
+        raise StartupError(f"{option} {shown}: {why}") from None
 
 
 async def check_store(url: str, option: str = "--db") -> None:

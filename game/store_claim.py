@@ -277,7 +277,10 @@ def _lock_file(database: str, owner: Owner, option: str) -> _FileLock:
         # would otherwise hold the lock after it died.
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as error:
-        raise ClaimError(f"cannot create {path}: {error.strerror or error}") from None
+        raise ClaimError(
+            f"cannot create {path}, the database's lock beside it: "
+            f"{error.strerror or error}; check that this user may write in {path.parent}"
+        ) from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -358,7 +361,7 @@ class _AdvisoryLock:
         except Exception as error:
             if self._taken.done():
                 raise
-            self._taken.set_exception(ClaimError(_first_line(error)))
+            self._taken.set_exception(_claim_error(error))
         finally:
             if not self._taken.done():  # whatever else stopped this thread: take() returns
                 self._taken.set_exception(ClaimError("the claim's thread stopped"))
@@ -377,8 +380,7 @@ class _AdvisoryLock:
                 )
             except Exception as error:  # any failure to connect or to lock
                 if not self._taken.done():  # the claim itself: refused
-                    failure = error if isinstance(error, ClaimError) else None
-                    self._taken.set_exception(failure or ClaimError(_first_line(error)))
+                    self._taken.set_exception(_claim_error(error))
                     return
                 if logged != _first_line(error):
                     logged = _first_line(error)
@@ -452,6 +454,16 @@ async def _holders(connection: AsyncConnection) -> tuple[list[Owner], bool]:
 def _first_line(error: BaseException) -> str:
     message = str(error).strip()
     return message.splitlines()[0] if message else type(error).__name__
+
+
+def _claim_error(error: BaseException) -> ClaimError:
+    """``error`` (the driver's, connecting or locking) as the claim's failure, keeping it
+    as the cause, from which the command words what to fix (``game.store.open_errors``)."""
+    if isinstance(error, ClaimError):
+        return error
+    failure = ClaimError(_first_line(error))
+    failure.__cause__ = error
+    return failure
 
 
 def claim(url: str, owner: Owner, *, shared: bool = False, option: str = "--db") -> Claim:

@@ -15,7 +15,8 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import Callable, Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -217,6 +218,14 @@ def test_a_wrong_db_is_said_so_whatever_listens_on_the_port(
     assert err.startswith("htttx-server: error: --db mysql://x/y: unsupported database 'mysql'")
 
 
+def _banner(lines: Iterable[str]) -> Iterator[str]:
+    """The server's banner, up to its last line (or the end of its output)."""
+    for line in lines:
+        yield line
+        if line.startswith("Ctrl-C stops the server"):
+            return
+
+
 def test_a_path_as_db_is_a_sqlite_file(tmp_path: Path) -> None:
     """``--db games.sqlite`` is a SQLite file, as ``htttx-tournament --db`` takes it,
     made absolute where the server was started."""
@@ -225,10 +234,13 @@ def test_a_path_as_db_is_a_sqlite_file(tmp_path: Path) -> None:
     with subprocess.Popen(
         command, cwd=tmp_path, env=environment, stdout=subprocess.PIPE, text=True
     ) as server:
+        stop = threading.Timer(60.0, server.kill)  # only against a hang
+        stop.start()
         try:
             assert server.stdout is not None
-            banner = [server.stdout.readline() for _ in range(20)]
+            banner = list(_banner(server.stdout))
         finally:
+            stop.cancel()
             server.kill()
     store = f"sqlite+aiosqlite:///{tmp_path.resolve() / 'games.sqlite'}"
     assert any(line.split() == ["store", store] for line in banner), banner
