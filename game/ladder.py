@@ -17,11 +17,12 @@ taken meanwhile by the queue is not played. While the bots in play cannot be tol
 Each game is an ordinary one: created with ``GameManager.create_game`` (recorded,
 listed, spectatable; tagged ``Event: htttx-arena ladder``) at the ladder's time control,
 declared rated with ``RatingBook.track`` (the rating book rates it when it ends), and
-its outcome for each bot fed to ``BotRegistry.record_ladder_result``: a bot that
-forfeited (no-show, disconnect, timeout, stall, illegal move, protocol error) or could
-not be reached when the game was created has failed, and a bot that keeps failing is
-backed off (the registry's exponential backoff; the reason is in ``GET /ladder`` and
-``GET /bots``). An aborted game (the server shutting down) is void: nobody failed.
+its outcome for each bot fed to ``BotRegistry.record_ladder_result``
+(``game.ladder_failures``): a bot that forfeited (no-show, disconnect, timeout, stall,
+illegal move, protocol error) or could not be reached when the game was created has
+failed, and a bot that keeps failing is backed off (the registry's exponential
+backoff; the reason is in ``GET /ladder`` and ``GET /bots``). An aborted game (the
+server shutting down) is void: nobody failed.
 
 State is the database: the registry (who plays, backoffs, last games) and the rating
 book (ratings, games declared rated and not yet rated). After a restart the ladder
@@ -43,6 +44,7 @@ from datetime import UTC, datetime
 from typing import Final, Protocol
 
 from game.bots_in_play import BotsInPlay, BotsInPlayUnknown, LocalBotsInPlay
+from game.ladder_failures import failures_of, seat_of
 from game.ladder_games import (
     LadderGames,
     LocalGames,
@@ -68,14 +70,11 @@ from game.ladder_settings import (
 )
 from game.manager import GameManager
 from models import (
-    EndCause,
-    GameResult,
     Match,
     NewGameRequest,
     Player,
     PlayerConfig,
     PlayerType,
-    ResultReason,
     TimeControl,
 )
 from wire.ladder import LadderBackoff, LadderGame, LadderStatus
@@ -150,48 +149,6 @@ def _game_request(pair: Pairing, urls: tuple[str, str], clock: TimeControl) -> N
         name=f"ladder: {pair.x} vs {pair.o}"[:64],
         tags=dict([EVENT_TAG]),
     )
-
-
-def failures_of(result: GameResult, pair: Pairing) -> dict[str, tuple[str, str | None] | None]:
-    """Each bot's part in a finished ladder game: None (it did its part) or the failure
-    (the ``EndCause`` value and the result's detail) the registry counts.
-
-    >>> from models import ResultReason
-    >>> won = GameResult(winner=Player.X, reason=ResultReason.WIN)
-    >>> failures_of(won, Pairing("a", "b"))
-    {'a': None, 'b': None}
-    >>> late = GameResult(winner=Player.X, reason=ResultReason.FORFEIT,
-    ...                   cause=EndCause.TIMEOUT, detail="o: out of time")
-    >>> failures_of(late, Pairing("a", "b"))
-    {'a': None, 'b': ('timeout', 'o: out of time')}
-    >>> nobody = GameResult(winner=None, reason=ResultReason.DRAW, cause=EndCause.NO_SHOW)
-    >>> failures_of(nobody, Pairing("a", "b"))
-    {'a': ('no_show', None), 'b': ('no_show', None)}
-    """
-    parts: dict[str, tuple[str, str | None] | None] = {pair.x: None, pair.o: None}
-    cause = result.cause
-    if cause is None or cause in (EndCause.TURN_LIMIT, EndCause.ADJUDICATION, EndCause.RESIGN):
-        return parts
-    failure = (cause.value, result.detail)
-    if result.reason is ResultReason.FORFEIT and result.winner is not None:
-        parts[pair.o if result.winner is Player.X else pair.x] = failure
-    elif cause is EndCause.NO_SHOW:  # neither came: a draw with a cause
-        parts = dict.fromkeys(parts, failure)
-    return parts
-
-
-def _seat_of(text: str) -> Player | None:
-    """The seat a ``GameManager.create_game`` discovery error names (its message starts
-    ``player_x:`` or ``player_o:``).
-
-    >>> _seat_of("player_o: http://b/capabilities.json: connection refused")
-    <Player.O: 'o'>
-    """
-    if text.startswith("player_x:"):
-        return Player.X
-    if text.startswith("player_o:"):
-        return Player.O
-    return None
 
 
 @dataclass(frozen=True)
@@ -542,7 +499,7 @@ class Ladder:
             return
         if played.start_error is not None:
             self.failed_starts += 1
-            seat = _seat_of(played.start_error)
+            seat = seat_of(played.start_error)
             blamed = [pair.x] if seat is Player.X else [pair.o] if seat is Player.O else []
             log.warning("ladder: %s vs %s could not start: %s", pair.x, pair.o, played.start_error)
             if blamed:
