@@ -48,7 +48,7 @@ import logging
 import socket
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import uvicorn
 from starlette.applications import Starlette
@@ -105,10 +105,6 @@ from game.store_outage_guard import StoreOutageGuard
 from game.tournament_director import TournamentDirector
 from game.tournament_routes import tournament_routes
 from game.web_routes import web_routes
-
-if TYPE_CHECKING:  # only with --redis
-    from game.cluster_redis import ClusterNode
-    from game.cluster_work import WorkPlayer
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
@@ -376,7 +372,9 @@ def create_app(
             )
             work = None
             if node is not None and cluster is not None:
-                work = await _share_tournaments(
+                from game.cluster_setup import share_tournaments  # only with --redis
+
+                work = await share_tournaments(
                     node, cluster, store, manager, tournaments, ratings, first=first
                 )
             if first:  # else the other workers' tournaments may be running
@@ -453,48 +451,6 @@ def create_app(
     app.state.openapi = _openapi(host_example_bots)
     app.state.bot_pool = pool
     return app
-
-
-async def _share_tournaments(
-    node: ClusterNode,
-    cluster: ClusterSettings,
-    store: GameStore,
-    manager: GameManager,
-    tournaments: TournamentDirector,
-    ratings: RatingBook,
-    *,
-    first: bool,
-) -> WorkPlayer:
-    """A cluster's worker: tournaments coordinated by one worker and played by all,
-    through the work queue (``game.cluster_work``); the player, to start."""
-    from game.cluster_work import Coordinators, WorkPlayer  # only with --redis
-
-    if first:  # a cold start: nobody holds what a previous run left in the queue
-        cleared = await store.work.clear()
-        if cleared:
-            log.info("dropped %d queued game(s) a previous run left", cleared)
-    # Leases are held by this process (its run), not its name: a worker restarted with
-    # the same --worker-id after kill -9 holds none of its predecessor's.
-    holder = f"{node.worker_id}/{node.run}"
-    tournaments.remote = Coordinators(
-        node.redis,
-        store.work,
-        worker_id=holder,
-        leases=cluster.leases,
-        running_ids=store.tournaments.running_ids,
-        adopt=tournaments.adopt,
-        lost=tournaments.hand_over,
-        stopped=tournaments.stopped_elsewhere,
-    )
-    return WorkPlayer(
-        manager,
-        store.work,
-        node.redis,
-        worker_id=holder,
-        leases=cluster.leases,
-        slots=cluster.work_slots,
-        ratings=ratings,
-    )
 
 
 # --------------------------------------------------------------------- server
