@@ -46,6 +46,7 @@ from typing import Final, Protocol
 from game.bots_in_play import BotsInPlay, BotsInPlayUnknown, LocalBotsInPlay
 from game.ladder_failures import failures_of, seat_of
 from game.ladder_games import (
+    EVENT_TAG,
     LadderGames,
     LocalGames,
     Played,
@@ -53,6 +54,7 @@ from game.ladder_games import (
     QueuedGames,
     RatingTracker,
     Started,
+    game_request,
 )
 from game.ladder_pairing import (
     Entrant,
@@ -69,14 +71,7 @@ from game.ladder_settings import (
     LadderSettingsError,
 )
 from game.manager import GameManager
-from models import (
-    Match,
-    NewGameRequest,
-    Player,
-    PlayerConfig,
-    PlayerType,
-    TimeControl,
-)
+from models import Player
 from wire.ladder import LadderBackoff, LadderGame, LadderStatus
 
 __all__ = [
@@ -92,8 +87,6 @@ __all__ = [
 
 log = logging.getLogger("game.ladder")
 
-#: The record's tag of every ladder game.
-EVENT_TAG: Final = ("Event", "htttx-arena ladder")
 #: How long the list of entrants is used before it is read again (new registrations,
 #: retirements and backoffs show up within this). A failure reads it at once.
 REFRESH_S: Final = 2.0
@@ -131,24 +124,6 @@ class Registry(Protocol):
 
 
 # ------------------------------------------------------------------ pure helpers
-
-
-def _game_request(pair: Pairing, urls: tuple[str, str], clock: TimeControl) -> NewGameRequest:
-    """Both bots play ``clock``: it is the game's (notation ``timecontrol[...]``, which
-    other tools read, as in queue games), and a seat's only for a stall limit, which
-    ``Match`` has no field for."""
-    seat_clock = clock if clock.stall_limit is not None else None
-
-    def seat(name: str, url: str) -> PlayerConfig:
-        return PlayerConfig(type=PlayerType.BOT, bot_url=url, name=name, time_control=seat_clock)
-
-    return NewGameRequest(
-        player_x=seat(pair.x, urls[0]),
-        player_o=seat(pair.o, urls[1]),
-        match_config=Match(**clock.match_settings()),
-        name=f"ladder: {pair.x} vs {pair.o}"[:64],
-        tags=dict([EVENT_TAG]),
-    )
 
 
 @dataclass(frozen=True)
@@ -445,7 +420,7 @@ class Ladder:
         return True
 
     def _launch(self, pair: Pairing, urls: tuple[str, str], pairing_id: str) -> None:
-        request = _game_request(pair, urls, self.settings.clock)
+        request = game_request(pair, urls, self.settings.clock)
 
         def play(started: Started) -> Awaitable[Played]:
             return self.games.play(request, pair, started, pairing_id)

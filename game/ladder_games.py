@@ -1,8 +1,9 @@
 """How the ladder's games are played: on this server (``LocalGames``), or by any worker
 of a cluster through the work queue (``QueuedGames``, ``game.cluster_work``).
 
-``game.ladder.Ladder`` pairs the bots and keeps the books; each pairing's game is
-handed to one of these, which says what became of it as a ``Played``: the result, void
+``game.ladder.Ladder`` pairs the bots and keeps the books; each pairing's game
+(``game_request``: both bots on the ladder's clock, tagged ``EVENT_TAG``) is handed to
+one of these, which says what became of it as a ``Played``: the result, void
 (aborted: nobody failed), could not start (the error names the seat), or not even
 tried (this server runs its most games).
 
@@ -30,12 +31,21 @@ from game.discovery import DiscoveryError
 from game.ladder_pairing import Pairing
 from game.manager import GameManager, ManagerClosed, TooManyGames
 from game.store.work import LADDER_SOURCE, WorkItem, WorkRecords
-from models import EndCause, GameResult, NewGameRequest
+from models import (
+    EndCause,
+    GameResult,
+    Match,
+    NewGameRequest,
+    PlayerConfig,
+    PlayerType,
+    TimeControl,
+)
 
 if TYPE_CHECKING:
     from game.cluster_work import Coordinators
 
 __all__ = [
+    "EVENT_TAG",
     "LADDER_LEASE",
     "LadderGames",
     "LocalGames",
@@ -43,10 +53,13 @@ __all__ = [
     "Played",
     "QueuedGames",
     "Started",
+    "game_request",
 ]
 
 log = logging.getLogger("game.ladder")
 
+#: The record's tag of every ladder game.
+EVENT_TAG: Final = ("Event", "htttx-arena ladder")
 #: The coordinator lease of the ladder's scheduler on a cluster.
 LADDER_LEASE: Final = "ladder"
 #: How long to wait when the server runs its most games.
@@ -71,6 +84,24 @@ class Played:
 
 #: One pairing's game to play: called with its ``Started``, it ends with what became of it.
 PlayGame = Callable[[Started], Awaitable[Played]]
+
+
+def game_request(pair: Pairing, urls: tuple[str, str], clock: TimeControl) -> NewGameRequest:
+    """Both bots play ``clock``: it is the game's (notation ``timecontrol[...]``, which
+    other tools read, as in queue games), and a seat's only for a stall limit, which
+    ``Match`` has no field for."""
+    seat_clock = clock if clock.stall_limit is not None else None
+
+    def seat(name: str, url: str) -> PlayerConfig:
+        return PlayerConfig(type=PlayerType.BOT, bot_url=url, name=name, time_control=seat_clock)
+
+    return NewGameRequest(
+        player_x=seat(pair.x, urls[0]),
+        player_o=seat(pair.o, urls[1]),
+        match_config=Match(**clock.match_settings()),
+        name=f"ladder: {pair.x} vs {pair.o}"[:64],
+        tags=dict([EVENT_TAG]),
+    )
 
 
 class RatingTracker(Protocol):

@@ -318,12 +318,12 @@ def test_a_ladder_games_clock_is_the_games_as_other_tools_read_it(
     time_control: str, tag: str
 ) -> None:
     from game import notation
-    from game.ladder import _game_request
+    from game.ladder_games import game_request
     from game.ladder_pairing import Pairing
     from models import GameRecord, RecordPlayer
 
     clock = LadderSettings(time_control=time_control).clock
-    game = _game_request(Pairing("a", "b"), ("http://127.0.0.1:1", "http://127.0.0.1:2"), clock)
+    game = game_request(Pairing("a", "b"), ("http://127.0.0.1:1", "http://127.0.0.1:2"), clock)
     record = GameRecord(
         match=game.match_config,
         player_x=RecordPlayer(name="a", time_control=game.player_x.time_control),
@@ -336,10 +336,10 @@ def test_a_ladder_games_clock_is_the_games_as_other_tools_read_it(
 
 
 def test_a_ladder_stall_limit_stays_each_seats_own() -> None:
-    from game.ladder import _game_request
+    from game.ladder_games import game_request
     from game.ladder_pairing import Pairing
 
     clock = LadderSettings(time_control="stall=30").clock
-    game = _game_request(Pairing("a", "b"), ("http://127.0.0.1:1", "http://127.0.0.1:2"), clock)
+    game = game_request(Pairing("a", "b"), ("http://127.0.0.1:1", "http://127.0.0.1:2"), clock)
     assert game.match_config.clock_type == "none"
     assert game.player_x.time_control == game.player_o.time_control == clock
