@@ -29,6 +29,10 @@ What is in Redis (``game.cluster_redis`` reads and writes it), every key under
   its score the moment it lapses (milliseconds, Redis's clock): renewed every heartbeat
   by the worker holding it, so a dead worker's holds lapse ``HOLD_LEASES`` leases after
   its last renewal (``game.cluster_bots_in_play``).
+* ``ladder-paused`` -> there while the cluster's ladder is paused (``POST
+  /ladder/pause`` through any worker), holding the id of the worker it was paused
+  through; no lease: the worker that schedules reads it before it pairs bots
+  (``game.cluster_ladder``), and the first worker of a cluster started afresh drops it.
 
 >>> game_key("4f2a"), worker_key("w1"), spectate_channel("4f2a")
 ('htttx:game:4f2a', 'htttx:worker:w1', 'htttx:spectate:4f2a')
@@ -63,6 +67,7 @@ __all__ = [
     "encode_message",
     "game_key",
     "games_of_key",
+    "ladder_paused_key",
     "new_run_id",
     "new_worker_id",
     "queue_leader_key",
@@ -151,6 +156,15 @@ def bots_in_play_key() -> str:
     'htttx:bots-in-play'
     """
     return f"{PREFIX}bots-in-play"
+
+
+def ladder_paused_key() -> str:
+    """The key that is there while the cluster's ladder is paused.
+
+    >>> ladder_paused_key()
+    'htttx:ladder-paused'
+    """
+    return f"{PREFIX}ladder-paused"
 
 
 def challenge_channel() -> str:

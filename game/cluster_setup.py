@@ -1,7 +1,7 @@
 """What a worker of a cluster (``--redis``) sets up beside a single server's parts, for
 ``game.server``'s lifespan (the composition): its tournaments coordinated by one worker
-and played by all, through the work queue (``game.cluster_work``). Imported only with
-``--redis``.
+and played by all, through the work queue (``game.cluster_work``), and the ladder's
+pause, shared (``game.cluster_ladder``). Imported only with ``--redis``.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 
 from game.cluster import ClusterSettings
+from game.cluster_ladder import ClusterLadderSwitch
 from game.cluster_redis import ClusterNode
 from game.cluster_work import Coordinators, WorkPlayer
 from game.manager import GameManager
@@ -16,7 +17,7 @@ from game.rating_book import RatingBook
 from game.store import GameStore
 from game.tournament_director import TournamentDirector
 
-__all__ = ["share_tournaments"]
+__all__ = ["share_ladder_pause", "share_tournaments"]
 
 log = logging.getLogger("game.server")
 
@@ -59,3 +60,14 @@ async def share_tournaments(
         slots=cluster.work_slots,
         ratings=ratings,
     )
+
+
+async def share_ladder_pause(node: ClusterNode, *, first: bool) -> ClusterLadderSwitch:
+    """The cluster's ladder pause, for this worker's ladder if it runs one. The first
+    worker of a cluster started afresh (``first``) forgets a pause its previous run left,
+    with or without ``--ladder``: a restarted cluster runs its ladder again, as a
+    restarted server does."""
+    switch = ClusterLadderSwitch(node.redis, node.worker_id)
+    if first:
+        await switch.reset()
+    return switch

@@ -24,6 +24,11 @@ failed, and a bot that keeps failing is backed off (the registry's exponential
 backoff; the reason is in ``GET /ladder`` and ``GET /bots``). An aborted game (the
 server shutting down) is void: nobody failed.
 
+Paused (``POST /ladder/pause``) it starts no more games, and keeps the books and holds
+of those in flight as they end. The pause is a switch read before every pairing
+(``game.ladder_switch``): on a cluster in Redis, so it reaches the worker that schedules
+whichever worker it was sent to, and outlives a takeover.
+
 State is the database: the registry (who plays, backoffs, last games) and the rating
 book (ratings, games declared rated and not yet rated). After a restart the ladder
 reads them and goes on; a game cut short by the restart was aborted, hence void.
@@ -41,7 +46,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Final, Protocol
+from typing import Final, Literal, Protocol
 
 from game.bots_in_play import BotsInPlay, BotsInPlayUnknown, LocalBotsInPlay
 from game.ladder_failures import failures_of, seat_of
@@ -70,6 +75,7 @@ from game.ladder_settings import (
     LadderSettings,
     LadderSettingsError,
 )
+from game.ladder_switch import LadderSwitch, LadderSwitchUnknown, LocalLadderSwitch
 from game.manager import GameManager
 from models import Player
 from wire.ladder import LadderBackoff, LadderGame, LadderStatus
@@ -94,6 +100,10 @@ REFRESH_S: Final = 2.0
 FULL_SERVER_WAIT_S: Final = 0.5
 #: A ladder game's hold on its bots (``game.bots_in_play``): this and its pairing's id.
 HOLD_KIND: Final = "ladder"
+
+#: What a ladder's task does: waits to schedule (on a cluster, for the ladder's lease),
+#: or schedules: paused, or pairing bots.
+Phase = Literal["waiting", "paused", "pairing"]
 
 
 # -------------------------------------------------- what the ladder uses of others
@@ -179,6 +189,7 @@ class Ladder:
         wall: Callable[[], datetime] = lambda: datetime.now(UTC),
         games: LadderGames | None = None,
         bots_in_play: BotsInPlay | None = None,
+        switch: LadderSwitch | None = None,
     ) -> None:
         self.manager = manager
         #: Where its games are played: here, or by a cluster's workers (``QueuedGames``:
@@ -190,6 +201,9 @@ class Ladder:
         self._wall = wall
         self._rng = random.Random(settings.seed)
         self.task: asyncio.Task[None] | None = None
+        #: Whether it is paused: read before every pairing (a cluster's, in Redis).
+        self.switch = switch if switch is not None else LocalLadderSwitch()
+        self.phase: Phase = "waiting"
         self.started_at: datetime | None = None
         self.games_started = 0
         self.games_finished = 0
@@ -213,23 +227,37 @@ class Ladder:
 
     @property
     def running(self) -> bool:
+        """Its task is alive (a bug stops it) and the ladder is not paused, as last known."""
+        return self._alive and not self.switch.paused
+
+    @property
+    def _alive(self) -> bool:
         return self.task is not None and not self.task.done()
 
     def start(self) -> None:
-        """Start scheduling (the server's lifespan; ``POST /ladder/resume``)."""
-        if self.running or self._stopping:
+        """Start the ladder's task (the server's lifespan): it schedules unless paused."""
+        if self._alive or self._stopping:
             return
         if self.started_at is None:
             self.started_at = self._wall()
+        self.phase = "waiting"
         self.task = asyncio.get_running_loop().create_task(self._run(), name="htttx: ladder")
 
     async def pause(self) -> None:
         """Start no more games (``POST /ladder/pause``); those in flight play on and
-        count. ``start`` goes on. A restarted server runs its ladder again."""
-        if self.task is not None:
-            self.task.cancel()
-            await asyncio.gather(self.task, return_exceptions=True)
-            self.task = None
+        count. On a cluster the pause reaches whichever worker schedules (its next
+        pairing), and stays as another takes over. ``LadderSwitchUnknown`` if it
+        cannot be set. A restarted server (a cluster started afresh) runs its ladder
+        again."""
+        await self.switch.pause()
+        self._wake.set()  # paused at once here (a pairing under way stops before a game)
+
+    async def resume(self) -> None:
+        """Start games again (``POST /ladder/resume``), and the task, if a bug stopped it.
+        ``LadderSwitchUnknown`` if the switch cannot be set."""
+        await self.switch.resume()
+        self._wake.set()
+        self.start()
 
     async def shutdown(self) -> None:
         """Stop scheduling and abort the ladder's games (void: nobody failed)."""
@@ -248,6 +276,8 @@ class Ladder:
 
     async def status(self) -> LadderStatus:
         """``GET /ladder``."""
+        with contextlib.suppress(LadderSwitchUnknown):  # else, as last known
+            await self.switch.read()  # paused through another worker, maybe
         now = self._wall()
         entrants = await self._read_entrants()
         backoffs = [
@@ -323,8 +353,8 @@ class Ladder:
             self._entrants[key] = self._laid_over(key, cached)
 
     async def _run(self) -> None:
+        games = self.games
         try:
-            games = self.games
             if isinstance(games, QueuedGames):  # one scheduler for the cluster
                 await games.lead(self._lost_lead, REFRESH_S)
                 for pairing_id, pair, outcome in await games.adopt():
@@ -335,6 +365,13 @@ class Ladder:
             await self._schedule()
         except Exception:  # a bug: the ladder stops (GET /ladder says so), the server stays
             log.exception("the ladder stopped")
+            if isinstance(games, QueuedGames):
+                # Its lease kept here, nobody would schedule the cluster's ladder (nor
+                # this worker, resumed: it waits to lead). Handed over with the books of
+                # its games, as when the lease is lost.
+                for task in self._games:
+                    task.cancel()
+                await games.release()
             raise
 
     async def _schedule(self) -> None:
@@ -348,6 +385,16 @@ class Ladder:
         )
         while not self._stopping:
             self._wake.clear()
+            try:
+                paused = await self.switch.read()
+            except LadderSwitchUnknown as error:
+                log.warning("ladder: pairing nobody: %s", error)
+                await self._sleep(REFRESH_S)
+                continue
+            self._enter("paused" if paused else "pairing")
+            if paused:  # until resumed here (which wakes it) or read so (another worker)
+                await self._sleep(REFRESH_S)
+                continue
             free = self.settings.concurrency - len(self._games)
             if free <= 0:
                 await self._wake.wait()
@@ -386,6 +433,13 @@ class Ladder:
             if not await self._launch_taken(pairs, urls, bucket):
                 await self._sleep(REFRESH_S)
 
+    def _enter(self, phase: Phase) -> None:
+        if phase == "paused" != self.phase:
+            log.info("ladder: paused: no game starts until it is resumed")
+        elif phase == "pairing" and self.phase == "paused":
+            log.info("ladder: resumed")
+        self.phase = phase
+
     async def _sleep(self, seconds: float) -> None:
         """Sleep ``seconds``, or until a game ends or the ladder stops."""
         with contextlib.suppress(TimeoutError):
@@ -394,6 +448,7 @@ class Ladder:
     def _lost_lead(self, _name: str) -> None:
         """Another worker schedules the cluster's ladder now: stop, and wait to lead
         again. The games queued so far are its to keep the books of."""
+        self.phase = "waiting"
         if self.task is not None:
             self.task.cancel()
             self.task = None
@@ -406,14 +461,20 @@ class Ladder:
     ) -> bool:
         """Launch each pair whose bots are still free (taken under its pairing's id: the
         queue, maybe on another worker, may have given one to a person since ``busy``
-        was read); False if the bots in play could not be told."""
+        was read); False if the bots in play could not be told. Paused meanwhile
+        (``pause`` on this worker), it starts none."""
         for pair in pairs:
             pairing_id = uuid.uuid4().hex
+            if self.switch.paused:
+                return True
             try:
                 taken = await self.bots_in_play.take(_hold_of(pairing_id), pair.x, pair.o)
             except BotsInPlayUnknown as error:
                 log.warning("ladder: pairing nobody: %s", error)
                 return False
+            if taken and self.switch.paused:  # while the bots were being taken
+                self.bots_in_play.release(_hold_of(pairing_id))
+                return True
             if taken:
                 bucket.take(1)
                 self._launch(pair, (urls[pair.x], urls[pair.o]), pairing_id)

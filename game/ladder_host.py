@@ -23,6 +23,7 @@ from game.arena_errors import NameTaken
 from game.bots_in_play import BotsInPlay
 from game.ladder import Ladder, LadderSettings
 from game.ladder_games import LadderGames
+from game.ladder_switch import LadderSwitch
 from game.manager import GameManager
 from game.rating_book import RatingBook
 from game.registry import BotRegistry
@@ -66,12 +67,14 @@ async def open_ladder(
     hosted_at: tuple[str, int] | None = None,
     games: LadderGames | None = None,
     bots_in_play: BotsInPlay | None = None,
+    switch: LadderSwitch | None = None,
 ) -> Ladder:
     """Register ``hosted`` (ladder name -> bot class), if any, served at ``hosted_at``
     (``serve_ladder_bots``: its stack stops them after the games, which the runtime's
     drain aborts first), then start the ladder. A hosted bot whose name someone else
     has registered stays off the ladder (logged); the others play. ``bots_in_play``:
-    the bots in a game now, shared with the queue (``game.bots_in_play``)."""
+    the bots in a game now, shared with the queue (``game.bots_in_play``); ``switch``:
+    whether it is paused (``game.ladder_switch``; a cluster's is shared)."""
     if hosted:
         assert hosted_at is not None, "serve_ladder_bots first"
         host, port = hosted_at
@@ -87,6 +90,14 @@ async def open_ladder(
                 log.error("ladder: the hosted bot %s is not on the ladder: %s", name, error)
                 continue
             log.info("ladder: hosted bot %s at %s (%s)", bot.name, bot.url, bot.status)
-    ladder = Ladder(manager, registry, ratings, settings, games=games, bots_in_play=bots_in_play)
+    ladder = Ladder(
+        manager,
+        registry,
+        ratings,
+        settings,
+        games=games,
+        bots_in_play=bots_in_play,
+        switch=switch,
+    )
     ladder.start()
     return ladder

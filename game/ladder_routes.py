@@ -5,9 +5,11 @@
   in flight and the bots it backs off from and why. A server without a ladder answers
   ``{"enabled": false, "running": false, ...}``.
 * ``POST /ladder/pause`` — start no more ladder games (those in flight play on);
-  ``POST /ladder/resume`` — start them again. Both answer the status afterwards; they
-  need the server's API token when it has one (like ``POST /game/new``), and a server
-  without a ladder answers 404.
+  ``POST /ladder/resume`` — start them again. On a cluster, through any worker given
+  ``--ladder``: the pause is the cluster's (``game.cluster_ladder``). Both answer the
+  status afterwards; they need the server's API token when it has one (like
+  ``POST /game/new``); a server without a ladder answers 404, and a worker that cannot
+  reach the cluster's Redis 503 (nothing changed).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from game.ladder_switch import LadderSwitchUnknown
 from game.route_query import unknown_query
 from game.server_state import _runtime, _without_token
 from wire.ladder import LadderStatus
@@ -50,7 +53,10 @@ async def pause_ladder(request: Request) -> Response:
     ladder = _runtime(request).ladder
     if ladder is None:
         return JSONResponse({"detail": NO_LADDER}, status_code=404)
-    await ladder.pause()
+    try:
+        await ladder.pause()
+    except LadderSwitchUnknown as error:
+        return _unswitched("pause", error)
     return Response((await ladder.status()).model_dump_json(), media_type="application/json")
 
 
@@ -65,8 +71,17 @@ async def resume_ladder(request: Request) -> Response:
         return JSONResponse({"detail": NO_LADDER}, status_code=404)
     if runtime.closing:
         return JSONResponse({"detail": "the server is shutting down"}, status_code=503)
-    ladder.start()
+    try:
+        await ladder.resume()
+    except LadderSwitchUnknown as error:
+        return _unswitched("resume", error)
     return Response((await ladder.status()).model_dump_json(), media_type="application/json")
+
+
+def _unswitched(what: str, error: LadderSwitchUnknown) -> Response:
+    """503: the pause could not be set (a cluster's Redis out of reach); nothing changed."""
+    detail = f"cannot {what} the ladder now: {error}; nothing changed, try again"
+    return JSONResponse({"detail": detail}, status_code=503)
 
 
 def ladder_routes() -> list[Route]:
@@ -92,6 +107,9 @@ def ladder_paths(
                     "200": status,
                     "401": error("API token missing or wrong"),
                     "404": error("This server runs no ladder"),
+                    "503": error(
+                        "Shutting down, or the cluster's Redis is out of reach: try again"
+                    ),
                 },
             }
         }

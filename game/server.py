@@ -74,6 +74,7 @@ from game.ladder import LadderSettings
 from game.ladder_games import QueuedGames
 from game.ladder_host import ladder_bots_refusal, open_ladder, serve_ladder_bots
 from game.ladder_routes import ladder_routes
+from game.ladder_switch import LadderSwitch
 from game.limits import ConnectionLimits, uvicorn_protocols
 from game.local_bot_spec import BotLimits
 from game.manager import (
@@ -371,12 +372,17 @@ def create_app(
                 resume_series=resume_series,
             )
             work = None
+            ladder_switch: LadderSwitch | None = None  # a single server's: the ladder's own
             if node is not None and cluster is not None:
-                from game.cluster_setup import share_tournaments  # only with --redis
+                from game.cluster_setup import (  # only with --redis
+                    share_ladder_pause,
+                    share_tournaments,
+                )
 
                 work = await share_tournaments(
                     node, cluster, store, manager, tournaments, ratings, first=first
                 )
+                ladder_switch = await share_ladder_pause(node, first=first)
             if first:  # else the other workers' tournaments may be running
                 await tournaments.recover()
             if work is not None:
@@ -434,6 +440,7 @@ def create_app(
                     if tournaments.remote is None
                     else QueuedGames(tournaments.remote, store.work),
                     bots_in_play=bots_in_play,
+                    switch=ladder_switch,  # on a cluster: paused through any worker
                 )
             stack.push_async_callback(runtime.drain)
             app.state.arena = runtime

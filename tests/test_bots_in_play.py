@@ -64,7 +64,7 @@ async def test_a_bot_playing_a_person_is_left_out_of_the_ladder_until_that_game_
         matched = await until(ws, "matched")
         assert matched["opponent"]["name"] == "alpha"
         async with await seat(a, matched) as game:  # ann sits and does not move
-            ladder.start()
+            await ladder.resume()
             # Two games at once may be played, but alpha is in ann's: beta and gamma
             # play, alpha (first in the ladder's line: it never played) does not.
             await eventually(lambda: ladder.games_finished >= 1)

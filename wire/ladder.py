@@ -30,7 +30,8 @@ class LadderBackoff(BaseModel):
 
 class LadderStatus(BaseModel):
     """The ladder now. ``enabled``: the server was started with ``--ladder``;
-    ``running``: its scheduler is playing. The counts are since the server started; the
+    ``running``: its scheduler runs and is not paused (on a cluster the pause is the
+    cluster's, whichever worker schedules). The counts are since the server started; the
     ratings and each bot's record are in ``GET /leaderboard`` and ``GET /bots``."""
 
     enabled: bool
