@@ -58,6 +58,8 @@ from sqlalchemy.exc import ArgumentError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.pool import NullPool
 
+from game.store.open_errors import first_line
+
 __all__ = [
     "ADVISORY_LOCK",
     "LOCK_SUFFIX",
@@ -382,8 +384,8 @@ class _AdvisoryLock:
                 if not self._taken.done():  # the claim itself: refused
                     self._taken.set_exception(_claim_error(error))
                     return
-                if logged != _first_line(error):
-                    logged = _first_line(error)
+                if logged != first_line(error):
+                    logged = first_line(error)
                     log.error("cannot take the lock on %s again: %s", self.shown, logged)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(released.wait(), RECLAIM_S)
@@ -451,17 +453,12 @@ async def _holders(connection: AsyncConnection) -> tuple[list[Owner], bool]:
     return holders, any(mode == "ShareLock" for *_rest, mode in rows)
 
 
-def _first_line(error: BaseException) -> str:
-    message = str(error).strip()
-    return message.splitlines()[0] if message else type(error).__name__
-
-
 def _claim_error(error: BaseException) -> ClaimError:
     """``error`` (the driver's, connecting or locking) as the claim's failure, keeping it
     as the cause, from which the command words what to fix (``game.store.open_errors``)."""
     if isinstance(error, ClaimError):
         return error
-    failure = ClaimError(_first_line(error))
+    failure = ClaimError(first_line(error))
     failure.__cause__ = error
     return failure
 

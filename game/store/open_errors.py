@@ -22,7 +22,7 @@ from sqlalchemy.exc import ArgumentError
 
 from game.connect_errors import causes, unreachable
 
-__all__ = ["postgres_places", "why_store_cannot_open"]
+__all__ = ["first_line", "postgres_places", "why_store_cannot_open"]
 
 #: PostgreSQL's port unless the URL or ``PGPORT`` says otherwise.
 DEFAULT_POSTGRES_PORT = 5432
@@ -91,7 +91,7 @@ def why_store_cannot_open(url: str, error: BaseException) -> str:
     try:
         parsed = make_url(url)
     except (ArgumentError, ValueError):
-        return f"cannot open the store: {_first_line(error)}"
+        return f"cannot open the store: {first_line(error)}"
     if parsed.get_backend_name() == "sqlite":
         return _sqlite_problem(parsed, error)
     return _postgres_problem(parsed, error)
@@ -112,7 +112,7 @@ def _postgres_problem(url: URL, error: BaseException) -> str:
         state = getattr(cause, "sqlstate", None)
         if not isinstance(state, str):
             continue
-        said = _first_line(cause)
+        said = first_line(cause)
         fix = _POSTGRES_FIXES.get(state)
         if state == "28000":
             fix = next(
@@ -134,7 +134,7 @@ def _postgres_problem(url: URL, error: BaseException) -> str:
             )
         if isinstance(cause, ConnectionError) and "SSL" in str(cause):
             return f"{cause}; drop ?ssl= from the URL, or turn on ssl in the server"
-    return f"cannot open the store: {_first_line(error)}"
+    return f"cannot open the store: {first_line(error)}"
 
 
 def _sqlite_problem(url: URL, error: BaseException) -> str:
@@ -161,10 +161,10 @@ def _sqlite_problem(url: URL, error: BaseException) -> str:
                 f"cannot create {cause.filename}: {cause.strerror}; check that this user "
                 "may write there"
             )
-    return f"cannot open the store: {_first_line(error)}"
+    return f"cannot open the store: {first_line(error)}"
 
 
-def _first_line(error: BaseException) -> str:
+def first_line(error: BaseException) -> str:
     """The first line of ``error``'s text without SQLAlchemy's ``(module.Class)`` lead;
     the type's name when it has none (``TimeoutError()``)."""
     text = re.sub(r"^\([\w.]+\) ", "", str(error).strip())
